@@ -1,0 +1,3 @@
+"""nami: a declarative, YAML-configured LLM agent."""
+
+__version__ = "0.1.0"

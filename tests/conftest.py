@@ -1,0 +1,36 @@
+"""Shared fixtures: every test gets its own HOME, XDG folders and working directory."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from nami_yaml.runtime import RuntimeContext
+
+
+@pytest.fixture(autouse=True)
+def temp_home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    home = tmp_path / "home"
+    home.mkdir()
+    monkeypatch.setenv("HOME", str(home))
+    monkeypatch.setenv("XDG_CONFIG_HOME", str(home / ".config"))
+    monkeypatch.setenv("XDG_STATE_HOME", str(home / ".local" / "state"))
+    monkeypatch.setenv("XDG_CACHE_HOME", str(home / ".cache"))
+    for name in ("NAMI_CONFIG", "NAMI_MODEL", "NAMI_BASE_URL", "NAMI_API_KEY", "OPENAI_API_KEY",
+                 "OPENAI_BASE_URL", "DEEPSEEK_API_KEY"):
+        monkeypatch.delenv(name, raising=False)
+    return home
+
+
+@pytest.fixture
+def workdir(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    work = tmp_path / "work"
+    work.mkdir()
+    monkeypatch.chdir(work)
+    return work
+
+
+@pytest.fixture
+def ctx(workdir: Path, temp_home: Path) -> RuntimeContext:
+    return RuntimeContext(workspace=workdir, spill_dir=temp_home / ".local" / "state" / "nami" / "output")
