@@ -1,0 +1,137 @@
+"""Runs a tool call from the model: parse, validate, apply defaults, render, run. Never raises."""
+
+from __future__ import annotations
+
+import copy
+import json
+from dataclasses import dataclass
+from typing import Any
+
+from jsonschema import Draft202012Validator
+
+from nami_yaml.errors import ToolError
+from nami_yaml.registry.registry import Registry
+from nami_yaml.registry.result import ToolResult
+from nami_yaml.registry.tool import Invocation, Tool
+from nami_yaml.runtime import RuntimeContext
+from nami_yaml.spec.validate import error_message
+from nami_yaml.spec.yamlpos import format_path
+
+
+@dataclass
+class PreparedCall:
+    """A call that passed validation and rendering: it can be shown, approved, dry-run or run."""
+
+    name: str
+    arguments: dict[str, Any]
+    risk: str
+    invocation: Invocation
+
+    def describe(self) -> str:
+        return self.invocation.describe()
+
+    def plan(self) -> dict[str, Any]:
+        return self.invocation.plan()
+
+    def run(self) -> ToolResult:
+        try:
+            result = self.invocation.run()
+        except ToolError as exc:
+            return ToolResult.error(str(exc))
+        except Exception as exc:  # a runner's failure is the model's information, not the loop's crash
+            return ToolResult.error(f"{type(exc).__name__}: {exc}")
+        return result if isinstance(result, ToolResult) else ToolResult(str(result))
+
+
+def apply_defaults(schema: dict[str, Any], value: Any) -> Any:
+    """Fill in ``default`` values of object properties, recursively, without touching the input."""
+    if not isinstance(value, dict) or not isinstance(schema, dict):
+        return value
+    result = dict(value)
+    for name, sub in (schema.get("properties") or {}).items():
+        if not isinstance(sub, dict):
+            continue
+        if name not in result and "default" in sub:
+            result[name] = copy.deepcopy(sub["default"])
+        if name in result:
+            result[name] = apply_defaults(sub, result[name])
+    return result
+
+
+class Executor:
+    """Binds a registry to a runtime context; the agent loop's toolbox."""
+
+    def __init__(self, registry: Registry, ctx: RuntimeContext):
+        self.registry = registry
+        self.ctx = ctx
+        self._definitions = registry.definitions()
+        self._validators: dict[str, Draft202012Validator] = {}
+
+    def definitions(self) -> list[dict[str, Any]]:
+        return self._definitions
+
+    def prepare(self, name: str, raw_arguments: str | dict[str, Any] | None) -> PreparedCall | ToolResult:
+        tool = self.registry.get(name)
+        if tool is None:
+            available = ", ".join(self.registry.names()) or "none"
+            return ToolResult.error(f"unknown tool '{name}'. Available tools: {available}")
+        arguments = self._parse(tool, raw_arguments)
+        if isinstance(arguments, ToolResult):
+            return arguments
+        problems = self._validate(tool, arguments)
+        if problems:
+            listing = "\n".join(f"- {p}" for p in problems)
+            return ToolResult.error(f"invalid arguments for '{name}':\n{listing}\nFix the arguments and call again.")
+        arguments = apply_defaults(tool.parameters, arguments)
+        try:
+            invocation = tool.runner.invocation(tool.name, arguments, self.ctx)
+        except ToolError as exc:
+            return ToolResult.error(f"{name}: {exc}")
+        except Exception as exc:
+            return ToolResult.error(f"{name}: {type(exc).__name__}: {exc}")
+        return PreparedCall(tool.name, arguments, tool.risk, invocation)
+
+    def execute(self, name: str, raw_arguments: str | dict[str, Any] | None) -> ToolResult:
+        prepared = self.prepare(name, raw_arguments)
+        return prepared if isinstance(prepared, ToolResult) else prepared.run()
+
+    @staticmethod
+    def _parse(tool: Tool, raw: str | dict[str, Any] | None) -> dict[str, Any] | ToolResult:
+        if isinstance(raw, dict):
+            return raw
+        text = (raw or "").strip()
+        if not text:  # several providers send "" for a call without arguments
+            return {}
+        try:
+            value = json.loads(text)
+        except json.JSONDecodeError as exc:
+            return ToolResult.error(
+                f"the arguments for '{tool.name}' are not valid JSON ({exc.msg} at line {exc.lineno} "
+                f"column {exc.colno}). Send one JSON object, e.g. {_example(tool)}"
+            )
+        if not isinstance(value, dict):
+            return ToolResult.error(
+                f"the arguments for '{tool.name}' must be a JSON object, got {type(value).__name__}. "
+                f"Send e.g. {_example(tool)}"
+            )
+        return value
+
+    def _validate(self, tool: Tool, arguments: dict[str, Any]) -> list[str]:
+        check = self._validators.get(tool.name)
+        if check is None:
+            check = self._validators[tool.name] = Draft202012Validator(tool.parameters)
+        problems = []
+        for error in sorted(check.iter_errors(arguments), key=lambda e: list(map(str, e.absolute_path))):
+            where = format_path(tuple(error.absolute_path))
+            if error.validator == "additionalProperties":
+                known = ", ".join(tool.parameters.get("properties", {})) or "none"
+                extra = sorted(set(error.instance) - set(tool.parameters.get("properties", {})))
+                problems.append(f"{where}: unknown parameter(s) {', '.join(map(repr, extra))}; known: {known}")
+            else:
+                problems.append(f"{where}: {error_message(error)}")
+        return problems
+
+
+def _example(tool: Tool) -> str:
+    required = tool.parameters.get("required") or list(tool.parameters.get("properties", {}))[:1]
+    return json.dumps({name: "..." for name in required})

@@ -1,0 +1,140 @@
+"""What command and script tools share: working folder, environment, and turning a process into a result."""
+
+from __future__ import annotations
+
+import os
+import re
+import shlex
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from nami_yaml.errors import ToolError
+from nami_yaml.registry.result import ToolResult
+from nami_yaml.runners.process import (
+    NON_INTERACTIVE_ENV,
+    ProcessRequest,
+    child_environment,
+    is_secret_name,
+    run_process,
+)
+from nami_yaml.runtime import RuntimeContext
+
+_HOST_REF = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)\}")
+
+
+@dataclass(frozen=True)
+class ProcessOptions:
+    """The ``timeout``, ``cwd``, ``env``, ``env_passthrough``, ``stdin`` and ``max_output`` of a tool."""
+
+    timeout: float | None = None
+    cwd: str | None = None
+    env: dict[str, str] = field(default_factory=dict)
+    env_passthrough: tuple[str, ...] = ()
+    stdin: str | None = None
+    max_output: int | None = None
+
+
+def working_folder(options: ProcessOptions, ctx: RuntimeContext) -> Path:
+    if not options.cwd:
+        return ctx.workspace
+    folder = (ctx.workspace / options.cwd).resolve()
+    if os.path.commonpath([folder, ctx.workspace]) != str(ctx.workspace):
+        raise ToolError(f"the tool's cwd {options.cwd!r} is outside the workspace {ctx.workspace}")
+    if not folder.is_dir():
+        raise ToolError(f"the tool's cwd {options.cwd!r} is not a folder in the workspace {ctx.workspace}")
+    return folder
+
+
+def fixed_environment(options: ProcessOptions, ctx: RuntimeContext) -> dict[str, str]:
+    """The tool's ``env:`` values with ``${NAME}`` taken from the host, under the same secret rules."""
+
+    def host_value(match: re.Match[str]) -> str:
+        name = match.group(1)
+        if name in ctx.protected_env:
+            raise ToolError(f"env refers to ${{{name}}}, which is never given to tools")
+        if is_secret_name(name) and name not in options.env_passthrough:
+            raise ToolError(f"env refers to ${{{name}}}, which looks secret; list it in env_passthrough to allow it")
+        if name not in ctx.host_env:
+            raise ToolError(f"env refers to ${{{name}}}, which is not set")
+        return ctx.host_env[name]
+
+    fixed = {}
+    for key, value in options.env.items():
+        if key in ctx.protected_env:
+            raise ToolError(f"env sets {key}, which is never given to tools")
+        fixed[key] = _HOST_REF.sub(host_value, str(value))
+    return fixed
+
+
+@dataclass
+class ProcessInvocation:
+    """A fully rendered process call: shown by approval prompts and --dry-run, then run."""
+
+    tool: str
+    argv: list[str]
+    cwd: Path
+    env: dict[str, str]
+    env_changes: dict[str, str]
+    stdin: bytes | None
+    timeout: float
+    max_output: int
+    ctx: RuntimeContext
+    label: str | None = None  # replaces the argv in describe(), e.g. for scripts
+
+    def describe(self) -> str:
+        text = self.label or shlex.join(self.argv)
+        if self.stdin is not None:
+            text += f" < stdin ({len(self.stdin):,} bytes)"
+        return text
+
+    def plan(self) -> dict[str, Any]:
+        removed = sorted(k for k in self.ctx.host_env if k not in self.env)
+        return {
+            "argv": self.argv,
+            "cwd": str(self.cwd),
+            "stdin": None if self.stdin is None else self.stdin.decode("utf-8", "replace"),
+            "timeout": self.timeout,
+            "env_set": self.env_changes,
+            "env_removed": removed,
+        }
+
+    def run(self) -> ToolResult:
+        request = ProcessRequest(
+            argv=self.argv, cwd=self.cwd, env=self.env, stdin=self.stdin, timeout=self.timeout,
+            max_output=self.max_output, spill_dir=self.ctx.spill_dir, cancel=self.ctx.cancel,
+        )
+        result = run_process(request)
+        details = {
+            "exit_code": result.exit_code, "timed_out": result.timed_out, "interrupted": result.interrupted,
+            "truncated": result.truncated,
+            "spill_path": str(result.spill_path) if result.spill_path else None,
+            "duration": round(result.duration, 3),
+        }
+        return ToolResult(content=result.format(), ok=result.ok, details=details)
+
+
+def build_invocation(
+    tool: str,
+    argv: list[str],
+    options: ProcessOptions,
+    ctx: RuntimeContext,
+    *,
+    stdin: str | None,
+    call_env: dict[str, str] | None = None,
+    drop_env: tuple[str, ...] = (),
+    label: str | None = None,
+) -> ProcessInvocation:
+    fixed = fixed_environment(options, ctx)
+    extra = {**fixed, **(call_env or {})}
+    env = child_environment(ctx.host_env, passthrough=options.env_passthrough, extra=extra,
+                            protected=ctx.protected_env)
+    for name in drop_env:
+        env.pop(name, None)
+    changes = {k: v for k, v in {**NON_INTERACTIVE_ENV, **extra}.items() if ctx.host_env.get(k) != v}
+    return ProcessInvocation(
+        tool=tool, argv=argv, cwd=working_folder(options, ctx), env=env, env_changes=changes,
+        stdin=None if stdin is None else stdin.encode("utf-8"),
+        timeout=options.timeout or ctx.settings.default_timeout,
+        max_output=options.max_output or ctx.settings.max_output, ctx=ctx, label=label,
+    )

@@ -1,0 +1,30 @@
+"""``command:`` tools: an argv template rendered per call and run without a shell."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from nami_yaml.errors import ToolError
+from nami_yaml.runners.base import ProcessInvocation, ProcessOptions, build_invocation
+from nami_yaml.runners.template import ArgvRenderer, TemplateError, render_text
+from nami_yaml.runtime import RuntimeContext
+
+
+@dataclass(frozen=True)
+class CommandRunner:
+    argv: list[Any]
+    options: ProcessOptions
+    allow_dash: frozenset[str] = frozenset()
+
+    kind = "command"
+
+    def invocation(self, tool: str, args: dict[str, Any], ctx: RuntimeContext) -> ProcessInvocation:
+        try:
+            argv = ArgvRenderer(self.allow_dash).render(self.argv, args)
+            stdin = None if self.options.stdin is None else render_text(self.options.stdin, args)
+        except TemplateError as exc:
+            raise ToolError(str(exc)) from None
+        if not argv:
+            raise ToolError("the command rendered to an empty argv")
+        return build_invocation(tool, argv, self.options, ctx, stdin=stdin)

@@ -1,0 +1,98 @@
+"""``entrypoint: module:function`` tools: a Python callable given the validated arguments as keywords.
+
+Nothing is imported while loading; the module is imported on the first call. The tool file's own
+folder is put on ``sys.path`` so ``tools/mytools.py`` beside ``tools/mytools.yaml`` works.
+"""
+
+from __future__ import annotations
+
+import importlib
+import inspect
+import json
+import sys
+import threading
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from nami_yaml.errors import ToolError
+from nami_yaml.registry.result import ToolResult
+from nami_yaml.runners.output import truncate_text
+from nami_yaml.runners.template import summarize_arguments
+from nami_yaml.runtime import RuntimeContext
+
+CONTEXT_PARAMETER = "ctx"
+_import_lock = threading.Lock()
+
+
+@dataclass(frozen=True)
+class EntrypointRunner:
+    target: str  # "package.module:function"
+    base_dir: Path | None = None
+    max_output: int | None = None
+
+    kind = "entrypoint"
+
+    def invocation(self, tool: str, args: dict[str, Any], ctx: RuntimeContext) -> EntrypointInvocation:
+        return EntrypointInvocation(tool, self, args, ctx)
+
+    def resolve(self) -> Any:
+        module_name, _, function_name = self.target.partition(":")
+        with _import_lock:
+            if self.base_dir is not None and str(self.base_dir) not in sys.path:
+                sys.path.insert(0, str(self.base_dir))
+            try:
+                module = importlib.import_module(module_name)
+            except Exception as exc:
+                where = f" (looked in {self.base_dir} and sys.path)" if self.base_dir else ""
+                raise ToolError(f"cannot import {module_name}{where}: {type(exc).__name__}: {exc}") from None
+        function = getattr(module, function_name, None)
+        if not callable(function):
+            raise ToolError(f"{module_name} has no callable named {function_name}")
+        return function
+
+
+@dataclass
+class EntrypointInvocation:
+    tool: str
+    runner: EntrypointRunner
+    args: dict[str, Any]
+    ctx: RuntimeContext
+
+    def describe(self) -> str:
+        return f"{self.tool} {summarize_arguments(self.args)}".rstrip()
+
+    def plan(self) -> dict[str, Any]:
+        return {"entrypoint": self.runner.target, "arguments": self.args}
+
+    def run(self) -> ToolResult:
+        try:
+            function = self.runner.resolve()
+            kwargs = dict(self.args)
+            if _accepts_context(function):
+                kwargs[CONTEXT_PARAMETER] = self.ctx
+            value = function(**kwargs)
+        except ToolError as exc:
+            return ToolResult.error(str(exc))
+        except Exception as exc:  # a tool's bug is a result for the model, never a crash of the loop
+            return ToolResult.error(f"{type(exc).__name__}: {exc}")
+        if isinstance(value, ToolResult):
+            result = value
+        elif isinstance(value, str):
+            result = ToolResult(value)
+        elif value is None:
+            result = ToolResult("(no output)")
+        else:
+            result = ToolResult(json.dumps(value, ensure_ascii=False, indent=1, default=str))
+        limit = self.runner.max_output or self.ctx.settings.max_output
+        if len(result.content) > limit:
+            result.content, spill = truncate_text(result.content, limit, self.ctx.spill_dir)
+            result.details["spill_path"] = str(spill) if spill else None
+        return result
+
+
+def _accepts_context(function: Any) -> bool:
+    try:
+        return CONTEXT_PARAMETER in inspect.signature(function).parameters
+    except (TypeError, ValueError):
+        return False

@@ -1,0 +1,64 @@
+"""``script:`` tools: a bash script whose arguments arrive as environment variables, never as script text."""
+
+from __future__ import annotations
+
+import json
+import shutil
+from dataclasses import dataclass
+from typing import Any
+
+from nami_yaml.errors import ToolError
+from nami_yaml.runners.base import ProcessInvocation, ProcessOptions, build_invocation
+from nami_yaml.runners.template import TemplateError, render_text, scalar_text, summarize_arguments
+from nami_yaml.runtime import RuntimeContext
+
+ARGS_VARIABLE = "NAMI_ARGS"
+
+# Names a parameter may not take: each would change how bash or the dynamic linker behaves, or hide
+# the values nami itself sets.
+CLOBBERING_NAMES = frozenset({
+    "PATH", "HOME", "IFS", "BASH_ENV", "ENV", "SHELL", "SHELLOPTS", "BASHOPTS", "PS4", "PS1", "PS2",
+    "PROMPT_COMMAND", "CDPATH", "GLOBIGNORE", "HISTFILE", "TMPDIR", "USER", "LOGNAME", "PWD", "OLDPWD",
+    "LANG", "LC_ALL", "TERM", "PYTHONPATH", "PYTHONSTARTUP", "PERL5LIB", "PERL5OPT", "RUBYOPT",
+    "NODE_OPTIONS", "GIT_DIR", "GIT_CONFIG", "EDITOR", "VISUAL", "PAGER", "POSIXLY_CORRECT", "BASHPID",
+    "UID", "EUID", "PPID", "SHLVL", "RANDOM", "SECONDS", "LINENO", "FUNCNAME", "OPTIND", "OPTARG",
+    ARGS_VARIABLE,
+})
+CLOBBERING_PREFIXES = ("LD_", "DYLD_", "BASH_", "NAMI_", "GIT_")
+
+
+def parameter_name_problem(name: str) -> str | None:
+    """Why a parameter name cannot be an environment variable of a script, or None when it can."""
+    if not name.isidentifier() or not name.isascii():
+        return f"parameter '{name}' is not a shell identifier, so a script cannot receive it as ${name}"
+    if name in CLOBBERING_NAMES or name.startswith(CLOBBERING_PREFIXES):
+        return f"parameter '{name}' would overwrite the environment variable {name} of the script; rename it"
+    return None
+
+
+@dataclass(frozen=True)
+class ScriptRunner:
+    script: str
+    options: ProcessOptions
+
+    kind = "script"
+
+    def invocation(self, tool: str, args: dict[str, Any], ctx: RuntimeContext) -> ProcessInvocation:
+        call_env = {ARGS_VARIABLE: json.dumps(args, ensure_ascii=False, sort_keys=True)}
+        for name, value in args.items():
+            call_env[name] = scalar_text(value)
+        if any("\x00" in value for value in call_env.values()):
+            raise ToolError("a value contains a NUL byte, which cannot be passed in an environment variable")
+        try:
+            stdin = None if self.options.stdin is None else render_text(self.options.stdin, args)
+        except TemplateError as exc:
+            raise ToolError(str(exc)) from None
+        bash = shutil.which("bash") or "/bin/bash"
+        # The script text is a fixed argument; "$0" names the tool in bash's own error messages.
+        argv = [bash, "--noprofile", "--norc", "-c", self.script, tool]
+        shown = summarize_arguments(args)
+        return build_invocation(
+            tool, argv, self.options, ctx, stdin=stdin, call_env=call_env, drop_env=("BASH_ENV", "ENV"),
+            label=f"{tool} (bash script) {shown}".rstrip(),
+        )
+

@@ -1,0 +1,178 @@
+"""Argv and stdin templates: ``{param}`` placeholders, ``{{``/``}}`` for literal braces.
+
+Rendering never involves a shell. A value fills exactly the argv element it is written in, so quotes,
+``$(...)``, ``;`` or newlines in a value are just characters of one argument.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Iterator
+from dataclasses import dataclass
+from typing import Any
+
+_NAME = r"[A-Za-z_][A-Za-z0-9_-]*"
+_TOKEN = re.compile(r"\{\{|\}\}|\{(" + _NAME + r")\}|\{|\}")
+
+
+class TemplateError(ValueError):
+    """A template is malformed (found when loading) or a value cannot be rendered (found per call)."""
+
+
+@dataclass(frozen=True)
+class Piece:
+    text: str
+    ref: str | None = None  # a parameter name, or None for literal text
+
+
+def parse(template: str) -> list[Piece]:
+    pieces: list[Piece] = []
+    pos = 0
+    literal = ""
+    for match in _TOKEN.finditer(template):
+        literal += template[pos:match.start()]
+        token = match.group(0)
+        if token == "{{":
+            literal += "{"
+        elif token == "}}":
+            literal += "}"
+        elif match.group(1):
+            if literal:
+                pieces.append(Piece(literal))
+                literal = ""
+            pieces.append(Piece(token, match.group(1)))
+        else:
+            raise TemplateError(
+                f"unmatched '{token}' at offset {match.start()} in {template!r}: "
+                f"write '{token * 2}' for a literal brace, or {{name}} for a parameter"
+            )
+        pos = match.end()
+    literal += template[pos:]
+    if literal:
+        pieces.append(Piece(literal))
+    return pieces
+
+
+def refs(template: str) -> list[str]:
+    return [p.ref for p in parse(template) if p.ref]
+
+
+def walk_argv(items: list[Any], depth: int = 0) -> Iterator[tuple[str, int]]:
+    """Every string template in an argv list with its group depth (0 = not in an optional group)."""
+    for item in items:
+        if isinstance(item, list):
+            yield from walk_argv(item, depth + 1)
+        else:
+            yield str(item), depth
+
+
+def scalar_text(value: Any) -> str:
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, (int, float, str)):
+        return str(value)
+    if value is None:
+        return ""
+    return json.dumps(value, ensure_ascii=False, sort_keys=True)
+
+
+def is_off(value: Any) -> bool:
+    """Absent, null, false or an empty array switch an optional group off."""
+    return value is None or value is False or value == []
+
+
+class ArgvRenderer:
+    """Renders a parsed argv template for one call's (validated, defaulted) arguments."""
+
+    def __init__(self, allow_dash: frozenset[str] = frozenset()):
+        self.allow_dash = allow_dash
+
+    def render(self, items: list[Any], args: dict[str, Any]) -> list[str]:
+        argv: list[str] = []
+        for item in items:
+            if isinstance(item, list):
+                if all(not is_off(args.get(name)) for name in _group_refs(item)):
+                    argv.extend(self.render(item, args))
+            else:
+                argv.extend(self._element(str(item), args))
+        return argv
+
+    def _element(self, template: str, args: dict[str, Any]) -> list[str]:
+        pieces = parse(template)
+        if len(pieces) == 1 and pieces[0].ref:
+            return self._whole(pieces[0].ref, args.get(pieces[0].ref))
+        text = ""
+        for index, piece in enumerate(pieces):
+            if piece.ref is None:
+                text += piece.text
+                continue
+            value = args.get(piece.ref)
+            if isinstance(value, (list, dict)):
+                raise TemplateError(
+                    f"parameter '{piece.ref}' is an {type(value).__name__}; it can only fill a whole argv element"
+                )
+            rendered = scalar_text(value)
+            if index == 0:
+                self._check_dash(piece.ref, rendered)
+            text += rendered
+        _check_nul(text)
+        return [text]
+
+    def _whole(self, name: str, value: Any) -> list[str]:
+        if isinstance(value, bool):
+            # A boolean filling a whole element is a switch: it only turns its optional group on.
+            return []
+        values = value if isinstance(value, list) else [value]
+        out = []
+        for item in values:
+            if isinstance(item, (dict, list)):
+                raise TemplateError(f"parameter '{name}' holds a nested {describe(item)}; expected text or numbers")
+            text = scalar_text(item)
+            self._check_dash(name, text)
+            _check_nul(text)
+            out.append(text)
+        return out
+
+    def _check_dash(self, name: str, text: str) -> None:
+        if text.startswith("-") and name not in self.allow_dash:
+            raise TemplateError(
+                f"value {text[:40]!r} of parameter '{name}' starts with '-' and would be read as an option; "
+                f"pass a value that does not start with '-'"
+            )
+
+
+def describe(value: Any) -> str:
+    return "object" if isinstance(value, dict) else "array"
+
+
+def _group_refs(group: list[Any]) -> list[str]:
+    """The parameters that switch a group: those referenced directly in it, not in nested groups."""
+    names: list[str] = []
+    for item in group:
+        if not isinstance(item, list):
+            names.extend(refs(str(item)))
+    return names
+
+
+def _check_nul(text: str) -> None:
+    if "\x00" in text:
+        raise TemplateError("a value contains a NUL byte, which cannot be passed to a program")
+
+
+def render_text(template: str, args: dict[str, Any]) -> str:
+    """For stdin: every placeholder is replaced by the value's text (JSON for arrays and objects)."""
+    out = "".join(scalar_text(args.get(p.ref)) if p.ref else p.text for p in parse(template))
+    return out
+
+
+def summarize_arguments(args: dict[str, Any], limit: int = 60) -> str:
+    """``key=value`` pairs for progress lines and approval prompts; long values show their size only."""
+    parts = []
+    for key, value in args.items():
+        text = json.dumps(value, ensure_ascii=False)
+        if len(text) > limit:
+            size = len(value) if isinstance(value, str) else len(text)
+            text = f"<{size:,} chars>"
+        parts.append(f"{key}={text}")
+    return " ".join(parts)
