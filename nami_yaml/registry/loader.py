@@ -260,13 +260,14 @@ def _groups(items: list[Any], prefix: JsonPath = ()):
             yield from _groups(item, (*prefix, index))
 
 
-def load_tools(files: Iterable[Path], *, builtin: bool = False) -> tuple[list[Tool], list[Problem]]:
-    """Load many files; a name defined twice is reported with both places."""
+def load_tools(files: Iterable[Path], *, builtin: Iterable[Path] = ()) -> tuple[list[Tool], list[Problem]]:
+    """Load many files (``builtin`` ones are marked so); a name defined twice is reported with both places."""
+    builtin_files = set(builtin)
     tools: list[Tool] = []
     problems: list[Problem] = []
     seen: dict[str, Tool] = {}
     for file in files:
-        loaded, found = load_tool_file(file, builtin=builtin)
+        loaded, found = load_tool_file(file, builtin=file in builtin_files)
         problems.extend(found)
         for tool in loaded:
             if tool.name in seen:

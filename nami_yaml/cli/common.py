@@ -1,0 +1,84 @@
+"""What every command needs: the effective config, the registry, the runtime context, error mapping."""
+
+from __future__ import annotations
+
+import functools
+import os
+import sys
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any, TypeVar
+
+import click
+
+from nami_yaml.config.settings import Effective, load_settings, protected_env_names
+from nami_yaml.config.toolset import build_registry
+from nami_yaml.errors import ConfigError, NamiError, SpecError
+from nami_yaml.registry.registry import Registry
+from nami_yaml.runtime import RuntimeContext, ToolSettings
+
+EXIT_OK, EXIT_ERROR, EXIT_USAGE, EXIT_MAX_STEPS, EXIT_INTERRUPTED = 0, 1, 2, 3, 130
+
+F = TypeVar("F", bound=Callable[..., Any])
+
+
+def fail(message: str, code: int) -> None:
+    click.echo(message, err=True)
+    sys.exit(code)
+
+
+def handle_errors(function: F) -> F:
+    """Known errors become a message and an exit code; never a traceback."""
+
+    @functools.wraps(function)
+    def wrapper(*args: Any, **kwargs: Any) -> Any:
+        try:
+            return function(*args, **kwargs)
+        except SpecError as exc:
+            count = len(exc.problems)
+            fail(f"{exc}\n{count} problem{'s' if count != 1 else ''} found", EXIT_USAGE)
+        except ConfigError as exc:
+            fail(f"nami: {exc}", EXIT_USAGE)
+        except NamiError as exc:
+            fail(f"nami: {exc}", EXIT_ERROR)
+        except KeyboardInterrupt:
+            fail("interrupted", EXIT_INTERRUPTED)
+        except BrokenPipeError:
+            sys.stderr.close()  # `nami ... | head` closed our stdout: not an error worth a message
+            sys.exit(EXIT_OK)
+
+    return wrapper  # type: ignore[return-value]
+
+
+def settings(config: str | None, flags: dict[str, Any] | None = None) -> Effective:
+    return load_settings(config=config, env=os.environ, cwd=Path.cwd(), flags=flags)
+
+
+def tool_settings(effective: Effective) -> ToolSettings:
+    get = effective.get
+    return ToolSettings(
+        default_timeout=float(get("limits.tool_timeout")),
+        max_output=int(get("limits.max_output")),
+        bash_timeout=float(get("tools.bash.timeout")),
+        bash_max_timeout=float(get("tools.bash.max_timeout")),
+        fetch_allow_hosts=tuple(get("tools.fetch_url.allow_hosts") or ()),
+        fetch_max_bytes=int(get("tools.fetch_url.max_bytes")),
+        fetch_timeout=float(get("tools.fetch_url.timeout")),
+    )
+
+
+def runtime_context(effective: Effective) -> RuntimeContext:
+    workspace = Path(effective.get("workspace") or Path.cwd())
+    if not workspace.is_dir():
+        raise ConfigError(f"the workspace {workspace} is not a folder")
+    return RuntimeContext(
+        workspace=workspace, settings=tool_settings(effective), host_env=dict(os.environ),
+        protected_env=protected_env_names(effective),
+    )
+
+
+def session(config: str | None, flags: dict[str, Any] | None = None,
+            extra_tools: list[str] | None = None) -> tuple[Effective, Registry, RuntimeContext]:
+    effective = settings(config, flags)
+    registry = build_registry(effective, extra_tools)
+    return effective, registry, runtime_context(effective)

@@ -1,0 +1,72 @@
+"""``nami check``, ``nami schema`` and ``nami config``: validate and explain the configuration."""
+
+from __future__ import annotations
+
+import json
+import os
+from collections import Counter
+from pathlib import Path
+
+import click
+
+from nami_yaml.cli.common import EXIT_ERROR, handle_errors, settings
+from nami_yaml.config.files import find_config
+from nami_yaml.config.settings import mask
+from nami_yaml.config.toolset import build_registry
+from nami_yaml.errors import ConfigError, SpecError
+from nami_yaml.spec.validate import SCHEMA_NAMES, schema_text
+
+
+@click.command("check")
+@click.argument("paths", nargs=-1, metavar="[PATH]...")
+@click.option("--config", "-c", metavar="FILE", help="agent.yaml to check (else $NAMI_CONFIG, else found upwards).")
+@handle_errors
+def check(paths: tuple[str, ...], config: str | None) -> None:
+    """Validate agent.yaml, every tool it loads, and any tool files or folders given as PATH.
+
+    Prints every problem as file:line:col: $.json.path: message and exits 1, or prints a one-line summary.
+    """
+    try:
+        effective = settings(config)
+        registry = build_registry(effective, list(paths))
+    except SpecError as exc:
+        click.echo(str(exc), err=True)
+        count = len(exc.problems)
+        click.echo(f"{count} problem{'s' if count != 1 else ''} found", err=True)
+        raise SystemExit(EXIT_ERROR) from None
+    except ConfigError as exc:
+        click.echo(f"nami: {exc}", err=True)
+        raise SystemExit(EXIT_ERROR) from None
+    kinds = Counter("built-in" if t.builtin else t.runner.kind for t in registry)
+    files = len({t.source.rsplit(":", 2)[0] for t in registry if not t.builtin})
+    where = effective.config_path or "no agent.yaml (defaults)"
+    detail = ", ".join(f"{n} {k}" for k, n in sorted(kinds.items()))
+    click.echo(f"ok: {where}; {len(registry)} tools ({detail or 'none'}) from {files} tool file{'s' if files != 1 else ''}")
+
+
+@click.command("schema")
+@click.argument("name", type=click.Choice(SCHEMA_NAMES))
+def schema(name: str) -> None:
+    """Print the published JSON Schema (draft 2020-12) of a tool file or of agent.yaml."""
+    click.echo(schema_text(name).rstrip())
+
+
+@click.command("config")
+@click.option("--config", "-c", metavar="FILE", help="agent.yaml to use (else $NAMI_CONFIG, else found upwards).")
+@click.option("--json", "as_json", is_flag=True, help="Print {key: {value, source}} as JSON.")
+@handle_errors
+def show_config(config: str | None, as_json: bool) -> None:
+    """Show the effective configuration and where each value came from (keys masked)."""
+    effective = settings(config)
+    path, how = find_config(config, os.environ, Path.cwd())
+    rows: dict[str, dict[str, object]] = {}
+    for dotted in sorted(effective.sources):
+        rows[dotted] = {"value": effective.get(dotted), "source": effective.sources[dotted]}
+    rows["model.api_key"] = {"value": mask(effective.api_key), "source": effective.api_key_source}
+    if as_json:
+        click.echo(json.dumps({"config_file": str(path) if path else None, "values": rows}, indent=2, default=str))
+        return
+    click.echo(f"# config file: {path or '(none)'} ({how})")
+    width = max(len(k) for k in rows)
+    for key, row in rows.items():
+        click.echo(f"{key:<{width}} = {json.dumps(row['value'], default=str)}    # {row['source']}")

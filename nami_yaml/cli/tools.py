@@ -1,0 +1,136 @@
+"""``nami tools list|show|call``: see and run tools by hand, through the executor the loop uses."""
+
+from __future__ import annotations
+
+import json
+import shlex
+from typing import Any
+
+import click
+
+from nami_yaml.cli.common import EXIT_ERROR, EXIT_OK, EXIT_USAGE, fail, handle_errors, session
+from nami_yaml.registry.executor import Executor, PreparedCall
+from nami_yaml.registry.tool import Tool
+
+config_option = click.option("--config", "-c", metavar="FILE", help="agent.yaml to use (else $NAMI_CONFIG, else found upwards).")
+tools_option = click.option("--tools", "-t", "extra_tools", multiple=True, metavar="PATH",
+                            help="Also load tool files from PATH (file, folder or glob); repeatable.")
+
+
+@click.group("tools")
+def tools_group() -> None:
+    """List, inspect and run tools."""
+
+
+@tools_group.command("list")
+@click.option("--json", "as_json", is_flag=True, help="One JSON array with every tool.")
+@config_option
+@tools_option
+@handle_errors
+def list_tools(as_json: bool, config: str | None, extra_tools: tuple[str, ...]) -> None:
+    """List the tools the agent has, in the order the model sees them."""
+    _, registry, _ = session(config, extra_tools=list(extra_tools))
+    if as_json:
+        rows = [{"name": t.name, "risk": t.risk, "runner": t.runner.kind, "builtin": t.builtin,
+                 "source": t.source, "description": t.description, "parameters": t.parameters} for t in registry]
+        click.echo(json.dumps(rows, indent=2, ensure_ascii=False))
+        return
+    width = max((len(t.name) for t in registry), default=4)
+    for tool in registry:
+        summary = tool.description.strip().splitlines()[0] if tool.description.strip() else ""
+        origin = "built-in" if tool.builtin else tool.source
+        click.echo(f"{tool.name:<{width}}  {tool.risk:<5}  {summary}  [{origin}]")
+
+
+@tools_group.command("show")
+@click.argument("name")
+@config_option
+@tools_option
+@handle_errors
+def show_tool(name: str, config: str | None, extra_tools: tuple[str, ...]) -> None:
+    """Print the exact definition sent to the model for NAME."""
+    _, registry, _ = session(config, extra_tools=list(extra_tools))
+    tool = registry.get(name)
+    if tool is None:
+        fail(f"nami: unknown tool '{name}'. Available tools: {', '.join(registry.names())}", EXIT_USAGE)
+        return
+    click.echo(json.dumps(tool.definition(), indent=2, ensure_ascii=False))
+
+
+@tools_group.command("call")
+@click.argument("name")
+@click.argument("assignments", nargs=-1, metavar="[KEY=VALUE]...")
+@click.option("--args-json", metavar="JSON", help="All arguments as one JSON object (KEY=VALUE pairs are added on top).")
+@click.option("--dry-run", is_flag=True, help="Show what would run (argv, cwd, stdin, environment changes) without running.")
+@config_option
+@tools_option
+@handle_errors
+def call_tool(name: str, assignments: tuple[str, ...], args_json: str | None, dry_run: bool,
+              config: str | None, extra_tools: tuple[str, ...]) -> None:
+    """Run tool NAME by hand. Exit code 0 when the tool succeeded, 1 when it failed."""
+    _, registry, ctx = session(config, extra_tools=list(extra_tools))
+    tool = registry.get(name)
+    raw: Any = args_json if args_json is not None else "{}"
+    if assignments:
+        if tool is None:
+            fail(f"nami: unknown tool '{name}'. Available tools: {', '.join(registry.names())}", EXIT_USAGE)
+        try:
+            base = json.loads(raw) if args_json is not None else {}
+        except json.JSONDecodeError as exc:
+            fail(f"nami: --args-json is not valid JSON: {exc}", EXIT_USAGE)
+        if not isinstance(base, dict):
+            fail("nami: --args-json must be a JSON object", EXIT_USAGE)
+        base.update(parse_assignments(tool, assignments))  # type: ignore[union-attr]
+        raw = base
+    executor = Executor(registry, ctx)
+    prepared = executor.prepare(name, raw)
+    if not isinstance(prepared, PreparedCall):
+        click.echo(prepared.content)
+        raise SystemExit(EXIT_ERROR)
+    if dry_run:
+        click.echo(format_plan(prepared))
+        return
+    result = prepared.run()
+    click.echo(result.content)
+    raise SystemExit(EXIT_OK if result.ok else EXIT_ERROR)
+
+
+def parse_assignments(tool: Tool | None, assignments: tuple[str, ...]) -> dict[str, Any]:
+    """``key=value`` pairs; values of non-string parameters are read as JSON (count=3, all=true, paths=["a"])."""
+    properties = (tool.parameters.get("properties") or {}) if tool else {}
+    values: dict[str, Any] = {}
+    for item in assignments:
+        key, sep, text = item.partition("=")
+        if not sep or not key:
+            fail(f"nami: expected KEY=VALUE, got {item!r}", EXIT_USAGE)
+        declared = properties.get(key, {}).get("type") if isinstance(properties.get(key), dict) else None
+        if declared == "string" or (isinstance(declared, list) and "string" in declared and len(declared) == 1):
+            values[key] = text
+            continue
+        try:
+            values[key] = json.loads(text)
+        except json.JSONDecodeError:
+            values[key] = text
+    return values
+
+
+def format_plan(prepared: PreparedCall) -> str:
+    plan = prepared.plan()
+    lines = [f"tool:    {prepared.name} (risk: {prepared.risk})"]
+    if "argv" in plan:
+        lines.append(f"argv:    {shlex.join(plan['argv'])}")
+        lines.append(f"cwd:     {plan['cwd']}")
+        lines.append(f"timeout: {plan['timeout']:g} s")
+        if plan["stdin"] is None:
+            lines.append("stdin:   (closed)")
+        else:
+            lines.append("stdin:")
+            lines.extend(f"  | {line}" for line in plan["stdin"].splitlines() or [""])
+        for key, value in plan["env_set"].items():
+            lines.append(f"env set: {key}={value if len(value) <= 200 else value[:200] + '…'}")
+        if plan["env_removed"]:
+            lines.append(f"env removed: {', '.join(plan['env_removed'])}")
+    else:
+        lines.append(f"calls:   {plan['entrypoint']}")
+        lines.append(f"with:    {json.dumps(plan['arguments'], ensure_ascii=False)}")
+    return "\n".join(lines)

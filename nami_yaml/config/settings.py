@@ -1,0 +1,167 @@
+"""The effective configuration: command-line flags > NAMI_* environment > agent.yaml > user config >
+defaults (and a provider preset), with the origin of every value kept for ``nami config``."""
+
+from __future__ import annotations
+
+import copy
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from nami_yaml.config.files import ConfigFile, find_config, read_config, user_config_path
+from nami_yaml.spec.yamlpos import format_path
+
+DEFAULT_BUILTINS = ["read_file", "write_file", "edit_file", "list_dir", "grep", "glob", "bash", "fetch_url"]
+
+DEFAULTS: dict[str, Any] = {
+    "model": {"provider": "deepseek", "stream": True, "retries": 2, "timeout": 600, "options": {}, "quirks": {}},
+    "tools": {
+        "builtin": "default",
+        "files": [],
+        "bash": {"timeout": 120, "max_timeout": 600},
+        "fetch_url": {"allow_hosts": [], "max_bytes": 5_000_000, "timeout": 30},
+    },
+    "limits": {"max_steps": 50, "tool_timeout": 120, "max_output": 50_000, "max_parallel_tools": 4},
+    "permissions": {"read": "allow", "write": "ask", "exec": "ask"},
+}
+
+ENV_KEYS = {"NAMI_MODEL": "model.name", "NAMI_BASE_URL": "model.base_url"}
+
+
+@dataclass
+class Effective:
+    values: dict[str, Any]
+    sources: dict[str, str]
+    config_path: Path | None
+    files: list[ConfigFile] = field(default_factory=list)
+    api_key: str | None = None
+    api_key_source: str = "unset"
+
+    def get(self, dotted: str, default: Any = None) -> Any:
+        node: Any = self.values
+        for part in dotted.split("."):
+            if not isinstance(node, dict) or part not in node:
+                return default
+            node = node[part]
+        return node
+
+    def where(self, *path: str | int) -> str:
+        """``file:line:col: $.path`` for a value that came from a config file, else ``$.path``."""
+        dotted = ".".join(str(p) for p in path if isinstance(p, str))
+        for config in reversed(self.files):
+            if self.sources.get(dotted, "").endswith(str(config.path)):
+                line, col = config.doc.position(tuple(path))
+                return f"{config.doc.file}:{line}:{col}: {format_path(tuple(path))}"
+        return format_path(tuple(path))
+
+
+def _set(values: dict[str, Any], sources: dict[str, str], dotted: str, value: Any, origin: str) -> None:
+    parts = dotted.split(".")
+    node = values
+    for part in parts[:-1]:
+        node = node.setdefault(part, {})
+    node[parts[-1]] = value
+    sources[dotted] = origin
+    prefix = dotted + "."
+    for key in [k for k in sources if k.startswith(prefix)]:
+        sources[key] = origin
+
+
+def _merge(values: dict[str, Any], sources: dict[str, str], layer: Mapping[str, Any], origin: str,
+           prefix: str = "") -> None:
+    for key, value in layer.items():
+        dotted = f"{prefix}{key}"
+        if isinstance(value, dict) and key not in ("options", "quirks") and isinstance(values.get(key), dict):
+            _merge(values[key], sources, value, origin, dotted + ".")
+            continue
+        values[key] = copy.deepcopy(value)
+        for stale in [k for k in sources if k == dotted or k.startswith(dotted + ".")]:
+            del sources[stale]
+        sources.update(_leaf_sources({key: value}, origin, prefix))
+
+
+def _leaf_sources(values: Mapping[str, Any], origin: str, prefix: str = "") -> dict[str, str]:
+    out = {}
+    for key, value in values.items():
+        dotted = f"{prefix}{key}"
+        if isinstance(value, dict) and value and key not in ("options", "quirks"):
+            out.update(_leaf_sources(value, origin, dotted + "."))
+        else:
+            out[dotted] = origin
+    return out
+
+
+def load_settings(
+    *,
+    config: str | None = None,
+    env: Mapping[str, str],
+    cwd: Path,
+    flags: Mapping[str, Any] | None = None,
+    use_user_config: bool = True,
+) -> Effective:
+    """Build the effective settings. Raises SpecError/ConfigError for bad files."""
+    from nami_yaml.model.presets import PRESETS  # plain data; no openai import
+
+    values = copy.deepcopy(DEFAULTS)
+    sources = _leaf_sources(values, "default")
+    files: list[ConfigFile] = []
+    user = user_config_path(env)
+    if use_user_config and user.is_file():
+        files.append(read_config(user))
+    path, _how = find_config(config, env, cwd)
+    if path is not None:
+        files.append(read_config(path))
+    for loaded in files:
+        _merge(values, sources, loaded.data, str(loaded.path))
+    for name, dotted in ENV_KEYS.items():
+        if env.get(name):
+            _set(values, sources, dotted, env[name], f"${name}")
+    for dotted, value in (flags or {}).items():
+        if value is not None:
+            _set(values, sources, dotted, value, "command line")
+
+    model = values["model"]
+    if "base_url" not in model and env.get("OPENAI_BASE_URL"):
+        _set(values, sources, "model.base_url", env["OPENAI_BASE_URL"], "$OPENAI_BASE_URL")
+        if "provider" not in (flags or {}) and sources.get("model.provider") == "default":
+            _set(values, sources, "model.provider", "custom", "$OPENAI_BASE_URL")
+    preset = PRESETS.get(model.get("provider", "deepseek"), {})
+    for key, preset_key in (("name", "model"), ("base_url", "base_url"), ("api_key_env", "api_key_env"),
+                            ("context_window", "context_window")):
+        value = preset.get(preset_key, preset.get(key))
+        if key not in model and value is not None:
+            _set(values, sources, f"model.{key}", value, f"preset {model.get('provider')}")
+    if preset.get("quirks"):
+        model["quirks"] = {**preset["quirks"], **model.get("quirks", {})}
+
+    effective = Effective(values, sources, path, files)
+    effective.api_key, effective.api_key_source = _api_key(model, env, preset)
+    return effective
+
+
+def _api_key(model: Mapping[str, Any], env: Mapping[str, str], preset: Mapping[str, Any]) -> tuple[str | None, str]:
+    if env.get("NAMI_API_KEY"):
+        return env["NAMI_API_KEY"], "$NAMI_API_KEY"
+    key_env = model.get("api_key_env")
+    if key_env and env.get(key_env):
+        return env[key_env], f"${key_env}"
+    if env.get("OPENAI_API_KEY"):
+        return env["OPENAI_API_KEY"], "$OPENAI_API_KEY"
+    if preset.get("api_key"):  # local servers (Ollama, vLLM) accept any key
+        return str(preset["api_key"]), "preset (no key needed)"
+    return None, "unset"
+
+
+def mask(secret: str | None) -> str:
+    if not secret:
+        return "(unset)"
+    return secret[:3] + "…" + secret[-2:] if len(secret) > 8 else "***"
+
+
+def protected_env_names(effective: Effective) -> frozenset[str]:
+    """Variables that may hold the model's key: no tool ever sees them, whatever it asks for."""
+    names = {"NAMI_API_KEY", "OPENAI_API_KEY"}
+    if effective.get("model.api_key_env"):
+        names.add(effective.get("model.api_key_env"))
+    return frozenset(names)

@@ -1,0 +1,55 @@
+"""From the effective config to a registry: the selected built-ins, then the user's tool files."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from nami_yaml.config.settings import DEFAULT_BUILTINS, Effective
+from nami_yaml.errors import ConfigError, SpecError
+from nami_yaml.registry.loader import expand_tool_paths, load_tools
+from nami_yaml.registry.registry import Registry
+from nami_yaml.spec.validate import did_you_mean
+
+BUILTIN_DIR = Path(__file__).resolve().parent.parent / "builtins"
+
+
+def builtin_catalog() -> dict[str, Path]:
+    """Built-in tools by name; each lives in ``nami_yaml/builtins/<name>.yaml``."""
+    return {path.stem: path for path in sorted(BUILTIN_DIR.glob("*.yaml"))}
+
+
+def selected_builtins(effective: Effective) -> list[Path]:
+    chosen = effective.get("tools.builtin", "default")
+    names = DEFAULT_BUILTINS if chosen == "default" else list(chosen)
+    catalog = builtin_catalog()
+    unknown = [name for name in names if name not in catalog]
+    if unknown:
+        where = effective.where("tools", "builtin")
+        lines = [f"{where}: unknown built-in tool '{name}'{did_you_mean(name, list(catalog))}" for name in unknown]
+        lines.append(f"built-in tools: {', '.join(catalog)}")
+        raise ConfigError("\n".join(lines))
+    return [catalog[name] for name in names]
+
+
+def tool_files(effective: Effective, extra: list[str] | None = None, base: Path | None = None) -> list[Path]:
+    files: list[Path] = []
+    for spec in effective.get("tools.files", []) or []:
+        files.extend(expand_tool_paths(spec, Path("/")))
+    for spec in extra or []:
+        found = expand_tool_paths(spec, base or Path.cwd())
+        if not found:
+            raise ConfigError(f"{spec}: matches no tool file")
+        files.extend(found)
+    unique: dict[Path, None] = {}
+    for file in files:
+        unique.setdefault(file.resolve(), None)
+    return list(unique)
+
+
+def build_registry(effective: Effective, extra: list[str] | None = None) -> Registry:
+    """Load every selected tool; raise SpecError listing all problems, or ConfigError."""
+    builtins = selected_builtins(effective)
+    tools, problems = load_tools([*builtins, *tool_files(effective, extra)], builtin=builtins)
+    if problems:
+        raise SpecError(problems)
+    return Registry(tools)
