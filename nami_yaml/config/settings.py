@@ -23,7 +23,7 @@ DEFAULTS: dict[str, Any] = {
         "fetch_url": {"allow_hosts": [], "max_bytes": 5_000_000, "timeout": 30},
     },
     "limits": {"max_steps": 50, "tool_timeout": 120, "max_output": 50_000, "max_parallel_tools": 4},
-    "permissions": {"read": "allow", "write": "ask", "exec": "ask"},
+    "permissions": {"write": "ask", "exec": "ask"},
 }
 
 ENV_KEYS = {"NAMI_MODEL": "model.name", "NAMI_BASE_URL": "model.base_url"}

@@ -1,0 +1,161 @@
+"""``nami run`` and ``nami chat``: wire config, registry, model client and loop together.
+
+This module is imported only when one of these commands is used; openai is imported later still,
+when the model client is built.
+"""
+
+from __future__ import annotations
+
+import sys
+from dataclasses import dataclass
+from typing import Any
+from urllib.parse import urlparse
+
+import click
+
+from nami_yaml.cli.common import (
+    EXIT_ERROR,
+    EXIT_INTERRUPTED,
+    EXIT_MAX_STEPS,
+    EXIT_OK,
+    handle_errors,
+    session,
+)
+
+STATUS_EXIT = {"answered": EXIT_OK, "error": EXIT_ERROR, "max_steps": EXIT_MAX_STEPS,
+               "interrupted": EXIT_INTERRUPTED}
+LOCAL_HOSTS = {"localhost", "127.0.0.1", "::1", "0.0.0.0"}
+
+
+def agent_options(function: Any) -> Any:
+    options = [
+        click.option("--config", "-c", metavar="FILE", help="agent.yaml to use (else $NAMI_CONFIG, else found upwards)."),
+        click.option("--model", "-m", "model_name", metavar="NAME", help="Model name (overrides $NAMI_MODEL and agent.yaml)."),
+        click.option("--base-url", metavar="URL", help="OpenAI-compatible endpoint (overrides $NAMI_BASE_URL)."),
+        click.option("--yes", "-y", "assume_yes", is_flag=True, help="Approve write and exec tools without asking."),
+        click.option("--max-steps", type=click.IntRange(min=1), help="Stop after this many model requests (exit 3)."),
+        click.option("--no-stream", is_flag=True, help="Wait for whole responses instead of streaming."),
+        click.option("--tools", "-t", "extra_tools", multiple=True, metavar="PATH", help="Also load tool files from PATH."),
+    ]
+    for option in reversed(options):
+        function = option(function)
+    return function
+
+
+@dataclass
+class Agent:
+    loop: Any
+    messages: list[dict[str, Any]]
+    registry: Any
+
+
+def build_agent(config: str | None, model_name: str | None, base_url: str | None, assume_yes: bool,
+                max_steps: int | None, no_stream: bool, extra_tools: tuple[str, ...], on_event: Any) -> Agent:
+    from nami_yaml.agent.loop import AgentLoop
+    from nami_yaml.cli.approve import make_approver
+    from nami_yaml.config.prompt import system_prompt
+    from nami_yaml.model.client import OpenAIChatModel
+    from nami_yaml.registry.executor import Executor
+
+    flags = {"model.name": model_name, "model.base_url": base_url, "limits.max_steps": max_steps,
+             "model.stream": False if no_stream else None}
+    effective, registry, ctx = session(config, flags, list(extra_tools))
+    get = effective.get
+    url = get("model.base_url")
+    local = (urlparse(url).hostname or "") in LOCAL_HOSTS if url else False
+    options = dict(get("model.options") or {})
+    if get("model.max_tokens") is not None:
+        options["max_tokens"] = get("model.max_tokens")
+    model = OpenAIChatModel(
+        get("model.name"), url, api_key=effective.api_key,
+        api_key_env=None if local else get("model.api_key_env"),
+        stream=bool(get("model.stream")), max_retries=int(get("model.retries")), timeout=float(get("model.timeout")),
+        temperature=get("model.temperature"), options=options, quirks=get("model.quirks"),
+    )
+    loop = AgentLoop(
+        model=model, toolbox=Executor(registry, ctx),
+        approve=make_approver(get("permissions") or {}, assume_yes=assume_yes),
+        max_steps=int(get("limits.max_steps")), max_parallel_tools=int(get("limits.max_parallel_tools")),
+        cancel=ctx.cancel, on_event=on_event,
+    )
+    messages = [{"role": "system", "content": system_prompt(effective, ctx.workspace)}]
+    return Agent(loop, messages, registry)
+
+
+@click.command("run")
+@click.argument("task")
+@agent_options
+@click.option("--json", "as_json", is_flag=True, help="One JSON event per line on stdout (tool_call, tool_result, message, final, error…).")
+@handle_errors
+def run(task: str, as_json: bool, **options: Any) -> None:
+    """Run one TASK to completion. The answer goes to stdout, progress to stderr.
+
+    Exit codes: 0 answered, 1 error, 2 usage or config error, 3 step limit reached, 130 interrupted.
+    """
+    from nami_yaml.cli.render import HumanRenderer, JsonRenderer
+
+    renderer = JsonRenderer() if as_json else HumanRenderer()
+    agent = build_agent(on_event=renderer, **options)
+    agent.messages.append({"role": "user", "content": task})
+    outcome = agent.loop.run(agent.messages)
+    if outcome.status == "answered":
+        renderer.answer(outcome.final_text)
+    elif not as_json and outcome.status != "error":  # model errors were already shown by the renderer
+        click.echo(f"nami: {outcome.error}", err=True)
+    sys.exit(STATUS_EXIT[outcome.status])
+
+
+CHAT_HELP = """\
+Commands:
+  /help     this help
+  /tools    the tools the agent has
+  /clear    forget the conversation (keeps the system prompt)
+  exit, quit or Ctrl-D to leave; Ctrl-C stops a running turn"""
+
+
+@click.command("chat")
+@agent_options
+@handle_errors
+def chat(**options: Any) -> None:
+    """Talk with the agent; the conversation carries across turns."""
+    from nami_yaml.cli.lineinput import LineReader
+    from nami_yaml.cli.render import HumanRenderer
+
+    renderer = HumanRenderer(live_stdout=True)
+    agent = build_agent(on_event=renderer, **options)
+    system = list(agent.messages)
+    reader = LineReader()
+    if reader.interactive:
+        click.echo(f"nami chat: {len(agent.registry)} tools. /help for commands, Ctrl-D to leave.", err=True)
+    while True:
+        line = reader.read("› ")
+        if line is None:
+            break
+        text = line.strip()
+        if not text:
+            continue
+        if text in ("exit", "quit", "/exit", "/quit"):
+            break
+        if text == "/help":
+            click.echo(CHAT_HELP)
+            continue
+        if text == "/tools":
+            for tool in agent.registry:
+                click.echo(f"{tool.name:<16} {tool.risk:<5} {tool.description.splitlines()[0][:70]}")
+            continue
+        if text == "/clear":
+            agent.messages[:] = list(system)
+            click.echo("(conversation cleared)", err=True)
+            continue
+        if text.startswith("/"):
+            click.echo(f"unknown command {text.split()[0]}; /help lists them", err=True)
+            continue
+        agent.messages.append({"role": "user", "content": text})
+        outcome = agent.loop.run(agent.messages)
+        if outcome.status == "answered":
+            renderer.answer(outcome.final_text)
+        elif outcome.status == "interrupted":
+            click.echo("(interrupted)", err=True)
+        elif outcome.status != "error":
+            click.echo(f"nami: {outcome.error}", err=True)
+    reader.close()

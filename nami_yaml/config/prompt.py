@@ -1,0 +1,27 @@
+"""The system prompt: agent.yaml's ``system`` or ``system_file``, else a short default.
+
+Only the date (never the time) is added, so the request prefix stays the same all day and providers'
+prompt caches keep hitting.
+"""
+
+from __future__ import annotations
+
+import datetime
+from pathlib import Path
+
+from nami_yaml.config.settings import Effective
+
+DEFAULT_SYSTEM = """\
+You are nami, a careful assistant that works in a software workspace through tools.
+Inspect before you change: read files and list folders rather than guessing. Make small, exact edits.
+When a tool returns an error, read it and correct your next call. Paths are relative to the workspace.
+When the task is done, answer briefly with what you did and what you found."""
+
+
+def system_prompt(effective: Effective, workspace: Path, today: datetime.date | None = None) -> str:
+    if effective.get("system_file"):
+        base = Path(effective.get("system_file")).read_text(encoding="utf-8").strip()
+    else:
+        base = (effective.get("system") or DEFAULT_SYSTEM).strip()
+    day = (today or datetime.date.today()).isoformat()
+    return f"{base}\n\nWorkspace: {workspace}\nToday's date: {day}"
