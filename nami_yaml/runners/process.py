@@ -1,0 +1,437 @@
+"""The one place nami starts subprocesses: YAML command/script tools and the ``bash`` built-in.
+
+Hygiene kept here: a scrubbed, non-interactive environment; stdin closed unless given; the child in its
+own session so the whole process tree can be killed; a deadline; output read as a capped stream (memory
+stays bounded, the full output is spilled to a file); failures returned as results, never raised.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import selectors
+import signal
+import subprocess
+import threading
+import time
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import IO
+
+from nami_yaml.runners.output import OutputCapture
+
+NON_INTERACTIVE_ENV: dict[str, str] = {
+    # Pagers would wait for a keypress that never comes.
+    "PAGER": "cat",
+    "GIT_PAGER": "cat",
+    "MANPAGER": "cat",
+    "SYSTEMD_PAGER": "",
+    "AWS_PAGER": "",
+    # Editors: "true" exits at once, so `git commit` without -m aborts instead of hanging.
+    "EDITOR": "true",
+    "VISUAL": "true",
+    "GIT_EDITOR": "true",
+    "KUBE_EDITOR": "true",
+    # Prompts: fail instead of asking.
+    "GIT_TERMINAL_PROMPT": "0",
+    "GCM_INTERACTIVE": "never",
+    "DEBIAN_FRONTEND": "noninteractive",
+    "PIP_NO_INPUT": "1",
+    "PIP_DISABLE_PIP_VERSION_CHECK": "1",
+    "TF_INPUT": "0",
+    "TF_IN_AUTOMATION": "1",
+    "GH_PROMPT_DISABLED": "1",
+    # Plain text for the model: no colour codes, no cursor tricks.
+    "TERM": "dumb",
+    "NO_COLOR": "1",
+    "CLICOLOR": "0",
+    # Python children flush as they go, so output written before a timeout kill is not lost.
+    "PYTHONUNBUFFERED": "1",
+}
+
+SECRET_MARKERS = ("KEY", "SECRET", "TOKEN", "PASSWORD", "CREDENTIAL")
+
+_READ_SIZE = 64 * 1024
+_STDIN_CHUNK = 64 * 1024
+_POLL = 0.1  # how often the cancel switch and the child's state are checked
+_DRAIN_WINDOW = 1.0  # after the child exits, how long descendants may keep its pipes open
+_KILL_GRACE = 0.75  # between SIGTERM and SIGKILL
+_FINAL_DRAIN = 0.5  # after a kill, how long to collect what is still in the pipes
+_EXIT = object()  # selector tag of the pidfd that signals the child's exit
+_STDERR_SHARE = 4  # stderr gets a quarter of the output budget (at least 2,000 bytes)
+
+
+def is_secret_name(name: str) -> bool:
+    upper = name.upper()
+    return any(marker in upper for marker in SECRET_MARKERS)
+
+
+def child_environment(
+    host_env: Mapping[str, str],
+    *,
+    passthrough: Iterable[str] = (),
+    extra: Mapping[str, str] | None = None,
+    protected: Iterable[str] = (),
+) -> dict[str, str]:
+    """The complete environment for a tool's child process.
+
+    Host variables minus secret-looking names; plus ``passthrough`` names even if secret-looking; never
+    a ``protected`` name; then NON_INTERACTIVE_ENV; then ``extra`` (the tool's fixed env), which wins
+    over everything except that it cannot set a protected name: a value like ``${OPENAI_API_KEY}``
+    expanded into ``extra`` would otherwise hand the model's key to the tool.
+    """
+    blocked = set(protected)
+    env = {k: v for k, v in host_env.items() if k not in blocked and not is_secret_name(k)}
+    for name in passthrough:
+        if name in host_env and name not in blocked:
+            env[name] = host_env[name]
+    env.update(NON_INTERACTIVE_ENV)
+    for name, value in (extra or {}).items():
+        if name not in blocked:
+            env[name] = value
+    return env
+
+
+@dataclass
+class ProcessRequest:
+    argv: list[str]
+    cwd: Path
+    env: dict[str, str]  # the complete child environment (already scrubbed by child_environment)
+    stdin: bytes | None = None  # None: stdin is /dev/null; bytes: fed, then closed
+    timeout: float = 120.0
+    max_output: int = 50_000  # bytes of stdout the model sees (head + tail); stderr gets a share
+    spill_dir: Path | None = None  # where the full output is kept when truncated
+    cancel: threading.Event | None = None  # set by Ctrl-C handling: kill the group, result.interrupted
+
+
+@dataclass
+class ProcessResult:
+    exit_code: int | None  # None when we killed it (timeout/interrupt); -N when signal N ended it
+    stdout: str
+    stderr: str
+    timed_out: bool
+    interrupted: bool
+    truncated: bool
+    total_bytes: int  # stdout + stderr bytes the process really wrote
+    spill_path: Path | None  # full stdout when truncated (else full stderr, if only that was truncated)
+    duration: float
+    timeout: float | None = None  # the limit that applied, for the "timed out after N s" line
+    stragglers_killed: bool = False  # the child exited, but descendants held its output open and were killed
+
+    @property
+    def ok(self) -> bool:
+        return self.exit_code == 0 and not self.timed_out and not self.interrupted
+
+    def format(self) -> str:
+        """The text the model reads: stdout, ``[stderr]`` + stderr, then status lines only if notable."""
+        sections: list[str] = []
+        out = self.stdout.rstrip()
+        if out:
+            sections.append(out)
+        err = self.stderr.rstrip()
+        if err:
+            sections.append("[stderr]\n" + err)
+        if self.timed_out:
+            limit = self.timeout if self.timeout is not None else self.duration
+            sections.append(f"[timed out after {limit:g} s; process group killed]")
+        elif self.interrupted:
+            sections.append("[interrupted]")
+        elif self.exit_code not in (0, None):
+            sections.append(f"[exit code: {self.exit_code}{_signal_suffix(self.exit_code)}]")
+        if self.stragglers_killed:
+            sections.append("[background processes still holding the output were killed]")
+        return "\n".join(sections) if sections else "(no output)"
+
+
+def _signal_suffix(code: int | None) -> str:
+    if code is None or code >= 0:
+        return ""
+    try:
+        return f" ({signal.Signals(-code).name})"
+    except ValueError:
+        return ""
+
+
+def _failed_start(message: str, exit_code: int | None, started: float, timeout: float) -> ProcessResult:
+    return ProcessResult(
+        exit_code=exit_code,
+        stdout="",
+        stderr=message,
+        timed_out=False,
+        interrupted=False,
+        truncated=False,
+        total_bytes=0,
+        spill_path=None,
+        duration=time.monotonic() - started,
+        timeout=timeout,
+    )
+
+
+def _spawn(request: ProcessRequest, started: float) -> subprocess.Popen[bytes] | ProcessResult:
+    """Start the child, or explain in a result why it could not start."""
+    argv = list(request.argv)
+    if not argv:
+        return _failed_start("no command given", 127, started, request.timeout)
+    if not Path(request.cwd).is_dir():
+        return _failed_start(f"working directory not found: {request.cwd}", 126, started, request.timeout)
+    try:
+        return subprocess.Popen(
+            argv,
+            cwd=request.cwd,
+            env=request.env,
+            stdin=subprocess.DEVNULL if request.stdin is None else subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            # Own session: no controlling terminal (a password prompt fails instead of hanging), our
+            # Ctrl-C does not reach it, and its pid names a process group we can kill as a whole.
+            start_new_session=True,
+            close_fds=True,
+        )
+    except FileNotFoundError:
+        program = str(argv[0])
+        if os.sep in program and Path(request.cwd, program).is_file():
+            # The file is there, so what is missing is the interpreter its #! line names.
+            message = f"cannot run {program}: interpreter in its #! line not found"
+        else:
+            message = f"command not found: {program}"
+        return _failed_start(message, 127, started, request.timeout)
+    except PermissionError:
+        return _failed_start(f"permission denied: {argv[0]}", 126, started, request.timeout)
+    except (OSError, ValueError, TypeError) as exc:
+        return _failed_start(f"cannot run {argv[0]!s}: {exc}", 126, started, request.timeout)
+
+
+def _has_exited(proc: subprocess.Popen[bytes]) -> bool:
+    """True once the child has exited, without reaping it.
+
+    Leaving the zombie in place keeps its pid (which is also the process group id) from being reused
+    by an unrelated process before we are done signalling the group.
+    """
+    if proc.returncode is not None:
+        return True
+    try:
+        info = os.waitid(os.P_PID, proc.pid, os.WEXITED | os.WNOHANG | os.WNOWAIT)
+    except (AttributeError, ChildProcessError):  # no waitid on this platform, or already reaped
+        return proc.poll() is not None
+    return info is not None
+
+
+def _group_alive(pgid: int) -> bool:
+    """Whether any live (non-zombie) process is left in the group.
+
+    ``killpg(pgid, 0)`` alone is not enough: killed descendants linger as zombies until init reaps
+    them, which some container inits do only every few seconds.
+    """
+    try:
+        entries = os.listdir("/proc")
+    except OSError:
+        entries = None
+    if entries is None:
+        try:
+            os.killpg(pgid, 0)
+        except (ProcessLookupError, PermissionError):
+            return False
+        return True
+    for entry in entries:
+        if not entry.isdigit():
+            continue
+        try:
+            with open(f"/proc/{entry}/stat", "rb") as handle:
+                stat = handle.read()
+        except OSError:
+            continue
+        # The command name may contain spaces and parentheses; the fields after the last ")" do not.
+        fields = stat[stat.rfind(b")") + 2 :].split()
+        if len(fields) > 2 and fields[2] == str(pgid).encode() and fields[0] not in (b"Z", b"X"):
+            return True
+    return False
+
+
+def _kill_group(proc: subprocess.Popen[bytes]) -> None:
+    """SIGTERM the child's whole process group, a short grace, then SIGKILL whatever is left."""
+    pgid = proc.pid
+    try:
+        os.killpg(pgid, signal.SIGTERM)
+    except (ProcessLookupError, PermissionError):
+        return
+    deadline = time.monotonic() + _KILL_GRACE
+    while time.monotonic() < deadline:
+        if not _group_alive(pgid):
+            return
+        time.sleep(0.05)
+    with contextlib.suppress(ProcessLookupError, PermissionError):
+        os.killpg(pgid, signal.SIGKILL)
+
+
+class _Pump:
+    """Moves bytes between us and the child's pipes with one selector: no thread per pipe, no deadlock."""
+
+    def __init__(self, proc: subprocess.Popen[bytes], request: ProcessRequest):
+        self.selector = selectors.DefaultSelector()
+        self._files: dict[int, IO[bytes]] = {}
+        cap = max(0, request.max_output)
+        self.out = OutputCapture(cap, request.spill_dir, "stdout")
+        self.err = OutputCapture(min(cap, max(2_000, cap // _STDERR_SHARE)), request.spill_dir, "stderr")
+        assert proc.stdout is not None and proc.stderr is not None
+        self._watch(proc.stdout, selectors.EVENT_READ, self.out)
+        self._watch(proc.stderr, selectors.EVENT_READ, self.err)
+        self._exit_fd: int | None = None
+        with contextlib.suppress(AttributeError, OSError):  # pidfds need Linux >= 5.3
+            self._exit_fd = os.pidfd_open(proc.pid)
+            # Readable once the child exits: the loop wakes at once instead of on its next poll.
+            self.selector.register(self._exit_fd, selectors.EVENT_READ, _EXIT)
+        self._stdin_data = memoryview(request.stdin or b"")
+        self._stdin_sent = 0
+        if proc.stdin is not None:
+            if self._stdin_data:
+                # Non-blocking writes, interleaved with reads: a child that answers while we are still
+                # feeding it can never fill its stdout pipe while we sit blocked on its stdin.
+                os.set_blocking(proc.stdin.fileno(), False)
+                self._watch(proc.stdin, selectors.EVENT_WRITE, None)
+            else:
+                proc.stdin.close()
+
+    def _watch(self, pipe: IO[bytes], events: int, capture: OutputCapture | None) -> None:
+        self._files[pipe.fileno()] = pipe
+        self.selector.register(pipe.fileno(), events, capture)
+
+    @property
+    def open(self) -> bool:
+        return bool(self._files)
+
+    def step(self, wait: float) -> None:
+        if not self.selector.get_map():
+            time.sleep(max(0.0, wait))
+            return
+        for key, _events in self.selector.select(max(0.0, wait)):
+            if key.data is _EXIT:
+                self._forget_exit_fd()
+                continue
+            if key.data is None:
+                self._write_stdin(key.fd)
+                continue
+            try:
+                chunk = os.read(key.fd, _READ_SIZE)
+            except OSError:
+                chunk = b""
+            if chunk:
+                key.data.feed(chunk)
+            else:
+                self._drop(key.fd)
+
+    def _write_stdin(self, fd: int) -> None:
+        start = self._stdin_sent
+        try:
+            sent = os.write(fd, self._stdin_data[start : start + _STDIN_CHUNK])
+        except BlockingIOError:
+            return
+        except OSError:  # BrokenPipeError: the child stopped reading; that is its business
+            self._drop(fd)
+            return
+        self._stdin_sent += sent
+        if self._stdin_sent >= len(self._stdin_data):
+            self._drop(fd)
+
+    def _drop(self, fd: int) -> None:
+        pipe = self._files.pop(fd, None)
+        if pipe is None:
+            return
+        with contextlib.suppress(KeyError, ValueError):
+            self.selector.unregister(fd)
+        with contextlib.suppress(OSError):
+            pipe.close()
+
+    def _forget_exit_fd(self) -> None:
+        if self._exit_fd is None:
+            return
+        with contextlib.suppress(KeyError, ValueError):
+            self.selector.unregister(self._exit_fd)
+        with contextlib.suppress(OSError):
+            os.close(self._exit_fd)
+        self._exit_fd = None
+
+    def drain(self, seconds: float) -> None:
+        """Collect what is still buffered in the pipes, for at most ``seconds``."""
+        deadline = time.monotonic() + seconds
+        while self.open and (left := deadline - time.monotonic()) > 0:
+            self.step(min(left, _POLL))
+
+    def close(self) -> None:
+        for fd in list(self._files):
+            self._drop(fd)
+        self._forget_exit_fd()
+        self.selector.close()
+        self.out.close()
+        self.err.close()
+
+
+def run_process(request: ProcessRequest) -> ProcessResult:
+    """Run ``request.argv`` to completion, timeout or cancellation. Never raises for process failures."""
+    started = time.monotonic()
+    if request.cancel is not None and request.cancel.is_set():
+        result = _failed_start("", None, started, request.timeout)
+        result.interrupted = True
+        return result
+    spawned = _spawn(request, started)
+    if isinstance(spawned, ProcessResult):
+        return spawned
+    proc = spawned
+    try:
+        pump = _Pump(proc, request)
+    except BaseException:
+        _kill_group(proc)
+        proc.wait()
+        raise
+    deadline = started + max(0.0, request.timeout)
+    timed_out = interrupted = stragglers = False
+    exited_on_its_own = False
+    drain_deadline: float | None = None
+    try:
+        while True:
+            now = time.monotonic()
+            if request.cancel is not None and request.cancel.is_set():
+                interrupted = True
+                break
+            if now >= deadline:
+                timed_out = True
+                break
+            if _has_exited(proc):
+                exited_on_its_own = True
+                if not pump.open:
+                    break
+                if drain_deadline is None:
+                    drain_deadline = now + _DRAIN_WINDOW
+                elif now >= drain_deadline:
+                    stragglers = True
+                    break
+            wait = min(_POLL, deadline - now)
+            if drain_deadline is not None:
+                wait = min(wait, drain_deadline - now)
+            pump.step(wait)
+        if timed_out or interrupted or stragglers:
+            exited_on_its_own = exited_on_its_own or _has_exited(proc)
+            _kill_group(proc)
+            pump.drain(_FINAL_DRAIN)
+    except BaseException:
+        # KeyboardInterrupt or a bug of ours: never leave the tree running behind us.
+        _kill_group(proc)
+        raise
+    finally:
+        pump.close()
+        with contextlib.suppress(subprocess.TimeoutExpired):
+            proc.wait(timeout=5)
+    killed_by_us = (timed_out or interrupted) and not exited_on_its_own
+    return ProcessResult(
+        exit_code=None if killed_by_us else proc.returncode,
+        stdout=pump.out.text(),
+        stderr=pump.err.text(),
+        timed_out=timed_out,
+        interrupted=interrupted,
+        truncated=pump.out.truncated or pump.err.truncated,
+        total_bytes=pump.out.total + pump.err.total,
+        spill_path=pump.out.spill_path or pump.err.spill_path,
+        duration=time.monotonic() - started,
+        timeout=request.timeout,
+        stragglers_killed=stragglers,
+    )

@@ -1,0 +1,166 @@
+from __future__ import annotations
+
+import stat
+import tracemalloc
+from pathlib import Path
+
+from nami_yaml.runners.output import OutputCapture, omission_marker, open_spill_file, truncate_text
+
+
+def _feed_all(capture: OutputCapture, data: bytes, chunk: int) -> None:
+    for start in range(0, len(data), chunk):
+        capture.feed(data[start : start + chunk])
+    capture.close()
+
+
+def test_marker_format() -> None:
+    assert omission_marker(1234567, Path("/x/y.txt")) == "\n... [1,234,567 bytes omitted; full output: /x/y.txt] ...\n"
+    assert omission_marker(5, None, unit="characters") == "\n... [5 characters omitted] ...\n"
+
+
+def test_output_that_fits_is_kept_whole_and_nothing_is_spilled(tmp_path: Path) -> None:
+    spill = tmp_path / "spill"
+    capture = OutputCapture(100, spill)
+    _feed_all(capture, b"x" * 60 + b"y" * 40, chunk=7)
+    assert capture.text() == "x" * 60 + "y" * 40
+    assert capture.total == 100
+    assert not capture.truncated
+    assert capture.spill_path is None
+    assert not spill.exists()
+
+
+def test_overflow_keeps_head_and_tail_and_spills_everything(tmp_path: Path) -> None:
+    data = b"".join(b"line %06d\n" % i for i in range(20_000))
+    capture = OutputCapture(1000, tmp_path / "spill", label="stdout")
+    _feed_all(capture, data, chunk=333)
+    assert capture.truncated
+    assert capture.total == len(data)
+    assert capture.spill_path is not None
+    assert capture.spill_path.read_bytes() == data
+    expected = (
+        data[:500].decode()
+        + omission_marker(len(data) - 1000, capture.spill_path)
+        + data[-500:].decode()
+    )
+    assert capture.text() == expected
+    assert "stdout" in capture.spill_path.name
+
+
+def test_single_chunk_bigger_than_the_limit(tmp_path: Path) -> None:
+    data = bytes(range(97, 123)) * 1000
+    capture = OutputCapture(10, tmp_path)
+    capture.feed(data)
+    capture.close()
+    assert capture.text() == "abcde" + omission_marker(len(data) - 10, capture.spill_path) + "vwxyz"
+    assert capture.spill_path is not None and capture.spill_path.read_bytes() == data
+
+
+def test_exactly_at_the_limit_is_not_truncated(tmp_path: Path) -> None:
+    capture = OutputCapture(10, tmp_path)
+    _feed_all(capture, b"0123456789", chunk=3)
+    assert not capture.truncated and capture.text() == "0123456789"
+    capture.feed(b"!")
+    assert capture.truncated
+    assert capture.text() == "01234" + omission_marker(1, capture.spill_path) + "6789!"
+
+
+def test_memory_stays_bounded_for_a_large_stream() -> None:
+    big, small = b"z" * 65536, b"z" * 1000  # both the replace and the append-then-trim paths
+    capture = OutputCapture(2000, None)
+    tracemalloc.start()
+    try:
+        for _ in range(100):
+            capture.feed(big)
+            for _ in range(100):
+                capture.feed(small)
+        _, peak = tracemalloc.get_traced_memory()
+    finally:
+        tracemalloc.stop()
+    assert capture.total == 100 * (65536 + 100 * 1000)
+    assert peak < 2_000_000
+    assert capture.text().endswith("z" * 1000)
+
+
+def test_no_spill_dir_still_truncates_with_plain_marker() -> None:
+    capture = OutputCapture(4, None)
+    _feed_all(capture, b"abcdefgh", chunk=1)
+    assert capture.spill_path is None
+    assert capture.text() == "ab\n... [4 bytes omitted] ...\ngh"
+
+
+def test_unusable_spill_dir_degrades_to_no_spill(tmp_path: Path) -> None:
+    blocker = tmp_path / "file"
+    blocker.write_text("not a directory")
+    capture = OutputCapture(4, blocker / "sub")
+    _feed_all(capture, b"abcdefgh", chunk=3)
+    assert capture.truncated
+    assert capture.spill_path is None
+    assert "[4 bytes omitted]" in capture.text()
+
+
+def test_utf8_sequences_cut_at_the_boundaries_are_dropped_cleanly(tmp_path: Path) -> None:
+    data = "€".encode() * 1000  # 3 bytes each, so 500-byte head and tail both split a character
+    capture = OutputCapture(1000, tmp_path)
+    _feed_all(capture, data, chunk=1000)
+    text = capture.text()
+    assert "\ufffd" not in text
+    head, _, rest = text.partition("\n... [")
+    tail = rest.split("] ...\n", 1)[1]
+    assert head == "€" * 166
+    assert tail == "€" * 166
+    assert f"[{len(data) - 2 * 166 * 3:,} bytes omitted" in text
+
+
+def test_invalid_bytes_are_replaced(tmp_path: Path) -> None:
+    capture = OutputCapture(100, tmp_path)
+    _feed_all(capture, b"ok \xff\xfe end", chunk=4)
+    assert capture.text() == "ok \ufffd\ufffd end"
+    garbage = OutputCapture(6, tmp_path)
+    _feed_all(garbage, b"\x80" * 50 + b"\xf0\x9f", chunk=5)
+    assert "bytes omitted" in garbage.text()  # does not raise on lone continuation/lead bytes
+
+
+def test_zero_limit_omits_everything(tmp_path: Path) -> None:
+    capture = OutputCapture(0, tmp_path)
+    _feed_all(capture, b"abc", chunk=1)
+    assert capture.text() == omission_marker(3, capture.spill_path)
+    assert capture.spill_path is not None and capture.spill_path.read_bytes() == b"abc"
+
+
+def test_spill_files_are_private_and_unique(tmp_path: Path) -> None:
+    spill_dir = tmp_path / "state" / "output"
+    first_handle, first = open_spill_file(spill_dir, "stdout")
+    second_handle, second = open_spill_file(spill_dir, "stdout")
+    first_handle.close()
+    second_handle.close()
+    assert first != second
+    assert stat.S_IMODE(spill_dir.stat().st_mode) == 0o700
+    assert stat.S_IMODE(first.stat().st_mode) == 0o600
+
+
+def test_truncate_text_leaves_short_text_alone(tmp_path: Path) -> None:
+    assert truncate_text("hello", 5, tmp_path / "spill") == ("hello", None)
+    assert not (tmp_path / "spill").exists()
+
+
+def test_truncate_text_caps_and_spills(tmp_path: Path) -> None:
+    text = "".join(f"row {i}\n" for i in range(5000)) + "ünïcödé end"
+    capped, path = truncate_text(text, 200, tmp_path / "spill")
+    assert path is not None
+    assert path.read_text(encoding="utf-8") == text
+    assert capped == text[:100] + omission_marker(len(text) - 200, path, unit="characters") + text[-100:]
+    assert capped.endswith("ünïcödé end")
+
+
+def test_truncate_text_without_spill_dir_and_with_lone_surrogates() -> None:
+    text = "a" * 50 + "\ud800" + "b" * 50
+    capped, path = truncate_text(text, 10, None)
+    assert path is None
+    assert capped == "aaaaa\n... [91 characters omitted] ...\nbbbbb"
+
+
+def test_truncate_text_spills_lone_surrogates_without_failing(tmp_path: Path) -> None:
+    text = "\ud800" * 30
+    capped, path = truncate_text(text, 4, tmp_path)
+    assert path is not None and path.stat().st_size > 0
+    assert "[26 characters omitted; full output:" in capped

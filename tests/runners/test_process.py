@@ -1,0 +1,391 @@
+from __future__ import annotations
+
+import http.server
+import json
+import os
+import stat
+import subprocess
+import sys
+import textwrap
+import threading
+import time
+from pathlib import Path
+
+import pytest
+
+from nami_yaml.runners.process import (
+    NON_INTERACTIVE_ENV,
+    ProcessRequest,
+    ProcessResult,
+    child_environment,
+    is_secret_name,
+    run_process,
+)
+
+
+def _run(argv: list[str], cwd: Path, **kwargs: object) -> ProcessResult:
+    request = ProcessRequest(argv=argv, cwd=cwd, env=child_environment(os.environ), **kwargs)  # type: ignore[arg-type]
+    return run_process(request)
+
+
+def _bash(script: str, cwd: Path, **kwargs: object) -> ProcessResult:
+    return _run(["bash", "-c", script], cwd, **kwargs)
+
+
+def _alive(pid: int) -> bool:
+    """A zombie counts as dead: it runs nothing and only waits for init to reap it."""
+    try:
+        with open(f"/proc/{pid}/stat", "rb") as handle:
+            fields = handle.read().rsplit(b")", 1)[1].split()
+    except FileNotFoundError:
+        return False
+    return fields[0] not in (b"Z", b"X")
+
+
+def _dies_soon(pid: int, within: float = 10.0) -> bool:
+    deadline = time.monotonic() + within
+    while time.monotonic() < deadline:
+        if not _alive(pid):
+            return True
+        time.sleep(0.05)
+    return False
+
+
+def _first_pid(text: str) -> int:
+    return int(text.split()[0])
+
+
+def test_stdout_only(workdir: Path) -> None:
+    result = _run(["echo", "hello"], workdir)
+    assert result.ok
+    assert result.exit_code == 0
+    assert result.stdout == "hello\n"
+    assert result.total_bytes == 6
+    assert result.format() == "hello"
+
+
+def test_stderr_and_exit_code_layout(workdir: Path) -> None:
+    result = _bash("echo out; echo err >&2; exit 3", workdir)
+    assert not result.ok
+    assert result.exit_code == 3
+    assert result.stderr == "err\n"
+    assert result.format() == "out\n[stderr]\nerr\n[exit code: 3]"
+
+
+def test_no_output(workdir: Path) -> None:
+    assert _run(["true"], workdir).format() == "(no output)"
+    assert _run(["false"], workdir).format() == "[exit code: 1]"
+
+
+def test_runs_in_the_given_directory(workdir: Path) -> None:
+    (workdir / "marker.txt").write_text("x")
+    assert "marker.txt" in _run(["ls"], workdir).stdout
+
+
+def test_missing_program_is_a_result(workdir: Path) -> None:
+    result = _run(["definitely-not-a-program-nami"], workdir)
+    assert result.exit_code == 127
+    assert result.stderr == "command not found: definitely-not-a-program-nami"
+    assert "[exit code: 127]" in result.format()
+
+
+def test_non_executable_file_is_a_result(workdir: Path) -> None:
+    script = workdir / "script.sh"
+    script.write_text("#!/bin/sh\necho hi\n")
+    script.chmod(0o644)
+    result = _run([str(script)], workdir)
+    assert result.exit_code == 126
+    assert "permission denied" in result.stderr
+
+
+def test_missing_interpreter_is_named(workdir: Path) -> None:
+    script = workdir / "script.sh"
+    script.write_text("#!/nonexistent/interpreter\necho hi\n")
+    script.chmod(0o755)
+    result = _run(["./script.sh"], workdir)
+    assert result.exit_code == 127
+    assert result.stderr == "cannot run ./script.sh: interpreter in its #! line not found"
+
+
+def test_missing_working_directory_and_empty_argv(workdir: Path) -> None:
+    result = _run(["true"], workdir / "gone")
+    assert result.exit_code == 126 and "working directory not found" in result.stderr
+    assert _run([], workdir).exit_code == 127
+
+
+def test_signal_death_reports_negative_code(workdir: Path) -> None:
+    result = _bash("kill -9 $$", workdir)
+    assert result.exit_code == -9
+    assert result.format() == "[exit code: -9 (SIGKILL)]"
+
+
+def test_non_utf8_output_is_replaced(workdir: Path) -> None:
+    result = _run(["printf", "a\\xff\\xfeb"], workdir)
+    assert result.exit_code == 0
+    assert result.stdout == "a\ufffd\ufffdb"
+
+
+def test_stdin_is_dev_null_by_default(workdir: Path) -> None:
+    result = _run(["cat"], workdir, timeout=30)
+    assert not result.timed_out
+    assert result.exit_code == 0
+    assert result.duration < 10
+    assert result.format() == "(no output)"
+
+
+def test_stdin_bytes_are_delivered(workdir: Path) -> None:
+    result = _run(["cat"], workdir, stdin=b"line one\nline two\n")
+    assert result.stdout == "line one\nline two\n"
+
+
+def test_big_stdin_with_big_output_does_not_deadlock(workdir: Path) -> None:
+    payload = os.urandom(2_500_000).hex().encode()  # 5 MB, far beyond any pipe buffer
+    result = _run(["cat"], workdir, stdin=payload, timeout=60, max_output=1000)
+    assert not result.timed_out
+    assert result.exit_code == 0
+    assert result.total_bytes == len(payload)
+    assert result.stdout.startswith(payload[:500].decode())
+    assert result.stdout.endswith(payload[-500:].decode())
+
+
+def test_child_that_ignores_stdin_does_not_block_us(workdir: Path) -> None:
+    result = _run(["true"], workdir, stdin=b"x" * 5_000_000, timeout=30)
+    assert result.exit_code == 0 and not result.timed_out
+
+
+def test_large_stderr_and_stdout_together(workdir: Path) -> None:
+    script = "for i in $(seq 1 200); do head -c 20000 /dev/zero | tr '\\0' e >&2; head -c 20000 /dev/zero | tr '\\0' o; done"
+    result = _bash(script, workdir, timeout=60, max_output=10_000)
+    assert not result.timed_out
+    assert result.exit_code == 0
+    assert result.total_bytes == 8_000_000
+    assert result.truncated
+    assert result.stdout.startswith("o" * 5000)
+    assert result.stderr.startswith("e" * 1000)
+
+
+def test_runs_in_its_own_session(workdir: Path) -> None:
+    code = "import os; print(os.getsid(0) == os.getpid(), os.getpgid(0) == os.getpid())"
+    assert _run([sys.executable, "-c", code], workdir).stdout == "True True\n"
+
+
+def test_timeout_kills_the_whole_group_and_keeps_partial_output(workdir: Path) -> None:
+    result = _bash("sleep 60 & echo $!; echo partial; wait", workdir, timeout=1)
+    assert result.timed_out
+    assert result.exit_code is None
+    assert not result.ok
+    assert result.duration < 10
+    assert "partial" in result.stdout
+    assert result.format().endswith("[timed out after 1 s; process group killed]")
+    assert _dies_soon(_first_pid(result.stdout))
+
+
+def test_timeout_escalates_to_sigkill(workdir: Path) -> None:
+    script = "trap '' TERM; (trap '' TERM; sleep 60) & echo $!; while :; do sleep 0.1; done"
+    result = _bash(script, workdir, timeout=1)
+    assert result.timed_out
+    assert result.duration < 10
+    assert _dies_soon(_first_pid(result.stdout))
+
+
+def test_timeout_while_child_has_closed_its_output(workdir: Path) -> None:
+    result = _bash("exec >&- 2>&-; sleep 60", workdir, timeout=1)
+    assert result.timed_out
+    assert result.duration < 10
+
+
+def test_child_that_closes_its_output_is_still_waited_for(workdir: Path) -> None:
+    result = _bash("exec >&- 2>&-; sleep 0.5; exit 4", workdir, timeout=30)
+    assert not result.timed_out
+    assert result.exit_code == 4
+
+
+def test_background_grandchild_holding_stdout_does_not_hang(workdir: Path) -> None:
+    result = _bash("sleep 60 & echo $!", workdir, timeout=60)
+    assert not result.timed_out
+    assert result.exit_code == 0
+    assert result.duration < 10
+    assert result.stragglers_killed
+    assert "background processes" in result.format()
+    assert _dies_soon(_first_pid(result.stdout))
+
+
+def test_redirected_background_process_is_left_alone(workdir: Path) -> None:
+    result = _bash("sleep 30 >/dev/null 2>&1 & echo $!", workdir)
+    pid = _first_pid(result.stdout)
+    try:
+        assert result.exit_code == 0
+        assert not result.stragglers_killed
+        assert result.format() == str(pid)
+        assert _alive(pid)
+    finally:
+        os.kill(pid, 9)
+
+
+def test_cancel_kills_the_group(workdir: Path) -> None:
+    cancel = threading.Event()
+    timer = threading.Timer(1.0, cancel.set)
+    timer.start()
+    try:
+        result = _bash("sleep 60 & echo $!; wait", workdir, timeout=60, cancel=cancel)
+    finally:
+        timer.cancel()
+    assert result.interrupted
+    assert not result.timed_out
+    assert result.exit_code is None
+    assert result.duration < 10
+    assert result.format().endswith("[interrupted]")
+    assert _dies_soon(_first_pid(result.stdout))
+
+
+def test_cancel_already_set_does_not_start_anything(workdir: Path) -> None:
+    cancel = threading.Event()
+    cancel.set()
+    result = _run(["touch", "created"], workdir, cancel=cancel)
+    assert result.interrupted
+    assert result.format() == "[interrupted]"
+    assert not (workdir / "created").exists()
+
+
+def test_truncated_output_is_spilled_in_full(workdir: Path, tmp_path: Path) -> None:
+    spill_dir = tmp_path / "state" / "output"
+    result = _run(["seq", "1", "100000"], workdir, max_output=1000, spill_dir=spill_dir)
+    full = "".join(f"{i}\n" for i in range(1, 100001))
+    assert result.exit_code == 0
+    assert result.truncated
+    assert result.total_bytes == len(full)
+    assert result.spill_path is not None
+    assert result.spill_path.parent == spill_dir
+    assert stat.S_IMODE(spill_dir.stat().st_mode) == 0o700
+    assert result.spill_path.read_text() == full
+    assert result.stdout.startswith("1\n2\n3\n")
+    assert result.stdout.endswith("99999\n100000\n")
+    assert f"bytes omitted; full output: {result.spill_path}] ...\n" in result.stdout
+    assert len(result.stdout) < 1200
+
+
+def test_secret_names() -> None:
+    for name in ("FOO_API_KEY", "MY_TOKEN", "db_password", "AWS_SECRET_ACCESS_KEY", "GH_CREDENTIALS"):
+        assert is_secret_name(name), name
+    for name in ("PATH", "HOME", "LANG", "KUBECONFIG", "SSH_AUTH_SOCK"):
+        assert not is_secret_name(name), name
+
+
+def test_secrets_never_reach_the_child(workdir: Path) -> None:
+    host = dict(os.environ)
+    host.update(
+        FOO_API_KEY="s1", MY_TOKEN="s2", db_password="s3", AWS_SECRET_ACCESS_KEY="s4",
+        GH_CREDENTIALS="s5", OPENAI_API_KEY="s6", NAMI_HARMLESS="visible", PAGER="less",
+    )
+    env = child_environment(
+        host,
+        passthrough=["MY_TOKEN", "OPENAI_API_KEY", "NOT_SET_ANYWHERE"],
+        extra={"TOOL_MODE": "fixed", "NO_COLOR": "0", "OPENAI_API_KEY": "from-extra"},
+        protected=["OPENAI_API_KEY"],
+    )
+    result = run_process(ProcessRequest(argv=["env"], cwd=workdir, env=env))
+    seen = dict(line.split("=", 1) for line in result.stdout.splitlines() if "=" in line)
+    for name in ("FOO_API_KEY", "db_password", "AWS_SECRET_ACCESS_KEY", "GH_CREDENTIALS", "OPENAI_API_KEY"):
+        assert name not in seen, name
+    assert "s6" not in result.stdout and "from-extra" not in result.stdout
+    assert seen["MY_TOKEN"] == "s2"  # passthrough
+    assert "NOT_SET_ANYWHERE" not in seen
+    assert seen["NAMI_HARMLESS"] == "visible"
+    assert seen["PAGER"] == "cat"  # non-interactive settings beat the host
+    assert seen["GIT_TERMINAL_PROMPT"] == "0"
+    assert seen["TOOL_MODE"] == "fixed"
+    assert seen["NO_COLOR"] == "0"  # the tool's own env wins over the defaults
+    assert seen["PATH"] == os.environ["PATH"]
+
+
+def test_non_interactive_env_covers_the_usual_prompts() -> None:
+    for name, value in {"GIT_TERMINAL_PROMPT": "0", "PAGER": "cat", "GIT_PAGER": "cat", "TERM": "dumb",
+                        "DEBIAN_FRONTEND": "noninteractive", "GIT_EDITOR": "true", "NO_COLOR": "1"}.items():
+        assert NON_INTERACTIVE_ENV[name] == value
+    assert "CI" not in NON_INTERACTIVE_ENV
+    env = child_environment({"GIT_PAGER": "less -R"})
+    assert env["GIT_PAGER"] == "cat"
+
+
+class _AuthRequired(http.server.BaseHTTPRequestHandler):
+    def do_GET(self) -> None:
+        self.send_response(401)
+        self.send_header("WWW-Authenticate", 'Basic realm="nami"')
+        self.send_header("Content-Length", "0")
+        self.end_headers()
+
+    def log_message(self, *args: object) -> None:
+        pass
+
+
+def test_git_fails_instead_of_prompting_for_credentials(workdir: Path) -> None:
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), _AuthRequired)
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    try:
+        url = f"http://127.0.0.1:{server.server_address[1]}/repo.git"
+        result = _run(["git", "clone", url, "x"], workdir, timeout=60)
+    finally:
+        server.shutdown()
+        server.server_close()
+    assert not result.timed_out
+    assert result.exit_code not in (0, None)
+    assert "terminal prompts disabled" in result.stderr
+
+
+@pytest.mark.parametrize("timed_out,interrupted,code,expected", [
+    (False, False, 0, "out\n[stderr]\nwarn"),
+    (False, False, 2, "out\n[stderr]\nwarn\n[exit code: 2]"),
+    (True, False, None, "out\n[stderr]\nwarn\n[timed out after 2.5 s; process group killed]"),
+    (False, True, None, "out\n[stderr]\nwarn\n[interrupted]"),
+])
+def test_format_status_lines(timed_out: bool, interrupted: bool, code: int | None, expected: str) -> None:
+    result = ProcessResult(exit_code=code, stdout="out\n", stderr="warn\n", timed_out=timed_out,
+                           interrupted=interrupted, truncated=False, total_bytes=9, spill_path=None,
+                           duration=3.0, timeout=2.5)
+    assert result.format() == expected
+
+
+_MEMORY_PROBE = textwrap.dedent(
+    """
+    import json, os, resource, sys
+    from pathlib import Path
+    from nami_yaml.runners.process import ProcessRequest, child_environment, run_process
+
+    env = child_environment(os.environ)
+    cwd = Path(sys.argv[1])
+    run_process(ProcessRequest(argv=["true"], cwd=cwd, env=env))  # imports and first-use costs
+    before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+    result = run_process(ProcessRequest(
+        argv=["bash", "-c", "head -c 300000000 /dev/zero | tr '\\\\0' a"],
+        cwd=cwd, env=env, timeout=600, spill_dir=Path(sys.argv[2]),
+    ))
+    after = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+    print(json.dumps({
+        "growth_kb": after - before, "total": result.total_bytes, "timed_out": result.timed_out,
+        "exit": result.exit_code, "spill": str(result.spill_path),
+        "spill_size": result.spill_path.stat().st_size if result.spill_path else -1,
+        "shown": len(result.stdout), "tail": result.stdout[-20:],
+    }))
+    """
+)
+
+
+def test_huge_output_keeps_memory_flat_and_spills_everything(workdir: Path, tmp_path: Path) -> None:
+    spill_dir = tmp_path / "spill"
+    probe = subprocess.run(
+        [sys.executable, "-c", _MEMORY_PROBE, str(workdir), str(spill_dir)],
+        capture_output=True, text=True, timeout=900, check=False,
+    )
+    assert probe.returncode == 0, probe.stderr
+    report = json.loads(probe.stdout)
+    try:
+        assert not report["timed_out"]
+        assert report["exit"] == 0
+        assert report["total"] == 300_000_000
+        assert report["spill_size"] == 300_000_000
+        assert report["tail"] == "a" * 20
+        assert report["shown"] < 50_200
+        assert report["growth_kb"] < 30 * 1024, report
+    finally:
+        Path(report["spill"]).unlink(missing_ok=True)  # do not leave 300 MB in pytest's tmp dirs
