@@ -1,0 +1,50 @@
+"""Every ```yaml block in README.md and docs/ is loaded: tool files by the tool loader, agent configs by
+the agent schema. A block whose first line is ``# invalid`` must produce problems instead."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import pytest
+
+from nami_yaml.registry.loader import load_tool_file
+from nami_yaml.spec.validate import problems_for, validator
+from nami_yaml.spec.yamlpos import parse_yaml
+
+ROOT = Path(__file__).resolve().parents[2]
+DOCS = [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md"))]
+BLOCK = re.compile(r"^```yaml\n(.*?)^```", re.S | re.M)
+
+
+def blocks() -> list[tuple[str, str]]:
+    found = []
+    for doc in DOCS:
+        for index, match in enumerate(BLOCK.finditer(doc.read_text(encoding="utf-8"))):
+            found.append((f"{doc.name}#{index}", match.group(1)))
+    return found
+
+
+def is_tool_file(value: object) -> bool:
+    return isinstance(value, dict) and ("name" in value or isinstance(value.get("tools"), list))
+
+
+@pytest.mark.parametrize(("where", "text"), blocks(), ids=[w for w, _ in blocks()])
+def test_doc_yaml_block_is_valid(where: str, text: str, tmp_path: Path) -> None:
+    expect_invalid = text.startswith("# invalid")
+    doc, problems = parse_yaml(text, where)
+    assert doc is not None, problems
+    if is_tool_file(doc.value):
+        file = tmp_path / "example.yaml"
+        file.write_text(text, encoding="utf-8")
+        tools, problems = load_tool_file(file)
+    else:
+        problems = problems_for(doc, doc.value, (), validator("agent"))
+    if expect_invalid:
+        assert problems, f"{where} is marked invalid but loads cleanly"
+    else:
+        assert problems == [], f"{where}: " + "\n".join(map(str, problems))
+
+
+def test_docs_have_examples() -> None:
+    assert len(blocks()) >= 10
