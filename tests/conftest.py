@@ -8,6 +8,8 @@ import pytest
 
 from nami_yaml.runtime import RuntimeContext
 
+pytest_plugins = ["nami_yaml.testing.pytest_plugin"]
+
 
 @pytest.fixture(autouse=True)
 def temp_home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:

@@ -66,9 +66,12 @@ def build_agent(config: str | None, model_name: str | None, base_url: str | None
     options = dict(get("model.options") or {})
     if get("model.max_tokens") is not None:
         options["max_tokens"] = get("model.max_tokens")
+    api_key = effective.api_key or ("no-key-needed" if local else None)
+    key_source = effective.api_key_source
     model = OpenAIChatModel(
-        get("model.name"), url, api_key=effective.api_key,
-        api_key_env=None if local else get("model.api_key_env"),
+        get("model.name"), url, api_key=api_key,
+        # Error hints name the variable the key came from, or the one it should be in.
+        api_key_env=key_source[1:] if key_source.startswith("$") else get("model.api_key_env"),
         stream=bool(get("model.stream")), max_retries=int(get("model.retries")), timeout=float(get("model.timeout")),
         temperature=get("model.temperature"), options=options, quirks=get("model.quirks"),
     )
