@@ -1,0 +1,292 @@
+"""The Model protocol over any OpenAI-compatible Chat Completions endpoint.
+
+``openai`` is imported only when a request is made: ``nami --help`` and ``nami tools ...`` never pay for it.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import inspect
+import re
+import uuid
+from collections.abc import Callable, Iterator
+from typing import TYPE_CHECKING, Any
+
+from nami_yaml.errors import ConfigError
+from nami_yaml.model.presets import resolve_quirks
+from nami_yaml.model.types import AssistantTurn, ModelError, ToolCall, Usage
+
+if TYPE_CHECKING:
+    import openai
+
+_RESERVED = frozenset({"model", "messages", "tools", "stream", "stream_options"})
+_NO_KEY = "no-key"  # the SDK refuses to start without a key; keyless local servers ignore it
+
+
+class OpenAIChatModel:
+    """Streams (by default) one Chat Completions request per :meth:`complete` and assembles the turn."""
+
+    def __init__(
+        self,
+        model: str,
+        base_url: str | None = None,
+        api_key: str | None = None,
+        api_key_env: str | None = None,
+        *,
+        stream: bool = True,
+        max_retries: int = 2,
+        timeout: float = 600.0,
+        temperature: float | None = None,
+        options: dict[str, Any] | None = None,
+        quirks: dict[str, Any] | None = None,
+    ):
+        if not api_key and api_key_env:
+            where = base_url or "the endpoint"
+            raise ModelError(f"no API key for {where}: set ${api_key_env}")
+        self.model = model
+        self.base_url = base_url
+        self.api_key_env = api_key_env
+        self.stream = stream
+        self.max_retries = max_retries
+        self.timeout = timeout
+        self.options = dict(options or {})
+        reserved = sorted(set(self.options) & _RESERVED)
+        if reserved:
+            raise ConfigError(f"model option(s) {', '.join(reserved)} are set by nami, not by options")
+        if temperature is not None:
+            self.options["temperature"] = temperature
+        self.quirks = resolve_quirks(quirks)
+        self._api_key = api_key or _NO_KEY
+        self._sdk: openai.OpenAI | None = None
+        self._known: frozenset[str] | None = None  # parameters this SDK version's create() accepts
+
+    def __repr__(self) -> str:  # never shows the key
+        return f"OpenAIChatModel(model={self.model!r}, base_url={self.base_url!r})"
+
+    # -- the Model protocol ---------------------------------------------------------------------
+    def complete(
+        self,
+        messages: list[dict[str, Any]],
+        tools: list[dict[str, Any]],
+        on_text: Callable[[str], None] | None = None,
+    ) -> AssistantTurn:
+        import openai
+
+        sdk = self._client()
+        request = self._request(sdk, messages, tools)
+        try:
+            if self.stream:
+                return self._complete_streamed(sdk, request, on_text)
+            return self._complete_once(sdk, request, on_text)
+        except openai.APIError as exc:
+            raise self._model_error(exc) from exc
+        except openai.OpenAIError as exc:
+            raise ModelError(self._clean(f"request to {self._where()} failed: {exc}")) from exc
+
+    # -- request --------------------------------------------------------------------------------
+    def _client(self) -> openai.OpenAI:
+        if self._sdk is None:
+            import openai
+
+            self._sdk = openai.OpenAI(api_key=self._api_key, base_url=self.base_url,
+                                      max_retries=self.max_retries, timeout=self.timeout)
+        return self._sdk
+
+    def _request(self, sdk: openai.OpenAI, messages: list[dict[str, Any]],
+                 tools: list[dict[str, Any]]) -> dict[str, Any]:
+        # Fixed key order: identical history gives identical request bytes, which prompt caches need.
+        request: dict[str, Any] = {"model": self.model, "messages": self._messages(messages)}
+        if tools:
+            request["tools"] = tools
+            if self.quirks["no_parallel_tool_calls"]:
+                request["parallel_tool_calls"] = False
+        if self._known is None:
+            self._known = frozenset(inspect.signature(sdk.chat.completions.create).parameters)
+        known = self._known
+        extra_body: dict[str, Any] = dict(self.options.get("extra_body") or {})
+        for key, value in self.options.items():
+            if key == "extra_body":
+                continue
+            if key == "max_tokens":
+                key = self.quirks["max_tokens_field"]
+            # Server-specific options (top_k, min_p, ...) are unknown to the SDK: send them in the body.
+            if key in known:
+                request[key] = value
+            else:
+                extra_body[key] = value
+        if extra_body:
+            request["extra_body"] = extra_body
+        if self.stream:
+            request["stream"] = True
+            if self.quirks["stream_usage"]:
+                request["stream_options"] = {"include_usage": True}
+        return request
+
+    def _messages(self, messages: list[dict[str, Any]]) -> list[dict[str, Any]]:
+        if not self.quirks["null_content_as_empty"]:
+            return messages
+        return [{**m, "content": ""} if m.get("role") == "assistant" and m.get("content") is None else m
+                for m in messages]
+
+    # -- responses ------------------------------------------------------------------------------
+    def _complete_streamed(self, sdk: openai.OpenAI, request: dict[str, Any],
+                           on_text: Callable[[str], None] | None) -> AssistantTurn:
+        text: list[str] = []
+        reasoning: list[str] = []
+        slots: dict[int, dict[str, Any]] = {}
+        finish_reason: str | None = None
+        usage: Usage | None = None
+        # The context manager closes the HTTP response on any exit, KeyboardInterrupt included.
+        with sdk.chat.completions.create(**request) as stream, self._mid_stream():
+            for chunk in stream:
+                if getattr(chunk, "usage", None):
+                    usage = _usage(chunk.usage)
+                for choice in chunk.choices or []:
+                    delta = choice.delta
+                    piece = _reasoning_of(delta)
+                    if piece:
+                        reasoning.append(piece)
+                    if delta.content:
+                        text.append(delta.content)
+                        if on_text is not None:
+                            on_text(delta.content)
+                    for call in delta.tool_calls or []:
+                        _merge_call_delta(slots, call)
+                    if choice.finish_reason:
+                        finish_reason = choice.finish_reason
+        calls = [ToolCall(id=s["id"] or _new_call_id(), name=s["name"], arguments="".join(s["arguments"]))
+                 for _, s in sorted(slots.items())]
+        return AssistantTurn(content="".join(text) or None, tool_calls=calls, finish_reason=finish_reason,
+                             usage=usage, reasoning="".join(reasoning) or None)
+
+    def _complete_once(self, sdk: openai.OpenAI, request: dict[str, Any],
+                       on_text: Callable[[str], None] | None) -> AssistantTurn:
+        reply = sdk.chat.completions.create(**request)
+        if not reply.choices:
+            raise ModelError(f"{self._where()} returned no choices for model {self.model!r}")
+        choice = reply.choices[0]
+        message = choice.message
+        calls = [ToolCall(id=c.id or _new_call_id(), name=c.function.name, arguments=c.function.arguments or "")
+                 for c in message.tool_calls or [] if getattr(c, "function", None) is not None]
+        if message.content and on_text is not None:
+            on_text(message.content)
+        return AssistantTurn(content=message.content or None, tool_calls=calls,
+                             finish_reason=choice.finish_reason,
+                             usage=_usage(reply.usage) if reply.usage else None,
+                             reasoning=_reasoning_of(message))
+
+    # -- errors ---------------------------------------------------------------------------------
+    @contextlib.contextmanager
+    def _mid_stream(self) -> Iterator[None]:
+        """A dropped connection after the response began is not "cannot reach": say what happened."""
+        import openai
+
+        try:
+            yield
+        except openai.APITimeoutError:
+            raise
+        except openai.APIConnectionError as exc:
+            raise ModelError(self._clean(f"connection to {self._where()} lost mid-response: "
+                                         f"{_root_cause(exc)}; try again")) from exc
+
+    def _where(self) -> str:
+        if self._sdk is not None:
+            return str(self._sdk.base_url).rstrip("/")
+        return (self.base_url or "https://api.openai.com/v1").rstrip("/")
+
+    def _model_error(self, exc: openai.APIError) -> ModelError:
+        import openai
+
+        where = self._where()
+        if isinstance(exc, openai.APITimeoutError):
+            return ModelError(f"request to {where} timed out after {self.timeout:g} s "
+                              f"(after {_retries(self.max_retries)}); try again or raise the timeout")
+        if isinstance(exc, openai.APIConnectionError):
+            return ModelError(self._clean(f"cannot reach {where}: {_root_cause(exc)}; is the server running?"))
+        if not isinstance(exc, openai.APIStatusError):
+            return ModelError(self._clean(f"error from {where} while streaming: {exc.message}"))
+        status = exc.status_code
+        detail = _server_message(exc)
+        retried = 0 if exc.response.headers.get("x-should-retry") == "false" else self.max_retries
+        if status == 401:
+            key = f"${self.api_key_env}" if self.api_key_env else "your configuration"
+            text = f"authentication failed (401) at {where}: check the API key in {key}"
+        elif status == 403:
+            text = f"permission denied (403) at {where}: {detail}; check the key's access to {self.model!r}"
+        elif status == 404:
+            text = (f"not found (404) at {where}: {detail}; check the model name {self.model!r} "
+                    f"and that base_url points at the API (often ending in /v1)")
+        elif status == 429:
+            text = f"rate limited (429) at {where} after {_retries(retried)}: {detail}; wait and try again"
+        elif status in (400, 413, 422):
+            text = f"request rejected ({status}) by {where}: {detail}"
+        elif status >= 500:
+            text = f"server error ({status}) at {where} after {_retries(retried)}: {detail}; try again later"
+        else:
+            text = f"unexpected response ({status}) from {where}: {detail}"
+        return ModelError(self._clean(text), status=status)
+
+    def _clean(self, text: str) -> str:
+        """One line, bounded, and never the key (servers sometimes echo it back)."""
+        if self._api_key != _NO_KEY and len(self._api_key) >= 4:
+            text = text.replace(self._api_key, "***")
+        text = re.sub(r"\s+", " ", text).strip()
+        return text if len(text) <= 500 else text[:497] + "..."
+
+
+def _merge_call_delta(slots: dict[int, dict[str, Any]], call: Any) -> None:
+    index = call.index
+    if index is None:
+        # Some servers omit the index: a new id starts a new call, anything else continues the last one.
+        last = max(slots, default=0)
+        index = last + 1 if call.id and slots.get(last, {}).get("id") not in (None, call.id) else last
+    slot = slots.setdefault(index, {"id": None, "name": "", "arguments": []})
+    if call.id and not slot["id"]:
+        slot["id"] = call.id
+    function = call.function
+    if function is not None:
+        # Some servers repeat the name on every fragment; the first one is the name.
+        if function.name and not slot["name"]:
+            slot["name"] = function.name
+        if function.arguments:
+            slot["arguments"].append(function.arguments)
+
+
+def _reasoning_of(obj: Any) -> str | None:
+    # DeepSeek says reasoning_content; vLLM and others say reasoning. The SDK keeps both as extras.
+    extra = getattr(obj, "model_extra", None) or {}
+    value = extra.get("reasoning_content") or extra.get("reasoning")
+    return value if isinstance(value, str) and value else None
+
+
+def _usage(raw: Any) -> Usage:
+    details = getattr(raw, "prompt_tokens_details", None)
+    cached = getattr(details, "cached_tokens", None) if details is not None else None
+    if not cached:
+        cached = (getattr(raw, "model_extra", None) or {}).get("prompt_cache_hit_tokens")
+    return Usage(prompt_tokens=raw.prompt_tokens or 0, completion_tokens=raw.completion_tokens or 0,
+                 cached_tokens=int(cached or 0))
+
+
+def _retries(n: int) -> str:
+    return "1 retry" if n == 1 else f"{n} retries"
+
+
+def _new_call_id() -> str:
+    return f"call_{uuid.uuid4().hex[:24]}"
+
+
+def _server_message(exc: openai.APIStatusError) -> str:
+    body = exc.body
+    if isinstance(body, dict) and body.get("message"):
+        return str(body["message"])
+    if isinstance(body, str) and body.strip():
+        return body
+    return exc.response.reason_phrase or "no details"
+
+
+def _root_cause(exc: BaseException) -> str:
+    cause: BaseException = exc
+    while cause.__cause__ is not None or cause.__context__ is not None:
+        cause = cause.__cause__ or cause.__context__  # type: ignore[assignment]
+    return str(cause) or type(cause).__name__

@@ -1,0 +1,94 @@
+"""Known OpenAI-compatible providers: where they live, which key they read, and how they differ.
+
+A preset is plain data (no openai import) so ``nami --help`` and config validation stay cheap.
+
+Keys of a preset:
+  base_url        the endpoint, including ``/v1`` where the server needs it
+  model           a sensible default model name for that server
+  api_key_env     the variable holding the key (None: no key needed)
+  api_key         a placeholder sent when no key is needed (local servers ignore it, the SDK wants one)
+  context_window  tokens the default model accepts, for budgeting history
+  quirks          how the server departs from OpenAI's behaviour, see QUIRKS
+"""
+
+from __future__ import annotations
+
+import copy
+from typing import Any
+
+from nami_yaml.errors import ConfigError
+
+# Each quirk with its default value: the behaviour of a server that follows OpenAI exactly.
+QUIRKS: dict[str, Any] = {
+    # Send stream_options.include_usage; some servers and proxies reject the whole request with it.
+    "stream_usage": True,
+    # Send parallel_tool_calls=false with tools, for models that garble several calls in one turn.
+    "no_parallel_tool_calls": False,
+    # Where options["max_tokens"] goes; OpenAI's newer models only accept "max_completion_tokens".
+    "max_tokens_field": "max_tokens",
+    # Send "" instead of null as an assistant message's content; some servers reject null.
+    "null_content_as_empty": False,
+}
+
+DEFAULT_PRESET = "deepseek"
+
+PRESETS: dict[str, dict[str, Any]] = {
+    "deepseek": {
+        "base_url": "https://api.deepseek.com",
+        "model": "deepseek-chat",
+        "api_key_env": "DEEPSEEK_API_KEY",
+        "api_key": None,
+        "context_window": 128_000,
+        "quirks": {},
+    },
+    "openai": {
+        "base_url": "https://api.openai.com/v1",
+        "model": "gpt-4.1-mini",
+        "api_key_env": "OPENAI_API_KEY",
+        "api_key": None,
+        "context_window": 1_047_576,
+        "quirks": {"max_tokens_field": "max_completion_tokens"},
+    },
+    "ollama": {
+        "base_url": "http://localhost:11434/v1",
+        "model": "qwen2.5-coder:7b",
+        "api_key_env": None,
+        "api_key": "ollama",
+        # Ollama silently truncates the prompt at its num_ctx, so budget for a small window.
+        "context_window": 8_192,
+        "quirks": {"null_content_as_empty": True},
+    },
+    "vllm": {
+        "base_url": "http://localhost:8000/v1",
+        "model": "Qwen/Qwen2.5-Coder-7B-Instruct",
+        "api_key_env": None,
+        "api_key": "EMPTY",
+        "context_window": 32_768,
+        "quirks": {},
+    },
+    "llamacpp": {
+        "base_url": "http://localhost:8080/v1",
+        "model": "local",  # llama-server serves the one model it loaded, whatever the name
+        "api_key_env": None,
+        "api_key": "sk-no-key-required",
+        "context_window": 8_192,
+        "quirks": {"no_parallel_tool_calls": True, "null_content_as_empty": True},
+    },
+}
+
+
+def get_preset(name: str) -> dict[str, Any]:
+    """A copy of the named preset with every quirk filled in, so callers may change it freely."""
+    if name not in PRESETS:
+        raise ConfigError(f"unknown provider preset {name!r}; known: {', '.join(sorted(PRESETS))}")
+    preset = copy.deepcopy(PRESETS[name])
+    preset["quirks"] = resolve_quirks(preset["quirks"])
+    return preset
+
+
+def resolve_quirks(quirks: dict[str, Any] | None) -> dict[str, Any]:
+    """Defaults overlaid with ``quirks``; an unknown name is a ConfigError rather than silently ignored."""
+    unknown = sorted(set(quirks or {}) - set(QUIRKS))
+    if unknown:
+        raise ConfigError(f"unknown model quirk(s) {', '.join(unknown)}; known: {', '.join(QUIRKS)}")
+    return {**QUIRKS, **(quirks or {})}
