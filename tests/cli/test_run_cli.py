@@ -243,3 +243,32 @@ def test_light_commands_do_not_import_openai(args: list[str], workdir: Path) -> 
             "assert 'openai' not in sys.modules, 'openai was imported'\nprint('clean')")
     result = subprocess.run([sys.executable, "-c", code], cwd=workdir, capture_output=True, text=True, timeout=60)
     assert result.stdout.strip().endswith("clean"), result.stderr
+
+
+def test_ctrl_c_in_chat_returns_to_the_prompt(fake_openai: FakeOpenAIServer, workdir: Path) -> None:
+    fake_openai.add(tool_calls(call("bash", {"command": "echo $$ > started; sleep 60"})), text("second answer"))
+    env = dict(os.environ, NAMI_BASE_URL=fake_openai.base_url)
+    process = subprocess.Popen([*NAMI, "chat", "--yes"], cwd=workdir, env=env, stdin=subprocess.PIPE,
+                               stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        assert process.stdin is not None
+        process.stdin.write("run the long thing\n")
+        process.stdin.flush()
+        deadline = time.monotonic() + 30
+        while not (workdir / "started").exists() or not (workdir / "started").read_text().strip():
+            assert time.monotonic() < deadline, "the tool never started"
+            assert process.poll() is None
+            time.sleep(0.05)
+        process.send_signal(signal.SIGINT)
+        process.stdin.write("are you there?\nexit\n")
+        process.stdin.flush()
+        stdout, stderr = process.communicate(timeout=30)
+    finally:
+        if process.poll() is None:
+            process.kill()
+    assert process.returncode == 0, stderr
+    assert "(interrupted)" in stderr
+    assert "second answer" in stdout
+    history = fake_openai.requests[1]["messages"]
+    assert [m["role"] for m in history] == ["system", "user", "assistant", "tool", "user"]
+    assert "nterrupted" in history[3]["content"]
