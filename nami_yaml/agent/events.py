@@ -1,0 +1,106 @@
+"""What the loop reports while it runs. The CLI renders these; ``--json`` prints one ``to_json()`` per line."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field, fields
+from typing import Any
+
+from nami_yaml.model.types import Usage
+
+
+def usage_dict(usage: Usage) -> dict[str, int]:
+    return {
+        "prompt_tokens": usage.prompt_tokens,
+        "completion_tokens": usage.completion_tokens,
+        "cached_tokens": usage.cached_tokens,
+    }
+
+
+class _Event:
+    type: str
+
+    def to_json(self) -> dict[str, Any]:
+        # "type" first so a line-oriented reader can dispatch on the start of each line.
+        data: dict[str, Any] = {"type": self.type}
+        for f in fields(self):  # type: ignore[arg-type]
+            if f.name != "type":
+                data[f.name] = getattr(self, f.name)
+        return data
+
+
+@dataclass
+class TextDelta(_Event):
+    """A piece of assistant text as it streams in."""
+
+    text: str
+    type: str = field(default="text_delta", init=False)
+
+
+@dataclass
+class MessageEvent(_Event):
+    """The assistant text of one step, once complete."""
+
+    content: str
+    type: str = field(default="message", init=False)
+
+
+@dataclass
+class ToolCallEvent(_Event):
+    """A call the model asked for. ``arguments`` is the validated dict, or the raw text if it did not parse."""
+
+    id: str
+    name: str
+    arguments: dict[str, Any] | str
+    summary: str
+    type: str = field(default="tool_call", init=False)
+
+
+@dataclass
+class ToolResultEvent(_Event):
+    id: str
+    name: str
+    ok: bool
+    content: str
+    details: dict[str, Any]
+    type: str = field(default="tool_result", init=False)
+
+
+@dataclass
+class UsageEvent(_Event):
+    """Token counts of one step (the run's total is in ``final``)."""
+
+    prompt_tokens: int
+    completion_tokens: int
+    cached_tokens: int
+    type: str = field(default="usage", init=False)
+
+
+@dataclass
+class FinalEvent(_Event):
+    """Always the last event of a run. ``error`` says why a run that is not "answered" stopped."""
+
+    text: str | None
+    status: str
+    usage: dict[str, int]
+    error: str | None = None
+    type: str = field(default="final", init=False)
+
+
+@dataclass
+class ErrorEvent(_Event):
+    message: str
+    type: str = field(default="error", init=False)
+
+
+@dataclass
+class ApprovalEvent(_Event):
+    id: str
+    name: str
+    approved: bool
+    type: str = field(default="approval", init=False)
+
+
+Event = (
+    TextDelta | MessageEvent | ToolCallEvent | ToolResultEvent | UsageEvent | FinalEvent | ErrorEvent
+    | ApprovalEvent
+)

@@ -1,0 +1,208 @@
+"""A small real Toolbox of Python tools for the loop tests, and the fake endpoint + real client fixtures."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import threading
+import time
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import jsonschema
+import pytest
+
+from nami_yaml.agent import AgentLoop, Event
+from nami_yaml.registry.result import ToolResult
+from nami_yaml.runtime import RuntimeContext
+from nami_yaml.testing.fake_server import FakeOpenAIServer
+
+Func = Callable[["Toolbox", dict[str, Any]], ToolResult]
+
+
+@dataclass
+class Tool:
+    name: str
+    risk: str
+    parameters: dict[str, Any]
+    func: Func
+
+
+@dataclass
+class Prepared:
+    toolbox: Toolbox
+    tool: Tool
+    arguments: dict[str, Any]
+
+    @property
+    def name(self) -> str:
+        return self.tool.name
+
+    @property
+    def risk(self) -> str:
+        return self.tool.risk
+
+    def describe(self) -> str:
+        return f"{self.name} " + " ".join(f"{k}={v}" for k, v in sorted(self.arguments.items()))
+
+    def run(self) -> ToolResult:
+        try:
+            return self.tool.func(self.toolbox, self.arguments)
+        except Exception as exc:
+            return ToolResult.error(str(exc))
+
+
+@dataclass
+class Toolbox:
+    """Python tools with JSON-Schema validation; records what ran and when."""
+
+    ctx: RuntimeContext
+    tools: dict[str, Tool] = field(default_factory=dict)
+    intervals: list[tuple[str, float, float]] = field(default_factory=list)  # (label, start, end)
+    ran: list[str] = field(default_factory=list)
+    pids: list[int] = field(default_factory=list)
+    release: threading.Event = field(default_factory=threading.Event)  # frees the stubborn tool
+    definitions_calls: int = 0
+    _lock: threading.Lock = field(default_factory=threading.Lock)
+
+    def add(self, name: str, risk: str, properties: dict[str, Any], func: Func,
+            required: list[str] | None = None) -> None:
+        schema = {"type": "object", "properties": properties, "required": required or list(properties),
+                  "additionalProperties": False}
+        self.tools[name] = Tool(name, risk, schema, func)
+
+    def definitions(self) -> list[dict[str, Any]]:
+        self.definitions_calls += 1
+        return [
+            {"type": "function",
+             "function": {"name": t.name, "description": f"{t.name} ({t.risk})", "parameters": t.parameters}}
+            for t in sorted(self.tools.values(), key=lambda t: t.name)
+        ]
+
+    def prepare(self, name: str, raw_arguments: str) -> Prepared | ToolResult:
+        tool = self.tools.get(name)
+        if tool is None:
+            return ToolResult.error(f"unknown tool {name!r}; available: {', '.join(sorted(self.tools))}")
+        try:
+            args = json.loads(raw_arguments or "{}")
+        except json.JSONDecodeError as exc:
+            return ToolResult.error(f"arguments of {name} are not valid JSON: {exc}")
+        try:
+            jsonschema.validate(args, tool.parameters)
+        except jsonschema.ValidationError as exc:
+            return ToolResult.error(f"invalid arguments for {name}: {exc.message}")
+        return Prepared(self, tool, args)
+
+    def record(self, label: str, start: float, end: float) -> None:
+        with self._lock:
+            self.intervals.append((label, start, end))
+
+
+def _sleep_read(box: Toolbox, args: dict[str, Any]) -> ToolResult:
+    start = time.monotonic()
+    box.ctx.cancel.wait(args["seconds"])
+    box.record(args["label"], start, time.monotonic())
+    return ToolResult(f"slept {args['label']}")
+
+
+def _echo(box: Toolbox, args: dict[str, Any]) -> ToolResult:
+    box.ran.append(f"echo:{args['text']}")
+    return ToolResult(args["text"])
+
+
+def _fail(box: Toolbox, args: dict[str, Any]) -> ToolResult:
+    box.ran.append("fail")
+    return ToolResult.error("the disk is on fire", code=7)
+
+
+def _write_note(box: Toolbox, args: dict[str, Any]) -> ToolResult:
+    start = time.monotonic()
+    path = box.ctx.workspace / args["path"]
+    # A real file write plus a pause long enough that overlapping writes would show in the intervals.
+    path.write_text(args["text"])
+    time.sleep(0.3)
+    box.record(args["path"], start, time.monotonic())
+    box.ran.append(f"write:{args['path']}")
+    return ToolResult(f"wrote {len(args['text'])} chars to {args['path']}")
+
+
+def _read_note(box: Toolbox, args: dict[str, Any]) -> ToolResult:
+    path: Path = box.ctx.workspace / args["path"]
+    box.ran.append(f"read:{args['path']}")
+    return ToolResult(path.read_text() if path.exists() else "Error: no such file", ok=path.exists())
+
+
+def _block(box: Toolbox, args: dict[str, Any]) -> ToolResult:
+    """Runs a real child in its own process group and kills the group when the session is cancelled."""
+    proc = subprocess.Popen(["sleep", "600"], start_new_session=True)
+    box.pids.append(proc.pid)
+    box.ran.append("block:started")
+    while proc.poll() is None:
+        if box.ctx.cancel.wait(0.05):
+            os.killpg(proc.pid, signal.SIGKILL)
+            proc.wait()
+            return ToolResult.error("cancelled; partial output: tick", signal="SIGKILL")
+    return ToolResult("finished by itself")
+
+
+def _stubborn(box: Toolbox, args: dict[str, Any]) -> ToolResult:
+    """Ignores the cancel switch, like a badly written Python tool."""
+    box.ran.append("stubborn:started")
+    box.release.wait(60)
+    box.ran.append("stubborn:ended")
+    return ToolResult("finally done")
+
+
+@pytest.fixture
+def toolbox(ctx: RuntimeContext) -> Toolbox:
+    box = Toolbox(ctx)
+    box.add("sleep_read", "read", {"seconds": {"type": "number"}, "label": {"type": "string"}}, _sleep_read)
+    box.add("echo", "read", {"text": {"type": "string"}}, _echo)
+    box.add("fail", "read", {}, _fail)
+    box.add("write_note", "write", {"path": {"type": "string"}, "text": {"type": "string"}}, _write_note)
+    box.add("read_note", "read", {"path": {"type": "string"}}, _read_note)
+    box.add("block", "exec", {}, _block)
+    box.add("stubborn", "read", {}, _stubborn)
+    return box
+
+
+@pytest.fixture
+def server() -> Iterator[FakeOpenAIServer]:
+    with FakeOpenAIServer() as srv:
+        yield srv
+
+
+@dataclass
+class Harness:
+    """One loop wired to the real client, the fake server and the test toolbox; records events."""
+
+    server: FakeOpenAIServer
+    toolbox: Toolbox
+    ctx: RuntimeContext
+    events: list[Event] = field(default_factory=list)
+    approvals: list[str] = field(default_factory=list)
+    answer: bool = True
+
+    def approve(self, call: Any) -> bool:
+        self.approvals.append(call.describe())
+        return self.answer
+
+    def loop(self, **options: Any) -> AgentLoop:
+        from nami_yaml.model.client import OpenAIChatModel
+
+        model = OpenAIChatModel(model="fake-model", base_url=self.server.base_url, api_key="sk-test",
+                                stream=options.pop("stream", True), max_retries=options.pop("max_retries", 0))
+        return AgentLoop(model=model, toolbox=self.toolbox, approve=self.approve, cancel=self.ctx.cancel,
+                         on_event=self.events.append, **options)
+
+    def of_type(self, kind: str) -> list[dict[str, Any]]:
+        return [e.to_json() for e in self.events if e.type == kind]
+
+
+@pytest.fixture
+def harness(server: FakeOpenAIServer, toolbox: Toolbox, ctx: RuntimeContext) -> Harness:
+    return Harness(server, toolbox, ctx)

@@ -1,0 +1,382 @@
+"""The loop against a real HTTP server speaking the OpenAI wire protocol, through the real openai SDK."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import threading
+import time
+from typing import Any
+
+import pytest
+
+from nami_yaml.agent.loop import ABANDONED, CUT_OFF, NOT_RUN
+from nami_yaml.testing.fake_server import FakeOpenAIServer, call, error, text, tool_calls
+
+USER = [{"role": "user", "content": "do the thing"}]
+
+
+def _history() -> list[dict[str, Any]]:
+    return [{"role": "system", "content": "You are a test."}, *json.loads(json.dumps(USER))]
+
+
+def _tool_messages(messages: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    return [m for m in messages if m["role"] == "tool"]
+
+
+def _call_ids(message: dict[str, Any]) -> list[str]:
+    return [c["id"] for c in message["tool_calls"]]
+
+
+def _ctrl_c_when(condition: Any, *, timeout: float = 30.0) -> threading.Thread:
+    """Deliver SIGINT to the main thread (what Ctrl-C does) once ``condition()`` holds."""
+
+    def fire() -> None:
+        deadline = time.monotonic() + timeout
+        while not condition():
+            if time.monotonic() > deadline:
+                return
+            time.sleep(0.02)
+        signal.pthread_kill(threading.main_thread().ident or 0, signal.SIGINT)
+
+    thread = threading.Thread(target=fire, daemon=True)
+    thread.start()
+    return thread
+
+
+def test_text_answer_streams_and_sums_usage(harness: Any, server: FakeOpenAIServer) -> None:
+    server.add(text("Hello there, operator."))
+    messages = _history()
+    outcome = harness.loop().run(messages)
+
+    assert outcome.status == "answered"
+    assert outcome.final_text == "Hello there, operator."
+    assert outcome.steps == 1 and outcome.error is None
+    assert messages[-1] == {"role": "assistant", "content": "Hello there, operator."}
+    deltas = harness.of_type("text_delta")
+    assert len(deltas) > 1 and "".join(d["text"] for d in deltas) == "Hello there, operator."
+    assert harness.of_type("message") == [{"type": "message", "content": "Hello there, operator."}]
+    assert outcome.usage.prompt_tokens > 0 and outcome.usage.completion_tokens > 0
+    final = harness.events[-1].to_json()
+    assert final["type"] == "final" and final["status"] == "answered"
+    assert final["usage"]["prompt_tokens"] == outcome.usage.prompt_tokens
+    assert server.requests[0]["tools"] == harness.toolbox.definitions()
+
+
+def test_tool_call_then_answer(harness: Any, server: FakeOpenAIServer) -> None:
+    server.add(tool_calls(call("echo", {"text": "pong"}), content="Let me check."), text("It said pong."))
+    messages = _history()
+    outcome = harness.loop().run(messages)
+
+    assert outcome.status == "answered" and outcome.final_text == "It said pong." and outcome.steps == 2
+    assistant, tool, final = messages[2:]
+    assert assistant["role"] == "assistant" and assistant["content"] == "Let me check."
+    [call_id] = _call_ids(assistant)
+    assert tool == {"role": "tool", "tool_call_id": call_id, "content": "pong"}
+    assert final == {"role": "assistant", "content": "It said pong."}
+    assert server.requests[1]["messages"] == messages[:4]
+
+    [tc] = harness.of_type("tool_call")
+    assert tc == {"type": "tool_call", "id": call_id, "name": "echo", "arguments": {"text": "pong"},
+                  "summary": "echo text=pong"}
+    [tr] = harness.of_type("tool_result")
+    assert tr["id"] == call_id and tr["ok"] is True and tr["content"] == "pong"
+    per_step = harness.of_type("usage")
+    assert len(per_step) == 2
+    assert outcome.usage.prompt_tokens == sum(u["prompt_tokens"] for u in per_step)
+    assert outcome.usage.completion_tokens == sum(u["completion_tokens"] for u in per_step)
+    assert harness.approvals == []  # read tools never ask
+    for event in harness.events:
+        line = json.dumps(event.to_json())
+        assert json.loads(line)["type"] == event.type
+
+
+def test_errors_come_back_as_results_and_the_loop_goes_on(harness: Any, server: FakeOpenAIServer) -> None:
+    server.add(
+        tool_calls(call("nope", {}), call("echo", '{"text": "unterminated'), call("echo", {"text": 5}),
+                   call("fail", {})),
+        text("I will stop guessing."),
+    )
+    messages = _history()
+    outcome = harness.loop().run(messages)
+
+    assert outcome.status == "answered" and outcome.final_text == "I will stop guessing."
+    ids = _call_ids(messages[2])
+    results = _tool_messages(messages)
+    assert [m["tool_call_id"] for m in results] == ids
+    unknown, bad_json, bad_schema, failed = (m["content"] for m in results)
+    assert unknown.startswith("Error: unknown tool 'nope'") and "echo" in unknown
+    assert bad_json.startswith("Error: arguments of echo are not valid JSON")
+    assert bad_schema.startswith("Error: invalid arguments for echo") and "5" in bad_schema
+    assert failed == "Error: the disk is on fire"
+    assert harness.toolbox.ran == ["fail"]  # the broken calls never ran
+    calls = harness.of_type("tool_call")
+    assert calls[1]["arguments"] == '{"text": "unterminated'  # raw text when it does not parse
+    oks = {r["id"]: r["ok"] for r in harness.of_type("tool_result")}
+    assert oks == dict.fromkeys(ids, False)
+    assert harness.of_type("tool_result")[3]["details"] == {"code": 7}
+
+
+def test_parallel_reads_overlap_and_answer_in_call_order(harness: Any, server: FakeOpenAIServer) -> None:
+    server.add(
+        tool_calls(call("sleep_read", {"seconds": 1.5, "label": "a"}),
+                   call("sleep_read", {"seconds": 1.0, "label": "b"}),
+                   call("sleep_read", {"seconds": 1.2, "label": "c"})),
+        text("all slept"),
+    )
+    messages = _history()
+    outcome = harness.loop().run(messages)
+
+    assert outcome.status == "answered"
+    ids = _call_ids(messages[2])
+    results = _tool_messages(messages)
+    assert [m["tool_call_id"] for m in results] == ids
+    assert [m["content"] for m in results] == ["slept a", "slept b", "slept c"]
+    intervals = harness.toolbox.intervals
+    assert len(intervals) == 3
+    # All three were running at once: every start precedes every end.
+    assert max(start for _, start, _ in intervals) < min(end for _, _, end in intervals)
+
+
+def test_parallelism_is_bounded(harness: Any, server: FakeOpenAIServer) -> None:
+    server.add(
+        tool_calls(*(call("sleep_read", {"seconds": 0.6, "label": str(i)}) for i in range(5))),
+        text("done"),
+    )
+    harness.loop(max_parallel_tools=2).run(_history())
+
+    points = sorted([(s, 1) for _, s, _ in harness.toolbox.intervals] + [(e, -1) for _, _, e in
+                                                                           harness.toolbox.intervals])
+    level = peak = 0
+    for _, step in points:
+        level += step
+        peak = max(peak, level)
+    assert len(harness.toolbox.intervals) == 5
+    assert peak == 2
+
+
+def test_write_calls_run_one_by_one_after_approval(harness: Any, server: FakeOpenAIServer) -> None:
+    server.add(
+        tool_calls(call("write_note", {"path": "a.txt", "text": "alpha"}),
+                   call("write_note", {"path": "b.txt", "text": "beta"}),
+                   call("read_note", {"path": "b.txt"}),
+                   call("write_note", {"path": "c.txt", "text": "gamma"})),
+        text("written"),
+    )
+    messages = _history()
+    outcome = harness.loop().run(messages)
+
+    assert outcome.status == "answered"
+    assert harness.approvals == ["write_note path=a.txt text=alpha", "write_note path=b.txt text=beta",
+                                 "write_note path=c.txt text=gamma"]
+    assert [a["approved"] for a in harness.of_type("approval")] == [True, True, True]
+    # Writes never overlap, and a read that follows a write sees it.
+    spans = sorted((s, e) for _, s, e in harness.toolbox.intervals)
+    assert len(spans) == 3
+    assert all(prev_end <= next_start for (_, prev_end), (next_start, _) in zip(spans, spans[1:], strict=False))
+    assert harness.toolbox.ran == ["write:a.txt", "write:b.txt", "read:b.txt", "write:c.txt"]
+    assert [m["content"] for m in _tool_messages(messages)] == [
+        "wrote 5 chars to a.txt", "wrote 4 chars to b.txt", "beta", "wrote 5 chars to c.txt"]
+    assert (harness.ctx.workspace / "c.txt").read_text() == "gamma"
+
+
+def test_denied_approval_is_a_result(harness: Any, server: FakeOpenAIServer) -> None:
+    harness.answer = False
+    server.add(tool_calls(call("write_note", {"path": "x.txt", "text": "no"})), text("OK, I will not."))
+    messages = _history()
+    outcome = harness.loop().run(messages)
+
+    assert outcome.status == "answered"
+    [result] = _tool_messages(messages)
+    assert result["content"] == ("Denied by the user: write_note path=x.txt text=no. "
+                                 "Do not retry the same call; ask the user or try another way.")
+    assert not (harness.ctx.workspace / "x.txt").exists()
+    assert [a["approved"] for a in harness.of_type("approval")] == [False]
+    assert harness.of_type("tool_result")[0]["ok"] is False
+
+
+def test_cut_off_response_never_runs_its_calls(harness: Any, server: FakeOpenAIServer) -> None:
+    server.add(
+        tool_calls(call("echo", {"text": "fine"}), call("write_note", '{"path": "x.txt", "text": "abc'),
+                   finish_reason="length"),
+        text("I will write less."),
+    )
+    messages = _history()
+    outcome = harness.loop().run(messages)
+
+    assert outcome.status == "answered"
+    results = _tool_messages(messages)
+    assert [m["tool_call_id"] for m in results] == _call_ids(messages[2])
+    assert [m["content"] for m in results] == [CUT_OFF, CUT_OFF]
+    assert "cut off" in CUT_OFF and "shorter" in CUT_OFF
+    assert harness.toolbox.ran == [] and harness.approvals == []
+    assert not (harness.ctx.workspace / "x.txt").exists()
+
+
+def test_max_steps_has_its_own_status(harness: Any, server: FakeOpenAIServer) -> None:
+    server.responder = lambda body: tool_calls(call("echo", {"text": "again"}))
+    messages = _history()
+    outcome = harness.loop(max_steps=3).run(messages)
+
+    assert outcome.status == "max_steps" and outcome.steps == 3
+    assert outcome.final_text is None and outcome.error is not None and "3 steps" in outcome.error
+    assert len(server.requests) == 3
+    assert messages[-1]["role"] == "tool"  # the transcript stays valid for the next turn
+    final = harness.events[-1].to_json()
+    assert final["status"] == "max_steps" and final["error"] == outcome.error
+
+
+def test_server_error_then_success_through_sdk_retry(harness: Any, server: FakeOpenAIServer) -> None:
+    server.add(error(500, "overloaded", retry_after=0.05), text("recovered"))
+    outcome = harness.loop(max_retries=2).run(_history())
+
+    assert outcome.status == "answered" and outcome.final_text == "recovered"
+    assert len(server.requests) == 2
+    assert server.requests[0]["messages"] == server.requests[1]["messages"]
+
+
+def test_model_error_ends_the_run(harness: Any, server: FakeOpenAIServer) -> None:
+    server.add(error(401, "Incorrect API key provided"))
+    messages = _history()
+    outcome = harness.loop().run(messages)
+
+    assert outcome.status == "error"
+    assert outcome.error and outcome.final_text is None and outcome.steps == 0
+    assert messages == _history()
+    [err] = harness.of_type("error")
+    assert err["message"] == outcome.error
+    assert harness.events[-1].to_json()["status"] == "error"
+
+
+def test_ctrl_c_while_a_tool_runs_answers_every_call(harness: Any, server: FakeOpenAIServer) -> None:
+    server.add(tool_calls(call("echo", {"text": "first"}), call("block", {}), call("echo", {"text": "later"})))
+    messages = _history()
+    loop = harness.loop()
+    _ctrl_c_when(lambda: "block:started" in harness.toolbox.ran)
+    outcome = loop.run(messages)
+
+    assert outcome.status == "interrupted"
+    assert harness.ctx.cancel.is_set()
+    results = _tool_messages(messages)
+    assert [m["tool_call_id"] for m in results] == _call_ids(messages[2])
+    first, blocked, later = (m["content"] for m in results)
+    assert first == "first"
+    assert blocked.startswith("Error: Interrupted by the user while this call was running")
+    assert "partial output: tick" in blocked
+    assert later == NOT_RUN
+    assert harness.toolbox.ran == ["echo:first", "block:started"]
+    [pid] = harness.toolbox.pids
+    with pytest.raises(ProcessLookupError):
+        os.kill(pid, 0)  # the child's process group was killed and reaped
+    assert {r["id"] for r in harness.of_type("tool_result")} == set(_call_ids(messages[2]))
+    assert harness.events[-1].to_json()["status"] == "interrupted"
+
+    # The transcript is valid for a strict server, and the next run starts with the cancel switch off.
+    messages.append({"role": "user", "content": "go on"})
+    server.add(text("resumed"))
+    again = loop.run(messages)
+    assert again.status == "answered" and not harness.ctx.cancel.is_set()
+
+
+def test_a_tool_ignoring_cancel_is_abandoned_after_the_grace_period(harness: Any,
+                                                                  server: FakeOpenAIServer) -> None:
+    server.add(tool_calls(call("stubborn", {}), call("echo", {"text": "quick"})))
+    messages = _history()
+    # Ctrl-C once the quick read's result is in, so only the stubborn one is still running.
+    _ctrl_c_when(lambda: "stubborn:started" in harness.toolbox.ran
+                 and any(getattr(e, "content", None) == "quick" for e in list(harness.events)))
+    try:
+        outcome = harness.loop(interrupt_grace=0.5).run(messages)
+        # The run came back while the tool was still stuck.
+        assert "stubborn:ended" not in harness.toolbox.ran
+    finally:
+        harness.toolbox.release.set()
+
+    assert outcome.status == "interrupted"
+    stubborn, echo = (m["content"] for m in _tool_messages(messages))
+    assert stubborn == ABANDONED
+    assert echo == "quick"  # finished before Ctrl-C: its real result is kept
+    assert [r["content"] for r in harness.of_type("tool_result")].count(ABANDONED) == 1
+
+
+def test_an_approval_that_fails_is_a_denial(harness: Any, server: FakeOpenAIServer) -> None:
+    def broken(call: Any) -> bool:
+        raise EOFError("stdin is closed")
+
+    server.add(tool_calls(call("write_note", {"path": "y.txt", "text": "y"})), text("understood"))
+    messages = _history()
+    loop = harness.loop()
+    loop.approve = broken
+    outcome = loop.run(messages)
+
+    assert outcome.status == "answered"
+    [result] = _tool_messages(messages)
+    assert result["content"].startswith("Denied by the user: write_note path=y.txt text=y.")
+    assert harness.of_type("tool_result")[0]["details"] == {"denied": True,
+                                                            "approval_error": "EOFError: stdin is closed"}
+    assert not (harness.ctx.workspace / "y.txt").exists()
+
+
+def test_cancel_set_elsewhere_stops_tools(harness: Any, server: FakeOpenAIServer) -> None:
+    server.add(tool_calls(call("block", {}), call("echo", {"text": "never"})))
+    messages = _history()
+
+    def cancel_when_started() -> None:
+        while "block:started" not in harness.toolbox.ran:
+            time.sleep(0.02)
+        harness.ctx.cancel.set()
+
+    threading.Thread(target=cancel_when_started, daemon=True).start()
+    outcome = harness.loop().run(messages)
+
+    assert outcome.status == "interrupted"
+    contents = [m["content"] for m in _tool_messages(messages)]
+    assert contents[0].startswith("Error: Interrupted by the user") and contents[1] == NOT_RUN
+
+
+def test_ctrl_c_during_the_model_request_drops_the_partial_message(harness: Any,
+                                                                   server: FakeOpenAIServer) -> None:
+    server.add(text("one two three four five six seven eight nine ten", chunk_delay=0.5))
+    messages = _history()
+    _ctrl_c_when(lambda: bool(harness.of_type("text_delta")))
+    outcome = harness.loop().run(messages)
+
+    assert outcome.status == "interrupted" and outcome.steps == 0
+    assert messages == _history()
+    streamed = "".join(d["text"] for d in harness.of_type("text_delta"))
+    assert streamed and streamed != "one two three four five six seven eight nine ten"
+
+
+def test_request_prefix_is_byte_stable_over_20_steps(harness: Any, server: FakeOpenAIServer) -> None:
+    for i in range(19):
+        if i % 3 == 0:
+            server.add(tool_calls(call("sleep_read", {"seconds": 0.01, "label": f"s{i}"}),
+                                  call("echo", {"text": f"e{i}"}), content=f"step {i}"))
+        else:
+            server.add(tool_calls(call("echo", {"text": f"only {i}"})))
+    server.add(text("twenty"))
+    messages = _history()
+    outcome = harness.loop().run(messages)
+
+    assert outcome.status == "answered" and outcome.steps == 20
+    assert harness.toolbox.definitions_calls == 1
+    raws = server.raw_requests
+    assert len(raws) == 20
+    spans = [(_json_span(raw, b'"messages"'), _json_span(raw, b'"tools"')) for raw in raws]
+    for (msgs, tools), (next_msgs, next_tools) in zip(spans, spans[1:], strict=False):
+        assert tools == next_tools
+        assert next_msgs.startswith(msgs[:-1])  # all but the closing "]"
+        assert len(next_msgs) > len(msgs)
+    assert json.loads(spans[-1][0]) == messages[:-1]
+
+
+def _json_span(raw: bytes, key: bytes) -> bytes:
+    """The exact bytes of the JSON value under a top-level key of a request body."""
+    text_ = raw.decode()
+    start = text_.index(key.decode()) + len(key)
+    start = text_.index(":", start) + 1
+    while text_[start] in " \t\r\n":
+        start += 1
+    _, end = json.JSONDecoder().raw_decode(text_, start)
+    return text_[start:end].encode()
