@@ -143,8 +143,10 @@ def chat(**options: Any) -> None:
             click.echo(CHAT_HELP)
             continue
         if text == "/tools":
+            from nami_yaml.cli.tools import first_sentence
+
             for tool in agent.registry:
-                click.echo(f"{tool.name:<16} {tool.risk:<5} {tool.description.splitlines()[0][:70]}")
+                click.echo(f"{tool.name:<16} {tool.risk:<5} {first_sentence(tool.description)}")
             continue
         if text == "/clear":
             agent.messages[:] = list(system)

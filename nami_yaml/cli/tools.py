@@ -37,7 +37,7 @@ def list_tools(as_json: bool, config: str | None, extra_tools: tuple[str, ...]) 
         return
     width = max((len(t.name) for t in registry), default=4)
     for tool in registry:
-        summary = tool.description.strip().splitlines()[0] if tool.description.strip() else ""
+        summary = first_sentence(tool.description)
         origin = "built-in" if tool.builtin else tool.source
         click.echo(f"{tool.name:<{width}}  {tool.risk:<5}  {summary}  [{origin}]")
 
@@ -93,6 +93,13 @@ def call_tool(name: str, assignments: tuple[str, ...], args_json: str | None, dr
     result = prepared.run()
     click.echo(result.content)
     raise SystemExit(EXIT_OK if result.ok else EXIT_ERROR)
+
+
+def first_sentence(description: str, limit: int = 80) -> str:
+    text = " ".join(description.split())
+    end = text.find(". ")
+    text = text[: end + 1] if 0 < end < limit else text
+    return text if len(text) <= limit else text[: limit - 1] + "…"
 
 
 def parse_assignments(tool: Tool | None, assignments: tuple[str, ...]) -> dict[str, Any]:
