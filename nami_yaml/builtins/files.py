@@ -1,0 +1,371 @@
+"""read_file, write_file, edit_file and list_dir, plus the atomic write every writing tool shares."""
+
+from __future__ import annotations
+
+import contextlib
+import difflib
+import os
+import re
+import secrets
+import stat
+from pathlib import Path
+from typing import BinaryIO
+
+from nami_yaml.builtins.workspace import display_path, resolve_path
+from nami_yaml.errors import ToolError
+from nami_yaml.registry.result import ToolResult
+from nami_yaml.runtime import RuntimeContext
+
+READ_MAX_LINES = 2000
+READ_MAX_BYTES = 50_000
+LINE_MAX_CHARS = 2000
+LIST_MAX_ENTRIES = 500
+EDIT_MAX_BYTES = 10_000_000
+DIFF_MAX_LINES = 80
+BINARY_SNIFF_BYTES = 8192
+UTF8_BOM = b"\xef\xbb\xbf"
+# Bytes pulled per readline(): bounds memory on a file with no newlines (a sparse hole, a minified blob).
+_CHUNK = 64 * 1024
+_NUMBERED = re.compile(r"^\s*\d+\t")
+
+
+# ---------------------------------------------------------------- read_file
+
+def read_file(path: str, offset: int = 1, limit: int = READ_MAX_LINES, *, ctx: RuntimeContext) -> ToolResult:
+    target = resolve_path(ctx, path)
+    shown = display_path(ctx, target)
+    _require_regular_file(path, target)
+    if offset < 1 or limit < 1:
+        raise ToolError("offset and limit must be at least 1")
+    limit = min(limit, READ_MAX_LINES)
+    byte_budget = max(1000, min(READ_MAX_BYTES, ctx.settings.max_output) - 500)
+    size = target.stat().st_size
+
+    with open(target, "rb") as f:
+        if b"\x00" in f.read(BINARY_SNIFF_BYTES):
+            raise ToolError(f"{shown} looks like a binary file ({size:,} bytes, NUL bytes in its first "
+                            "8 KB); read_file only shows text")
+        f.seek(0)
+        lines_out: list[str] = []
+        used = 0
+        lineno = 0
+        next_offset: int | None = None
+        note = ""
+        while True:
+            raw, cut, nul = _read_line(f)
+            if raw is None:
+                break
+            lineno += 1
+            if nul:
+                note = (f"[Stopped at line {lineno}: binary data (NUL bytes) near byte {f.tell():,}; "
+                        f"the file is {size:,} bytes.]")
+                break
+            if lineno < offset:
+                continue
+            if lineno == 1 and raw.startswith(UTF8_BOM):
+                raw = raw[len(UTF8_BOM):]
+            entry = f"{lineno:>6}\t{_decode_line(raw, cut=cut)}\n"
+            cost = len(entry.encode("utf-8", "replace"))
+            if lines_out and used + cost > byte_budget:
+                next_offset = lineno
+                note = _more_note(offset, lineno - 1, size, reason=f"the {byte_budget:,}-byte output cap")
+                break
+            lines_out.append(entry)
+            used += cost
+            if len(lines_out) >= limit and f.tell() < size:
+                next_offset = lineno + 1
+                note = _more_note(offset, lineno, size, reason=f"the {limit}-line limit")
+                break
+
+    if not lines_out and not note:
+        if lineno == 0:
+            return ToolResult(f"({shown} is empty)", details={"path": shown, "next_offset": None})
+        raise ToolError(f"offset {offset} is past the end of {shown}, which has {lineno} lines")
+    content = "".join(lines_out)
+    if note:
+        content += note
+    elif offset > 1:
+        content += f"[End of file: line {lineno} is the last.]"
+    return ToolResult(content.rstrip("\n"), details={"path": shown, "next_offset": next_offset})
+
+
+def _read_line(f: BinaryIO) -> tuple[bytes | None, bool, bool]:
+    """Read one line holding at most a few KB of it: (bytes without EOL or None at EOF, was cut, saw NUL).
+
+    A line longer than the cap is skipped through in chunks so a file without newlines (a sparse hole,
+    a minified blob) never loads whole; a NUL anywhere stops the scan early.
+    """
+    cap = LINE_MAX_CHARS * 4
+    keep = f.readline(cap)
+    if not keep:
+        return None, False, False
+    if keep.endswith(b"\n"):
+        return keep[:-2] if keep.endswith(b"\r\n") else keep[:-1], False, b"\x00" in keep
+    if len(keep) < cap:
+        return keep, False, b"\x00" in keep  # last line, no newline at the end
+    if b"\x00" in keep:
+        return keep, True, True
+    while True:
+        more = f.readline(_CHUNK)
+        if b"\x00" in more:
+            return keep, True, True
+        if not more or more.endswith(b"\n"):
+            return keep, True, False
+
+
+def _decode_line(raw: bytes, *, cut: bool) -> str:
+    text = raw.decode("utf-8", errors="replace")
+    if cut or len(text) > LINE_MAX_CHARS:
+        return text[:LINE_MAX_CHARS] + f" ... [line cut at {LINE_MAX_CHARS} characters]"
+    return text
+
+
+def _more_note(offset: int, last: int, size: int, *, reason: str) -> str:
+    return (f"[Showing lines {offset}-{last} ({reason}); the file is {size:,} bytes and has more. "
+            f"Use offset={last + 1} to continue.]")
+
+
+def _require_regular_file(path: str, target: Path) -> None:
+    try:
+        mode = target.stat().st_mode
+    except (FileNotFoundError, NotADirectoryError):
+        hint = " ('~' is not expanded: paths are relative to the workspace root)" if path.startswith("~") else ""
+        raise ToolError(f"file not found: {path}{hint}") from None
+    if stat.S_ISDIR(mode):
+        raise ToolError(f"{path} is a directory; use list_dir (or glob) to see what it holds")
+    if not stat.S_ISREG(mode):
+        # A FIFO or device would block or never end.
+        raise ToolError(f"{path} is not a regular file")
+
+
+# ---------------------------------------------------------------- write_file
+
+def write_file(path: str, content: str, *, ctx: RuntimeContext) -> ToolResult:
+    target = resolve_path(ctx, path, write=True)
+    shown = display_path(ctx, target)
+    existed = os.path.lexists(target)
+    if existed and not target.is_file():
+        raise ToolError(f"{path} exists and is not a regular file; refusing to replace it")
+    data = content.encode("utf-8", errors="surrogateescape")
+    atomic_write(target, data)
+    lines = content.count("\n") + (0 if content.endswith("\n") or not content else 1)
+    verb = "Overwrote" if existed else "Created"
+    return ToolResult(f"{verb} {shown} ({len(data):,} bytes, {lines} lines).",
+                      details={"path": shown, "bytes": len(data), "created": not existed})
+
+
+def atomic_write(target: Path, data: bytes) -> None:
+    """Replace ``target`` with ``data`` so that a crash at any moment leaves the old or the new file.
+
+    Write a temporary file in the same folder (same filesystem, so the rename is atomic), fsync it, rename
+    it over the target, fsync the folder. An existing file keeps its mode (and owner, when allowed).
+    ``target`` must already be boundary-checked; missing parents are created here.
+    """
+    try:
+        target.parent.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise ToolError(f"cannot create folder {target.parent}: {exc.strerror or exc}") from None
+    try:
+        old = target.stat()
+    except FileNotFoundError:
+        old = None
+    tmp = target.with_name(f".{target.name}.{secrets.token_hex(4)}.nami-tmp")
+    # 0o666 lets the umask shape a new file's mode exactly as an ordinary create would.
+    try:
+        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_CLOEXEC", 0), 0o666)
+    except OSError as exc:
+        raise ToolError(f"cannot write in {target.parent}: {exc.strerror or exc}") from None
+    try:
+        with os.fdopen(fd, "wb") as f:
+            if old is not None:
+                os.fchmod(f.fileno(), stat.S_IMODE(old.st_mode))
+                with contextlib.suppress(OSError):
+                    os.fchown(f.fileno(), old.st_uid, old.st_gid)
+            view = memoryview(data)
+            for start in range(0, len(view), 1 << 20):
+                f.write(view[start:start + (1 << 20)])
+            f.flush()
+            os.fsync(f.fileno())
+        os.replace(tmp, target)
+    except BaseException:
+        with contextlib.suppress(OSError):
+            os.unlink(tmp)
+        raise
+    _fsync_dir(target.parent)
+
+
+def _fsync_dir(folder: Path) -> None:
+    with contextlib.suppress(OSError):
+        fd = os.open(folder, os.O_RDONLY)
+        try:
+            os.fsync(fd)
+        finally:
+            os.close(fd)
+
+
+# ---------------------------------------------------------------- edit_file
+
+def edit_file(path: str, old_text: str, new_text: str, replace_all: bool = False, *,
+              ctx: RuntimeContext) -> ToolResult:
+    target = resolve_path(ctx, path, write=True)
+    shown = display_path(ctx, target)
+    _require_regular_file(path, target)
+    if target.stat().st_size > EDIT_MAX_BYTES:
+        raise ToolError(f"{shown} is larger than {EDIT_MAX_BYTES:,} bytes; edit_file will not rewrite it")
+    raw = target.read_bytes()
+    if b"\x00" in raw[:BINARY_SNIFF_BYTES]:
+        raise ToolError(f"{shown} looks like a binary file; edit_file only edits text")
+    if not old_text:
+        raise ToolError("old_text is empty; to create or replace a whole file use write_file")
+    if old_text == new_text:
+        raise ToolError("old_text and new_text are identical; nothing to change")
+
+    bom = raw.startswith(UTF8_BOM)
+    # surrogateescape round-trips bytes that are not UTF-8, so the rest of the file is written back as is.
+    text = raw[len(UTF8_BOM) if bom else 0:].decode("utf-8", errors="surrogateescape")
+    crlf = "\r\n" in text and text.count("\r\n") == text.count("\n")
+    old, new = old_text, new_text
+    if crlf:
+        text, old, new = (s.replace("\r\n", "\n") for s in (text, old, new))
+    elif "\r\n" in text and old not in text:
+        # Mixed line endings: the model sends LF, so try the CRLF spelling before giving up.
+        old_crlf = old.replace("\r\n", "\n").replace("\n", "\r\n")
+        if old_crlf in text:
+            old, new = old_crlf, new.replace("\r\n", "\n").replace("\n", "\r\n")
+
+    starts = _find_all(text, old)
+    if not starts:
+        raise ToolError(_not_found(text, old, shown))
+    line_numbers = [text.count("\n", 0, i) + 1 for i in starts]
+    if len(starts) > 1 and not replace_all:
+        listed = ", ".join(str(n) for n in line_numbers[:20]) + (", ..." if len(starts) > 20 else "")
+        raise ToolError(f"old_text matches {len(starts)} times in {shown} (at lines {listed}); include more "
+                        "surrounding lines to make it unique, or set replace_all=true to change all of them")
+
+    updated = text.replace(old, new) if replace_all else text.replace(old, new, 1)
+    body = updated.replace("\n", "\r\n") if crlf else updated
+    atomic_write(target, (UTF8_BOM if bom else b"") + body.encode("utf-8", errors="surrogateescape"))
+    count = len(starts) if replace_all else 1
+    where = "line " + str(line_numbers[0]) if count == 1 else f"{count} places"
+    return ToolResult(f"Edited {shown}: replaced {where}.\n{_short_diff(text, updated, shown)}",
+                      details={"path": shown, "replacements": count, "lines": line_numbers[:count]})
+
+
+def _find_all(text: str, needle: str) -> list[int]:
+    found, at = [], text.find(needle)
+    while at != -1:
+        found.append(at)
+        at = text.find(needle, at + len(needle))
+    return found
+
+
+def _not_found(text: str, old: str, shown: str) -> str:
+    """An error that tells the model what is actually in the file near what it asked for."""
+    msg = f"old_text was not found in {shown}."
+    old_lines = old.strip("\n").split("\n")
+    if all(_NUMBERED.match(line) for line in old_lines if line.strip()):
+        msg += (" It seems to include the line-number prefixes that read_file adds; "
+                "send the file text only, without the number and tab.")
+    file_lines = text.split("\n")
+    spot = _whitespace_match(file_lines, old_lines)
+    if spot is not None:
+        verb = "matches" if len(old_lines) == 1 else "match"
+        return (f"{msg} {_span(spot, len(old_lines))} {verb} it when whitespace is ignored, so the difference is "
+                "only in indentation, tabs or trailing spaces. The exact text there is:\n"
+                f"{_numbered(file_lines, spot, len(old_lines))}")
+    best = _nearest(file_lines, old_lines)
+    if best is None:
+        return msg + " Nothing similar was found; read the file again with read_file and copy the text exactly."
+    start, ratio = best
+    return (f"{msg} The most similar text ({ratio:.0%} similar) is at {_span(start, len(old_lines)).lower()}:\n"
+            f"{_numbered(file_lines, start, len(old_lines))}\n"
+            "Copy the text exactly (read_file shows it), then retry.")
+
+
+def _span(start: int, count: int) -> str:
+    return f"Line {start + 1}" if count == 1 else f"Lines {start + 1}-{start + count}"
+
+
+def _whitespace_match(file_lines: list[str], old_lines: list[str]) -> int | None:
+    norm_old = [" ".join(line.split()) for line in old_lines]
+    k = len(norm_old)
+    if not any(norm_old):
+        return None
+    norm_file = [" ".join(line.split()) for line in file_lines]
+    for i in range(len(norm_file) - k + 1):
+        window = norm_file[i:i + k]
+        if k == 1:
+            if norm_old[0] in window[0]:
+                return i
+        elif (window[0].endswith(norm_old[0]) and window[1:-1] == norm_old[1:-1]
+              and window[-1].startswith(norm_old[-1])):
+            return i
+    return None
+
+
+def _nearest(file_lines: list[str], old_lines: list[str]) -> tuple[int, float] | None:
+    if len(file_lines) > 5000 or len(old_lines) > 60:
+        return None  # too costly to compare; the plain message still helps
+    k = len(old_lines)
+    target = "\n".join(old_lines)
+    best: tuple[int, float] | None = None
+    matcher = difflib.SequenceMatcher(autojunk=False)
+    matcher.set_seq2(target)
+    for i in range(max(1, len(file_lines) - k + 1)):
+        matcher.set_seq1("\n".join(file_lines[i:i + k]))
+        floor = best[1] if best else 0.5
+        if matcher.real_quick_ratio() <= floor or matcher.quick_ratio() <= floor:
+            continue
+        ratio = matcher.ratio()
+        if ratio > floor:
+            best = (i, ratio)
+    return best
+
+
+def _numbered(lines: list[str], start: int, count: int) -> str:
+    shown = lines[start:start + min(count, 40)]
+    return "\n".join(f"{start + n + 1:>6}\t{line}" for n, line in enumerate(shown))
+
+
+def _short_diff(before: str, after: str, shown: str) -> str:
+    diff = list(difflib.unified_diff(before.splitlines(), after.splitlines(), f"a/{shown}", f"b/{shown}",
+                                     n=2, lineterm=""))
+    cut = [line if len(line) <= 300 else line[:300] + " ..." for line in diff[:DIFF_MAX_LINES]]
+    if len(diff) > DIFF_MAX_LINES:
+        cut.append(f"... [{len(diff) - DIFF_MAX_LINES} more diff lines]")
+    return "\n".join(cut)
+
+
+# ---------------------------------------------------------------- list_dir
+
+def list_dir(path: str = ".", *, ctx: RuntimeContext) -> ToolResult:
+    target = resolve_path(ctx, path)
+    shown = display_path(ctx, target)
+    if not target.exists():
+        raise ToolError(f"folder not found: {path}")
+    if not target.is_dir():
+        raise ToolError(f"{path} is a file, not a folder; use read_file to read it")
+    try:
+        entries = sorted(os.scandir(target), key=lambda e: e.name)
+    except PermissionError:
+        raise ToolError(f"permission denied listing {path}") from None
+
+    lines: list[str] = []
+    for entry in entries[:LIST_MAX_ENTRIES]:
+        if entry.is_symlink():
+            target_text = os.readlink(entry.path)
+            mark = "/" if entry.is_dir() else ""
+            lines.append(f"{entry.name}{mark} -> {target_text}")
+        elif entry.is_dir():
+            lines.append(entry.name + "/")
+        else:
+            lines.append(entry.name)
+    left = entries[LIST_MAX_ENTRIES:]
+    if not entries:
+        lines.append(f"({shown} is empty)")
+    elif left:
+        dirs = sum(1 for e in left if e.is_dir())
+        lines.append(f"[{len(left)} more entries not shown ({dirs} folders, {len(left) - dirs} other); "
+                     "use glob to narrow down]")
+    return ToolResult("\n".join(lines), details={"path": shown, "entries": len(entries),
+                                                 "omitted": len(left)})

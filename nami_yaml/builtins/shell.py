@@ -1,0 +1,46 @@
+"""The bash built-in: one command line through the same process hygiene as every YAML tool."""
+
+from __future__ import annotations
+
+import shutil
+
+from nami_yaml.errors import ToolError
+from nami_yaml.registry.result import ToolResult
+from nami_yaml.runners.process import ProcessRequest, child_environment, run_process
+from nami_yaml.runtime import RuntimeContext
+
+
+def bash(command: str, timeout: float | None = None, *, ctx: RuntimeContext) -> ToolResult:
+    if not command.strip():
+        raise ToolError("command is empty")
+    if "\x00" in command:
+        raise ToolError("command contains a NUL byte")
+    # Resolved from the host PATH, not the child's, so the model cannot change which shell runs.
+    shell = shutil.which("bash", path=ctx.host_env.get("PATH")) or shutil.which("bash") or "/bin/bash"
+
+    settings = ctx.settings
+    wanted = settings.bash_timeout if timeout is None else float(timeout)
+    if wanted <= 0:
+        raise ToolError("timeout must be a positive number of seconds")
+    limit = min(wanted, settings.bash_max_timeout)
+    result = run_process(ProcessRequest(
+        argv=[shell, "-c", command],
+        cwd=ctx.workspace,
+        env=child_environment(ctx.host_env, protected=ctx.protected_env),
+        timeout=limit,
+        max_output=settings.max_output,
+        spill_dir=ctx.spill_dir,
+        cancel=ctx.cancel,
+    ))
+    content = result.format()
+    capped = wanted > limit
+    if capped:
+        content += (f"\n[timeout {wanted:g} s was capped to {limit:g} s, the maximum allowed "
+                    "(tools.bash.max_timeout in agent.yaml)]")
+    return ToolResult(content, ok=result.ok, details={
+        "exit_code": result.exit_code,
+        "timed_out": result.timed_out,
+        "spill_path": str(result.spill_path) if result.spill_path else None,
+        "timeout": limit,
+        "timeout_capped": capped,
+    })

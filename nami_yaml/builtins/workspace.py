@@ -1,0 +1,79 @@
+"""The path boundary every built-in file tool goes through.
+
+The workspace root is fixed in the RuntimeContext before the model says anything. A path from the model is
+resolved the way the kernel would follow it (symlinks included) and then compared component by component
+with the root, so ``/srv/app2`` is never mistaken for a child of ``/srv/app``.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path, PurePath
+
+from nami_yaml.errors import ToolError
+from nami_yaml.runtime import RuntimeContext
+
+
+def is_within(path: PurePath | str, root: PurePath | str) -> bool:
+    """True when ``path`` is ``root`` or below it, comparing whole components (both should be resolved)."""
+    return PurePath(path).is_relative_to(PurePath(root))
+
+
+def resolve_path(ctx: RuntimeContext, path: str, *, write: bool = False) -> Path:
+    """Resolve a model-supplied path to a real absolute path inside the allowed roots, or raise ToolError.
+
+    Reading is allowed under the workspace and under ``ctx.spill_dir`` (truncated output lives there and
+    results point the model at it); writing only under the workspace. The returned path has every
+    existing component resolved; components that do not exist yet are plain names (never ``..``), so
+    creating them cannot leave the root. Nothing is created here.
+    """
+    if not isinstance(path, str) or path == "":
+        raise ToolError("path is empty; give a path relative to the workspace root "
+                        f"{ctx.workspace} (or an absolute path inside it)")
+    if "\x00" in path:
+        raise ToolError(f"path {path!r} contains a NUL byte")
+
+    # "~" is deliberately not expanded: the home folder is not part of the workspace.
+    candidate = Path(path)
+    if not candidate.is_absolute():
+        candidate = ctx.workspace / candidate
+
+    existing, rest = _split_existing(candidate)
+    if ".." in rest:
+        raise ToolError(f"cannot resolve {path!r}: '..' follows a folder that does not exist "
+                        f"({existing / rest[0]})")
+    resolved = Path(os.path.realpath(existing)).joinpath(*rest)
+
+    roots = [ctx.workspace] if write else [ctx.workspace, Path(os.path.realpath(ctx.spill_dir))]
+    if any(is_within(resolved, root) for root in roots):
+        return resolved
+
+    shown = f"{path!r}" if str(resolved) == path else f"{path!r} (resolves to {resolved})"
+    if write:
+        raise ToolError(f"{shown} is outside the workspace root {ctx.workspace}; "
+                        "files can only be written inside the workspace")
+    raise ToolError(f"{shown} is outside the workspace root {ctx.workspace}; only files inside the "
+                    f"workspace (or nami's saved-output folder {ctx.spill_dir}) can be read")
+
+
+def display_path(ctx: RuntimeContext, path: Path) -> str:
+    """The shortest honest name for ``path`` in a result: relative to the workspace when inside it."""
+    if is_within(path, ctx.workspace):
+        rel = path.relative_to(ctx.workspace)
+        return str(rel) if rel.parts else "."
+    return str(path)
+
+
+def _split_existing(path: Path) -> tuple[Path, list[str]]:
+    """Split an absolute path into its longest existing prefix (as written) and the missing components.
+
+    The prefix is left unresolved so ``..`` and symlinks in it are followed exactly as the kernel would;
+    ``lexists`` keeps a dangling symlink in the prefix, so realpath then follows it to its target and the
+    target, not the link, is what gets checked against the root.
+    """
+    parts = path.parts
+    for cut in range(len(parts), 0, -1):
+        prefix = Path(*parts[:cut])
+        if os.path.lexists(prefix):
+            return prefix, list(parts[cut:])
+    return Path(parts[0]), list(parts[1:])
