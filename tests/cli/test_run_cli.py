@@ -272,3 +272,12 @@ def test_ctrl_c_in_chat_returns_to_the_prompt(fake_openai: FakeOpenAIServer, wor
     history = fake_openai.requests[1]["messages"]
     assert [m["role"] for m in history] == ["system", "user", "assistant", "tool", "user"]
     assert "nterrupted" in history[3]["content"]
+
+
+def test_no_stream_sends_plain_requests(fake_openai: FakeOpenAIServer, workdir: Path) -> None:
+    fake_openai.add(tool_calls(call("list_dir", {}), content="Let me look."), text("Empty folder."))
+    result = nami(fake_openai, "run", "--no-stream", "look", cwd=workdir)
+    assert result.returncode == 0, result.stderr
+    assert result.stdout == "Empty folder.\n"
+    assert "Let me look." in result.stderr  # a step's text is progress, not the answer
+    assert all(not request.get("stream") for request in fake_openai.requests)
