@@ -41,7 +41,7 @@ def check(paths: tuple[str, ...], config: str | None) -> None:
     files = len({t.source.rsplit(":", 2)[0] for t in registry if not t.builtin})
     where = effective.config_path or "no agent.yaml (defaults)"
     detail = ", ".join(f"{n} {k}" for k, n in sorted(kinds.items()))
-    click.echo(f"ok: {where}; {len(registry)} tools ({detail or 'none'}) from {files} tool file{'s' if files != 1 else ''}")
+    click.echo(f"ok: {where}; {len(registry)} tool{'s' if len(registry) != 1 else ''} ({detail or 'none'}) from {files} tool file{'s' if files != 1 else ''}")
 
 
 @click.command("schema")
@@ -69,4 +69,5 @@ def show_config(config: str | None, as_json: bool) -> None:
     click.echo(f"# config file: {path or '(none)'} ({how})")
     width = max(len(k) for k in rows)
     for key, row in rows.items():
-        click.echo(f"{key:<{width}} = {json.dumps(row['value'], default=str)}    # {row['source']}")
+        click.echo(f"{key:<{width}} = {json.dumps(row['value'], default=str, ensure_ascii=False)}"
+                   f"    # {row['source']}")

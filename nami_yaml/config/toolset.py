@@ -24,8 +24,8 @@ def selected_builtins(effective: Effective) -> list[Path]:
     catalog = builtin_catalog()
     unknown = [name for name in names if name not in catalog]
     if unknown:
-        where = effective.where("tools", "builtin")
-        lines = [f"{where}: unknown built-in tool '{name}'{did_you_mean(name, list(catalog))}" for name in unknown]
+        lines = [f"{effective.where('tools', 'builtin', names.index(name))}: unknown built-in tool "
+                 f"'{name}'{did_you_mean(name, list(catalog))}" for name in unknown]
         lines.append(f"built-in tools: {', '.join(catalog)}")
         raise ConfigError("\n".join(lines))
     return [catalog[name] for name in names]

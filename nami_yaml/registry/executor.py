@@ -14,7 +14,7 @@ from nami_yaml.registry.registry import Registry
 from nami_yaml.registry.result import ToolResult
 from nami_yaml.registry.tool import Invocation, Tool
 from nami_yaml.runtime import RuntimeContext
-from nami_yaml.spec.validate import error_message
+from nami_yaml.spec.validate import describe_type, error_message
 from nami_yaml.spec.yamlpos import format_path
 
 
@@ -111,7 +111,7 @@ class Executor:
             )
         if not isinstance(value, dict):
             return ToolResult.error(
-                f"the arguments for '{tool.name}' must be a JSON object, got {type(value).__name__}. "
+                f"the arguments for '{tool.name}' must be a JSON object, got {describe_type(value)}. "
                 f"Send e.g. {_example(tool)}"
             )
         return value

@@ -6,12 +6,13 @@ import contextlib
 import glob as globlib
 import os
 from collections.abc import Iterable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from functools import cache
 from pathlib import Path
 from typing import Any
 
 from jsonschema import Draft202012Validator
+from jsonschema.exceptions import best_match
 
 from nami_yaml.errors import Problem
 from nami_yaml.registry.tool import Tool
@@ -20,8 +21,9 @@ from nami_yaml.runners.command import CommandRunner
 from nami_yaml.runners.entrypoint import CONTEXT_PARAMETER, EntrypointRunner
 from nami_yaml.runners.script import ScriptRunner, parameter_name_problem
 from nami_yaml.runners.template import TemplateError, parse, refs, walk_argv
+from nami_yaml.spec.fastcheck import parameters_surely_valid, tool_surely_valid
 from nami_yaml.spec.validate import did_you_mean, problems_for, validator
-from nami_yaml.spec.yamlpos import Document, JsonPath, format_path, parse_yaml
+from nami_yaml.spec.yamlpos import Document, JsonPath, parse_yaml
 
 RUNNER_KEYS = ("command", "script", "entrypoint")
 TOOL_SUFFIXES = (".yaml", ".yml")
@@ -65,6 +67,12 @@ class _Context:
 
 
 def load_tool_file(path: Path, *, builtin: bool = False) -> tuple[list[Tool], list[Problem]]:
+    located, problems = _load_file(path, builtin)
+    return [tool for tool, _ in located], problems
+
+
+def _load_file(path: Path, builtin: bool) -> tuple[list[tuple[Tool, Problem]], list[Problem]]:
+    """The tools of one file, each with the place of its ``name`` (for duplicate-name reports)."""
     name = display_path(path)
     try:
         text = path.read_text(encoding="utf-8")
@@ -98,13 +106,14 @@ def load_tool_file(path: Path, *, builtin: bool = False) -> tuple[list[Tool], li
     for where, entry in entries:
         tool = _build_tool(_Context(doc, where, problems), entry, path, builtin)
         if tool is not None:
-            tools.append(tool)
+            tools.append((tool, doc.problem((*where, "name"), "")))
     return tools, problems
 
 
 def _build_tool(c: _Context, raw: dict[str, Any], file: Path, builtin: bool) -> Tool | None:
     before = len(c.problems)
-    c.problems.extend(problems_for(c.doc, raw, c.path, validator("tool", "tool")))
+    if not tool_surely_valid(raw):
+        c.problems.extend(problems_for(c.doc, raw, c.path, validator("tool", "tool")))
     runners = [key for key in RUNNER_KEYS if key in raw]
     if not runners:
         c.add((), "missing runner: a tool needs one of command, script or entrypoint")
@@ -134,8 +143,14 @@ def _build_tool(c: _Context, raw: dict[str, Any], file: Path, builtin: bool) -> 
 
 
 def _check_parameters(c: _Context, parameters: dict[str, Any]) -> None:
-    for error in _meta_validator().iter_errors(parameters):
-        c.add(("parameters", *error.absolute_path), f"not a valid JSON Schema: {error.message}")
+    meta_errors = [] if parameters_surely_valid(parameters) else _meta_validator().iter_errors(parameters)
+    for error in meta_errors:
+        # `type: strin` fails an anyOf; its enum branch says what was meant, the wrapper does not.
+        leaf = best_match(error.context) if error.context else error
+        hint = ""
+        if leaf.validator == "enum" and isinstance(leaf.instance, str):
+            hint = did_you_mean(leaf.instance, [str(v) for v in leaf.validator_value])
+        c.add(("parameters", *error.absolute_path), f"not a valid JSON Schema: {leaf.message}{hint}")
     if parameters.get("type") != "object":
         c.add(("parameters",), "parameters must be a schema of `type: object` (the arguments are one object)")
     properties = parameters.get("properties", {})
@@ -265,17 +280,15 @@ def load_tools(files: Iterable[Path], *, builtin: Iterable[Path] = ()) -> tuple[
     builtin_files = set(builtin)
     tools: list[Tool] = []
     problems: list[Problem] = []
-    seen: dict[str, Tool] = {}
+    seen: dict[str, str] = {}
     for file in files:
-        loaded, found = load_tool_file(file, builtin=file in builtin_files)
+        loaded, found = _load_file(file, file in builtin_files)
         problems.extend(found)
-        for tool in loaded:
+        for tool, at in loaded:
             if tool.name in seen:
-                file_name, line, col = tool.source.rsplit(":", 2)
-                problems.append(Problem(file_name, int(line), int(col), format_path(("name",)),
-                                        f"duplicate tool name '{tool.name}': also defined at {seen[tool.name].source}"))
+                problems.append(replace(at, message=f"duplicate tool name '{tool.name}': also defined at {seen[tool.name]}"))
                 continue
-            seen[tool.name] = tool
+            seen[tool.name] = f"{at.file}:{at.line}:{at.col}"
             tools.append(tool)
     return tools, problems
 

@@ -44,9 +44,13 @@ class ScriptRunner:
     kind = "script"
 
     def invocation(self, tool: str, args: dict[str, Any], ctx: RuntimeContext) -> ProcessInvocation:
-        call_env = {ARGS_VARIABLE: json.dumps(args, ensure_ascii=False, sort_keys=True)}
+        call_env = {}
         for name, value in args.items():
-            call_env[name] = scalar_text(value)
+            # Declared names were checked at load; an extra key (additionalProperties) comes from the
+            # model, and PATH, LD_PRELOAD or SHELLOPTS+PS4 would let it run code: JSON only for those.
+            if parameter_name_problem(name) is None:
+                call_env[name] = scalar_text(value)
+        call_env[ARGS_VARIABLE] = json.dumps(args, ensure_ascii=False, sort_keys=True)
         if any("\x00" in value for value in call_env.values()):
             raise ToolError("a value contains a NUL byte, which cannot be passed in an environment variable")
         try:

@@ -17,6 +17,15 @@ from nami_yaml.spec.yamlpos import Document, JsonPath
 
 SCHEMA_NAMES = ("tool", "agent")
 
+# The published schemas' patterns in words: a regex is no help to someone who typed `mytools.helpers`.
+PATTERN_MEANINGS = {
+    "^[a-zA-Z0-9_-]{1,64}$": "1 to 64 letters, digits, _ or -",
+    "^[A-Za-z_][A-Za-z0-9_]*(\\.[A-Za-z_][A-Za-z0-9_]*)*:[A-Za-z_][A-Za-z0-9_]*$":
+        "module:function, e.g. mytools.helpers:run",
+    "^[A-Za-z_][A-Za-z0-9_]*$": "a variable name (letters, digits and _, not starting with a digit)",
+    "^https?://": "a URL starting with http:// or https://",
+}
+
 _TYPE_NAMES = {
     bool: "boolean", int: "integer", float: "number", str: "string", list: "array", dict: "object",
     type(None): "null",
@@ -74,6 +83,9 @@ def error_message(error: jsonschema.ValidationError) -> str:
     if kind == "const":
         return f"must be {short(error.validator_value)}"
     if kind == "pattern":
+        meaning = PATTERN_MEANINGS.get(error.validator_value)
+        if meaning:
+            return f"{short(value)} must be {meaning}"
         return f"{short(value)} does not match the pattern {error.validator_value}"
     if kind in ("minLength", "maxLength", "minItems", "maxItems", "minimum", "maximum",
                 "exclusiveMinimum", "exclusiveMaximum", "uniqueItems", "multipleOf", "format"):

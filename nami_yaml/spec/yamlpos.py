@@ -57,15 +57,25 @@ class Document:
 _Loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 
 
+_PLAIN_TAGS = ("tag:yaml.org,2002:map", "tag:yaml.org,2002:seq")
+_MERGE_TAG = "tag:yaml.org,2002:merge"
+
+
 def _mark(node: yaml.Node) -> tuple[int, int]:
     return node.start_mark.line + 1, node.start_mark.column + 1
 
 
 def _walk(loader: yaml.SafeLoader, node: yaml.Node, path: JsonPath, doc: Document, problems: list[Problem]) -> Any:
     doc.positions[path] = _mark(node)
+    if isinstance(node, (yaml.MappingNode, yaml.SequenceNode)) and node.tag not in _PLAIN_TAGS:
+        # Collections are built here, not by the loader, so a tag would otherwise be silently dropped.
+        line, col = _mark(node)
+        problems.append(Problem(doc.file, line, col, format_path(path), f"unsupported YAML tag {node.tag}"))
     if isinstance(node, yaml.MappingNode):
+        explicit = {id(key_node) for key_node, _ in node.value if key_node.tag != _MERGE_TAG}
         loader.flatten_mapping(node)  # resolves YAML merge keys (<<) the way SafeLoader does
         result: dict[Any, Any] = {}
+        from_merge: set[str] = set()
         for key_node, value_node in node.value:
             key = loader.construct_object(key_node, deep=True)
             if isinstance(key, (list, dict)):
@@ -74,7 +84,11 @@ def _walk(loader: yaml.SafeLoader, node: yaml.Node, path: JsonPath, doc: Documen
                 continue
             key = key if isinstance(key, str) else str(key)
             child = (*path, key)
-            if key in result:
+            if id(key_node) not in explicit:
+                from_merge.add(key)
+            elif key in from_merge:
+                from_merge.discard(key)  # overriding a merged (<<) value is what merge keys are for
+            elif key in result:
                 line, col = _mark(key_node)
                 problems.append(Problem(doc.file, line, col, format_path(child),
                                         f"duplicate key '{key}' (an earlier value would be silently replaced)"))
@@ -100,7 +114,12 @@ def parse_yaml(text: str, file: str) -> tuple[Document | None, list[Problem]]:
     except yaml.MarkedYAMLError as exc:
         mark = exc.problem_mark or exc.context_mark
         line, col = (mark.line + 1, mark.column + 1) if mark else (1, 1)
-        reason = " ".join(part for part in (exc.context, exc.problem) if part)
+        context = exc.context
+        start = exc.context_mark
+        if context and start is not None and mark is not None and start.line != mark.line:
+            # An unclosed quote or bracket is detected far below where it was opened; say where that was.
+            context += f" (line {start.line + 1}, column {start.column + 1})"
+        reason = " ".join(part for part in (context, exc.problem) if part)
         return None, [Problem(file, line, col, "$", f"YAML syntax error: {reason}")]
     except yaml.YAMLError as exc:
         return None, [Problem(file, 1, 1, "$", f"YAML error: {exc}")]

@@ -157,8 +157,9 @@ def test_json_events(fake_openai: FakeOpenAIServer, workdir: Path) -> None:
     assert result.returncode == 0, result.stderr
     events = [json.loads(line) for line in result.stdout.splitlines()]
     types = [e["type"] for e in events]
-    for needed in ("tool_call", "tool_result", "message", "final"):
+    for needed in ("tool_call", "tool_result", "message", "final", "text_delta"):
         assert needed in types
+    assert all(request["stream"] is True for request in fake_openai.requests)  # streaming by default
     assert types[-1] == "final" and events[-1]["text"] == "All done." and events[-1]["status"] == "answered"
     assert next(e for e in events if e["type"] == "tool_call")["name"] == "list_dir"
 
