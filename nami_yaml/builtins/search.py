@@ -2,7 +2,10 @@
 
 ripgrep does the work when it is installed; otherwise a Python walk does. Both paths share the ignore
 rules (hidden entries, node_modules, __pycache__, simple .gitignore patterns), the glob semantics and the
-output format, so the model cannot tell which one ran.
+output format, so the model cannot tell which one ran. The Python engine is the reference: rg is told to
+find a superset (no ignore sources beyond the search folder's .gitignore files, no binary quitting) and
+what it finds is held to the Python rules; patterns rg reads differently from Python ``re`` and single
+files are searched in Python.
 """
 
 from __future__ import annotations
@@ -10,6 +13,7 @@ from __future__ import annotations
 import os
 import re
 import shutil
+import warnings
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -28,6 +32,9 @@ MAX_FILE_BYTES = 20_000_000
 SKIP_DIRS = frozenset({"node_modules", "__pycache__"})
 _SNIFF = 8192
 _RG_OUTPUT_CAP = 4_000_000
+# Longer lines are cut by rg (a preview of at least MATCH_LINE_MAX_CHARS characters stays), so a minified
+# file cannot fill the output cap.
+_RG_MAX_COLUMNS = 4 * MATCH_LINE_MAX_CHARS
 
 
 # ---------------------------------------------------------------- glob patterns
@@ -61,6 +68,9 @@ def _glob_regex(pattern: str) -> str:
         elif pattern.startswith("**", i):
             out.append(".*")
             i += 2
+        elif c == "\\" and i + 1 < n:
+            out.append(re.escape(pattern[i + 1]))  # an escaped character is literal, as in git and rg
+            i += 2
         elif c == "*":
             out.append("[^/]*")
             i += 1
@@ -93,6 +103,9 @@ class _IgnoreRule:
     match: Callable[[str], bool]
     dir_only: bool
 
+    def __post_init__(self) -> None:
+        self.prefix = os.path.join(self.base, "")  # plain string checks: this runs for every entry
+
 
 @dataclass
 class _Walk:
@@ -100,12 +113,42 @@ class _Walk:
     ctx: RuntimeContext
     rules: list[_IgnoreRule] = field(default_factory=list)
 
-    def files(self) -> Iterator[Path]:
-        """Regular files under root in path order, as ``rg --sort path`` would list them."""
+    # admits(): for each folder (a string), the rules for its entries, or None if the walk skips it.
+    _folders: dict[str, list[_IgnoreRule] | None] = field(default_factory=dict, init=False, repr=False)
+
+    def _above(self) -> list[_IgnoreRule]:
         # .gitignore files above the search folder apply too, but only up to the workspace root.
         above = [p for p in reversed(self.root.parents) if is_within(p, self.ctx.workspace)]
-        self.rules = [rule for folder in above for rule in _read_gitignore(folder)]
+        return [rule for folder in above for rule in _read_gitignore(folder)]
+
+    def files(self) -> Iterator[Path]:
+        """Regular files under root in path order, as ``rg --sort path`` would list them."""
+        self.rules = self._above()
         yield from self._walk(self.root)
+
+    def admits(self, file: Path) -> bool:
+        """Whether files() would list ``file``, a normalised path of a regular file (as ripgrep reports
+        them): the same hidden, skipped-folder and .gitignore rules, checked along its path from root."""
+        full = str(file)
+        folder, _, name = full.rpartition(os.sep)
+        if not full.startswith(os.path.join(self.root, "")) or name.startswith("."):
+            return False
+        rules = self._entered(folder or os.sep)
+        return rules is not None and not _ignored_by(rules, file, False)
+
+    def _entered(self, folder: str) -> list[_IgnoreRule] | None:
+        if folder not in self._folders:
+            rules = None
+            if folder == str(self.root):
+                rules = self._above() + _read_gitignore(self.root)
+            elif folder.startswith(os.path.join(self.root, "")):
+                parent, _, name = folder.rpartition(os.sep)
+                outer = self._entered(parent or os.sep)
+                if (outer is not None and not name.startswith(".") and name not in SKIP_DIRS
+                        and not _ignored_by(outer, folder, True)):
+                    rules = outer + _read_gitignore(Path(folder))
+            self._folders[folder] = rules
+        return self._folders[folder]
 
     def _walk(self, folder: Path) -> Iterator[Path]:
         if self.ctx.cancel.is_set():
@@ -128,12 +171,18 @@ class _Walk:
         del self.rules[len(self.rules) - len(added):]
 
     def _ignored(self, path: Path, entry: os.DirEntry[str]) -> bool:
-        for rule in self.rules:
-            if rule.dir_only and not entry.is_dir(follow_symlinks=False):
-                continue
-            if is_within(path, rule.base) and rule.match(path.relative_to(rule.base).as_posix()):
-                return True
-        return False
+        return _ignored_by(self.rules, path, entry.is_dir(follow_symlinks=False))
+
+
+def _ignored_by(rules: list[_IgnoreRule], path: Path | str, is_dir: bool) -> bool:
+    """Whether a rule ignores ``path``, an entry below the folder of each rule's .gitignore."""
+    full = str(path)
+    for rule in rules:
+        if rule.dir_only and not is_dir:
+            continue
+        if full.startswith(rule.prefix) and rule.match(full[len(rule.prefix):].replace(os.sep, "/")):
+            return True
+    return False
 
 
 def _read_gitignore(folder: Path) -> list[_IgnoreRule]:
@@ -158,6 +207,13 @@ def _read_gitignore(folder: Path) -> list[_IgnoreRule]:
         except ToolError:
             continue
     return rules
+
+
+def _size(path: Path) -> int:
+    try:
+        return path.stat().st_size
+    except OSError:
+        return 0
 
 
 def _is_binary(path: Path) -> bool:
@@ -196,10 +252,15 @@ def grep(pattern: str, path: str = ".", glob: str | None = None, *, ctx: Runtime
     target = resolve_path(ctx, path)
     if not target.exists():
         raise ToolError(f"path not found: {path}")
+    rx = _compile_regex(pattern)
     matcher = compile_glob(glob) if glob else None
     rg = _ripgrep(ctx)
-    found = (_grep_rg(rg, pattern, target, glob, matcher, ctx) if rg
-             else _grep_python(pattern, target, matcher, ctx))
+    found = None
+    # One named file is quick in Python, which applies the size and binary rules to it exactly.
+    if rg and target.is_dir() and not _RG_READS_DIFFERENTLY.search(pattern):
+        found = _grep_rg(rg, pattern, rx, target, glob, matcher, ctx)
+    if found is None:  # no rg, or rg refused the pattern (look-around, backreferences, \Z, ...)
+        found = _grep_python(rx, target, matcher, ctx)
     where = _where(ctx, target)
     if not found.total:
         return ToolResult(f"No matches for {pattern!r} in {where}" + (f" (files matching {glob!r})" if glob
@@ -214,26 +275,45 @@ def grep(pattern: str, path: str = ".", glob: str | None = None, *, ctx: Runtime
                                "truncated": found.total > len(found.lines)})
 
 
-def _grep_python(pattern: str, target: Path, matcher: Callable[[str], bool] | None,
+# Constructs that Python ``re`` and ripgrep both accept but read differently: rg's POSIX classes and set
+# operations inside [...] (Python: literal characters, with a FutureWarning) and rg's word-boundary escapes
+# \< \> \b{...} (Python: literal characters). Such patterns are searched in Python, the documented syntax.
+_RG_READS_DIFFERENTLY = re.compile(r"\[[^\]]*(?:\[|&&|--|~~|\|\|)|\\[<>]|\\b\{")
+
+
+def _compile_regex(pattern: str) -> re.Pattern[str]:
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", FutureWarning)  # see _RG_READS_DIFFERENTLY
+        try:
+            return re.compile(pattern)
+        except re.error as exc:
+            raise ToolError(f"invalid regular expression {pattern!r}: {exc}") from None
+
+
+def _grep_python(rx: re.Pattern[str], target: Path, matcher: Callable[[str], bool] | None,
                  ctx: RuntimeContext) -> _Found:
-    try:
-        rx = re.compile(pattern)
-    except re.error as exc:
-        raise ToolError(f"invalid regular expression {pattern!r}: {exc}") from None
     found = _Found()
     for file in _candidates(target, matcher, ctx):
-        try:
-            if file.stat().st_size > MAX_FILE_BYTES or _is_binary(file):
-                continue
-            with open(file, encoding="utf-8", errors="replace", newline="") as f:
-                shown = display_path(ctx, file)
-                for lineno, line in enumerate(f, 1):
-                    line = line.rstrip("\r\n")
-                    if rx.search(line) and not found.add(shown, lineno, line):
-                        return found
-        except OSError:
-            continue  # vanished or unreadable: rg skips those too
+        shown = display_path(ctx, file)
+        for lineno, line in _search_file(rx, file):
+            if not found.add(shown, lineno, line):
+                return found
     return found
+
+
+def _search_file(rx: re.Pattern[str], file: Path) -> Iterator[tuple[int, str]]:
+    """Matching lines of one file, unless it is too big, binary or unreadable (rg skips those too)."""
+    try:
+        if file.stat().st_size > MAX_FILE_BYTES or _is_binary(file):
+            return
+        # Lines end at "\n" only, as in rg; a "\r" before it is not part of the line.
+        with open(file, encoding="utf-8", errors="replace", newline="\n") as f:
+            for lineno, line in enumerate(f, 1):
+                line = line.rstrip("\r\n")
+                if rx.search(line):
+                    yield lineno, line
+    except OSError:
+        return  # vanished or unreadable
 
 
 def _candidates(target: Path, matcher: Callable[[str], bool] | None,
@@ -253,9 +333,12 @@ def _ripgrep(ctx: RuntimeContext) -> str | None:
 
 
 def _rg_args() -> list[str]:
-    """Flags that make rg walk like the Python path; the target comes last, after ``--``."""
-    return ["--no-config", "--no-require-git", "--no-follow", "--sort=path", f"--max-filesize={MAX_FILE_BYTES}",
-            *(f"--glob=!{name}" for name in sorted(SKIP_DIRS))]
+    """Flags that make rg walk like the Python path; the target comes last, after ``--``. Ignore files
+    other than the .gitignore files at or below the target are off (parent folders' .gitignore rules are
+    applied afterwards, by _Walk.admits, within the workspace only)."""
+    return ["--no-config", "--no-require-git", "--no-ignore-parent", "--no-ignore-global",
+            "--no-ignore-exclude", "--no-ignore-dot", "--no-follow", "--no-messages", "--sort=path",
+            f"--max-filesize={MAX_FILE_BYTES}", *(f"--glob=!{name}/" for name in sorted(SKIP_DIRS))]
 
 
 def _rg_target(target: Path, ctx: RuntimeContext) -> str:
@@ -273,48 +356,85 @@ def _run_rg(argv: list[str], ctx: RuntimeContext) -> tuple[int | None, str, str,
     return result.exit_code, result.stdout, result.stderr, result.truncated
 
 
-def _grep_rg(rg: str, pattern: str, target: Path, glob: str | None,
-             matcher: Callable[[str], bool] | None, ctx: RuntimeContext) -> _Found:
+def _grep_rg(rg: str, pattern: str, rx: re.Pattern[str], target: Path, glob: str | None,
+             matcher: Callable[[str], bool] | None, ctx: RuntimeContext) -> _Found | None:
+    """rg's matches, or None when rg gave no answer (it refused the pattern): search in Python then."""
     # rg anchors a glob containing "/" differently from ours; those are left to the post-filter below.
+    # (A --glob also overrides rg's hidden and .gitignore rules; _Walk.admits re-applies them.)
     pre_filter = [f"--glob={glob}"] if glob and "/" not in glob.strip().rstrip("/") else []
-    argv = [rg, *_rg_args(), "--line-number", "--with-filename", "--no-heading", "--null",
-            "--color=never", *pre_filter, "--", pattern, _rg_target(target, ctx)]
-    code, out, err, truncated = _run_rg(argv, ctx)
+    argv = [rg, *_rg_args(), "--line-number", "--with-filename", "--no-heading", "--null", "--color=never",
+            # \r\n ends a line as \n does; encodings are not guessed from a BOM (UTF-16 stays binary);
+            # binary files are reported rather than silently dropped, see parse_rg_matches.
+            "--crlf", "--encoding=none", "--binary",
+            f"--max-columns={_RG_MAX_COLUMNS}", "--max-columns-preview",
+            *pre_filter, "--", pattern, _rg_target(target, ctx)]
+    code, out, _err, truncated = _run_rg(argv, ctx)
     if code not in (0, 1) and not out:
-        raise ToolError(f"grep failed: {err.strip() or f'rg exit code {code}'}")
-    found = parse_rg_matches(out, target, matcher, ctx)
+        return None
+    found = parse_rg_matches(out, target, matcher, ctx, rx)
     found.incomplete = found.incomplete or truncated
     return found
 
 
+# rg --binary reports a file with a NUL byte (anywhere) and a match as "<path>: binary file matches ...".
+_RG_BINARY_NOTE = re.compile(r"(.+): (?:binary file matches|WARNING: stopped searching binary file) ")
+
+
 def parse_rg_matches(out: str, target: Path, matcher: Callable[[str], bool] | None,
-                     ctx: RuntimeContext) -> _Found:
-    """Turn ``rg --null --line-number`` output into the same records the Python path makes."""
+                     ctx: RuntimeContext, rx: re.Pattern[str] | None = None) -> _Found:
+    """Turn ``rg --null --line-number --binary`` output (target a folder) into the same records the Python
+    path makes: files the Python walk would skip are dropped; a file rg found a NUL byte in is searched
+    again in Python (``rx``) when the NUL lies beyond the first 8 KB, where it does not make a file binary."""
     found = _Found()
-    for line in out.split("\n"):
-        name, sep, rest = line.partition("\x00")
-        lineno, colon, text = rest.partition(":")
-        if not sep or not colon or not lineno.isdigit():
-            continue  # a truncation marker or a partial line
-        file = Path(os.path.normpath(ctx.workspace / name))
-        if not is_within(file, target):
-            continue
-        if matcher and target.is_dir() and not matcher(file.relative_to(target).as_posix()):
-            continue
-        if not found.add(display_path(ctx, file), int(lineno), text):
+    for file, lineno, text in _rg_records(out, target, matcher, ctx, rx):
+        if not found.add(display_path(ctx, file), lineno, text):
             break
     return found
 
 
-def _glob_rg(rg: str, target: Path, ctx: RuntimeContext) -> Iterator[Path]:
+def _rg_records(out: str, target: Path, matcher: Callable[[str], bool] | None, ctx: RuntimeContext,
+                rx: re.Pattern[str] | None) -> Iterator[tuple[Path, int, str]]:
+    """(file, line number, text) in output order. rg prints a file's lines together (then, for a binary
+    file, its note), so they are held back until the next file starts."""
+    walk = _Walk(target, ctx)
+    name_now, file, wanted = None, target, False
+    held: list[tuple[Path, int, str]] = []
+    for line in out.split("\n"):
+        name, sep, rest = line.partition("\x00")
+        lineno, colon, text = rest.partition(":")
+        binary = None if sep else _RG_BINARY_NOTE.match(line)
+        if binary:
+            name = binary[1]
+        elif not sep or not colon or not lineno.isdigit():
+            continue  # a truncation marker or a partial line
+        if name != name_now:
+            yield from held
+            held = []
+            name_now, file = name, Path(os.path.normpath(ctx.workspace / name))
+            wanted = _wanted(file, target, matcher, walk)
+        if not wanted:
+            continue
+        if binary:  # the lines rg printed before it saw the NUL go; Python decides what the file holds
+            held = [(file, n, text) for n, text in _search_file(rx, file)] if rx is not None else []
+        else:
+            held.append((file, int(lineno), text))
+    yield from held
+
+
+def _wanted(file: Path, target: Path, matcher: Callable[[str], bool] | None, walk: _Walk) -> bool:
+    if not walk.admits(file):  # also False outside target
+        return False
+    return matcher is None or matcher(file.relative_to(target).as_posix())
+
+
+def _glob_rg(rg: str, target: Path, ctx: RuntimeContext) -> Iterator[Path] | None:
     argv = [rg, "--files", *_rg_args(), "--null", "--", _rg_target(target, ctx)]
-    code, out, err, _ = _run_rg(argv, ctx)
+    code, out, _err, _ = _run_rg(argv, ctx)
     if code not in (0, 1) and not out:
-        raise ToolError(f"glob failed: {err.strip() or f'rg exit code {code}'}")
-    for name in out.split("\x00"):
-        name = name.strip("\n")
-        if name:
-            yield Path(os.path.normpath(ctx.workspace / name))
+        return None
+    walk = _Walk(target, ctx)
+    files = (Path(os.path.normpath(ctx.workspace / name.strip("\n"))) for name in out.split("\x00"))
+    return (file for file in files if file != ctx.workspace and walk.admits(file))
 
 
 # ---------------------------------------------------------------- glob
@@ -330,7 +450,10 @@ def glob(pattern: str, path: str = ".", *, ctx: RuntimeContext) -> ToolResult:
         raise ToolError(f"{path} is not a folder" if target.exists() else f"folder not found: {path}")
     matcher = compile_glob(pattern)
     rg = _ripgrep(ctx)
-    files = _glob_rg(rg, target, ctx) if rg else _Walk(target, ctx).files()
+    files = _glob_rg(rg, target, ctx) if rg else None
+    if files is None:
+        # rg leaves out files over MAX_FILE_BYTES (grep's limit, which glob shares); so does this walk.
+        files = (f for f in _Walk(target, ctx).files() if _size(f) <= MAX_FILE_BYTES)
     hits: list[str] = []
     total = 0
     for file in files:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import copy
 import json
+import re
 from dataclasses import dataclass
 from typing import Any
 
@@ -124,8 +125,12 @@ class Executor:
         for error in sorted(check.iter_errors(arguments), key=lambda e: list(map(str, e.absolute_path))):
             where = format_path(tuple(error.absolute_path))
             if error.validator == "additionalProperties":
-                known = ", ".join(tool.parameters.get("properties", {})) or "none"
-                extra = sorted(set(error.instance) - set(tool.parameters.get("properties", {})))
+                # The object that failed may be nested (an object parameter), so its own schema says what is known.
+                declared = error.schema.get("properties", {}) if isinstance(error.schema, dict) else {}
+                patterns = error.schema.get("patternProperties", {}) if isinstance(error.schema, dict) else {}
+                known = ", ".join(declared) or "none"
+                extra = sorted(k for k in error.instance
+                               if k not in declared and not any(re.search(p, k) for p in patterns))
                 problems.append(f"{where}: unknown parameter(s) {', '.join(map(repr, extra))}; known: {known}")
             else:
                 problems.append(f"{where}: {error_message(error)}")

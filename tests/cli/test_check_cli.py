@@ -1,0 +1,160 @@
+"""``nami check`` and ``nami schema``; and the promise that the light commands never import openai."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner, Result
+from jsonschema import Draft202012Validator
+
+from nami_yaml.cli.main import cli
+from nami_yaml.config.settings import DEFAULT_BUILTINS
+
+GOLDEN = Path(__file__).resolve().parent.parent / "registry" / "golden"
+
+
+def nami(*args: str) -> Result:
+    return CliRunner().invoke(cli, list(args), catch_exceptions=False)
+
+
+def write(path: Path, text: str) -> Path:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(text, encoding="utf-8")
+    return path
+
+
+def test_check_ok_prints_a_summary(workdir: Path) -> None:
+    agent = write(workdir / "agent.yaml", "tools:\n  builtin: [read_file, bash]\n  files: [tools]\n")
+    write(workdir / "tools" / "a.yaml", "name: a\ndescription: d\ncommand: [echo]\n")
+    write(workdir / "tools" / "b.yaml", "tools:\n  - {name: b, description: d, script: 'true'}\n"
+                                        "  - {name: c, description: d, entrypoint: 'm:f'}\n")
+    result = nami("check")
+    assert result.exit_code == 0, result.output
+    assert result.stdout == (f"ok: {agent}; 5 tools (2 built-in, 1 command, 1 entrypoint, 1 script) "
+                             "from 2 tool files\n")
+
+
+def test_check_without_agent_yaml_uses_defaults(workdir: Path) -> None:
+    result = nami("check")
+    assert result.exit_code == 0
+    n = len(DEFAULT_BUILTINS)
+    assert result.stdout == f"ok: no agent.yaml (defaults); {n} tools ({n} built-in) from 0 tool files\n"
+
+
+def test_check_reports_every_problem_and_exits_1(workdir: Path) -> None:
+    write(workdir / "agent.yaml", "tools:\n  builtin: []\n  files: [tools]\n")
+    write(workdir / "tools" / "a.yaml", "name: a\ndescription: 5\ncomand: [echo]\n")
+    write(workdir / "tools" / "b.yaml", "name: b\ndescription: d\ncommand: [echo, '{x}']\n")
+    result = nami("check")
+    assert result.exit_code == 1
+    assert result.stdout == ""
+    assert result.stderr == (
+        "tools/a.yaml:1:1: $: missing runner: a tool needs one of command, script or entrypoint\n"
+        "tools/a.yaml:2:14: $.description: expected string, got integer 5\n"
+        "tools/a.yaml:3:1: $.comand: unknown key 'comand'; did you mean 'command'?\n"
+        "tools/b.yaml:3:17: $.command[1]: placeholder {x} names no parameter (declared: none)\n"
+        "4 problems found\n"
+    )
+
+
+def test_check_reports_a_bad_agent_yaml(workdir: Path) -> None:
+    write(workdir / "agent.yaml", "model:\n  nmae: x\n")
+    result = nami("check")
+    assert result.exit_code == 1
+    assert result.stderr == "agent.yaml:2:3: $.model.nmae: unknown key 'nmae'; did you mean 'name'?\n1 problem found\n"
+
+
+def test_check_reports_unknown_builtin_and_missing_config(workdir: Path) -> None:
+    write(workdir / "agent.yaml", "tools: {builtin: [gerp]}\n")
+    result = nami("check")
+    assert result.exit_code == 1
+    assert result.stderr.startswith("nami: agent.yaml:1:19: $.tools.builtin[0]: unknown built-in tool 'gerp'; "
+                                    "did you mean 'grep'?\n")
+    missing = nami("check", "--config", "nowhere.yaml")
+    assert missing.exit_code == 1
+    assert "nowhere.yaml, which is not a file" in missing.stderr
+
+
+@pytest.mark.parametrize("case", ["duplicate_name", "tools_bad_item", "script_clobber"])
+def test_check_path_on_a_golden_folder(workdir: Path, case: str) -> None:
+    shutil.copytree(GOLDEN / case, workdir / case)
+    write(workdir / "agent.yaml", "tools: {builtin: []}\n")
+    result = nami("check", case)
+    assert result.exit_code == 1
+    expected = [f"{case}/{line}" for line in (GOLDEN / case / "expected.txt").read_text().splitlines()]
+    expected = [line.replace("at a.yaml:", f"at {case}/a.yaml:") for line in expected]
+    count = len(expected)
+    assert result.stderr.splitlines() == [*expected, f"{count} problem{'s' if count != 1 else ''} found"]
+
+
+def test_check_path_on_a_good_folder(workdir: Path) -> None:
+    write(workdir / "agent.yaml", "tools: {builtin: []}\n")
+    write(workdir / "extra" / "deep" / "x.yml", "name: x\ndescription: d\ncommand: [echo]\n")
+    result = nami("check", "extra")
+    assert result.exit_code == 0
+    assert result.stdout.endswith("; 1 tool (1 command) from 1 tool file\n")
+
+
+@pytest.mark.parametrize("name", ["tool", "agent"])
+def test_schema_prints_a_valid_draft_2020_12_schema(name: str) -> None:
+    result = nami("schema", name)
+    assert result.exit_code == 0
+    document = json.loads(result.stdout)
+    Draft202012Validator.check_schema(document)
+    assert document["$schema"] == "https://json-schema.org/draft/2020-12/schema"
+
+
+def test_schema_tool_accepts_a_real_tool_and_rejects_a_broken_one() -> None:
+    check = Draft202012Validator(json.loads(nami("schema", "tool").stdout))
+    assert check.is_valid({"name": "t", "description": "d", "command": ["echo", ["-n", "{n}"]]})
+    assert check.is_valid({"tools": [{"name": "t", "description": "d", "script": "true"}]})
+    assert not check.is_valid({"name": "t", "description": "d", "comand": ["echo"]})
+    assert not check.is_valid({"tools": [{"name": "t", "description": 5, "script": "x"}]})
+
+
+def test_schema_rejects_unknown_names() -> None:
+    assert nami("schema", "nope").exit_code == 2
+
+
+NO_OPENAI = """\
+import sys
+from click.testing import CliRunner
+from nami_yaml.cli.main import cli
+from nami_yaml.config.settings import DEFAULT_BUILTINS
+result = CliRunner().invoke(cli, sys.argv[1:])
+assert result.exit_code == 0, result.output
+loaded = sorted(m for m in sys.modules if m == "openai" or m.startswith("openai."))
+print(",".join(loaded) or "none")
+"""
+
+
+@pytest.mark.parametrize("args", [["--help"], ["tools", "list"], ["tools", "list", "--json"], ["check"],
+                                  ["schema", "tool"]])
+def test_light_commands_do_not_import_openai(workdir: Path, args: list[str]) -> None:
+    proc = subprocess.run([sys.executable, "-c", NO_OPENAI, *args], cwd=workdir, env=dict(os.environ),
+                          capture_output=True, text=True, timeout=60)
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout.strip() == "none"
+
+
+def test_real_nami_check_exit_codes(workdir: Path) -> None:
+    script = shutil.which("nami") or str(Path(sys.executable).with_name("nami"))
+    command = [script] if Path(script).exists() else [sys.executable, "-c",
+                                                       "from nami_yaml.cli.main import main; main()"]
+    write(workdir / "agent.yaml", "tools: {builtin: [], files: [t.yaml]}\n")
+    write(workdir / "t.yaml", "name: t\ndescription: d\ncommand: [echo]\n")
+    good = subprocess.run([*command, "check"], cwd=workdir, env=dict(os.environ), capture_output=True, text=True,
+                          timeout=60)
+    assert (good.returncode, good.stdout.startswith("ok: ")) == (0, True), good.stderr
+    write(workdir / "t.yaml", "name: t\ndescription: d\n")
+    bad = subprocess.run([*command, "check"], cwd=workdir, env=dict(os.environ), capture_output=True, text=True,
+                         timeout=60)
+    assert bad.returncode == 1
+    assert bad.stderr == "t.yaml:1:1: $: missing runner: a tool needs one of command, script or entrypoint\n" \
+                         "1 problem found\n"

@@ -1,0 +1,231 @@
+"""``nami tools list|show|call``, in-process with CliRunner and through a real ``nami`` process."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner, Result
+
+from nami_yaml.cli.main import cli
+from nami_yaml.registry.loader import load_tools
+
+OPS = """\
+tools:
+  - name: show_args
+    description: |
+      Print the argv it receives as JSON.
+      Second line of the description.
+    risk: read
+    parameters:
+      type: object
+      properties:
+        label: {type: string}
+        count: {type: integer, minimum: 1, default: 1}
+        loud: {type: boolean}
+        tags: {type: array, items: {type: string}}
+      required: [label]
+    command: [PYTHON, -c, "import sys,json;print(json.dumps(sys.argv[1:]))", "--count={count}", [--loud, "{loud}"],
+              "{label}", [--tag, "{tags}"]]
+  - name: make_marker
+    description: Create a marker file and say so.
+    risk: write
+    parameters:
+      type: object
+      properties:
+        name: {type: string}
+        note: {type: string, default: "made by nami"}
+      required: [name]
+    env: {MARKER_NOTE: "note for ${HOME}"}
+    stdin: "{note}"
+    command: [PYTHON, -c, "import sys,pathlib;pathlib.Path(sys.argv[1]).write_text(sys.stdin.read());print('made')", "{name}"]
+  - name: fail
+    description: Always fails.
+    command: [PYTHON, -c, "import sys; sys.exit('it broke')"]
+  - name: shorten
+    description: Shorten text.
+    parameters:
+      type: object
+      properties:
+        text: {type: string}
+        width: {type: integer, default: 12}
+      required: [text]
+    entrypoint: textwrap:shorten
+"""
+
+
+@pytest.fixture
+def project(workdir: Path) -> Path:
+    (workdir / "tools").mkdir()
+    (workdir / "tools" / "ops.yaml").write_text(OPS.replace("PYTHON", sys.executable), encoding="utf-8")
+    (workdir / "agent.yaml").write_text("tools:\n  builtin: [read_file]\n  files: [tools]\n", encoding="utf-8")
+    return workdir
+
+
+def nami(*args: str) -> Result:
+    return CliRunner().invoke(cli, list(args), catch_exceptions=False)
+
+
+def test_tools_list(project: Path) -> None:
+    result = nami("tools", "list")
+    assert result.exit_code == 0, result.output
+    lines = result.stdout.splitlines()
+    # the built-in's wording belongs to another module; only its row's shape is checked here
+    assert lines[0].startswith("read_file    read   Read ") and lines[0].endswith("  [built-in]")
+    assert lines[1:] == [
+        "show_args    read   Print the argv it receives as JSON.  [tools/ops.yaml:2:5]",
+        "make_marker  write  Create a marker file and say so.  [tools/ops.yaml:17:5]",
+        "fail         exec   Always fails.  [tools/ops.yaml:29:5]",
+        "shorten      exec   Shorten text.  [tools/ops.yaml:32:5]",
+    ]
+
+
+def test_tools_list_json(project: Path) -> None:
+    result = nami("tools", "list", "--json")
+    assert result.exit_code == 0
+    rows = json.loads(result.stdout)
+    assert [(r["name"], r["runner"], r["builtin"], r["risk"]) for r in rows] == [
+        ("read_file", "entrypoint", True, "read"),
+        ("show_args", "command", False, "read"),
+        ("make_marker", "command", False, "write"),
+        ("fail", "command", False, "exec"),
+        ("shorten", "entrypoint", False, "exec"),
+    ]
+    assert rows[1]["parameters"]["required"] == ["label"]
+
+
+def test_tools_show_prints_the_exact_definition(project: Path) -> None:
+    result = nami("tools", "show", "show_args")
+    assert result.exit_code == 0
+    tools, _ = load_tools([project / "tools" / "ops.yaml"])
+    tool = tools[0]
+    assert tool.name == "show_args"
+    assert json.loads(result.stdout) == tool.definition()
+    assert result.stdout == json.dumps(tool.definition(), indent=2, ensure_ascii=False) + "\n"
+    assert json.loads(result.stdout)["function"]["description"] == (
+        "Print the argv it receives as JSON.\nSecond line of the description."
+    )
+
+
+def test_tools_show_unknown_name(project: Path) -> None:
+    result = nami("tools", "show", "nope")
+    assert result.exit_code == 2
+    assert result.stderr == ("nami: unknown tool 'nope'. Available tools: read_file, show_args, make_marker, "
+                             "fail, shorten\n")
+
+
+def test_tools_call_coerces_values_per_schema(project: Path) -> None:
+    result = nami("tools", "call", "show_args", "label=007", "count=3", "loud=true", 'tags=["a b", "c"]')
+    assert result.exit_code == 0, result.output
+    assert json.loads(result.stdout) == ["--count=3", "--loud", "007", "--tag", "a b", "c"]
+
+
+def test_tools_call_with_args_json_and_overrides(project: Path) -> None:
+    result = nami("tools", "call", "show_args", "--args-json", '{"label": "x", "count": 4}')
+    assert result.exit_code == 0
+    assert json.loads(result.stdout) == ["--count=4", "x"]
+    merged = nami("tools", "call", "show_args", "--args-json", '{"label": "x", "count": 4}', "count=9")
+    assert json.loads(merged.stdout) == ["--count=9", "x"]
+
+
+def test_tools_call_exit_codes(project: Path) -> None:
+    failed = nami("tools", "call", "fail")
+    assert failed.exit_code == 1
+    assert failed.stdout == "[stderr]\nit broke\n[exit code: 1]\n"
+    invalid = nami("tools", "call", "show_args", "count=0")
+    assert invalid.exit_code == 1
+    assert "- $: missing required 'label'" in invalid.stdout
+    assert "- $.count: 0 is less than the minimum of 1" in invalid.stdout
+    entry = nami("tools", "call", "shorten", "text=one two three four")
+    assert (entry.exit_code, entry.stdout) == (0, "one [...]\n")
+
+
+@pytest.mark.parametrize(("args", "message"), [
+    (["show_args", "no-equals-sign"], "nami: expected KEY=VALUE, got 'no-equals-sign'\n"),
+    (["show_args", "--args-json", "{bad", "label=x"], "nami: --args-json is not valid JSON: "),
+    (["show_args", "--args-json", "[1]", "label=x"], "nami: --args-json must be a JSON object\n"),
+    (["nope", "a=1"], "nami: unknown tool 'nope'. Available tools: "),
+])
+def test_tools_call_usage_errors(project: Path, args: list[str], message: str) -> None:
+    result = nami("tools", "call", *args)
+    assert result.exit_code == 2
+    assert result.stderr.startswith(message)
+
+
+def test_dry_run_shows_the_plan_and_runs_nothing(project: Path, temp_home: Path) -> None:
+    result = nami("tools", "call", "make_marker", "name=marker.txt", "--dry-run")
+    assert result.exit_code == 0, result.output
+    lines = result.stdout.splitlines()
+    assert lines[0] == "tool:    make_marker (risk: write)"
+    assert lines[1].startswith(f"argv:    {sys.executable} -c ") and lines[1].endswith(" marker.txt")
+    assert f"cwd:     {project}" in lines
+    assert "timeout: 120 s" in lines
+    assert "stdin:" in lines and "  | made by nami" in lines
+    assert f"env set: MARKER_NOTE=note for {temp_home}" in lines
+    assert "env set: PAGER=cat" in lines
+    assert not (project / "marker.txt").exists()
+    ran = nami("tools", "call", "make_marker", "name=marker.txt")
+    assert (ran.exit_code, ran.stdout) == (0, "made\n")
+    assert (project / "marker.txt").read_text() == "made by nami"
+
+
+def test_dry_run_lists_removed_secret_variables(project: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("SOME_SERVICE_TOKEN", "s3cret")
+    result = nami("tools", "call", "show_args", "label=x", "--dry-run")
+    removed = [line for line in result.stdout.splitlines() if line.startswith("env removed: ")]
+    assert len(removed) == 1 and "SOME_SERVICE_TOKEN" in removed[0]
+    assert "s3cret" not in result.stdout
+
+
+def test_dry_run_of_an_entrypoint(project: Path) -> None:
+    result = nami("tools", "call", "shorten", "text=abc", "--dry-run")
+    assert result.stdout.splitlines() == [
+        "tool:    shorten (risk: exec)",
+        "calls:   textwrap:shorten",
+        'with:    {"text": "abc", "width": 12}',
+    ]
+
+
+def test_broken_tool_file_is_a_usage_error_listing_problems(project: Path) -> None:
+    (project / "tools" / "broken.yaml").write_text("name: broken\ndescription: 5\ncommand: [echo]\n")
+    result = nami("tools", "list")
+    assert result.exit_code == 2
+    assert result.stderr == "tools/broken.yaml:2:14: $.description: expected string, got integer 5\n1 problem found\n"
+
+
+def nami_command() -> list[str]:
+    script = shutil.which("nami") or str(Path(sys.executable).with_name("nami"))
+    if Path(script).exists():
+        return [script]
+    return [sys.executable, "-c", "from nami_yaml.cli.main import main; main()"]
+
+
+def run_nami(cwd: Path, *args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([*nami_command(), *args], cwd=cwd, env=dict(os.environ), capture_output=True,
+                          text=True, timeout=60)
+
+
+def test_real_process_tools_list_and_call(project: Path) -> None:
+    listed = run_nami(project, "tools", "list", "--json")
+    assert listed.returncode == 0, listed.stderr
+    assert [row["name"] for row in json.loads(listed.stdout)] == [
+        "read_file", "show_args", "make_marker", "fail", "shorten"
+    ]
+    called = run_nami(project, "tools", "call", "show_args", "label=$(touch pwned)", "count=2")
+    assert called.returncode == 0, called.stderr
+    assert json.loads(called.stdout) == ["--count=2", "$(touch pwned)"]
+    assert not (project / "pwned").exists()
+    failed = run_nami(project, "tools", "call", "fail")
+    assert failed.returncode == 1
+
+
+def test_real_process_via_python_dash_c(project: Path) -> None:
+    argv = [sys.executable, "-c", "from nami_yaml.cli.main import main; main()", "tools", "show", "shorten"]
+    shown = subprocess.run(argv, cwd=project, env=dict(os.environ), capture_output=True, text=True, timeout=60)
+    assert shown.returncode == 0, shown.stderr
+    assert json.loads(shown.stdout)["function"]["name"] == "shorten"

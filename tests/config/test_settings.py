@@ -1,0 +1,122 @@
+"""Layering: flags > NAMI_* environment > agent.yaml > user config > preset > defaults, with sources."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from nami_yaml.config.settings import load_settings, mask, protected_env_names
+from nami_yaml.errors import SpecError
+
+
+def write(path: Path, text: str) -> Path:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(text, encoding="utf-8")
+    return path
+
+
+def env_for(home: Path, **extra: str) -> dict[str, str]:
+    return {"HOME": str(home), "XDG_CONFIG_HOME": str(home / ".config"), **extra}
+
+
+def test_defaults_and_preset_without_any_file(temp_home: Path, workdir: Path) -> None:
+    effective = load_settings(env=env_for(temp_home), cwd=workdir)
+    assert effective.config_path is None
+    assert effective.get("model.provider") == "deepseek"
+    assert effective.get("model.name") == "deepseek-chat"
+    assert effective.sources["model.name"] == "preset deepseek"
+    assert effective.get("limits.max_steps") == 50
+    assert effective.sources["limits.max_steps"] == "default"
+    assert effective.get("no.such.key", "fallback") == "fallback"
+
+
+def test_user_config_is_layered_under_agent_yaml(temp_home: Path, workdir: Path) -> None:
+    user = write(temp_home / ".config" / "nami" / "config.yaml",
+                 "model: {name: user-model, temperature: 0.7}\nlimits: {max_steps: 7}\n")
+    agent = write(workdir / "agent.yaml", "model: {name: project-model}\n")
+    effective = load_settings(env=env_for(temp_home), cwd=workdir)
+    assert effective.config_path == agent
+    assert effective.get("model.name") == "project-model"
+    assert effective.sources["model.name"] == str(agent)
+    assert effective.get("model.temperature") == 0.7
+    assert effective.sources["model.temperature"] == str(user)
+    assert effective.get("limits.max_steps") == 7
+    assert effective.get("limits.max_output") == 50_000
+    assert [f.path for f in effective.files] == [user, agent]
+    ignoring_user = load_settings(env=env_for(temp_home), cwd=workdir, use_user_config=False)
+    assert ignoring_user.get("limits.max_steps") == 50
+
+
+def test_environment_overrides_the_file_and_flags_override_both(temp_home: Path, workdir: Path) -> None:
+    write(workdir / "agent.yaml", "model: {name: from-file, base_url: 'http://file.example/v1'}\n")
+    env = env_for(temp_home, NAMI_MODEL="from-env", NAMI_BASE_URL="http://env.example/v1")
+    effective = load_settings(env=env, cwd=workdir)
+    assert (effective.get("model.name"), effective.sources["model.name"]) == ("from-env", "$NAMI_MODEL")
+    assert effective.get("model.base_url") == "http://env.example/v1"
+    flagged = load_settings(env=env, cwd=workdir, flags={"model.name": "from-flag", "model.base_url": None})
+    assert (flagged.get("model.name"), flagged.sources["model.name"]) == ("from-flag", "command line")
+    assert flagged.get("model.base_url") == "http://env.example/v1"
+
+
+def test_explicit_config_and_nami_config(temp_home: Path, workdir: Path, tmp_path: Path) -> None:
+    write(workdir / "agent.yaml", "limits: {max_steps: 1}\n")
+    other = write(tmp_path / "other.yaml", "limits: {max_steps: 2}\n")
+    third = write(tmp_path / "third.yaml", "limits: {max_steps: 3}\n")
+    env = env_for(temp_home, NAMI_CONFIG=str(third))
+    assert load_settings(config=str(other), env=env, cwd=workdir).get("limits.max_steps") == 2
+    assert load_settings(env=env, cwd=workdir).get("limits.max_steps") == 3
+    assert load_settings(env=env_for(temp_home), cwd=workdir).get("limits.max_steps") == 1
+
+
+def test_bad_user_config_is_reported_too(temp_home: Path, workdir: Path) -> None:
+    write(temp_home / ".config" / "nami" / "config.yaml", "limits: {max_stepz: 3}\n")
+    with pytest.raises(SpecError) as info:
+        load_settings(env=env_for(temp_home), cwd=workdir)
+    (problem,) = info.value.problems
+    assert problem.file.endswith("config.yaml")
+    assert problem.message == "unknown key 'max_stepz'; did you mean 'max_steps'?"
+
+
+@pytest.mark.parametrize(("extra", "key", "source"), [
+    ({"OPENAI_API_KEY": "sk-openai"}, "sk-openai", "$OPENAI_API_KEY"),
+    ({"OPENAI_API_KEY": "sk-openai", "DEEPSEEK_API_KEY": "sk-deep"}, "sk-deep", "$DEEPSEEK_API_KEY"),
+    ({"NAMI_API_KEY": "sk-nami", "DEEPSEEK_API_KEY": "sk-deep"}, "sk-nami", "$NAMI_API_KEY"),
+    ({}, None, "unset"),
+])
+def test_api_key_lookup(temp_home: Path, workdir: Path, extra: dict[str, str], key: str | None, source: str) -> None:
+    effective = load_settings(env=env_for(temp_home, **extra), cwd=workdir)
+    assert (effective.api_key, effective.api_key_source) == (key, source)
+
+
+def test_local_provider_needs_no_key(temp_home: Path, workdir: Path) -> None:
+    write(workdir / "agent.yaml", "model: {provider: ollama}\n")
+    effective = load_settings(env=env_for(temp_home), cwd=workdir)
+    assert effective.get("model.base_url") == "http://localhost:11434/v1"
+    assert (effective.api_key, effective.api_key_source) == ("ollama", "preset (no key needed)")
+    assert effective.get("model.quirks") == {"null_content_as_empty": True}
+
+
+def test_openai_base_url_switches_to_a_custom_provider(temp_home: Path, workdir: Path) -> None:
+    effective = load_settings(env=env_for(temp_home, OPENAI_BASE_URL="http://127.0.0.1:9/v1"), cwd=workdir)
+    assert effective.get("model.base_url") == "http://127.0.0.1:9/v1"
+    assert effective.get("model.provider") == "custom"
+
+
+def test_protected_names_cover_the_model_key(temp_home: Path, workdir: Path) -> None:
+    write(workdir / "agent.yaml", "model: {api_key_env: ACME_KEY}\n")
+    effective = load_settings(env=env_for(temp_home), cwd=workdir)
+    assert protected_env_names(effective) == {"NAMI_API_KEY", "OPENAI_API_KEY", "ACME_KEY"}
+
+
+def test_where_points_into_the_file_that_set_a_value(temp_home: Path, workdir: Path) -> None:
+    write(workdir / "agent.yaml", "# comment\nlimits:\n  max_steps: 9\n")
+    effective = load_settings(env=env_for(temp_home), cwd=workdir)
+    assert effective.where("limits", "max_steps") == "agent.yaml:3:14: $.limits.max_steps"
+    assert effective.where("limits", "max_output") == "$.limits.max_output"
+
+
+def test_mask() -> None:
+    assert mask(None) == "(unset)"
+    assert mask("short") == "***"
+    assert mask("sk-1234567890") == "sk-…90"

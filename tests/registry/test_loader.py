@@ -1,0 +1,220 @@
+"""Loading tool files into Tools: what is accepted, what is refused, and what loading never does."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from nami_yaml.registry.loader import expand_tool_paths, load_tool_file, load_tools
+from nami_yaml.runners.command import CommandRunner
+from nami_yaml.runners.entrypoint import EntrypointRunner
+from nami_yaml.runners.script import ScriptRunner
+
+
+def write(folder: Path, name: str, text: str) -> Path:
+    path = folder / name
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(text, encoding="utf-8")
+    return path
+
+
+def messages(folder: Path, text: str) -> list[str]:
+    _, problems = load_tool_file(write(folder, "t.yaml", text))
+    return [f"{p.path}: {p.message}" for p in problems]
+
+
+GREP = """\
+name: search
+description: |
+  Search files for a pattern.
+risk: read
+parameters:
+  type: object
+  properties:
+    pattern: {type: string}
+    ignore_case: {type: boolean}
+    max: {type: integer, default: 50}
+  required: [pattern]
+command: [grep, -rn, "--max-count={max}", [-i, "{ignore_case}"], --, "{pattern}", "."]
+timeout: 5
+"""
+
+
+def test_a_command_tool_loads_with_its_settings(workdir: Path) -> None:
+    path = write(workdir, "grep.yaml", GREP)
+    (tool,), problems = load_tool_file(path)
+    assert problems == []
+    assert tool.name == "search"
+    assert tool.description == "Search files for a pattern."
+    assert tool.risk == "read"
+    assert tool.source == "grep.yaml:1:1"
+    assert not tool.builtin
+    assert isinstance(tool.runner, CommandRunner)
+    assert tool.runner.options.timeout == 5
+    # Unknown argument keys are refused unless the author says otherwise, and the model is told so.
+    assert tool.parameters["additionalProperties"] is False
+    assert tool.definition() == {
+        "type": "function",
+        "function": {"name": "search", "description": "Search files for a pattern.", "parameters": tool.parameters},
+    }
+
+
+def test_defaults_of_a_minimal_tool(workdir: Path) -> None:
+    path = write(workdir, "t.yaml", "name: t\ndescription: d\nscript: 'true'\n")
+    (tool,), problems = load_tool_file(path)
+    assert problems == []
+    assert tool.risk == "exec"
+    assert isinstance(tool.runner, ScriptRunner)
+    assert tool.parameters == {"type": "object", "properties": {}, "additionalProperties": False}
+
+
+def test_explicit_additional_properties_is_kept(workdir: Path) -> None:
+    path = write(workdir, "t.yaml", "name: t\ndescription: d\nparameters: {type: object, additionalProperties: true}\n"
+                                    "command: [echo]\n")
+    (tool,), _ = load_tool_file(path)
+    assert tool.parameters["additionalProperties"] is True
+
+
+def test_a_tools_list_keeps_declaration_order(workdir: Path) -> None:
+    text = "tools:\n" + "".join(f"  - {{name: t{i}, description: d, command: [echo, '{i}']}}\n" for i in (3, 1, 2))
+    tools, problems = load_tool_file(write(workdir, "many.yaml", text))
+    assert problems == []
+    assert [t.name for t in tools] == ["t3", "t1", "t2"]
+    assert [t.source for t in tools] == ["many.yaml:2:5", "many.yaml:3:5", "many.yaml:4:5"]
+
+
+def test_the_good_tools_of_a_file_still_load_when_another_is_broken(workdir: Path) -> None:
+    text = "tools:\n  - {name: good, description: d, command: [echo]}\n  - {name: bad, description: d}\n"
+    tools, problems = load_tool_file(write(workdir, "t.yaml", text))
+    assert [t.name for t in tools] == ["good"]
+    assert [p.path for p in problems] == ["$.tools[1]"]
+
+
+def test_keys_next_to_tools_are_refused(workdir: Path) -> None:
+    text = "risk: read\ntools:\n  - {name: a, description: d, command: [echo]}\n"
+    assert messages(workdir, text) == ["$.risk: unknown key 'risk' next to `tools:`; put it inside a tool of the list"]
+    assert messages(workdir, "tools: []\n") == ["$.tools: `tools:` must be a non-empty list of tools"]
+
+
+def test_a_file_that_is_not_a_mapping(workdir: Path) -> None:
+    assert messages(workdir, "- a\n- b\n") == [
+        "$: a tool file holds a tool (a mapping) or `tools:` with a list; found a list"
+    ]
+
+
+def test_an_unreadable_file_is_a_problem(workdir: Path) -> None:
+    path = workdir / "bin.yaml"
+    path.write_bytes(b"name: \xff\xfe\n")
+    tools, problems = load_tool_file(path)
+    assert tools == []
+    assert len(problems) == 1 and problems[0].message.startswith("cannot read tool file:")
+
+
+@pytest.mark.parametrize(("text", "expected"), [
+    ("name: t\ndescription: d\nparameters: {type: object, properties: {ref: {type: string}}}\n"
+     "allow_dash: [rf]\ncommand: [git, log, [\"{ref}\"]]\n",
+     "$.allow_dash: allow_dash names 'rf', which is not a parameter; did you mean 'ref'?"),
+    ("name: t\ndescription: d\ncwd: /etc\ncommand: [ls]\n",
+     "$.cwd: cwd is a fixed folder relative to the workspace (no placeholders, not absolute)"),
+    ("name: t\ndescription: d\nparameters: {type: object, properties: {d: {type: string}}, required: [d]}\n"
+     "cwd: '{d}'\ncommand: [ls, '{d}']\n",
+     "$.cwd: cwd is a fixed folder relative to the workspace (no placeholders, not absolute)"),
+    ("name: t\ndescription: d\nparameters: {type: object, properties: {ctx: {type: string}}}\n"
+     "entrypoint: m:f\n",
+     "$.parameters.properties.ctx: 'ctx' is reserved for entry points: it receives nami's runtime context"),
+    ("name: t\ndescription: d\ncommand: [ls, [--all]]\n",
+     "$.command[1]: an optional group needs a {parameter} of its own that switches it on"),
+    ("name: t\ndescription: d\nstdin: '{body}'\ncommand: [cat]\n",
+     "$.stdin: placeholder {body} names no parameter (declared: none)"),
+    ("name: t\ndescription: d\nparameters: {type: object, required: [x]}\ncommand: [echo]\n",
+     "$.parameters.required: required parameter 'x' is not declared in properties"),
+    ("name: t\ndescription: d\nenv: {MY-VAR: x}\ncommand: [env]\n",
+     "$.env: \"MY-VAR\" must be a variable name (letters, digits and _, not starting with a digit)"),
+    ("name: t\ndescription: d\ncommand: [echo, true]\n",
+     "$.command[1]: expected string, got boolean true"),
+])
+def test_load_time_refusals(workdir: Path, text: str, expected: str) -> None:
+    assert expected in messages(workdir, text)
+
+
+def test_required_parameter_used_only_by_stdin_is_used(workdir: Path) -> None:
+    text = ("name: t\ndescription: d\nparameters: {type: object, properties: {doc: {type: string}}, required: [doc]}\n"
+            "stdin: '{doc}'\ncommand: [jq, .]\n")
+    assert messages(workdir, text) == []
+
+
+def test_an_optional_group_switched_by_a_nested_group_alone_is_refused(workdir: Path) -> None:
+    text = ("name: t\ndescription: d\nparameters: {type: object, properties: {a: {type: string}}}\n"
+            "command: [echo, [--outer, [--inner, '{a}']]]\n")
+    assert messages(workdir, text) == [
+        "$.command[1]: an optional group needs a {parameter} of its own that switches it on"
+    ]
+
+
+def test_loading_an_entrypoint_imports_nothing(workdir: Path) -> None:
+    path = write(workdir, "t.yaml", "name: t\ndescription: d\nentrypoint: no_such_module_anywhere:run\n")
+    (tool,), problems = load_tool_file(path)
+    assert problems == []
+    assert isinstance(tool.runner, EntrypointRunner)
+    assert tool.runner.base_dir == workdir.resolve()
+
+
+def test_expand_tool_paths(workdir: Path) -> None:
+    for name in ("a.yaml", "sub/b.yml", "sub/deeper/c.yaml", ".hidden/d.yaml", "__pycache__/e.yaml", "notes.txt"):
+        write(workdir, name, "x: 1\n")
+    found = expand_tool_paths("", workdir)
+    assert [p.relative_to(workdir).as_posix() for p in found] == ["a.yaml", "sub/b.yml", "sub/deeper/c.yaml"]
+    assert expand_tool_paths("sub/b.yml", workdir) == [workdir / "sub/b.yml"]
+    assert [p.name for p in expand_tool_paths("sub/**/*.y*ml", workdir)] == ["b.yml", "c.yaml"]
+    assert [p.name for p in expand_tool_paths("*.yaml", workdir)] == ["a.yaml"]
+    assert expand_tool_paths(str(workdir / "a.yaml"), Path("/nowhere")) == [workdir / "a.yaml"]
+    assert expand_tool_paths("missing.yaml", workdir) == []
+
+
+def test_load_tools_marks_builtins_and_keeps_file_order(workdir: Path) -> None:
+    first = write(workdir, "z.yaml", "name: zed\ndescription: d\ncommand: [echo]\n")
+    second = write(workdir, "a.yaml", "name: ay\ndescription: d\ncommand: [echo]\n")
+    tools, problems = load_tools([first, second], builtin=[first])
+    assert problems == []
+    assert [(t.name, t.builtin) for t in tools] == [("zed", True), ("ay", False)]
+
+
+RICH_PARAMETERS = """\
+name: rich
+description: d
+parameters:
+  type: object
+  properties:
+    mode: {type: string, enum: [fast, slow], default: fast, description: How.}
+    paths: {type: array, items: {type: string}, minItems: 1}
+    depth: {type: [integer, "null"], minimum: 0}
+    opts:
+      type: object
+      properties: {dry: {type: boolean}}
+  required: [paths]
+command: [echo, "{mode}", "{paths}", [--depth, "{depth}"]]
+"""
+
+
+def test_parameters_reach_the_model_exactly_as_written(workdir: Path) -> None:
+    """Validation must not write anything into the schema (a default-filling validator once did)."""
+    import yaml
+
+    (tool,), problems = load_tool_file(write(workdir, "rich.yaml", RICH_PARAMETERS))
+    assert problems == []
+    written = yaml.safe_load(RICH_PARAMETERS)["parameters"]
+    assert tool.parameters == {**written, "additionalProperties": False}
+
+
+@pytest.mark.parametrize(("parameters", "fragment"), [
+    # 2020-12 keywords whose draft-7 meaning differs must still be checked by the full validator
+    ("{type: object, properties: {a: {type: array, prefixItems: 5}}}", "properties.a.prefixItems"),
+    ("{type: object, properties: {a: {type: array, items: [{type: string}]}}}", "properties.a.items"),
+    ("{type: object, properties: {a: {$ref: 7}}}", "properties.a['$ref']"),
+    ("{type: object, properties: {a: {minLength: -1}}}", "properties.a.minLength"),
+])
+def test_invalid_parameter_schemas_are_caught(workdir: Path, parameters: str, fragment: str) -> None:
+    text = f"name: t\ndescription: d\nparameters: {parameters}\nentrypoint: m:f\n"
+    found = messages(workdir, text)
+    assert any(line.startswith(f"$.parameters.{fragment}: not a valid JSON Schema") for line in found), found

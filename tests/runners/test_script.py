@@ -1,0 +1,186 @@
+"""``script:`` tools run real bash: arguments are environment variables, never script text."""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+from pathlib import Path
+
+import pytest
+
+from nami_yaml.registry.executor import Executor, PreparedCall
+from nami_yaml.registry.loader import load_tools
+from nami_yaml.registry.registry import Registry
+from nami_yaml.registry.result import ToolResult
+from nami_yaml.runners.script import parameter_name_problem
+from nami_yaml.runtime import RuntimeContext
+
+
+def executor(ctx: RuntimeContext, text: str) -> Executor:
+    folder = ctx.workspace.parent / "tools"
+    folder.mkdir(exist_ok=True)
+    path = folder / "tool.yaml"
+    path.write_text(text, encoding="utf-8")
+    tools, problems = load_tools([path])
+    assert problems == [], problems
+    return Executor(Registry(tools), ctx)
+
+
+def run(ctx: RuntimeContext, text: str, args: dict | str) -> ToolResult:
+    ex = executor(ctx, text)
+    return ex.execute(ex.registry.names()[0], args)
+
+
+REPORT = """\
+name: report
+description: Report its arguments.
+parameters:
+  type: object
+  properties:
+    name: {type: string}
+    count: {type: integer, default: 3}
+    verbose: {type: boolean}
+    items: {type: array, items: {type: string}}
+    ratio: {type: number}
+  required: [name]
+script: |
+  printf 'name=%s\\n' "$name"
+  printf 'count=%s\\n' "$count"
+  printf 'verbose=%s\\n' "${verbose-unset}"
+  printf 'items=%s\\n' "${items-unset}"
+  printf 'ratio=%s\\n' "${ratio-unset}"
+  printf 'args=%s\\n' "$NAMI_ARGS"
+"""
+
+
+def parse(content: str) -> dict[str, str]:
+    return dict(line.split("=", 1) for line in content.splitlines())
+
+
+def test_arguments_arrive_as_variables_by_name(ctx: RuntimeContext) -> None:
+    result = run(ctx, REPORT, {"name": "nami", "verbose": True, "items": ["a b", "c"], "ratio": 0.5})
+    assert result.ok, result.content
+    values = parse(result.content)
+    assert values["name"] == "nami"
+    assert values["count"] == "3"  # the default, applied before the script runs
+    assert values["verbose"] == "true"
+    assert json.loads(values["items"]) == ["a b", "c"]  # arrays arrive as JSON text
+    assert values["ratio"] == "0.5"
+    assert json.loads(values["args"]) == {"name": "nami", "count": 3, "verbose": True, "items": ["a b", "c"],
+                                          "ratio": 0.5}
+
+
+def test_absent_optional_parameters_are_unset(ctx: RuntimeContext) -> None:
+    values = parse(run(ctx, REPORT, {"name": "x"}).content)
+    assert (values["verbose"], values["items"], values["ratio"]) == ("unset", "unset", "unset")
+    assert json.loads(values["args"]) == {"name": "x", "count": 3}
+
+
+@pytest.mark.parametrize("value", ["$(touch pwned)", "`touch pwned`", "; touch pwned", "| touch pwned",
+                                   "&& touch pwned", "a\nb", "'quote\"s", "*"])
+def test_hostile_values_are_data_not_code(ctx: RuntimeContext, value: str) -> None:
+    (ctx.workspace / "some_file").write_text("x")
+    text = ("name: echo\ndescription: d\nparameters: {type: object, properties: {v: {type: string}}, required: [v]}\n"
+            "script: printf '%s' \"$v\"\n")
+    result = run(ctx, text, {"v": value})
+    assert result.ok, result.content
+    assert result.content == value.rstrip()
+    assert not (ctx.workspace / "pwned").exists()
+
+
+def test_nul_is_refused(ctx: RuntimeContext) -> None:
+    result = run(ctx, REPORT, '{"name": "a\\u0000b"}')
+    assert not result.ok
+    assert result.content == ("Error: report: a value contains a NUL byte, which cannot be passed in an "
+                              "environment variable")
+
+
+@pytest.mark.parametrize(("name", "ok"), [
+    ("path", True), ("branch_name", True), ("PATH", False), ("IFS", False), ("BASH_ENV", False),
+    ("BASH_FUNC_x%%", False), ("LD_PRELOAD", False), ("NAMI_ARGS", False), ("SHELLOPTS", False), ("PS4", False),
+    ("my-file", False), ("1st", False), ("naïve", False),
+])
+def test_parameter_names_that_cannot_be_variables(name: str, ok: bool) -> None:
+    assert (parameter_name_problem(name) is None) is ok
+
+
+def test_clobbering_names_are_refused_at_load(tmp_path: Path) -> None:
+    path = tmp_path / "t.yaml"
+    path.write_text("name: t\ndescription: d\nparameters: {type: object, properties: {IFS: {type: string}}}\n"
+                    "script: echo\n")
+    tools, problems = load_tools([path])
+    assert tools == []
+    assert [p.message for p in problems] == [
+        "parameter 'IFS' would overwrite the environment variable IFS of the script; rename it"
+    ]
+
+
+def test_extra_arguments_with_dangerous_names_are_not_exported(ctx: RuntimeContext) -> None:
+    """With additionalProperties the model picks the names: PATH, SHELLOPTS+PS4 or LD_PRELOAD would be code."""
+    text = """\
+name: loose
+description: d
+parameters: {type: object, additionalProperties: true}
+script: |
+  printf 'path_ok=%s\\n' "$(command -v cat >/dev/null && echo yes)"
+  printf 'mode=%s\\n' "${mode-unset}"
+  printf 'preload=%s\\n' "${LD_PRELOAD-unset}"
+  printf 'args=%s\\n' "$NAMI_ARGS"
+"""
+    args = {"mode": "fast", "PATH": "/nonexistent", "SHELLOPTS": "xtrace", "PS4": "$(touch pwned)",
+            "LD_PRELOAD": "/nonexistent.so", "NAMI_ARGS": "hijacked"}
+    result = run(ctx, text, args)
+    assert result.ok, result.content
+    values = parse(result.content)
+    assert values["path_ok"] == "yes"
+    assert values["mode"] == "fast"  # a harmless extra name is still a variable
+    assert values["preload"] == "unset"
+    assert json.loads(values["args"]) == args  # everything stays available as JSON
+    assert not (ctx.workspace / "pwned").exists()
+
+
+def test_bash_env_from_the_host_is_not_sourced(ctx: RuntimeContext, tmp_path: Path) -> None:
+    marker = tmp_path / "sourced"
+    rc = tmp_path / "rc.sh"
+    rc.write_text(f"touch {marker}\n")
+    ctx = dataclasses.replace(ctx, host_env={**ctx.host_env, "BASH_ENV": str(rc), "ENV": str(rc)})
+    text = "name: plain\ndescription: d\nscript: printf '%s|%s' \"${BASH_ENV-unset}\" \"${ENV-unset}\"\n"
+    result = run(ctx, text, {})
+    assert result.ok, result.content
+    assert result.content == "unset|unset"
+    assert not marker.exists()
+
+
+def test_tool_env_and_stdin_work_for_scripts(ctx: RuntimeContext, temp_home: Path) -> None:
+    text = """\
+name: piped
+description: d
+parameters: {type: object, properties: {body: {type: string}}, required: [body]}
+env: {GREETING: "hi from ${HOME}"}
+stdin: "{body}"
+script: |
+  printf '%s\\n' "$GREETING"
+  tr a-z A-Z
+"""
+    result = run(ctx, text, {"body": "shout $(id)"})
+    assert result.ok, result.content
+    assert result.content == f"hi from {temp_home}\nSHOUT $(ID)"
+
+
+def test_failure_exit_code_and_tool_name_in_errors(ctx: RuntimeContext) -> None:
+    result = run(ctx, "name: broken\ndescription: d\nscript: |\n  no_such_command_here\n  exit 3\n", {})
+    assert not result.ok
+    assert "broken: line 1: no_such_command_here: command not found" in result.content
+    assert result.content.endswith("[exit code: 3]")
+    assert result.details["exit_code"] == 3
+
+
+def test_describe_names_the_tool_and_arguments(ctx: RuntimeContext) -> None:
+    prepared = executor(ctx, REPORT).prepare("report", {"name": "x"})
+    assert isinstance(prepared, PreparedCall)
+    assert prepared.describe() == 'report (bash script) name="x" count=3'
+    plan = prepared.plan()
+    assert plan["argv"][1:4] == ["--noprofile", "--norc", "-c"]
+    assert plan["argv"][4].startswith("printf 'name=%s\\n' \"$name\"\n")
+    assert plan["argv"][5] == "report"
+    assert plan["env_set"]["name"] == "x" and json.loads(plan["env_set"]["NAMI_ARGS"]) == {"name": "x", "count": 3}
