@@ -136,17 +136,21 @@ def load_settings(
         model["quirks"] = {**preset["quirks"], **model.get("quirks", {})}
 
     effective = Effective(values, sources, path, files)
-    effective.api_key, effective.api_key_source = _api_key(model, env, preset)
+    # A provider's own endpoint gets only the provider's own key: an OpenAI key is never sent to DeepSeek.
+    own_endpoint = bool(preset.get("api_key_env")) and model.get("base_url") == preset.get("base_url") \
+        and preset.get("api_key_env") != "OPENAI_API_KEY"
+    effective.api_key, effective.api_key_source = _api_key(model, env, preset, openai_fallback=not own_endpoint)
     return effective
 
 
-def _api_key(model: Mapping[str, Any], env: Mapping[str, str], preset: Mapping[str, Any]) -> tuple[str | None, str]:
+def _api_key(model: Mapping[str, Any], env: Mapping[str, str], preset: Mapping[str, Any], *,
+             openai_fallback: bool) -> tuple[str | None, str]:
     if env.get("NAMI_API_KEY"):
         return env["NAMI_API_KEY"], "$NAMI_API_KEY"
     key_env = model.get("api_key_env")
     if key_env and env.get(key_env):
         return env[key_env], f"${key_env}"
-    if env.get("OPENAI_API_KEY"):
+    if openai_fallback and env.get("OPENAI_API_KEY"):
         return env["OPENAI_API_KEY"], "$OPENAI_API_KEY"
     if preset.get("api_key"):  # local servers (Ollama, vLLM) accept any key
         return str(preset["api_key"]), "preset (no key needed)"

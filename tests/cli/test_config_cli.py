@@ -62,3 +62,12 @@ def test_provider_preset(workdir: Path, monkeypatch: pytest.MonkeyPatch) -> None
     values = config_json(monkeypatch)["values"]
     assert values["model.base_url"] == {"value": "http://localhost:11434/v1", "source": "preset ollama"}
     assert values["model.api_key"]["source"] == "preset (no key needed)"
+
+
+def test_openai_key_is_never_sent_to_another_providers_endpoint(workdir: Path,
+                                                                 monkeypatch: pytest.MonkeyPatch) -> None:
+    values = config_json(monkeypatch, OPENAI_API_KEY="sk-openai-only-key")["values"]
+    assert values["model.base_url"]["value"] == "https://api.deepseek.com"
+    assert values["model.api_key"] == {"value": "(unset)", "source": "unset"}
+    (workdir / "agent.yaml").write_text("model:\n  provider: openai\n")
+    assert config_json(monkeypatch)["values"]["model.api_key"]["source"] == "$OPENAI_API_KEY"

@@ -79,7 +79,9 @@ def test_bad_user_config_is_reported_too(temp_home: Path, workdir: Path) -> None
 
 
 @pytest.mark.parametrize(("extra", "key", "source"), [
-    ({"OPENAI_API_KEY": "sk-openai"}, "sk-openai", "$OPENAI_API_KEY"),
+    # The default endpoint is DeepSeek's: an OpenAI key is not sent there.
+    ({"OPENAI_API_KEY": "sk-openai"}, None, "unset"),
+    ({"OPENAI_API_KEY": "sk-openai", "OPENAI_BASE_URL": "http://llm.local/v1"}, "sk-openai", "$OPENAI_API_KEY"),
     ({"OPENAI_API_KEY": "sk-openai", "DEEPSEEK_API_KEY": "sk-deep"}, "sk-deep", "$DEEPSEEK_API_KEY"),
     ({"NAMI_API_KEY": "sk-nami", "DEEPSEEK_API_KEY": "sk-deep"}, "sk-nami", "$NAMI_API_KEY"),
     ({}, None, "unset"),
