@@ -1,7 +1,8 @@
 """``entrypoint: module:function`` tools: a Python callable given the validated arguments as keywords.
 
 Nothing is imported while loading; the module is imported on the first call. The tool file's own
-folder is put on ``sys.path`` so ``tools/mytools.py`` beside ``tools/mytools.yaml`` works.
+folder is appended to ``sys.path`` so ``tools/mytools.py`` beside ``tools/mytools.yaml`` works. Appended,
+not prepended: a ``json.py`` in a tool folder must not replace the standard library's for the whole process.
 """
 
 from __future__ import annotations
@@ -40,7 +41,7 @@ class EntrypointRunner:
         module_name, _, function_name = self.target.partition(":")
         with _import_lock:
             if self.base_dir is not None and str(self.base_dir) not in sys.path:
-                sys.path.insert(0, str(self.base_dir))
+                sys.path.append(str(self.base_dir))
             try:
                 module = importlib.import_module(module_name)
             except Exception as exc:

@@ -182,3 +182,20 @@ def test_import_and_lookup_failures_are_results(setup: tuple[Executor, Path]) ->
     assert not missing_module.ok
     assert missing_module.content.startswith("Error: cannot import ")
     assert "ModuleNotFoundError" in missing_module.content
+
+
+
+def test_tool_folder_cannot_shadow_the_standard_library(tmp_path: Path, ctx: RuntimeContext,
+                                                        monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delitem(sys.modules, "colorsys", raising=False)  # so the tool's import really searches
+    folder = tmp_path / "shadow"
+    folder.mkdir()
+    (folder / "colorsys.py").write_text("raise SystemExit('shadowed the standard library')\n")
+    (folder / "shadow_tool.py").write_text(
+        "import colorsys\n\ndef run() -> str:\n    return colorsys.__file__\n")
+    (folder / "tool.yaml").write_text("name: shadow\ndescription: d\nentrypoint: shadow_tool:run\n")
+    tools, problems = load_tools([folder / "tool.yaml"])
+    assert problems == []
+    result = Executor(Registry(tools), ctx).execute("shadow", "{}")
+    assert result.ok, result.content
+    assert not result.content.startswith(str(folder))
