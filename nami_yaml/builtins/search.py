@@ -14,7 +14,7 @@ import os
 import re
 import shutil
 import warnings
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -102,9 +102,10 @@ class _IgnoreRule:
     base: Path
     match: Callable[[str], bool]
     dir_only: bool
+    prefix: str = field(init=False, repr=False)  # base as a string ending in a separator
 
     def __post_init__(self) -> None:
-        self.prefix = os.path.join(self.base, "")  # plain string checks: this runs for every entry
+        self.prefix = os.path.join(self.base, "")  # plain string checks: _ignored_by runs for every entry
 
 
 @dataclass
@@ -209,11 +210,11 @@ def _read_gitignore(folder: Path) -> list[_IgnoreRule]:
     return rules
 
 
-def _size(path: Path) -> int:
+def _not_too_big(path: Path) -> bool:
     try:
-        return path.stat().st_size
+        return path.stat().st_size <= MAX_FILE_BYTES
     except OSError:
-        return 0
+        return True
 
 
 def _is_binary(path: Path) -> bool:
@@ -306,10 +307,11 @@ def _search_file(rx: re.Pattern[str], file: Path) -> Iterator[tuple[int, str]]:
     try:
         if file.stat().st_size > MAX_FILE_BYTES or _is_binary(file):
             return
-        # Lines end at "\n" only, as in rg; a "\r" before it is not part of the line.
+        # Lines end at "\n" only, as in rg (and grep): a "\r" anywhere, even before the "\n", is text,
+        # so "x$" does not match "x\r\n" in either engine. The shown text drops a final "\r" (_Found.add).
         with open(file, encoding="utf-8", errors="replace", newline="\n") as f:
             for lineno, line in enumerate(f, 1):
-                line = line.rstrip("\r\n")
+                line = line.removesuffix("\n")
                 if rx.search(line):
                     yield lineno, line
     except OSError:
@@ -363,9 +365,9 @@ def _grep_rg(rg: str, pattern: str, rx: re.Pattern[str], target: Path, glob: str
     # (A --glob also overrides rg's hidden and .gitignore rules; _Walk.admits re-applies them.)
     pre_filter = [f"--glob={glob}"] if glob and "/" not in glob.strip().rstrip("/") else []
     argv = [rg, *_rg_args(), "--line-number", "--with-filename", "--no-heading", "--null", "--color=never",
-            # \r\n ends a line as \n does; encodings are not guessed from a BOM (UTF-16 stays binary);
-            # binary files are reported rather than silently dropped, see parse_rg_matches.
-            "--crlf", "--encoding=none", "--binary",
+            # Encodings are not guessed from a BOM (UTF-16 stays binary); binary files are reported
+            # rather than silently dropped, see parse_rg_matches.
+            "--encoding=none", "--binary",
             f"--max-columns={_RG_MAX_COLUMNS}", "--max-columns-preview",
             *pre_filter, "--", pattern, _rg_target(target, ctx)]
     code, out, _err, truncated = _run_rg(argv, ctx)
@@ -427,14 +429,14 @@ def _wanted(file: Path, target: Path, matcher: Callable[[str], bool] | None, wal
     return matcher is None or matcher(file.relative_to(target).as_posix())
 
 
-def _glob_rg(rg: str, target: Path, ctx: RuntimeContext) -> Iterator[Path] | None:
+def _glob_rg(rg: str, target: Path, ctx: RuntimeContext) -> list[Path] | None:
+    """The files rg lists (a superset, see _rg_args), or None when it gave no answer."""
     argv = [rg, "--files", *_rg_args(), "--null", "--", _rg_target(target, ctx)]
     code, out, _err, _ = _run_rg(argv, ctx)
     if code not in (0, 1) and not out:
         return None
-    walk = _Walk(target, ctx)
-    files = (Path(os.path.normpath(ctx.workspace / name.strip("\n"))) for name in out.split("\x00"))
-    return (file for file in files if file != ctx.workspace and walk.admits(file))
+    names = (name.strip("\n") for name in out.split("\x00"))
+    return [Path(os.path.normpath(ctx.workspace / name)) for name in names if name]
 
 
 # ---------------------------------------------------------------- glob
@@ -450,14 +452,16 @@ def glob(pattern: str, path: str = ".", *, ctx: RuntimeContext) -> ToolResult:
         raise ToolError(f"{path} is not a folder" if target.exists() else f"folder not found: {path}")
     matcher = compile_glob(pattern)
     rg = _ripgrep(ctx)
-    files = _glob_rg(rg, target, ctx) if rg else None
-    if files is None:
-        # rg leaves out files over MAX_FILE_BYTES (grep's limit, which glob shares); so does this walk.
-        files = (f for f in _Walk(target, ctx).files() if _size(f) <= MAX_FILE_BYTES)
+    files: Iterable[Path] | None = _glob_rg(rg, target, ctx) if rg else None
+    if files is not None:
+        keep = _Walk(target, ctx).admits  # what rg lists, held to the Python walk's rules
+    else:
+        files = _Walk(target, ctx).files()
+        keep = _not_too_big  # rg leaves out files over grep's size limit too
     hits: list[str] = []
     total = 0
     for file in files:
-        if is_within(file, target) and matcher(file.relative_to(target).as_posix()):
+        if is_within(file, target) and matcher(file.relative_to(target).as_posix()) and keep(file):
             total += 1
             if len(hits) < GLOB_MAX_RESULTS:
                 hits.append(display_path(ctx, file))
