@@ -18,6 +18,7 @@ import threading
 import time
 import zlib
 from collections.abc import Callable
+from pathlib import Path
 from typing import Any
 from urllib.parse import quote, urljoin
 
@@ -25,6 +26,7 @@ from nami_yaml.builtins.html_text import html_to_text
 from nami_yaml.builtins.netguard import BlockedURL, Target, check_url, parse_allow_entry
 from nami_yaml.errors import ToolError
 from nami_yaml.registry.result import ToolResult
+from nami_yaml.runners.output import truncate_text
 from nami_yaml.runtime import RuntimeContext, ToolSettings
 
 MAX_REDIRECTS = 5
@@ -198,25 +200,28 @@ def _render(resp: http.client.HTTPResponse, url: str, settings: ToolSettings,
     text = body.decode(_charset(resp, body, html), errors="replace")
     if html:
         text = html_to_text(text, base_url=url)
-    info = {"content_type": declared or "", "bytes": len(body), "truncated": truncated,
+    info = {"content_type": declared or "", "bytes": len(body), "cut_at_max_bytes": truncated,
             "chars": len(text)}
     return text, info
 
 
 def _result(url: str, final: str, resp: http.client.HTTPResponse, text: str, info: dict[str, Any],
-            chain: list[str], settings: ToolSettings) -> ToolResult:
+            chain: list[str], settings: ToolSettings, spill_dir: Path | None) -> ToolResult:
     lines = [f"URL: {final}", f"Status: {resp.status} {resp.reason}".rstrip(),
              f"Content-Type: {info['content_type'] or '(none)'}"]
     if chain:
         lines.append("Redirected: " + " -> ".join([*chain, final]))
-    if info["truncated"]:
+    if info["cut_at_max_bytes"]:
         lines.append(f"Note: stopped reading at {settings.fetch_max_bytes:,} bytes (tools.fetch_url.max_bytes); "
                      "the document is cut off")
-    cap = settings.max_output
-    if len(text) > cap:
-        text = text[:cap] + f"\n[output truncated: showing the first {cap:,} of {len(text):,} characters]"
+    spill = None
+    if len(text) > settings.max_output:
+        text, spill = truncate_text(text, settings.max_output, spill_dir)
     ok = 200 <= resp.status < 300
-    details = {"url": url, "final_url": final, "status": resp.status, "redirects": chain, **info}
+    # "truncated" tells the entry-point runner the text is already capped (and saved whole in spill_path).
+    details = {"url": url, "final_url": final, "status": resp.status, "redirects": chain, **info,
+               "truncated": spill is not None or len(text) < info["chars"],
+               "spill_path": str(spill) if spill else None}
     return ToolResult("\n".join(lines) + "\n\n" + (text.strip() or "(empty body)"), ok=ok, details=details)
 
 
@@ -286,7 +291,7 @@ def fetch_url(url: str, *, ctx: RuntimeContext | None = None) -> ToolResult:
             current, previous = outcome, target
             continue
         resp, text, info = outcome
-        return _result(url, current, resp, text, info, chain, settings)
+        return _result(url, current, resp, text, info, chain, settings, ctx.spill_dir if ctx else None)
     raise ToolError(f"fetch_url stopped after {MAX_REDIRECTS} redirects: " + " -> ".join([*chain, current]))
 
 

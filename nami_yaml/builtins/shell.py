@@ -6,7 +6,7 @@ import shutil
 
 from nami_yaml.errors import ToolError
 from nami_yaml.registry.result import ToolResult
-from nami_yaml.runners.process import ProcessRequest, child_environment, run_process
+from nami_yaml.runners.base import ProcessOptions, build_invocation
 from nami_yaml.runtime import RuntimeContext
 
 
@@ -23,24 +23,12 @@ def bash(command: str, timeout: float | None = None, *, ctx: RuntimeContext) -> 
     if wanted <= 0:
         raise ToolError("timeout must be a positive number of seconds")
     limit = min(wanted, settings.bash_max_timeout)
-    result = run_process(ProcessRequest(
-        argv=[shell, "-c", command],
-        cwd=ctx.workspace,
-        env=child_environment(ctx.host_env, protected=ctx.protected_env),
-        timeout=limit,
-        max_output=settings.max_output,
-        spill_dir=ctx.spill_dir,
-        cancel=ctx.cancel,
-    ))
-    content = result.format()
+    invocation = build_invocation("bash", [shell, "-c", command],
+                                  ProcessOptions(timeout=limit, max_output=settings.max_output), ctx, stdin=None)
+    result = invocation.run()
     capped = wanted > limit
     if capped:
-        content += (f"\n[timeout {wanted:g} s was capped to {limit:g} s, the maximum allowed "
-                    "(tools.bash.max_timeout in agent.yaml)]")
-    return ToolResult(content, ok=result.ok, details={
-        "exit_code": result.exit_code,
-        "timed_out": result.timed_out,
-        "spill_path": str(result.spill_path) if result.spill_path else None,
-        "timeout": limit,
-        "timeout_capped": capped,
-    })
+        result.content += (f"\n[timeout {wanted:g} s was capped to {limit:g} s, the maximum allowed "
+                           "(tools.bash.max_timeout in agent.yaml)]")
+    result.details.update(timeout=limit, timeout_capped=capped)
+    return result

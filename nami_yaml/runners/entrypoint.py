@@ -86,7 +86,8 @@ class EntrypointInvocation:
         else:
             result = ToolResult(json.dumps(value, ensure_ascii=False, indent=1, default=str))
         limit = self.runner.max_output or self.ctx.settings.max_output
-        if len(result.content) > limit:
+        # A tool that capped its own output (bash, fetch_url) says so; capping again would lose its markers.
+        if len(result.content) > limit and not result.details.get("truncated"):
             result.content, spill = truncate_text(result.content, limit, self.ctx.spill_dir)
             result.details["spill_path"] = str(spill) if spill else None
         return result

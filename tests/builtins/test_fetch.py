@@ -354,21 +354,24 @@ def test_body_is_cut_at_max_bytes_with_a_note(server: Server, allowed: RuntimeCo
     assert "stopped reading at 1,000 bytes" in result.content
     body = result.content.partition("\n\n")[2]
     assert body.startswith("line 00000") and len(body) <= 1000
-    assert result.details["bytes"] == 1000 and result.details["truncated"] is True
+    assert result.details["bytes"] == 1000 and result.details["cut_at_max_bytes"] is True
 
 
 def test_text_is_capped_at_max_output_with_a_note(server: Server, allowed: RuntimeContext) -> None:
     result = fetch_url(f"http://localhost:{server.port}/big", ctx=with_settings(allowed, max_output=500))
-    assert "[output truncated: showing the first 500 of" in result.content
-    assert len(result.content) < 900
+    assert "characters omitted; full output: " in result.content
+    assert len(result.content) < 1200
     assert "stopped reading" not in result.content
+    assert result.details["truncated"] is True
+    saved = Path(result.details["spill_path"]).read_text()
+    assert len(saved) == result.details["chars"]
 
 
 def test_gzip_is_decoded_and_bombs_stop_at_the_cap(server: Server, allowed: RuntimeContext) -> None:
     result = fetch_url(f"http://localhost:{server.port}/gzip", ctx=allowed)
     assert result.content.endswith(("compressed hello " * 100).strip())
     bomb = fetch_url(f"http://localhost:{server.port}/bomb", ctx=with_settings(allowed, fetch_max_bytes=4096))
-    assert bomb.details["bytes"] == 4096 and bomb.details["truncated"] is True
+    assert bomb.details["bytes"] == 4096 and bomb.details["cut_at_max_bytes"] is True
 
 
 def test_unknown_content_encoding_is_an_error(server: Server, allowed: RuntimeContext) -> None:

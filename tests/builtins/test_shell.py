@@ -127,3 +127,21 @@ def test_empty_command_and_bad_timeout(ctx: RuntimeContext) -> None:
 
 def test_settings_defaults_are_the_documented_ones() -> None:
     assert ToolSettings().bash_timeout == 120 and ToolSettings().bash_max_timeout == 600
+
+
+def test_capped_output_keeps_its_markers_through_the_executor(ctx: RuntimeContext) -> None:
+    """The entry-point runner must not cap bash's already capped text again (losing the saved file's path)."""
+    from nami_yaml.config.toolset import BUILTIN_DIR
+    from nami_yaml.registry.executor import Executor
+    from nami_yaml.registry.loader import load_tools
+    from nami_yaml.registry.registry import Registry
+
+    tools, problems = load_tools([BUILTIN_DIR / "bash.yaml"])
+    assert problems == []
+    small = with_settings(ctx, max_output=2_000)
+    result = Executor(Registry(tools), small).execute("bash", '{"command": "seq 1 100000"}')
+    assert result.ok and result.details["truncated"] is True
+    assert result.content.count("omitted") == 1 and "bytes omitted" in result.content
+    spill = Path(result.details["spill_path"])
+    assert f"full output: {spill}" in result.content
+    assert spill.read_text().splitlines() == [str(n) for n in range(1, 100001)]
