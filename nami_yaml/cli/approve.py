@@ -6,7 +6,7 @@ import sys
 from collections.abc import Callable
 from typing import TextIO
 
-from nami_yaml.registry.executor import PreparedCall
+from nami_yaml.agent.toolbox import PreparedCall
 
 
 def make_approver(permissions: dict[str, str], *, assume_yes: bool, stdin: TextIO | None = None,

@@ -6,10 +6,10 @@ when the model client is built.
 
 from __future__ import annotations
 
+import json
 import sys
 from dataclasses import dataclass
 from typing import Any
-from urllib.parse import urlparse
 
 import click
 
@@ -21,10 +21,10 @@ from nami_yaml.cli.common import (
     handle_errors,
     session,
 )
+from nami_yaml.errors import ConfigError, NamiError
 
 STATUS_EXIT = {"answered": EXIT_OK, "error": EXIT_ERROR, "max_steps": EXIT_MAX_STEPS,
                "interrupted": EXIT_INTERRUPTED}
-LOCAL_HOSTS = {"localhost", "127.0.0.1", "::1", "0.0.0.0"}
 
 
 def agent_options(function: Any) -> Any:
@@ -61,15 +61,16 @@ def build_agent(config: str | None, model_name: str | None, base_url: str | None
              "model.stream": False if no_stream else None}
     effective, registry, ctx = session(config, flags, list(extra_tools))
     get = effective.get
-    url = get("model.base_url")
-    local = (urlparse(url).hostname or "") in LOCAL_HOSTS if url else False
+    if not get("model.name") or not get("model.base_url"):
+        missing = "model.name" if not get("model.name") else "model.base_url"
+        raise ConfigError(f"{missing} is not set: give it in agent.yaml, or use --model / --base-url "
+                          f"(or $NAMI_MODEL / $NAMI_BASE_URL)")
     options = dict(get("model.options") or {})
     if get("model.max_tokens") is not None:
         options["max_tokens"] = get("model.max_tokens")
-    api_key = effective.api_key or ("no-key-needed" if local else None)
     key_source = effective.api_key_source
     model = OpenAIChatModel(
-        get("model.name"), url, api_key=api_key,
+        get("model.name"), get("model.base_url"), api_key=effective.api_key,
         # Error hints name the variable the key came from, or the one it should be in.
         api_key_env=key_source[1:] if key_source.startswith("$") else get("model.api_key_env"),
         stream=bool(get("model.stream")), max_retries=int(get("model.retries")), timeout=float(get("model.timeout")),
@@ -98,7 +99,12 @@ def run(task: str, as_json: bool, **options: Any) -> None:
     from nami_yaml.cli.render import HumanRenderer, JsonRenderer
 
     renderer = JsonRenderer() if as_json else HumanRenderer()
-    agent = build_agent(on_event=renderer, **options)
+    try:
+        agent = build_agent(on_event=renderer, **options)
+    except NamiError as exc:
+        if as_json:  # a reader of the event stream learns why it is empty
+            click.echo(json.dumps({"type": "error", "message": str(exc)}))
+        raise
     agent.messages.append({"role": "user", "content": task})
     outcome = agent.loop.run(agent.messages)
     if outcome.status == "answered":
@@ -128,39 +134,41 @@ def chat(**options: Any) -> None:
     agent = build_agent(on_event=renderer, **options)
     system = list(agent.messages)
     reader = LineReader()
-    if reader.interactive:
-        click.echo(f"nami chat: {len(agent.registry)} tools. /help for commands, Ctrl-D to leave.", err=True)
-    while True:
-        line = reader.read("› ")
-        if line is None:
-            break
-        text = line.strip()
-        if not text:
-            continue
-        if text in ("exit", "quit", "/exit", "/quit"):
-            break
-        if text == "/help":
-            click.echo(CHAT_HELP)
-            continue
-        if text == "/tools":
-            from nami_yaml.cli.tools import first_sentence
+    try:
+        if reader.interactive:
+            click.echo(f"nami chat: {len(agent.registry)} tools. /help for commands, Ctrl-D to leave.", err=True)
+        while True:
+            line = reader.read("› ")
+            if line is None:
+                break
+            text = line.strip()
+            if not text:
+                continue
+            if text in ("exit", "quit", "/exit", "/quit"):
+                break
+            if text == "/help":
+                click.echo(CHAT_HELP)
+                continue
+            if text == "/tools":
+                from nami_yaml.cli.tools import first_sentence
 
-            for tool in agent.registry:
-                click.echo(f"{tool.name:<16} {tool.risk:<5} {first_sentence(tool.description)}")
-            continue
-        if text == "/clear":
-            agent.messages[:] = list(system)
-            click.echo("(conversation cleared)", err=True)
-            continue
-        if text.startswith("/"):
-            click.echo(f"unknown command {text.split()[0]}; /help lists them", err=True)
-            continue
-        agent.messages.append({"role": "user", "content": text})
-        outcome = agent.loop.run(agent.messages)
-        if outcome.status == "answered":
-            renderer.answer(outcome.final_text)
-        elif outcome.status == "interrupted":
-            click.echo("(interrupted)", err=True)
-        elif outcome.status != "error":
-            click.echo(f"nami: {outcome.error}", err=True)
-    reader.close()
+                for tool in agent.registry:
+                    click.echo(f"{tool.name:<16} {tool.risk:<5} {first_sentence(tool.description)}")
+                continue
+            if text == "/clear":
+                agent.messages[:] = list(system)
+                click.echo("(conversation cleared)", err=True)
+                continue
+            if text.startswith("/"):
+                click.echo(f"unknown command {text.split()[0]}; /help lists them", err=True)
+                continue
+            agent.messages.append({"role": "user", "content": text})
+            outcome = agent.loop.run(agent.messages)
+            if outcome.status == "answered":
+                renderer.answer(outcome.final_text)
+            elif outcome.status == "interrupted":
+                click.echo("(interrupted)", err=True)
+            elif outcome.status != "error":
+                click.echo(f"nami: {outcome.error}", err=True)
+    finally:
+        reader.close()

@@ -71,8 +71,15 @@ def read_config(path: Path) -> ConfigFile:
     for key_path in PATH_KEYS:
         if key_path[0] in data:
             data[key_path[0]] = str((base / os.path.expanduser(data[key_path[0]])).resolve())
-    if "system_file" in data and not Path(data["system_file"]).is_file():
-        problems.append(doc.problem(("system_file",), f"system_file {data['system_file']} does not exist"))
+    if "system_file" in data:
+        # Read now, so a missing or undecodable prompt is a config error that `nami check` reports.
+        try:
+            data["system"] = Path(data["system_file"]).read_text(encoding="utf-8")
+        except (OSError, UnicodeDecodeError) as exc:
+            reason = exc.strerror if isinstance(exc, OSError) and exc.strerror else str(exc)
+            problems.append(doc.problem(("system_file",), f"cannot read {data['system_file']}: {reason}"))
+    if "workspace" in data and not Path(data["workspace"]).is_dir():
+        problems.append(doc.problem(("workspace",), f"workspace {data['workspace']} is not a folder"))
     tools = data.get("tools") or {}
     resolved = []
     for index, spec in enumerate(tools.get("files", [])):

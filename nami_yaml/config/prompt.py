@@ -19,9 +19,6 @@ When the task is done, answer briefly with what you did and what you found."""
 
 
 def system_prompt(effective: Effective, workspace: Path, today: datetime.date | None = None) -> str:
-    if effective.get("system_file"):
-        base = Path(effective.get("system_file")).read_text(encoding="utf-8").strip()
-    else:
-        base = (effective.get("system") or DEFAULT_SYSTEM).strip()
+    base = (effective.get("system") or DEFAULT_SYSTEM).strip()  # system_file was read into `system`
     day = (today or datetime.date.today()).isoformat()
     return f"{base}\n\nWorkspace: {workspace}\nToday's date: {day}"

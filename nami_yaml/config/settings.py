@@ -8,8 +8,10 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
+from urllib.parse import urlparse
 
 from nami_yaml.config.files import ConfigFile, find_config, read_config, user_config_path
+from nami_yaml.model.presets import DEFAULT_PRESET, PRESETS, get_preset  # plain data; no openai import
 from nami_yaml.spec.yamlpos import format_path
 
 DEFAULT_BUILTINS = ["read_file", "write_file", "edit_file", "list_dir", "grep", "glob", "bash", "fetch_url"]
@@ -27,6 +29,7 @@ DEFAULTS: dict[str, Any] = {
 }
 
 ENV_KEYS = {"NAMI_MODEL": "model.name", "NAMI_BASE_URL": "model.base_url"}
+LOCAL_HOSTS = frozenset({"localhost", "127.0.0.1", "::1", "0.0.0.0"})
 
 
 @dataclass
@@ -37,6 +40,7 @@ class Effective:
     files: list[ConfigFile] = field(default_factory=list)
     api_key: str | None = None
     api_key_source: str = "unset"
+    found_by: str = "none found"  # how the agent.yaml was found, for `nami config`
 
     def get(self, dotted: str, default: Any = None) -> Any:
         node: Any = self.values
@@ -101,15 +105,13 @@ def load_settings(
     use_user_config: bool = True,
 ) -> Effective:
     """Build the effective settings. Raises SpecError/ConfigError for bad files."""
-    from nami_yaml.model.presets import PRESETS  # plain data; no openai import
-
     values = copy.deepcopy(DEFAULTS)
     sources = _leaf_sources(values, "default")
     files: list[ConfigFile] = []
     user = user_config_path(env)
     if use_user_config and user.is_file():
         files.append(read_config(user))
-    path, _how = find_config(config, env, cwd)
+    path, how = find_config(config, env, cwd)
     if path is not None:
         files.append(read_config(path))
     for loaded in files:
@@ -122,37 +124,48 @@ def load_settings(
             _set(values, sources, dotted, value, "command line")
 
     model = values["model"]
-    if "base_url" not in model and env.get("OPENAI_BASE_URL"):
+    provider_chosen = sources.get("model.provider") != "default"
+    if "base_url" not in model and env.get("OPENAI_BASE_URL") and not provider_chosen:
+        # Honoured only when nothing chose an endpoint: `provider: ollama` in a file wins over it.
         _set(values, sources, "model.base_url", env["OPENAI_BASE_URL"], "$OPENAI_BASE_URL")
-        if "provider" not in (flags or {}) and sources.get("model.provider") == "default":
-            _set(values, sources, "model.provider", "custom", "$OPENAI_BASE_URL")
-    preset = PRESETS.get(model.get("provider", "deepseek"), {})
+        _set(values, sources, "model.provider", "custom", "$OPENAI_BASE_URL")
+    provider = model.get("provider", DEFAULT_PRESET)
+    preset = get_preset(provider) if provider in PRESETS else {}
     for key, preset_key in (("name", "model"), ("base_url", "base_url"), ("api_key_env", "api_key_env"),
                             ("context_window", "context_window")):
-        value = preset.get(preset_key, preset.get(key))
-        if key not in model and value is not None:
-            _set(values, sources, f"model.{key}", value, f"preset {model.get('provider')}")
-    if preset.get("quirks"):
-        model["quirks"] = {**preset["quirks"], **model.get("quirks", {})}
+        if key not in model and preset.get(preset_key) is not None:
+            _set(values, sources, f"model.{key}", preset[preset_key], f"preset {provider}")
+    if preset:
+        quirks = {**preset["quirks"], **(model.get("quirks") or {})}
+        if sources.get("model.quirks") == "default":
+            _set(values, sources, "model.quirks", quirks, f"preset {provider}")
+        else:
+            model["quirks"] = quirks  # the file's quirks on top of the preset's; the source stays the file
 
-    effective = Effective(values, sources, path, files)
-    # A provider's own endpoint gets only the provider's own key: an OpenAI key is never sent to DeepSeek.
-    own_endpoint = bool(preset.get("api_key_env")) and model.get("base_url") == preset.get("base_url") \
-        and preset.get("api_key_env") != "OPENAI_API_KEY"
-    effective.api_key, effective.api_key_source = _api_key(model, env, preset, openai_fallback=not own_endpoint)
+    effective = Effective(values, sources, path, files, found_by=how)
+    effective.api_key, effective.api_key_source = _api_key(model, env, preset)
     return effective
 
 
-def _api_key(model: Mapping[str, Any], env: Mapping[str, str], preset: Mapping[str, Any], *,
-             openai_fallback: bool) -> tuple[str | None, str]:
+def _host(url: str | None) -> str:
+    return (urlparse(url).hostname or "").lower() if url else ""
+
+
+def _api_key(model: Mapping[str, Any], env: Mapping[str, str], preset: Mapping[str, Any]) -> tuple[str | None, str]:
     if env.get("NAMI_API_KEY"):
         return env["NAMI_API_KEY"], "$NAMI_API_KEY"
     key_env = model.get("api_key_env")
     if key_env and env.get(key_env):
         return env[key_env], f"${key_env}"
-    if openai_fallback and env.get("OPENAI_API_KEY"):
+    host = _host(model.get("base_url"))
+    # A provider's own endpoint gets only its own key: an OpenAI key is never sent to DeepSeek.
+    foreign = any(_host(p["base_url"]) == host and p.get("api_key_env") not in (None, "OPENAI_API_KEY")
+                  for p in PRESETS.values())
+    if env.get("OPENAI_API_KEY") and not foreign:
         return env["OPENAI_API_KEY"], "$OPENAI_API_KEY"
-    if preset.get("api_key"):  # local servers (Ollama, vLLM) accept any key
+    if host in LOCAL_HOSTS:
+        return str(preset.get("api_key") or "no-key-needed"), "not needed (local server)"
+    if preset.get("api_key"):  # servers such as vLLM accept any key
         return str(preset["api_key"]), "preset (no key needed)"
     return None, "unset"
 

@@ -80,6 +80,8 @@ def error_message(error: jsonschema.ValidationError) -> str:
     if kind == "enum":
         allowed = ", ".join(short(v) for v in error.validator_value)
         return f"{short(value)} is not one of: {allowed}"
+    if kind == "not" and isinstance(error.validator_value, dict) and "enum" in error.validator_value:
+        return f"{short(value)} is reserved: nami sets it itself"
     if kind == "const":
         return f"must be {short(error.validator_value)}"
     if kind == "pattern":

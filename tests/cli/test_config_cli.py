@@ -61,7 +61,7 @@ def test_provider_preset(workdir: Path, monkeypatch: pytest.MonkeyPatch) -> None
     (workdir / "agent.yaml").write_text("model:\n  provider: ollama\n")
     values = config_json(monkeypatch)["values"]
     assert values["model.base_url"] == {"value": "http://localhost:11434/v1", "source": "preset ollama"}
-    assert values["model.api_key"]["source"] == "preset (no key needed)"
+    assert values["model.api_key"]["source"] == "not needed (local server)"
 
 
 def test_openai_key_is_never_sent_to_another_providers_endpoint(workdir: Path,

@@ -98,6 +98,6 @@ def test_missing_system_file_and_tool_files_are_problems(tmp_path: Path) -> None
     path = write(project / "agent.yaml", "system_file: nope.md\ntools:\n  files: [tools/, '*.tool.yaml']\n")
     lines = problems(path)
     assert len(lines) == 3
-    assert lines[0].endswith(f"1:14: $.system_file: system_file {project / 'nope.md'} does not exist")
+    assert lines[0].endswith(f"1:14: $.system_file: cannot read {project / 'nope.md'}: No such file or directory")
     assert lines[1].endswith(f"3:11: $.tools.files[0]: 'tools/' matches no tool file (relative to {project})")
     assert lines[2].endswith(f"3:19: $.tools.files[1]: '*.tool.yaml' matches no tool file (relative to {project})")

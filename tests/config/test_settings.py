@@ -95,7 +95,7 @@ def test_local_provider_needs_no_key(temp_home: Path, workdir: Path) -> None:
     write(workdir / "agent.yaml", "model: {provider: ollama}\n")
     effective = load_settings(env=env_for(temp_home), cwd=workdir)
     assert effective.get("model.base_url") == "http://localhost:11434/v1"
-    assert (effective.api_key, effective.api_key_source) == ("ollama", "preset (no key needed)")
+    assert (effective.api_key, effective.api_key_source) == ("ollama", "not needed (local server)")
     assert effective.get("model.quirks") == {"null_content_as_empty": True}
 
 
