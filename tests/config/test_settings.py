@@ -96,7 +96,7 @@ def test_local_provider_needs_no_key(temp_home: Path, workdir: Path) -> None:
     effective = load_settings(env=env_for(temp_home), cwd=workdir)
     assert effective.get("model.base_url") == "http://localhost:11434/v1"
     assert (effective.api_key, effective.api_key_source) == ("ollama", "not needed (local server)")
-    assert effective.get("model.quirks") == {"null_content_as_empty": True}
+    assert effective.get("model.quirks")["null_content_as_empty"] is True
 
 
 def test_openai_base_url_switches_to_a_custom_provider(temp_home: Path, workdir: Path) -> None:
