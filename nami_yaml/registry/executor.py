@@ -8,7 +8,7 @@ import re
 from dataclasses import dataclass
 from typing import Any
 
-from jsonschema import Draft202012Validator
+from jsonschema import Draft202012Validator, ValidationError, validators
 
 from nami_yaml.errors import ToolError
 from nami_yaml.registry.registry import Registry
@@ -66,7 +66,7 @@ class Executor:
         self.registry = registry
         self.ctx = ctx
         self._definitions = registry.definitions()
-        self._validators: dict[str, Draft202012Validator] = {}
+        self._validators: dict[str, Any] = {}
 
     def definitions(self) -> list[dict[str, Any]]:
         return self._definitions
@@ -104,8 +104,10 @@ class Executor:
         if not text:  # several providers send "" for a call without arguments
             return {}
         try:
-            value = json.loads(text)
-        except json.JSONDecodeError as exc:
+            value = json.loads(text, parse_constant=_refuse_constant)
+        except ValueError as exc:
+            if not isinstance(exc, json.JSONDecodeError):
+                return ToolResult.error(f"the arguments for '{tool.name}' are not valid JSON: {exc}")
             return ToolResult.error(
                 f"the arguments for '{tool.name}' are not valid JSON ({exc.msg} at line {exc.lineno} "
                 f"column {exc.colno}). Send one JSON object, e.g. {_example(tool)}"
@@ -120,7 +122,7 @@ class Executor:
     def _validate(self, tool: Tool, arguments: dict[str, Any]) -> list[str]:
         check = self._validators.get(tool.name)
         if check is None:
-            check = self._validators[tool.name] = Draft202012Validator(tool.parameters)
+            check = self._validators[tool.name] = ArgumentValidator(tool.parameters)
         problems = []
         for error in sorted(check.iter_errors(arguments), key=lambda e: list(map(str, e.absolute_path))):
             where = format_path(tuple(error.absolute_path))
@@ -135,6 +137,44 @@ class Executor:
             else:
                 problems.append(f"{where}: {error_message(error)}")
         return problems
+
+
+def _refuse_constant(name: str) -> Any:
+    # Python's json accepts NaN and Infinity, which are not JSON and slip past minimum/maximum.
+    raise ValueError(f"{name} is not a JSON number")
+
+
+def _end_anchored(pattern: str) -> str:
+    """``$`` as JSON Schema (ECMA-262) means it: the end of the text, not also before a final newline."""
+    out, in_class, escaped = [], False, False
+    for char in pattern:
+        if escaped:
+            out.append(char)
+            escaped = False
+        elif char == "\\":
+            out.append(char)
+            escaped = True
+        elif char == "[":
+            in_class = True
+            out.append(char)
+        elif char == "]":
+            in_class = False
+            out.append(char)
+        else:
+            out.append("\\Z" if char == "$" and not in_class else char)
+    return "".join(out)
+
+
+def _ecma_pattern(validator: Any, pattern: str, instance: Any, schema: dict[str, Any]) -> Any:
+    if not validator.is_type(instance, "string"):
+        return
+    if not re.search(pattern, instance) or (instance.endswith("\n") and not re.search(_end_anchored(pattern), instance)):
+        yield ValidationError(f"{instance!r} does not match {pattern!r}")
+
+
+# Validates arguments like Draft 2020-12, with `pattern` anchored the way JSON Schema means it, so
+# `^[a-z]+$` refuses "nginx\n" (Python's `$` would accept the trailing newline).
+ArgumentValidator = validators.extend(Draft202012Validator, {"pattern": _ecma_pattern})
 
 
 def _example(tool: Tool) -> str:

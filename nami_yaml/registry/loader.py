@@ -191,7 +191,7 @@ def _runner(c: _Context, raw: dict[str, Any], kind: str, parameters: dict[str, A
             problem = parameter_name_problem(name)
             if problem:
                 c.add(("parameters", "properties", name), problem, key=True)
-        return ScriptRunner(raw["script"], options)
+        return ScriptRunner(raw["script"], options, frozenset(properties))
     _check_command(c, raw["command"], parameters)
     return CommandRunner(raw["command"], options, frozenset(raw.get("allow_dash", ())))
 

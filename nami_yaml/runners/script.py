@@ -40,15 +40,17 @@ def parameter_name_problem(name: str) -> str | None:
 class ScriptRunner:
     script: str
     options: ProcessOptions
+    declared: frozenset[str] = frozenset()  # parameter names from the schema, checked at load
 
     kind = "script"
 
     def invocation(self, tool: str, args: dict[str, Any], ctx: RuntimeContext) -> ProcessInvocation:
         call_env = {}
         for name, value in args.items():
-            # Declared names were checked at load; an extra key (additionalProperties) comes from the
-            # model, and PATH, LD_PRELOAD or SHELLOPTS+PS4 would let it run code: JSON only for those.
-            if parameter_name_problem(name) is None:
+            # Only declared names (checked at load) become variables. An extra key (additionalProperties)
+            # is chosen by the model: XDG_CONFIG_HOME, KUBECONFIG or SHELLOPTS+PS4 would let it steer the
+            # programs the script runs, so extra keys arrive in $NAMI_ARGS only.
+            if name in self.declared:
                 call_env[name] = scalar_text(value)
         call_env[ARGS_VARIABLE] = json.dumps(args, ensure_ascii=False, sort_keys=True)
         if any("\x00" in value for value in call_env.values()):

@@ -103,7 +103,7 @@ class ArgvRenderer:
         if len(pieces) == 1 and pieces[0].ref:
             return self._whole(pieces[0].ref, args.get(pieces[0].ref))
         text = ""
-        for index, piece in enumerate(pieces):
+        for piece in pieces:
             if piece.ref is None:
                 text += piece.text
                 continue
@@ -113,7 +113,7 @@ class ArgvRenderer:
                     f"parameter '{piece.ref}' is an {type(value).__name__}; it can only fill a whole argv element"
                 )
             rendered = scalar_text(value)
-            if index == 0:
+            if not text:  # this value starts the element ("{a}{b}" with a="" lets b start it)
                 self._check_dash(piece.ref, rendered)
             text += rendered
         _check_nul(text)

@@ -116,7 +116,8 @@ def test_clobbering_names_are_refused_at_load(tmp_path: Path) -> None:
 
 
 def test_extra_arguments_with_dangerous_names_are_not_exported(ctx: RuntimeContext) -> None:
-    """With additionalProperties the model picks the names: PATH, SHELLOPTS+PS4 or LD_PRELOAD would be code."""
+    """With additionalProperties the model picks the names: PATH, SHELLOPTS+PS4, LD_PRELOAD or XDG_CONFIG_HOME
+    would steer what the script runs, so extra keys only arrive in $NAMI_ARGS."""
     text = """\
 name: loose
 description: d
@@ -125,15 +126,17 @@ script: |
   printf 'path_ok=%s\\n' "$(command -v cat >/dev/null && echo yes)"
   printf 'mode=%s\\n' "${mode-unset}"
   printf 'preload=%s\\n' "${LD_PRELOAD-unset}"
+  printf 'xdg=%s\\n' "${XDG_CONFIG_HOME-unset}"
   printf 'args=%s\\n' "$NAMI_ARGS"
 """
     args = {"mode": "fast", "PATH": "/nonexistent", "SHELLOPTS": "xtrace", "PS4": "$(touch pwned)",
-            "LD_PRELOAD": "/nonexistent.so", "NAMI_ARGS": "hijacked"}
+            "LD_PRELOAD": "/nonexistent.so", "NAMI_ARGS": "hijacked", "XDG_CONFIG_HOME": "vendor/cfg"}
     result = run(ctx, text, args)
     assert result.ok, result.content
     values = parse(result.content)
     assert values["path_ok"] == "yes"
-    assert values["mode"] == "fast"  # a harmless extra name is still a variable
+    assert values["mode"] == "unset"  # undeclared: not a variable, whatever its name
+    assert values["xdg"] != "vendor/cfg"
     assert values["preload"] == "unset"
     assert json.loads(values["args"]) == args  # everything stays available as JSON
     assert not (ctx.workspace / "pwned").exists()

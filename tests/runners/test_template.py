@@ -131,3 +131,11 @@ def test_render_text_for_stdin() -> None:
 def test_summarize_arguments_hides_long_values() -> None:
     assert summarize_arguments({"path": "a.txt", "n": 3}) == 'path="a.txt" n=3'
     assert summarize_arguments({"content": "x" * 500}) == "content=<500 chars>"
+
+
+def test_the_value_that_starts_an_element_is_checked_even_after_an_empty_one() -> None:
+    renderer = ArgvRenderer()
+    with pytest.raises(TemplateError, match="'ref' starts with '-'"):
+        renderer.render(["git", "show", "{remote}{ref}"], {"remote": "", "ref": "--output=/tmp/x"})
+    assert renderer.render(["git", "show", "{remote}{ref}"], {"remote": "origin/", "ref": "-x"}) == [
+        "git", "show", "origin/-x"]
