@@ -11,7 +11,7 @@ from typing import Any
 from nami_yaml.errors import ConfigError, Problem, SpecError
 from nami_yaml.registry.loader import display_path, expand_tool_paths
 from nami_yaml.spec.validate import problems_for, validator
-from nami_yaml.spec.yamlpos import Document, parse_yaml
+from nami_yaml.spec.yamlpos import Document, parse_yaml, read_source
 
 CONFIG_NAME = "agent.yaml"
 PATH_KEYS = (("system_file",), ("workspace",))
@@ -53,8 +53,8 @@ def read_config(path: Path) -> ConfigFile:
     """Parse and validate one config file; raise SpecError with every problem found."""
     name = display_path(path)
     try:
-        text = path.read_text(encoding="utf-8")
-    except (OSError, UnicodeDecodeError) as exc:
+        text = read_source(path)
+    except (OSError, ValueError) as exc:
         raise SpecError([Problem(name, 1, 1, "$", f"cannot read config: {exc}")]) from None
     doc, problems = parse_yaml(text, name)
     if doc is None:
@@ -74,8 +74,8 @@ def read_config(path: Path) -> ConfigFile:
     if "system_file" in data:
         # Read now, so a missing or undecodable prompt is a config error that `nami check` reports.
         try:
-            data["system"] = Path(data["system_file"]).read_text(encoding="utf-8")
-        except (OSError, UnicodeDecodeError) as exc:
+            data["system"] = read_source(Path(data["system_file"]))
+        except (OSError, ValueError) as exc:
             reason = exc.strerror if isinstance(exc, OSError) and exc.strerror else str(exc)
             problems.append(doc.problem(("system_file",), f"cannot read {data['system_file']}: {reason}"))
     if "workspace" in data and not Path(data["workspace"]).is_dir():

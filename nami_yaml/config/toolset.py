@@ -40,10 +40,10 @@ def tool_files(effective: Effective, extra: list[str] | None = None, base: Path 
         if not found:
             raise ConfigError(f"{spec}: matches no tool file")
         files.extend(found)
-    unique: dict[Path, None] = {}
+    unique: dict[Path, Path] = {}  # one entry per real file, shown by the path that named it
     for file in files:
-        unique.setdefault(file.resolve(), None)
-    return list(unique)
+        unique.setdefault(file.resolve(), file)
+    return list(unique.values())
 
 
 def build_registry(effective: Effective, extra: list[str] | None = None) -> Registry:

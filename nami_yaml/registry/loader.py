@@ -23,7 +23,7 @@ from nami_yaml.runners.script import ScriptRunner, parameter_name_problem
 from nami_yaml.runners.template import TemplateError, parse, refs, walk_argv
 from nami_yaml.spec.fastcheck import parameters_surely_valid, tool_surely_valid
 from nami_yaml.spec.validate import did_you_mean, problems_for, validator
-from nami_yaml.spec.yamlpos import Document, JsonPath, parse_yaml
+from nami_yaml.spec.yamlpos import Document, JsonPath, parse_yaml, read_source
 
 RUNNER_KEYS = ("command", "script", "entrypoint")
 TOOL_SUFFIXES = (".yaml", ".yml")
@@ -75,8 +75,8 @@ def _load_file(path: Path, builtin: bool) -> tuple[list[tuple[Tool, Problem]], l
     """The tools of one file, each with the place of its ``name`` (for duplicate-name reports)."""
     name = display_path(path)
     try:
-        text = path.read_text(encoding="utf-8")
-    except (OSError, UnicodeDecodeError) as exc:
+        text = read_source(path)
+    except (OSError, ValueError) as exc:
         return [], [Problem(name, 1, 1, "$", f"cannot read tool file: {exc}")]
     doc, problems = parse_yaml(text, name)
     if doc is None:

@@ -6,7 +6,9 @@ Validation errors are reported as ``file:line:col: $.json.path: message``; this 
 
 from __future__ import annotations
 
+import stat
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 import yaml
@@ -65,8 +67,32 @@ def _mark(node: yaml.Node) -> tuple[int, int]:
     return node.start_mark.line + 1, node.start_mark.column + 1
 
 
+MAX_FILE_BYTES = 1_000_000
+# Aliases let a few hundred bytes expand to billions of values ("billion laughs"); a config or tool file
+# never needs more than this many.
+MAX_NODES = 100_000
+
+
+class _TooLarge(Exception):
+    pass
+
+
+def read_source(path: Path) -> str:
+    """The text of a config or tool file: a regular file of at most MAX_FILE_BYTES, UTF-8."""
+    info = path.stat()
+    if not stat.S_ISREG(info.st_mode):
+        raise ValueError("not a regular file")
+    with path.open("rb") as handle:
+        data = handle.read(MAX_FILE_BYTES + 1)
+    if len(data) > MAX_FILE_BYTES:
+        raise ValueError(f"larger than {MAX_FILE_BYTES:,} bytes")
+    return data.decode("utf-8")
+
+
 def _walk(loader: yaml.SafeLoader, node: yaml.Node, path: JsonPath, doc: Document, problems: list[Problem]) -> Any:
     doc.positions[path] = _mark(node)
+    if len(doc.positions) > MAX_NODES:
+        raise _TooLarge
     if isinstance(node, (yaml.MappingNode, yaml.SequenceNode)) and node.tag not in _PLAIN_TAGS:
         # Collections are built here, not by the loader, so a tag would otherwise be silently dropped.
         line, col = _mark(node)
@@ -123,5 +149,9 @@ def parse_yaml(text: str, file: str) -> tuple[Document | None, list[Problem]]:
         return None, [Problem(file, line, col, "$", f"YAML syntax error: {reason}")]
     except yaml.YAMLError as exc:
         return None, [Problem(file, 1, 1, "$", f"YAML error: {exc}")]
+    except _TooLarge:
+        return None, [Problem(file, 1, 1, "$", f"more than {MAX_NODES:,} values (aliases expand too far)")]
+    except RecursionError:
+        return None, [Problem(file, 1, 1, "$", "nested too deeply")]
     finally:
         loader.dispose()
