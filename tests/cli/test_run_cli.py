@@ -282,3 +282,14 @@ def test_no_stream_sends_plain_requests(fake_openai: FakeOpenAIServer, workdir: 
     assert result.stdout == "Empty folder.\n"
     assert "Let me look." in result.stderr  # a step's text is progress, not the answer
     assert all(not request.get("stream") for request in fake_openai.requests)
+
+
+def test_nami_environment_is_not_readable_by_its_tools(workdir: Path) -> None:
+    """Tools could otherwise read the model's key from /proc/$PPID/environ."""
+    (workdir / "probe_tool.py").write_text(
+        "import ctypes\n\ndef dumpable() -> str:\n"
+        "    return str(ctypes.CDLL(None).prctl(3, 0, 0, 0, 0))\n")  # PR_GET_DUMPABLE
+    (workdir / "probe.yaml").write_text("name: probe\ndescription: d\nrisk: read\nentrypoint: probe_tool:dumpable\n")
+    result = nami(None, "tools", "call", "--tools", "probe.yaml", "probe", cwd=workdir)
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.strip() == "0"
