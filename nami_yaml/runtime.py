@@ -2,8 +2,14 @@
 
 from __future__ import annotations
 
+import contextlib
 import os
+import secrets
+import shutil
+import stat
+import tempfile
 import threading
+import time
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -12,6 +18,33 @@ from pathlib import Path
 def default_state_dir() -> Path:
     base = os.environ.get("XDG_STATE_HOME") or os.path.join(os.path.expanduser("~"), ".local", "state")
     return Path(base) / "nami"
+
+
+def session_spill_dir(base: Path | None = None, *, keep_days: float = 7.0) -> Path:
+    """A folder for this session's saved tool output, created on first use.
+
+    Per session, because the read tools may read it: one project's saved output must not be readable
+    from another project's session. Sessions older than ``keep_days`` are removed. If the shared folder
+    is not a real folder owned by this user (a symlink planted by a command, say), a private folder in the
+    system's temporary directory is used instead.
+    """
+    base = base or default_state_dir() / "output"
+    try:
+        base.mkdir(parents=True, exist_ok=True)
+        info = os.lstat(base)
+        usable = stat.S_ISDIR(info.st_mode) and info.st_uid == os.getuid()
+    except OSError:
+        usable = False
+    if not usable:
+        return Path(tempfile.mkdtemp(prefix="nami-output-"))
+    os.chmod(base, 0o700)
+    cutoff = time.time() - keep_days * 86400
+    for old in base.iterdir():
+        with contextlib.suppress(OSError):
+            entry = os.lstat(old)
+            if stat.S_ISDIR(entry.st_mode) and old.name.startswith("session-") and entry.st_mtime < cutoff:
+                shutil.rmtree(old, ignore_errors=True)
+    return base / f"session-{time.strftime('%Y%m%d-%H%M%S')}-{os.getpid()}-{secrets.token_hex(3)}"
 
 
 @dataclass(frozen=True)

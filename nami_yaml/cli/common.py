@@ -15,7 +15,7 @@ from nami_yaml.config.settings import Effective, load_settings, protected_env_na
 from nami_yaml.config.toolset import build_registry
 from nami_yaml.errors import ConfigError, NamiError, SpecError
 from nami_yaml.registry.registry import Registry
-from nami_yaml.runtime import RuntimeContext, ToolSettings
+from nami_yaml.runtime import RuntimeContext, ToolSettings, session_spill_dir
 
 EXIT_OK, EXIT_ERROR, EXIT_USAGE, EXIT_MAX_STEPS, EXIT_INTERRUPTED = 0, 1, 2, 3, 130
 
@@ -73,7 +73,7 @@ def runtime_context(effective: Effective) -> RuntimeContext:
         raise ConfigError(f"the workspace {workspace} is not a folder")
     return RuntimeContext(
         workspace=workspace, settings=tool_settings(effective), host_env=dict(os.environ),
-        protected_env=protected_env_names(effective),
+        protected_env=protected_env_names(effective), spill_dir=session_spill_dir(),
     )
 
 

@@ -1,0 +1,39 @@
+"""The per-session folder for saved tool output."""
+
+from __future__ import annotations
+
+import os
+import time
+from pathlib import Path
+
+from nami_yaml.runtime import session_spill_dir
+
+
+def test_each_session_gets_its_own_folder(tmp_path: Path) -> None:
+    base = tmp_path / "output"
+    first, second = session_spill_dir(base), session_spill_dir(base)
+    assert first != second and first.parent == base == second.parent
+    assert oct(base.stat().st_mode & 0o777) == "0o700"
+
+
+def test_old_sessions_are_pruned(tmp_path: Path) -> None:
+    base = tmp_path / "output"
+    old, recent = base / "session-old", base / "session-recent"
+    for folder in (old, recent):
+        folder.mkdir(parents=True)
+        (folder / "out.txt").write_text("x")
+    week_ago = time.time() - 8 * 86400
+    os.utime(old, (week_ago, week_ago))
+    session_spill_dir(base)
+    assert not old.exists() and recent.exists()
+
+
+def test_a_planted_symlink_is_not_used(tmp_path: Path) -> None:
+    home = tmp_path / "victim"
+    home.mkdir()
+    (home / "secret.txt").write_text("s")
+    base = tmp_path / "output"
+    os.symlink(home, base)
+    folder = session_spill_dir(base)
+    assert home not in folder.resolve().parents and folder.is_dir()
+    assert not str(folder).startswith(str(base))
