@@ -2,11 +2,53 @@
 
 from __future__ import annotations
 
+import json
+import shlex
 import sys
 from collections.abc import Callable
-from typing import TextIO
+from typing import Any, TextIO
 
 from nami_yaml.agent.toolbox import PreparedCall
+from nami_yaml.cli.display import visible
+
+MAX_LINES_SHOWN = 60
+
+
+def arguments_view(arguments: dict[str, Any]) -> list[str]:
+    """One line per argument; multi-line text (a file's content) shown as text, the first lines of a long one."""
+    lines = []
+    for key, value in arguments.items():
+        if isinstance(value, str) and "\n" in value:
+            text = value.splitlines()
+            lines.append(f"    {key}: ({len(value):,} characters, {len(text):,} lines)")
+            lines.extend(f"    | {visible(line)}" for line in text[:MAX_LINES_SHOWN])
+            if len(text) > MAX_LINES_SHOWN:
+                lines.append(f"    | … {len(text) - MAX_LINES_SHOWN:,} more lines")
+        else:
+            lines.append(f"    {key}: {visible(json.dumps(value, ensure_ascii=False))}")
+    return lines
+
+
+def approval_text(call: PreparedCall) -> str:
+    """Everything that will run, in full: the user approves what they see, so nothing is summarised,
+    and control characters are shown escaped so a value cannot repaint the prompt."""
+    plan: dict[str, Any] | None = getattr(call, "plan", lambda: None)()
+    lines = [f"{call.risk} tool {call.name} wants to run:"]
+    if plan and "argv" in plan:
+        argv = plan["argv"]
+        if len(argv) > 4 and argv[3] == "-c" and argv[-1] == call.name and "--norc" in argv:
+            lines.append("  the tool's bash script, with arguments:")
+            lines.extend(arguments_view(call.arguments))
+        else:
+            lines.append(f"  {visible(shlex.join(argv))}")
+        lines.append(f"  in {visible(plan['cwd'])}")
+        if plan.get("stdin") is not None:
+            lines.append("  with stdin:")
+            lines.extend(f"  | {line}" for line in visible(plan["stdin"]).splitlines() or [""])
+    else:
+        lines.append("  arguments:")
+        lines.extend(arguments_view(call.arguments))
+    return "\n".join(lines)
 
 
 def make_approver(permissions: dict[str, str], *, assume_yes: bool, stdin: TextIO | None = None,
@@ -25,9 +67,9 @@ def make_approver(permissions: dict[str, str], *, assume_yes: bool, stdin: TextI
         if assume_yes:
             return True
         if not source.isatty():
-            out.write(f"  not approved (no terminal; use --yes to allow): {call.describe()}\n")
+            out.write(f"  not approved (no terminal; use --yes to allow): {visible(call.describe())}\n")
             return False
-        out.write(f"\n{call.risk} tool wants to run:\n  {call.describe()}\nRun it? [y/N] ")
+        out.write(f"\n{approval_text(call)}\nRun it? [y/N] ")
         out.flush()
         answer = source.readline()
         return answer.strip().lower() in ("y", "yes")

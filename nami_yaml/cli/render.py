@@ -7,6 +7,7 @@ import sys
 from typing import Any, TextIO
 
 from nami_yaml.agent.events import Event
+from nami_yaml.cli.display import visible
 
 
 def _one_line(text: str, limit: int = 100) -> str:
@@ -44,14 +45,14 @@ class HumanRenderer:
         if self.quiet:
             return
         self._end_text()
-        self.err.write(line + "\n")
+        self.err.write(visible(line) + "\n")
         self.err.flush()
 
     def __call__(self, event: Event) -> None:
         kind = event.type
         if kind == "text_delta":
             text: str = event.text  # type: ignore[union-attr]
-            self._live.write(text)
+            self._live.write(visible(text))
             self._live.flush()
             self._mid_line = not text.endswith("\n")
             self._streamed = True
@@ -94,6 +95,7 @@ class HumanRenderer:
         """Print the final answer on stdout unless it already streamed there."""
         self._end_text()
         if text and not (self.live_stdout and self._last_streamed):
+            text = visible(text)
             self.out.write(text if text.endswith("\n") else text + "\n")
             self.out.flush()
 
