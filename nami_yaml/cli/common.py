@@ -13,6 +13,7 @@ import click
 
 from nami_yaml.config.settings import Effective, load_settings, protected_env_names
 from nami_yaml.config.toolset import build_registry
+from nami_yaml.config.trust import needs_trust, remember, summary, trust_state
 from nami_yaml.errors import ConfigError, NamiError, SpecError
 from nami_yaml.registry.registry import Registry
 from nami_yaml.runtime import RuntimeContext, ToolSettings, session_spill_dir
@@ -77,8 +78,29 @@ def runtime_context(effective: Effective) -> RuntimeContext:
     )
 
 
-def session(config: str | None, flags: dict[str, Any] | None = None,
-            extra_tools: list[str] | None = None) -> tuple[Effective, Registry, RuntimeContext]:
+def session(config: str | None, flags: dict[str, Any] | None = None, extra_tools: list[str] | None = None,
+            *, will_run: bool = False) -> tuple[Effective, Registry, RuntimeContext]:
+    """Load everything. ``will_run``: tools are about to run, so a found project agent.yaml must be trusted."""
     effective = settings(config, flags)
     registry = build_registry(effective, extra_tools)
+    if will_run and needs_trust(effective):
+        ensure_trusted(effective, registry)
     return effective, registry, runtime_context(effective)
+
+
+def ensure_trusted(effective: Effective, registry: Registry) -> None:
+    state = trust_state(effective, registry)
+    if state.trusted:
+        return
+    what = "changed since you trusted it" if state.changed else "is not trusted yet"
+    if sys.stdin.isatty() and sys.stderr.isatty():
+        click.echo(f"This project's agent.yaml {what}. Its tools run commands on your machine.", err=True)
+        for line in summary(effective, registry):
+            click.echo(line, err=True)
+        if click.confirm("Trust it and go on?", default=False, err=True):
+            remember(state)
+            return
+    raise ConfigError(
+        f"{state.config} {what} (with its tools and prompt). Review it (`nami tools list`, `nami config`), "
+        "then run `nami trust` in this folder, or name it with --config / $NAMI_CONFIG."
+    )

@@ -13,6 +13,7 @@ from nami_yaml.cli.common import EXIT_ERROR, handle_errors, settings
 from nami_yaml.config.files import find_config
 from nami_yaml.config.settings import mask
 from nami_yaml.config.toolset import build_registry
+from nami_yaml.config.trust import remember, summary, trust_state
 from nami_yaml.errors import ConfigError, SpecError
 from nami_yaml.spec.validate import SCHEMA_NAMES, schema_text
 
@@ -71,3 +72,29 @@ def show_config(config: str | None, as_json: bool) -> None:
     for key, row in rows.items():
         click.echo(f"{key:<{width}} = {json.dumps(row['value'], default=str, ensure_ascii=False)}"
                    f"    # {row['source']}")
+
+
+@click.command("trust")
+@click.option("--config", "-c", metavar="FILE", help="agent.yaml to trust (else the one found upwards).")
+@click.option("--yes", "-y", "assume_yes", is_flag=True, help="Trust without asking (after reading the summary).")
+@handle_errors
+def trust(config: str | None, assume_yes: bool) -> None:
+    """Trust this project's agent.yaml, its prompt, tool files and their Python files, as they are now.
+
+    nami runs tools from an agent.yaml found in the current folder or above only once it is trusted; any
+    change to those files asks again.
+    """
+    effective = settings(config)
+    if effective.config_path is None:
+        raise ConfigError("no agent.yaml found here or above; nothing to trust")
+    registry = build_registry(effective)
+    state = trust_state(effective, registry)
+    for line in summary(effective, registry):
+        click.echo(line)
+    if state.trusted:
+        click.echo("already trusted")
+        return
+    if not assume_yes and not click.confirm("Trust it?", default=False):
+        raise SystemExit(EXIT_ERROR)
+    remember(state)
+    click.echo(f"trusted {state.config}")

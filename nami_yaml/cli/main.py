@@ -7,7 +7,7 @@ import sys
 import click
 
 from nami_yaml import __version__
-from nami_yaml.cli.inspect import check, schema, show_config
+from nami_yaml.cli.inspect import check, schema, show_config, trust
 from nami_yaml.cli.tools import tools_group
 
 
@@ -42,6 +42,7 @@ cli.add_command(check)
 cli.add_command(schema)
 cli.add_command(show_config)
 cli.add_command(tools_group)
+cli.add_command(trust)
 
 
 def keep_environment_private() -> None:

@@ -59,7 +59,7 @@ def build_agent(config: str | None, model_name: str | None, base_url: str | None
 
     flags = {"model.name": model_name, "model.base_url": base_url, "limits.max_steps": max_steps,
              "model.stream": False if no_stream else None}
-    effective, registry, ctx = session(config, flags, list(extra_tools))
+    effective, registry, ctx = session(config, flags, list(extra_tools), will_run=True)
     get = effective.get
     if not get("model.name") or not get("model.base_url"):
         missing = "model.name" if not get("model.name") else "model.base_url"

@@ -68,7 +68,7 @@ def show_tool(name: str, config: str | None, extra_tools: tuple[str, ...]) -> No
 def call_tool(name: str, assignments: tuple[str, ...], args_json: str | None, dry_run: bool,
               config: str | None, extra_tools: tuple[str, ...]) -> None:
     """Run tool NAME by hand. Exit code 0 when the tool succeeded, 1 when it failed."""
-    _, registry, ctx = session(config, extra_tools=list(extra_tools))
+    _, registry, ctx = session(config, extra_tools=list(extra_tools), will_run=not dry_run)
     tool = registry.get(name)
     raw: Any = args_json if args_json is not None else "{}"
     if assignments:

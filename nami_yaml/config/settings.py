@@ -177,8 +177,16 @@ def mask(secret: str | None) -> str:
 
 
 def protected_env_names(effective: Effective) -> frozenset[str]:
-    """Variables that may hold the model's key: no tool ever sees them, whatever it asks for."""
+    """Variables that may hold a model API key: no tool ever sees them, whatever it asks for.
+
+    Every provider's key variable, not only the one in use, and every ``api_key_env`` any config names:
+    a project's agent.yaml must not be able to point ``api_key_env`` elsewhere and pass the real key
+    through to one of its tools.
+    """
     names = {"NAMI_API_KEY", "OPENAI_API_KEY"}
+    names.update(p["api_key_env"] for p in PRESETS.values() if p.get("api_key_env"))
+    names.update(f.data["model"]["api_key_env"] for f in effective.files
+                 if isinstance(f.data.get("model"), dict) and f.data["model"].get("api_key_env"))
     if effective.get("model.api_key_env"):
         names.add(effective.get("model.api_key_env"))
     return frozenset(names)

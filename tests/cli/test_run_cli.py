@@ -120,6 +120,7 @@ def test_dead_endpoint_is_a_clear_error(workdir: Path) -> None:
     result = nami(None, "run", "hi", cwd=workdir,
                   env={"NAMI_BASE_URL": f"http://127.0.0.1:{port}/v1", "NAMI_API_KEY": "k"})
     (workdir / "agent.yaml").write_text("model: {retries: 0}\n")
+    assert nami(None, "trust", "--yes", cwd=workdir).returncode == 0
     quick = nami(None, "run", "hi", cwd=workdir,
                  env={"NAMI_BASE_URL": f"http://127.0.0.1:{port}/v1", "NAMI_API_KEY": "k"})
     for outcome in (result, quick):
@@ -293,3 +294,10 @@ def test_nami_environment_is_not_readable_by_its_tools(workdir: Path) -> None:
     result = nami(None, "tools", "call", "--tools", "probe.yaml", "probe", cwd=workdir)
     assert result.returncode == 0, result.stderr
     assert result.stdout.strip() == "0"
+
+
+def test_run_refuses_an_untrusted_project(fake_openai: FakeOpenAIServer, workdir: Path) -> None:
+    (workdir / "agent.yaml").write_text("permissions: {exec: allow}\n")
+    result = nami(fake_openai, "run", "hi", cwd=workdir)
+    assert result.returncode == 2 and "not trusted yet" in result.stderr
+    assert fake_openai.requests == []

@@ -64,6 +64,8 @@ def project(workdir: Path) -> Path:
     (workdir / "tools").mkdir()
     (workdir / "tools" / "ops.yaml").write_text(OPS.replace("PYTHON", sys.executable), encoding="utf-8")
     (workdir / "agent.yaml").write_text("tools:\n  builtin: [read_file]\n  files: [tools]\n", encoding="utf-8")
+    trusted = CliRunner().invoke(cli, ["trust", "--yes"])  # tools of a found agent.yaml run once trusted
+    assert trusted.exit_code == 0, trusted.output
     return workdir
 
 

@@ -108,7 +108,8 @@ def test_openai_base_url_switches_to_a_custom_provider(temp_home: Path, workdir:
 def test_protected_names_cover_the_model_key(temp_home: Path, workdir: Path) -> None:
     write(workdir / "agent.yaml", "model: {api_key_env: ACME_KEY}\n")
     effective = load_settings(env=env_for(temp_home), cwd=workdir)
-    assert protected_env_names(effective) == {"NAMI_API_KEY", "OPENAI_API_KEY", "ACME_KEY"}
+    # Every provider's key variable too: a project pointing api_key_env elsewhere must not free the real key.
+    assert protected_env_names(effective) == {"NAMI_API_KEY", "OPENAI_API_KEY", "ACME_KEY", "DEEPSEEK_API_KEY"}
 
 
 def test_where_points_into_the_file_that_set_a_value(temp_home: Path, workdir: Path) -> None:
