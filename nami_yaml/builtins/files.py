@@ -27,6 +27,9 @@ UTF8_BOM = b"\xef\xbb\xbf"
 # Bytes pulled per readline(): bounds memory on a file with no newlines (a sparse hole, a minified blob).
 _CHUNK = 64 * 1024
 _NUMBERED = re.compile(r"^\s*\d+\t")
+# atomic_write's temporary file: TEMP_PREFIX + 8 hex digits + TEMP_SUFFIX, next to the target.
+TEMP_PREFIX = ".nami-"
+TEMP_SUFFIX = ".tmp"
 
 
 # ---------------------------------------------------------------- read_file
@@ -147,20 +150,34 @@ def write_file(path: str, content: str, *, ctx: RuntimeContext) -> ToolResult:
     if existed and not target.is_file():
         raise ToolError(f"{path} exists and is not a regular file; refusing to replace it")
     data = content.encode("utf-8", errors="surrogateescape")
-    atomic_write(target, data)
+    atomic_write(target, data, shown=shown)
     lines = content.count("\n") + (0 if content.endswith("\n") or not content else 1)
     verb = "Overwrote" if existed else "Created"
     return ToolResult(f"{verb} {shown} ({len(data):,} bytes, {lines} lines).",
                       details={"path": shown, "bytes": len(data), "created": not existed})
 
 
-def atomic_write(target: Path, data: bytes) -> None:
+def require_writable(target: Path, shown: str) -> None:
+    """Refuse to replace an existing file the user may not write to (a read-only file, say 0444).
+
+    The rename in atomic_write needs only write permission on the folder, so without this check it would
+    replace a file that an ordinary write could not open. (``os.access`` speaks for the real user: as root
+    the permission bits do not stop writes, as with any other program run as root.)
+    """
+    if os.path.lexists(target) and not os.access(target, os.W_OK):
+        raise ToolError(f"{shown} is read-only (no write permission); refusing to replace it. Ask the user "
+                        "to change its permissions if it should be changed")
+
+
+def atomic_write(target: Path, data: bytes, *, shown: str | None = None) -> None:
     """Replace ``target`` with ``data`` so that a crash at any moment leaves the old or the new file.
 
     Write a temporary file in the same folder (same filesystem, so the rename is atomic), fsync it, rename
-    it over the target, fsync the folder. An existing file keeps its mode (and owner, when allowed).
-    ``target`` must already be boundary-checked; missing parents are created here.
+    it over the target, fsync the folder. An existing file keeps its mode (and owner, when allowed); one
+    without write permission is refused (require_writable). ``target`` must already be boundary-checked;
+    missing parents are created here. ``shown`` names the file in errors.
     """
+    require_writable(target, shown or str(target))
     try:
         target.parent.mkdir(parents=True, exist_ok=True)
     except OSError as exc:
@@ -169,7 +186,9 @@ def atomic_write(target: Path, data: bytes) -> None:
         old = target.stat()
     except FileNotFoundError:
         old = None
-    tmp = target.with_name(f".{target.name}.{secrets.token_hex(4)}.nami-tmp")
+    # A short fixed-length name, not derived from the target's: any name the file system allows for the
+    # target (up to 255 bytes) must work, and ".<name>.<random>" would exceed that limit.
+    tmp = target.with_name(f"{TEMP_PREFIX}{secrets.token_hex(4)}{TEMP_SUFFIX}")
     # 0o666 lets the umask shape a new file's mode exactly as an ordinary create would.
     try:
         fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_CLOEXEC", 0), 0o666)
@@ -210,6 +229,7 @@ def edit_file(path: str, old_text: str, new_text: str, replace_all: bool = False
     target = resolve_path(ctx, path, write=True)
     shown = display_path(ctx, target)
     _require_regular_file(path, target)
+    require_writable(target, shown)
     if target.stat().st_size > EDIT_MAX_BYTES:
         raise ToolError(f"{shown} is larger than {EDIT_MAX_BYTES:,} bytes; edit_file will not rewrite it")
     raw = target.read_bytes()
@@ -244,7 +264,8 @@ def edit_file(path: str, old_text: str, new_text: str, replace_all: bool = False
 
     updated = text.replace(old, new) if replace_all else text.replace(old, new, 1)
     body = updated.replace("\n", "\r\n") if crlf else updated
-    atomic_write(target, (UTF8_BOM if bom else b"") + body.encode("utf-8", errors="surrogateescape"))
+    atomic_write(target, (UTF8_BOM if bom else b"") + body.encode("utf-8", errors="surrogateescape"),
+                 shown=shown)
     count = len(starts) if replace_all else 1
     where = "line " + str(line_numbers[0]) if count == 1 else f"{count} places"
     return ToolResult(f"Edited {shown}: replaced {where}.\n{_short_diff(text, updated, shown)}",

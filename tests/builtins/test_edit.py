@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import stat
 from pathlib import Path
 
@@ -35,7 +36,7 @@ def failed_edit(ctx: RuntimeContext, path: Path, old: str, new: str, **kwargs: b
         files.edit_file(path.name, old, new, ctx=ctx, **kwargs)
     assert path.read_bytes() == before
     assert path.stat().st_mtime_ns == mtime
-    assert [p.name for p in path.parent.iterdir() if p.name.endswith(".nami-tmp")] == []
+    assert [p.name for p in path.parent.iterdir() if p.name.startswith(files.TEMP_PREFIX)] == []
     return str(err.value)
 
 
@@ -95,6 +96,20 @@ def test_degenerate_requests_are_refused(ctx: RuntimeContext, source: Path) -> N
     with pytest.raises(ToolError, match="file not found"):
         files.edit_file("missing.py", "a", "b", ctx=ctx)
     assert not (ctx.workspace / "missing.py").exists()
+
+
+def test_read_only_file_is_refused_untouched(ctx: RuntimeContext, source: Path,
+                                            monkeypatch: pytest.MonkeyPatch) -> None:
+    """A rename would replace it whatever its mode, so edit_file asks os.access first. As root access()
+    always says yes, so there the answer for this file is faked."""
+    source.chmod(0o444)
+    if os.geteuid() == 0:
+        real_access = os.access
+        monkeypatch.setattr(os, "access", lambda path, mode, **kw: (
+            not (mode & os.W_OK and Path(path) == source) and real_access(path, mode, **kw)))
+    assert "app.py is read-only (no write permission); refusing to replace it" in failed_edit(
+        ctx, source, "message", "msg")
+    assert stat.S_IMODE(source.stat().st_mode) == 0o444
 
 
 def test_binary_file_is_refused_untouched(ctx: RuntimeContext) -> None:

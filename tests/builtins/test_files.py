@@ -201,6 +201,67 @@ def test_failed_rename_leaves_old_file_and_no_temp(ctx: RuntimeContext, monkeypa
     assert [p.name for p in ctx.workspace.iterdir()] == ["keep.txt"]
 
 
+def is_temp(path: Path) -> bool:
+    return path.name.startswith(files.TEMP_PREFIX) and path.name.endswith(files.TEMP_SUFFIX)
+
+
+def test_temp_name_is_short_so_any_valid_name_works(ctx: RuntimeContext, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The temporary file's name does not grow with the target's: a 255-byte name (the usual limit)
+    can be written and edited."""
+    name = "n" * (os.pathconf(ctx.workspace, "PC_NAME_MAX") - 3) + ".md"
+    opened: list[str] = []
+    real_open = os.open
+    monkeypatch.setattr(os, "open", lambda p, *a, **k: opened.append(os.fspath(p)) or real_open(p, *a, **k))
+    assert files.write_file(name, "one\n", ctx=ctx).ok
+    assert files.edit_file(name, "one", "two", ctx=ctx).ok
+    assert (ctx.workspace / name).read_text() == "two\n"
+    temps = [Path(p).name for p in opened if is_temp(Path(p))]
+    assert len(temps) == 2 and all(len(t) == len(".nami-") + 8 + len(".tmp") for t in temps)
+    assert [p.name for p in ctx.workspace.iterdir()] == [name]
+
+
+def refused_read_only(ctx: RuntimeContext, target: Path) -> None:
+    """write_file and edit_file both refuse ``target`` and leave it as it was, with no temp file."""
+    before, mode = target.read_bytes(), target.stat().st_mode
+    with pytest.raises(ToolError, match=f"{target.name} is read-only .*refusing to replace it"):
+        files.write_file(target.name, "replaced\n", ctx=ctx)
+    with pytest.raises(ToolError, match=f"{target.name} is read-only .*refusing to replace it"):
+        files.edit_file(target.name, "keep", "changed", ctx=ctx)
+    assert target.read_bytes() == before and target.stat().st_mode == mode
+    assert [p.name for p in target.parent.iterdir()] == [target.name]
+
+
+@pytest.mark.skipif(os.geteuid() == 0, reason="root may write to any file: see the os.access test below")
+def test_read_only_file_is_refused(ctx: RuntimeContext) -> None:
+    target = ctx.workspace / "locked.txt"
+    target.write_text("keep me\n")
+    target.chmod(0o444)
+    refused_read_only(ctx, target)
+
+
+def test_file_without_write_access_is_refused(ctx: RuntimeContext, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The check asks os.access, which answers for the real user (always yes for root, so it is faked
+    here; the test above runs it for real when not root)."""
+    target = ctx.workspace / "locked.txt"
+    target.write_text("keep me\n")
+    target.chmod(0o444)
+    real_access = os.access
+    asked: list[Path] = []
+
+    def access(path: object, mode: int, **kwargs: object) -> bool:
+        if Path(os.fspath(path)) == target and mode & os.W_OK:  # type: ignore[arg-type]
+            asked.append(target)
+            return False
+        return real_access(path, mode, **kwargs)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(os, "access", access)
+    refused_read_only(ctx, target)
+    assert asked
+    # A writable file and a new one are still written.
+    files.write_file("other.txt", "fine\n", ctx=ctx)
+    assert (ctx.workspace / "other.txt").read_text() == "fine\n"
+
+
 _CHILD_WRITER = textwrap.dedent("""
     import os, sys
     from pathlib import Path
@@ -227,7 +288,7 @@ def test_sigkill_mid_write_leaves_the_old_file_intact(ctx: RuntimeContext) -> No
     try:
         assert child.stdout is not None
         assert child.stdout.readline() == "paused\n"
-        temps = [p for p in ctx.workspace.iterdir() if p.name.endswith(".nami-tmp")]
+        temps = [p for p in ctx.workspace.iterdir() if is_temp(p)]
         assert len(temps) == 1 and temps[0].stat().st_size == len("new: value\n") * 5_000_000
         child.send_signal(signal.SIGKILL)
         assert child.wait(timeout=30) == -signal.SIGKILL
@@ -245,7 +306,7 @@ def test_sigkill_at_an_arbitrary_moment_never_leaves_a_partial_file(ctx: Runtime
     deadline = time.monotonic() + 60
     # Kill as soon as the temp file shows up: usually mid-write, and the invariant holds whenever it lands.
     while child.poll() is None and time.monotonic() < deadline:
-        if any(p.name.endswith(".nami-tmp") for p in ctx.workspace.iterdir()):
+        if any(is_temp(p) for p in ctx.workspace.iterdir()):
             break
         time.sleep(0.001)
     child.kill()

@@ -4,8 +4,13 @@
 
 from __future__ import annotations
 
+import json
 import re
 import shutil
+import subprocess
+import sys
+import textwrap
+import time
 from dataclasses import replace
 from pathlib import Path
 
@@ -214,9 +219,7 @@ def test_files_over_the_size_limit_are_skipped(engine: RuntimeContext) -> None:
 
 
 @pytest.mark.parametrize(("pattern", "line"), [
-    ("foo(?=bar)", "foobar"),  # look-ahead: Python re, not rg's own dialect
-    (r"(o)\1", "foobar"),  # backreference
-    (r"bar\Z", "foobar"),
+    (r"bar\Z", "foobar"),  # rg has no \Z
     ("[[:alpha:]]", "x:]"),  # Python reads "[[:alpha:]" as a set, then "]"
     (r"\<b", "a <b>"),  # a literal "<" in Python, a word start in rg 14
     ("a{,2}b", "aab"),
@@ -225,6 +228,114 @@ def test_pattern_syntax_is_python_re(engine: RuntimeContext, pattern: str, line:
     write(engine.workspace, {"f.txt": f"nothing\n{line}\n", "g.txt": "zzz\n"})
     assert search.grep(pattern, ctx=engine).content.split("\n") == [
         f"f.txt:2:{line}", "[1 matching lines in 1 files]"]
+
+
+# Python's reading of each pattern, checked line by line against what grep finds on both engines.
+_READINGS = [
+    r"[^\W\d]+_", r"\w+é", r"(?a)\w+é", r"\bfoo\b", r"\Bo", r"(?a)o\b", r"(?x) a \  b  # comment",
+    r"(?i)A(?-i:B)c", r"(?i:FOO)bar", "x|", r"\Ax", r"x\Z", r"^$", r"[\d-]+", r"[]a]", r"[a\]]", r"\$\d",
+    r"[\x00-\x1f]", r"\.", "a\nb", "[\n]", "[^\n]z", r"[^\s]{3}", r"\s\S", "\x1cq", r"a{2,}?", r"a{0}b",
+    r"(?:)", r"()x", r"[[:alpha:]]", r"\<b", r"a{,2}b", "é+", "(?i)É", r"[é-ü]", r"\d\D", "#", r"\{x\}", ".*",
+]
+_LINES = ["foobar", "foo bar", "aab", "a  b", "AbC", "ABC", "x:]", "a <b>", "café_1", "x", "", "a-1 $5",
+          "]", "a.b", "\x1cq", "tab\there", "{x}", "ÉCOLE école", "1a2b", "#", "zz z", "xab"]
+
+
+@pytest.mark.parametrize("pattern", _READINGS)
+def test_rg_reads_patterns_as_python_does(engine: RuntimeContext, pattern: str) -> None:
+    """rg runs rg_regex(pattern), rewritten from Python's parse of it: both engines find what re finds."""
+    (engine.workspace / "f.txt").write_text("".join(line + "\n" for line in _LINES))
+    rx = re.compile(pattern)
+    expected = [f"f.txt:{n}:{line}" for n, line in enumerate(_LINES, 1) if rx.search(line)]
+    content = search.grep(pattern, ctx=engine).content.split("\n")
+    assert content[:-1] == expected or (not expected and content[0].startswith("No matches"))
+
+
+@pytest.mark.parametrize(("pattern", "construct"), [
+    ("foo(?=bar)", "look-ahead"), ("foo(?!bar)", "look-ahead"), ("(?<=a)b", "look-behind"),
+    (r"(o)\1", "backreferences"), ("(?P<q>o)(?P=q)", "backreferences"), ("(a)?(?(1)b|c)", "conditional"),
+    ("(?>a+)b", "atomic groups"), ("a++b", "possessive"), (r"(a+)+(?=b)c", "look-ahead"),
+])
+def test_backtracking_only_constructs_are_refused_by_name(engine: RuntimeContext, pattern: str,
+                                                          construct: str) -> None:
+    """Neither engine runs them (rg cannot, and Python would only on a backtracking engine): the same
+    error on both, naming the construct so the model can rewrite the pattern."""
+    if sys.version_info < (3, 11) and construct in ("atomic groups", "possessive"):
+        pytest.skip("Python 3.10 has no atomic groups or possessive quantifiers")
+    (engine.workspace / "f.txt").write_text("foobar\n")
+    with pytest.raises(ToolError, match=f"grep does not support {construct}.*Rewrite the pattern"):
+        search.grep(pattern, ctx=engine)
+
+
+_CATASTROPHE = textwrap.dedent("""
+    import json, sys, threading, time
+    from pathlib import Path
+    from nami_yaml.builtins.search import grep
+    from nami_yaml.errors import ToolError
+    from nami_yaml.runtime import RuntimeContext, ToolSettings
+
+    workspace, path_env, timeout, cancel_after = Path(sys.argv[1]), sys.argv[2], float(sys.argv[3]), sys.argv[4]
+    ctx = RuntimeContext(workspace=workspace, settings=ToolSettings(default_timeout=timeout),
+                         host_env={"PATH": path_env}, spill_dir=workspace / ".spill")
+    ticks = []
+    def tick():  # runs only while the search leaves the GIL free
+        while True:
+            ticks.append(time.monotonic())
+            time.sleep(0.05)
+    threading.Thread(target=tick, daemon=True).start()
+    if cancel_after != "-":
+        timer = threading.Timer(float(cancel_after), ctx.cancel.set)
+        timer.daemon = True
+        timer.start()
+    results = {}
+    for pattern in (r"(a+)+(?=b)c", r"(a+)+$"):
+        started, count = time.monotonic(), len(ticks)
+        try:
+            outcome = grep(pattern, ctx=ctx).content
+        except ToolError as exc:
+            outcome = "error: " + str(exc)
+        results[pattern] = [outcome, time.monotonic() - started, len(ticks) - count]
+    json.dump(results, sys.stdout)
+""")
+
+
+@pytest.mark.parametrize("stop", ["timeout", "cancel"])
+def test_catastrophic_patterns_cannot_freeze_the_process(engine: RuntimeContext, stop: str) -> None:
+    """(a+)+(?=b)c is refused at once; (a+)+$ runs on rg in no time, and on the Python engine (in a child
+    process) is stopped by the tool timeout or the cancel switch while the caller's threads keep running.
+    In a subprocess with its own timeout, so a regression fails instead of hanging the suite."""
+    (engine.workspace / "f.txt").write_text("a" * 60 + "b\n")
+    timeout, cancel_after = ("2", "-") if stop == "timeout" else ("600", "1.5")
+    started = time.monotonic()
+    out = subprocess.run([sys.executable, "-c", _CATASTROPHE, str(engine.workspace), engine.host_env["PATH"],
+                          timeout, cancel_after], capture_output=True, text=True, timeout=60, check=True)
+    assert time.monotonic() - started < 30
+    results = json.loads(out.stdout)
+    refused, refused_after, _ = results[r"(a+)+(?=b)c"]
+    assert refused.startswith("error: grep does not support look-ahead") and refused_after < 5
+    outcome, seconds, ticks = results[r"(a+)+$"]
+    if search._ripgrep(engine):
+        assert outcome == "No matches for '(a+)+$' in the workspace root." and seconds < 5
+    else:
+        expected = "timed out after 2 s" if stop == "timeout" else "interrupted"
+        assert outcome.startswith(f"error: search stopped: {expected}") and seconds < 10
+        assert ticks >= 10  # the GIL stayed free: the other thread ran all along
+
+
+def test_no_regex_runs_in_process(engine: RuntimeContext, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Both engines, folders and single files alike: Python's re never matches in the tool's own process
+    (with rg, rg does all of it; without, a child process does)."""
+    write(engine.workspace, {"a.txt": "hit\n", "late.txt": b"hit\n" + b"x\n" * 5000 + b"\x00\nhit\n"})
+
+    def forbidden(*args: object, **kwargs: object) -> None:
+        raise AssertionError("a regex was matched in the tool's process")
+
+    monkeypatch.setattr(search, "_grep_python", forbidden)
+    monkeypatch.setattr(search, "_search_file", forbidden)
+    assert search.grep("hit", ctx=engine).content.split("\n") == [
+        "a.txt:1:hit", "late.txt:1:hit", "late.txt:5003:hit", "[3 matching lines in 2 files]"]
+    assert search.grep("hit", path="late.txt", ctx=engine).content.split("\n") == [
+        "late.txt:1:hit", "late.txt:5003:hit", "[2 matching lines in 1 files]"]
 
 
 def test_pattern_errors_read_the_same(engine: RuntimeContext) -> None:
@@ -261,9 +372,16 @@ def test_rg_output_parses_into_the_same_format(ctx: RuntimeContext) -> None:
               "./src/late.txt\x001:x = 1\n"
               "./src/late.txt: binary file matches (found \"\\0\" byte around offset 12000)\n"
               "./src/../../escape.txt\x001:nope\n")
-    found = parse_rg_matches(rg_out, src, None, ctx, re.compile("x = 2"))
+    asked: list[list[Path]] = []
+
+    def as_text(files: list[Path]) -> dict[Path, list[tuple[int, str]]]:
+        asked.append(files)
+        return {src / "late.txt": [(2001, "\x00 x = 2")]}
+
+    found = parse_rg_matches(rg_out, src, None, ctx, as_text)
     assert found.lines == ["src/a.py:3:def f():", "src/b:c.py:10:x = 'a:b'", "src/late.txt:2001:\x00 x = 2"]
-    assert found.total == 3 and found.files == {"src/a.py", "src/b:c.py", "src/late.txt"}
+    assert found.total == 3 and found.files == 3
+    assert asked == [[src / "late.txt"]]  # bin.dat has its NUL in the first 8 KB: binary, not searched
     only_b = parse_rg_matches(rg_out, src, compile_glob("b*"), ctx)
     assert only_b.lines == ["src/b:c.py:10:x = 'a:b'"]
 
