@@ -274,8 +274,8 @@ def grep(pattern: str, path: str = ".", glob: str | None = None, *, ctx: Runtime
     if glob:
         compile_glob(glob)
     rg = _ripgrep(ctx)
-    if target.is_file() and not _searchable(target):
-        found = _Found()  # too big or binary: skipped when named too (rg would search it)
+    if not target.is_dir() and not _searchable(target):
+        found = _Found()  # too big, binary or not a regular file (a FIFO would block rg): skipped
     elif rg:
         found = _grep_rg(rg, rg_pattern, target, glob, ctx)
     else:
@@ -305,9 +305,10 @@ def _compile_regex(pattern: str) -> re.Pattern[str]:
 
 
 def _searchable(file: Path) -> bool:
-    """Whether grep looks inside a regular file at all: not over the size limit, not binary."""
+    """Whether grep looks inside a file named explicitly: a regular file, not over the size limit, not
+    binary (rg would search it, so this is checked first)."""
     try:
-        return file.stat().st_size <= MAX_FILE_BYTES and not _is_binary(file)
+        return file.is_file() and file.stat().st_size <= MAX_FILE_BYTES and not _is_binary(file)
     except OSError:
         return False
 

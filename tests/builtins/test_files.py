@@ -231,12 +231,38 @@ def refused_read_only(ctx: RuntimeContext, target: Path) -> None:
     assert [p.name for p in target.parent.iterdir()] == [target.name]
 
 
-@pytest.mark.skipif(os.geteuid() == 0, reason="root may write to any file: see the os.access test below")
-def test_read_only_file_is_refused(ctx: RuntimeContext) -> None:
-    target = ctx.workspace / "locked.txt"
-    target.write_text("keep me\n")
-    target.chmod(0o444)
-    refused_read_only(ctx, target)
+def test_read_only_file_is_refused(tmp_path: Path) -> None:
+    """For real: in a child process that, when the tests run as root, first becomes `nobody` (root may
+    write to any file, so os.access would say yes)."""
+    import tempfile
+    import traceback
+
+    folder = Path(tempfile.mkdtemp(prefix="nami-readonly-"))  # under /tmp, which nobody can traverse
+    try:
+        folder.chmod(0o777)
+        target = folder / "locked.txt"
+        target.write_text("keep me\n")
+        target.chmod(0o444)
+        pid = os.fork()
+        if pid == 0:  # the child: never returns into pytest
+            code = 1
+            try:
+                if os.geteuid() == 0:
+                    os.setgid(65534)
+                    os.setuid(65534)
+                refused_read_only(RuntimeContext(workspace=folder, spill_dir=folder / "spill"), target)
+                code = 0
+            except BaseException:
+                traceback.print_exc()
+            finally:
+                os._exit(code)
+        _, status = os.waitpid(pid, 0)
+        assert os.waitstatus_to_exitcode(status) == 0
+    finally:
+        target.chmod(0o644)
+        import shutil
+
+        shutil.rmtree(folder, ignore_errors=True)
 
 
 def test_file_without_write_access_is_refused(ctx: RuntimeContext, monkeypatch: pytest.MonkeyPatch) -> None:
