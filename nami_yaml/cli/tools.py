@@ -53,7 +53,6 @@ def show_tool(name: str, config: str | None, extra_tools: tuple[str, ...]) -> No
     tool = registry.get(name)
     if tool is None:
         fail(f"nami: unknown tool '{name}'. Available tools: {', '.join(registry.names())}", EXIT_USAGE)
-        return
     click.echo(json.dumps(tool.definition(), indent=2, ensure_ascii=False))
 
 
@@ -70,20 +69,19 @@ def call_tool(name: str, assignments: tuple[str, ...], args_json: str | None, dr
     """Run tool NAME by hand. Exit code 0 when the tool succeeded, 1 when it failed."""
     _, registry, ctx = session(config, extra_tools=list(extra_tools), will_run=not dry_run)
     tool = registry.get(name)
-    raw: Any = args_json if args_json is not None else "{}"
-    if assignments:
-        if tool is None:
-            fail(f"nami: unknown tool '{name}'. Available tools: {', '.join(registry.names())}", EXIT_USAGE)
+    if tool is None:
+        fail(f"nami: unknown tool '{name}'. Available tools: {', '.join(registry.names())}", EXIT_USAGE)
+    arguments: dict[str, Any] = {}
+    if args_json is not None:
         try:
-            base = json.loads(raw) if args_json is not None else {}
+            arguments = json.loads(args_json)
         except json.JSONDecodeError as exc:
             fail(f"nami: --args-json is not valid JSON: {exc}", EXIT_USAGE)
-        if not isinstance(base, dict):
+        if not isinstance(arguments, dict):
             fail("nami: --args-json must be a JSON object", EXIT_USAGE)
-        base.update(parse_assignments(tool, assignments))  # type: ignore[union-attr]
-        raw = base
+    arguments.update(parse_assignments(tool, assignments))
     executor = Executor(registry, ctx)
-    prepared = executor.prepare(name, raw)
+    prepared = executor.prepare(name, arguments)
     if not isinstance(prepared, PreparedCall):
         click.echo(prepared.content)
         raise SystemExit(EXIT_ERROR)
@@ -111,8 +109,9 @@ def parse_assignments(tool: Tool | None, assignments: tuple[str, ...]) -> dict[s
         if not sep or not key:
             fail(f"nami: expected KEY=VALUE, got {item!r}", EXIT_USAGE)
         declared = properties.get(key, {}).get("type") if isinstance(properties.get(key), dict) else None
-        if declared == "string" or (isinstance(declared, list) and "string" in declared and len(declared) == 1):
-            values[key] = text
+        types = set(declared) if isinstance(declared, list) else {declared}
+        if "string" in types and not types & {"integer", "number", "boolean", "array", "object"}:
+            values[key] = text  # a string parameter (maybe nullable) takes the text as it is: x=123 is "123"
             continue
         try:
             values[key] = json.loads(text)

@@ -1,6 +1,6 @@
 """A scripted, OpenAI-compatible Chat Completions server for offline tests and demos (stdlib only).
 
-Run ``python -m nami_yaml.testing.fake_server --port 8765 [--script script.json]`` to try nami offline.
+Run ``python -m nami_yaml.testing --port 8765 [--script script.json]`` to try nami offline.
 """
 
 from __future__ import annotations
@@ -432,7 +432,7 @@ def demo_responder(body: dict[str, Any]) -> ScriptedResponse:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m nami_yaml.testing.fake_server",
+    parser = argparse.ArgumentParser(prog="python -m nami_yaml.testing",
                                      description="Serve a scripted OpenAI-compatible Chat Completions API.")
     parser.add_argument("--host", default="127.0.0.1")
     parser.add_argument("--port", type=int, default=8765, help="0 picks a free port")

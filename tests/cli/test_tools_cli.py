@@ -152,6 +152,8 @@ def test_tools_call_exit_codes(project: Path) -> None:
     (["show_args", "--args-json", "{bad", "label=x"], "nami: --args-json is not valid JSON: "),
     (["show_args", "--args-json", "[1]", "label=x"], "nami: --args-json must be a JSON object\n"),
     (["nope", "a=1"], "nami: unknown tool 'nope'. Available tools: "),
+    (["nope"], "nami: unknown tool 'nope'. Available tools: "),
+    (["show_args", "--args-json", "{bad"], "nami: --args-json is not valid JSON: "),
 ])
 def test_tools_call_usage_errors(project: Path, args: list[str], message: str) -> None:
     result = nami("tools", "call", *args)
@@ -231,3 +233,13 @@ def test_real_process_via_python_dash_c(project: Path) -> None:
     shown = subprocess.run(argv, cwd=project, env=dict(os.environ), capture_output=True, text=True, timeout=60)
     assert shown.returncode == 0, shown.stderr
     assert json.loads(shown.stdout)["function"]["name"] == "shorten"
+
+
+def test_nullable_string_takes_the_text_as_is() -> None:
+    from nami_yaml.cli.tools import parse_assignments
+    from nami_yaml.registry.tool import Tool
+
+    tool = Tool("t", "d", {"type": "object", "properties": {"tag": {"type": ["string", "null"]},
+                                                           "n": {"type": ["integer", "null"]}}},
+                "read", runner=None, source="x:1:1")  # type: ignore[arg-type]
+    assert parse_assignments(tool, ("tag=123", "n=5")) == {"tag": "123", "n": 5}

@@ -291,7 +291,7 @@ def test_fixture_gives_a_running_server(fake_openai: FakeOpenAIServer) -> None: 
 
 
 def _run_cli(*args: str) -> tuple[subprocess.Popen[str], str]:
-    proc = subprocess.Popen([sys.executable, "-m", "nami_yaml.testing.fake_server", "--port", "0", *args],
+    proc = subprocess.Popen([sys.executable, "-m", "nami_yaml.testing", "--port", "0", *args],
                             stdout=subprocess.PIPE, text=True, env={**os.environ, "PYTHONUNBUFFERED": "1"})
     assert proc.stdout is not None
     return proc, proc.stdout.readline().strip()
