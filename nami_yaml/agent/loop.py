@@ -28,7 +28,7 @@ from nami_yaml.agent.events import (
 )
 from nami_yaml.agent.toolbox import READ, PreparedCall, Toolbox
 from nami_yaml.model.types import AssistantTurn, Model, ModelError, ToolCall, Usage
-from nami_yaml.registry.result import ToolResult
+from nami_yaml.result import ToolResult
 
 Status = Literal["answered", "max_steps", "interrupted", "error"]
 

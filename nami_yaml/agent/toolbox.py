@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any, Protocol
 
-from nami_yaml.registry.result import ToolResult
+from nami_yaml.result import ToolResult
 
 READ = "read"  # the only risk that runs without approval and in parallel; anything else is treated as write
 

@@ -13,7 +13,7 @@ from typing import BinaryIO
 
 from nami_yaml.builtins.workspace import display_path, resolve_path
 from nami_yaml.errors import ToolError
-from nami_yaml.registry.result import ToolResult
+from nami_yaml.result import ToolResult
 from nami_yaml.runtime import RuntimeContext
 
 READ_MAX_LINES = 2000

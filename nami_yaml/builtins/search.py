@@ -28,7 +28,7 @@ from pathlib import Path
 
 from nami_yaml.builtins.workspace import display_path, is_within, resolve_path
 from nami_yaml.errors import ToolError
-from nami_yaml.registry.result import ToolResult
+from nami_yaml.result import ToolResult
 from nami_yaml.runners.process import ProcessRequest, child_environment, run_process
 from nami_yaml.runtime import RuntimeContext
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import shutil
 
 from nami_yaml.errors import ToolError
-from nami_yaml.registry.result import ToolResult
+from nami_yaml.result import ToolResult
 from nami_yaml.runners.base import ProcessOptions, build_invocation
 from nami_yaml.runtime import RuntimeContext
 

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import click
 
-from nami_yaml.cli.common import EXIT_ERROR, handle_errors, settings
+from nami_yaml.cli.common import EXIT_ERROR, config_option, handle_errors, settings
 from nami_yaml.config.files import find_config
 from nami_yaml.config.settings import mask
 from nami_yaml.config.toolset import build_registry
@@ -20,7 +20,7 @@ from nami_yaml.spec.validate import SCHEMA_NAMES, schema_text
 
 @click.command("check")
 @click.argument("paths", nargs=-1, metavar="[PATH]...")
-@click.option("--config", "-c", metavar="FILE", help="agent.yaml to check (else $NAMI_CONFIG, else found upwards).")
+@config_option
 @handle_errors
 def check(paths: tuple[str, ...], config: str | None) -> None:
     """Validate agent.yaml, every tool it loads, and any tool files or folders given as PATH.
@@ -53,7 +53,7 @@ def schema(name: str) -> None:
 
 
 @click.command("config")
-@click.option("--config", "-c", metavar="FILE", help="agent.yaml to use (else $NAMI_CONFIG, else found upwards).")
+@config_option
 @click.option("--json", "as_json", is_flag=True, help="Print {key: {value, source}} as JSON.")
 @handle_errors
 def show_config(config: str | None, as_json: bool) -> None:
@@ -75,7 +75,7 @@ def show_config(config: str | None, as_json: bool) -> None:
 
 
 @click.command("trust")
-@click.option("--config", "-c", metavar="FILE", help="agent.yaml to trust (else the one found upwards).")
+@config_option
 @click.option("--yes", "-y", "assume_yes", is_flag=True, help="Trust without asking (after reading the summary).")
 @handle_errors
 def trust(config: str | None, assume_yes: bool) -> None:

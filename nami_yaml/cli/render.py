@@ -20,12 +20,10 @@ class HumanRenderer:
     redirected, live text goes to stderr and only the final answer is written to stdout, so
     ``nami run … > answer.txt`` holds the answer and nothing else."""
 
-    def __init__(self, out: TextIO | None = None, err: TextIO | None = None, *, live_stdout: bool | None = None,
-                 quiet: bool = False):
+    def __init__(self, out: TextIO | None = None, err: TextIO | None = None, *, live_stdout: bool | None = None):
         self.out = out or sys.stdout
         self.err = err or sys.stderr
         self.live_stdout = self.out.isatty() if live_stdout is None else live_stdout
-        self.quiet = quiet
         self._mid_line = False
         self._streamed = False  # text of the current step went out live
         self._last_message: str | None = None
@@ -42,8 +40,6 @@ class HumanRenderer:
             self._mid_line = False
 
     def progress(self, line: str) -> None:
-        if self.quiet:
-            return
         self._end_text()
         self.err.write(visible(line) + "\n")
         self.err.flush()

@@ -18,8 +18,10 @@ from nami_yaml.cli.common import (
     EXIT_INTERRUPTED,
     EXIT_MAX_STEPS,
     EXIT_OK,
+    config_option,
     handle_errors,
     session,
+    tools_option,
 )
 from nami_yaml.errors import ConfigError, NamiError
 
@@ -29,13 +31,13 @@ STATUS_EXIT = {"answered": EXIT_OK, "error": EXIT_ERROR, "max_steps": EXIT_MAX_S
 
 def agent_options(function: Any) -> Any:
     options = [
-        click.option("--config", "-c", metavar="FILE", help="agent.yaml to use (else $NAMI_CONFIG, else found upwards)."),
+        config_option,
         click.option("--model", "-m", "model_name", metavar="NAME", help="Model name (overrides $NAMI_MODEL and agent.yaml)."),
         click.option("--base-url", metavar="URL", help="OpenAI-compatible endpoint (overrides $NAMI_BASE_URL)."),
         click.option("--yes", "-y", "assume_yes", is_flag=True, help="Approve write and exec tools without asking."),
         click.option("--max-steps", type=click.IntRange(min=1), help="Stop after this many model requests (exit 3)."),
         click.option("--no-stream", is_flag=True, help="Wait for whole responses instead of streaming."),
-        click.option("--tools", "-t", "extra_tools", multiple=True, metavar="PATH", help="Also load tool files from PATH."),
+        tools_option,
     ]
     for option in reversed(options):
         function = option(function)

@@ -8,13 +8,18 @@ from typing import Any
 
 import click
 
-from nami_yaml.cli.common import EXIT_ERROR, EXIT_OK, EXIT_USAGE, fail, handle_errors, session
+from nami_yaml.cli.common import (
+    EXIT_ERROR,
+    EXIT_OK,
+    EXIT_USAGE,
+    config_option,
+    fail,
+    handle_errors,
+    session,
+    tools_option,
+)
 from nami_yaml.registry.executor import Executor, PreparedCall
 from nami_yaml.registry.tool import Tool
-
-config_option = click.option("--config", "-c", metavar="FILE", help="agent.yaml to use (else $NAMI_CONFIG, else found upwards).")
-tools_option = click.option("--tools", "-t", "extra_tools", multiple=True, metavar="PATH",
-                            help="Also load tool files from PATH (file, folder or glob); repeatable.")
 
 
 @click.group("tools")

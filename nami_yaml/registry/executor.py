@@ -12,8 +12,8 @@ from jsonschema import Draft202012Validator, ValidationError, validators
 
 from nami_yaml.errors import ToolError
 from nami_yaml.registry.registry import Registry
-from nami_yaml.registry.result import ToolResult
 from nami_yaml.registry.tool import Invocation, Tool
+from nami_yaml.result import ToolResult
 from nami_yaml.runtime import RuntimeContext
 from nami_yaml.spec.validate import describe_type, error_message
 from nami_yaml.spec.yamlpos import format_path

@@ -7,8 +7,6 @@ from typing import Any, Protocol
 
 from nami_yaml.runtime import RuntimeContext
 
-RISKS = ("read", "write", "exec")
-
 
 class Invocation(Protocol):
     def describe(self) -> str: ...

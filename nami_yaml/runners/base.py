@@ -10,7 +10,7 @@ from pathlib import Path
 from typing import Any
 
 from nami_yaml.errors import ToolError
-from nami_yaml.registry.result import ToolResult
+from nami_yaml.result import ToolResult
 from nami_yaml.runners.process import (
     NON_INTERACTIVE_ENV,
     ProcessRequest,

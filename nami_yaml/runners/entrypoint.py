@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from nami_yaml.errors import ToolError
-from nami_yaml.registry.result import ToolResult
+from nami_yaml.result import ToolResult
 from nami_yaml.runners.output import truncate_text
 from nami_yaml.runners.template import summarize_arguments
 from nami_yaml.runtime import RuntimeContext

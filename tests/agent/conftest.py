@@ -17,7 +17,7 @@ import jsonschema
 import pytest
 
 from nami_yaml.agent import AgentLoop, Event
-from nami_yaml.registry.result import ToolResult
+from nami_yaml.result import ToolResult
 from nami_yaml.runtime import RuntimeContext
 from nami_yaml.testing.fake_server import FakeOpenAIServer
 

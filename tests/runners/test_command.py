@@ -13,7 +13,7 @@ import pytest
 from nami_yaml.registry.executor import Executor, PreparedCall
 from nami_yaml.registry.loader import load_tools
 from nami_yaml.registry.registry import Registry
-from nami_yaml.registry.result import ToolResult
+from nami_yaml.result import ToolResult
 from nami_yaml.runtime import RuntimeContext
 
 ARGV = 'PYTHON, -c, "import sys,json;print(json.dumps(sys.argv[1:]))"'

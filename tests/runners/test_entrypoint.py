@@ -19,7 +19,7 @@ MODULE = '''\
 from pathlib import Path
 
 from nami_yaml.errors import ToolError
-from nami_yaml.registry.result import ToolResult
+from nami_yaml.result import ToolResult
 
 Path(MARKER).write_text("imported")
 

@@ -11,7 +11,7 @@ import pytest
 from nami_yaml.registry.executor import Executor, PreparedCall
 from nami_yaml.registry.loader import load_tools
 from nami_yaml.registry.registry import Registry
-from nami_yaml.registry.result import ToolResult
+from nami_yaml.result import ToolResult
 from nami_yaml.runners.script import parameter_name_problem
 from nami_yaml.runtime import RuntimeContext
 
