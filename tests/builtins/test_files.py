@@ -243,6 +243,7 @@ def test_read_only_file_is_refused(tmp_path: Path) -> None:
         target = folder / "locked.txt"
         target.write_text("keep me\n")
         target.chmod(0o444)
+        ctx = RuntimeContext(workspace=folder, spill_dir=folder / "spill")  # built before forking
         pid = os.fork()
         if pid == 0:  # the child: never returns into pytest
             code = 1
@@ -250,14 +251,21 @@ def test_read_only_file_is_refused(tmp_path: Path) -> None:
                 if os.geteuid() == 0:
                     os.setgid(65534)
                     os.setuid(65534)
-                refused_read_only(RuntimeContext(workspace=folder, spill_dir=folder / "spill"), target)
+                refused_read_only(ctx, target)
                 code = 0
             except BaseException:
                 traceback.print_exc()
             finally:
                 os._exit(code)
-        _, status = os.waitpid(pid, 0)
-        assert os.waitstatus_to_exitcode(status) == 0
+        # A forked child of a threaded process could deadlock on a lock another thread held: never wait forever.
+        deadline = time.monotonic() + 60
+        while (waited := os.waitpid(pid, os.WNOHANG))[0] == 0:
+            if time.monotonic() > deadline:
+                os.kill(pid, 9)
+                os.waitpid(pid, 0)
+                raise AssertionError("the unprivileged child did not finish")
+            time.sleep(0.02)
+        assert os.waitstatus_to_exitcode(waited[1]) == 0
     finally:
         target.chmod(0o644)
         import shutil
