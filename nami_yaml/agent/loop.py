@@ -36,6 +36,7 @@ CUT_OFF = (
     "Error: Not run: your response was cut off (finish_reason: length) before this tool call was complete. "
     "Retry with shorter output, for example by splitting large content over several smaller calls."
 )
+ANSWER_CUT_OFF = "The answer was cut off at the model's output limit (finish_reason: length)."
 NOT_RUN = "Error: Not run: the user interrupted the run before this call started."
 INTERRUPTED = "Error: Interrupted by the user while this call was running."
 ABANDONED = "Error: Interrupted by the user; the call did not stop in time, so its outcome is unknown."
@@ -51,7 +52,7 @@ _Pending = Future[tuple[ToolResult, bool]]
 class RunOutcome:
     status: Status
     final_text: str | None
-    error: str | None  # why the run stopped, when status is not "answered"
+    error: str | None  # why the run stopped; for "answered", a note (the answer was cut off)
     usage: Usage
     steps: int
 
@@ -111,7 +112,8 @@ class AgentLoop:
                 if turn.content:
                     self._emit(MessageEvent(turn.content))
                 if not turn.tool_calls:
-                    return self._finish("answered", turn.content, None, usage, steps)
+                    note = ANSWER_CUT_OFF if turn.finish_reason == "length" else None
+                    return self._finish("answered", turn.content, note, usage, steps)
                 if not self._tool_phase(turn, messages):
                     return self._finish("interrupted", None, INTERRUPTED_RUN, usage, steps)
         except KeyboardInterrupt:

@@ -111,6 +111,8 @@ def run(task: str, as_json: bool, **options: Any) -> None:
     outcome = agent.loop.run(agent.messages)
     if outcome.status == "answered":
         renderer.answer(outcome.final_text)
+        if outcome.error and not as_json:
+            click.echo(f"nami: {outcome.error}", err=True)
     elif not as_json and outcome.status != "error":  # model errors were already shown by the renderer
         click.echo(f"nami: {outcome.error}", err=True)
     sys.exit(STATUS_EXIT[outcome.status])

@@ -301,3 +301,11 @@ def test_run_refuses_an_untrusted_project(fake_openai: FakeOpenAIServer, workdir
     result = nami(fake_openai, "run", "hi", cwd=workdir)
     assert result.returncode == 2 and "not trusted yet" in result.stderr
     assert fake_openai.requests == []
+
+
+def test_an_answer_cut_off_at_the_output_limit_says_so(fake_openai: FakeOpenAIServer, workdir: Path) -> None:
+    fake_openai.add(text("The first half of a long", finish_reason="length"))
+    result = nami(fake_openai, "run", "explain", cwd=workdir)
+    assert result.returncode == 0
+    assert result.stdout == "The first half of a long\n"
+    assert "cut off at the model's output limit" in result.stderr
