@@ -9,21 +9,23 @@ from collections.abc import Callable
 from typing import Any, TextIO
 
 from nami_yaml.agent.toolbox import PreparedCall
-from nami_yaml.cli.display import visible
+from nami_yaml.display import visible
 
 MAX_LINES_SHOWN = 60
 
 
-def arguments_view(arguments: dict[str, Any]) -> list[str]:
-    """One line per argument; multi-line text (a file's content) shown as text, the first lines of a long one."""
+def arguments_view(arguments: dict[str, Any], *, shorten: bool) -> list[str]:
+    """One line per argument; multi-line text shown as text. Only a write's content is shortened (its
+    path and size are what matter there); a command is always shown whole."""
     lines = []
     for key, value in arguments.items():
         if isinstance(value, str) and "\n" in value:
-            text = value.splitlines()
+            text = visible(value.removesuffix("\n")).split("\n")  # escaped first: \r or \x85 are no line breaks
             lines.append(f"    {key}: ({len(value):,} characters, {len(text):,} lines)")
-            lines.extend(f"    | {visible(line)}" for line in text[:MAX_LINES_SHOWN])
-            if len(text) > MAX_LINES_SHOWN:
-                lines.append(f"    | … {len(text) - MAX_LINES_SHOWN:,} more lines")
+            shown = text[:MAX_LINES_SHOWN] if shorten else text
+            lines.extend(f"    | {line}" for line in shown)
+            if len(text) > len(shown):
+                lines.append(f"    | … {len(text) - len(shown):,} more lines")
         else:
             lines.append(f"    {key}: {visible(json.dumps(value, ensure_ascii=False))}")
     return lines
@@ -38,16 +40,16 @@ def approval_text(call: PreparedCall) -> str:
         argv = plan["argv"]
         if len(argv) > 4 and argv[3] == "-c" and argv[-1] == call.name and "--norc" in argv:
             lines.append("  the tool's bash script, with arguments:")
-            lines.extend(arguments_view(call.arguments))
+            lines.extend(arguments_view(call.arguments, shorten=False))
         else:
             lines.append(f"  {visible(shlex.join(argv))}")
         lines.append(f"  in {visible(plan['cwd'])}")
         if plan.get("stdin") is not None:
             lines.append("  with stdin:")
-            lines.extend(f"  | {line}" for line in visible(plan["stdin"]).splitlines() or [""])
+            lines.extend(f"  | {line}" for line in visible(plan["stdin"]).split("\n"))
     else:
         lines.append("  arguments:")
-        lines.extend(arguments_view(call.arguments))
+        lines.extend(arguments_view(call.arguments, shorten=call.risk == "write"))
     return "\n".join(lines)
 
 

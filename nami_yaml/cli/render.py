@@ -7,7 +7,7 @@ import sys
 from typing import Any, TextIO
 
 from nami_yaml.agent.events import Event
-from nami_yaml.cli.display import visible
+from nami_yaml.display import visible
 
 
 def _one_line(text: str, limit: int = 100) -> str:

@@ -18,6 +18,7 @@ from nami_yaml.cli.common import (
     session,
     tools_option,
 )
+from nami_yaml.display import visible
 from nami_yaml.registry.executor import Executor, PreparedCall
 from nami_yaml.registry.tool import Tool
 
@@ -44,7 +45,7 @@ def list_tools(as_json: bool, config: str | None, extra_tools: tuple[str, ...]) 
     for tool in registry:
         summary = first_sentence(tool.description)
         origin = "built-in" if tool.builtin else tool.source
-        click.echo(f"{tool.name:<{width}}  {tool.risk:<5}  {summary}  [{origin}]")
+        click.echo(visible(f"{tool.name:<{width}}  {tool.risk:<5}  {summary}  [{origin}]"))
 
 
 @tools_group.command("show")

@@ -148,7 +148,7 @@ def load_settings(
 
 
 def _host(url: str | None) -> str:
-    return (urlparse(url).hostname or "").lower() if url else ""
+    return (urlparse(url).hostname or "").lower().rstrip(".") if url else ""  # "api.deepseek.com." is the same host
 
 
 def _api_key(model: Mapping[str, Any], env: Mapping[str, str], preset: Mapping[str, Any]) -> tuple[str | None, str]:

@@ -10,6 +10,8 @@ user's own choice and need no trust step.
 
 from __future__ import annotations
 
+import contextlib
+import fcntl
 import hashlib
 import json
 import os
@@ -17,6 +19,8 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from nami_yaml.config.settings import Effective
+from nami_yaml.display import visible
+from nami_yaml.registry.loader import expand_tool_paths
 from nami_yaml.registry.registry import Registry
 from nami_yaml.runtime import default_state_dir
 
@@ -31,39 +35,64 @@ def needs_trust(effective: Effective) -> bool:
     return effective.config_path is not None and effective.found_by == FOUND_BY_WALKING
 
 
-def covered_files(effective: Effective, registry: Registry) -> list[Path]:
-    """Every file of the project that decides what runs: agent.yaml, the prompt, tools and their Python."""
-    files: set[Path] = set()
-    if effective.config_path:
-        files.add(effective.config_path)
-    if effective.get("system_file"):
-        files.add(Path(effective.get("system_file")))
-    for tool in registry:
-        if tool.builtin:
-            continue
-        source = Path(tool.source.rsplit(":", 2)[0]).resolve()
-        files.add(source)
-        files.update(source.parent.glob("*.py"))  # entry-point modules live beside their YAML
+SKIPPED_FOLDERS = frozenset({".git", "node_modules", ".venv", "venv", ".tox", ".mypy_cache", ".ruff_cache"})
+COMPILED_SUFFIXES = frozenset({".pyc", ".pyo", ".so", ".pyd"})  # Python may run these instead of the .py
+MAX_HASHED_BYTES = 64_000_000  # beyond this, files count by size and modification time only
+
+
+def covered_files(effective: Effective) -> list[Path]:
+    """Every file of the project that decides what runs: agent.yaml, its prompt, and everything below the
+    folders of the tool files it names (entry-point packages, helper modules, shipped bytecode, scripts a
+    command runs). Tool files added with --tools or by the user config are the user's own: not covered."""
+    assert effective.config_path is not None
+    project_file = next((f for f in effective.files if f.path == effective.config_path), None)
+    files: set[Path] = {effective.config_path}
+    data = project_file.data if project_file else {}
+    if data.get("system_file"):
+        files.add(Path(data["system_file"]))
+    folders: set[Path] = set()
+    for spec in (data.get("tools") or {}).get("files", []):
+        for tool_file in expand_tool_paths(spec, Path("/")):
+            files.add(tool_file.resolve())
+            folders.add(tool_file.resolve().parent)
+    for folder in folders:
+        for root, dirs, names in os.walk(folder):
+            dirs[:] = sorted(d for d in dirs if d not in SKIPPED_FOLDERS)
+            files.update(Path(root) / name for name in names)
     return sorted(files)
 
 
 def fingerprint(files: list[Path]) -> str:
     digest = hashlib.sha256()
+    budget = MAX_HASHED_BYTES
     for file in files:
         digest.update(str(file).encode() + b"\0")
         try:
-            digest.update(hashlib.sha256(file.read_bytes()).digest())
+            info = file.stat()
+            if info.st_size <= budget:
+                digest.update(hashlib.sha256(file.read_bytes()).digest())
+                budget -= info.st_size
+            else:
+                digest.update(f"{info.st_size}:{info.st_mtime_ns}".encode())
         except OSError:
             digest.update(b"unreadable")
     return digest.hexdigest()
 
 
 def _load() -> dict[str, str]:
+    store = trust_store()
     try:
-        data = json.loads(trust_store().read_text(encoding="utf-8"))
-    except (OSError, ValueError):
+        data = json.loads(store.read_text(encoding="utf-8"))
+    except FileNotFoundError:
         return {}
-    return data if isinstance(data, dict) else {}
+    except (OSError, ValueError):
+        data = None
+    if not isinstance(data, dict):
+        # Keep the damaged file for the user; trusting nothing from it fails safe (nami asks again).
+        with contextlib.suppress(OSError):
+            os.replace(store, store.with_name(store.name + ".corrupt"))
+        return {}
+    return data
 
 
 @dataclass
@@ -83,20 +112,22 @@ class TrustState:
 
 def trust_state(effective: Effective, registry: Registry) -> TrustState:
     assert effective.config_path is not None
-    digest = fingerprint(covered_files(effective, registry))
+    digest = fingerprint(covered_files(effective))
     return TrustState(effective.config_path, digest, _load().get(str(effective.config_path)))
 
 
 def remember(state: TrustState) -> None:
-    """Record the trust atomically (a half-written store must not trust or forget anything by accident)."""
+    """Record the trust atomically, under a lock so two sessions trusting at once both stay recorded."""
     store = trust_store()
     store.parent.mkdir(parents=True, exist_ok=True)
-    data = _load()
-    data[str(state.config)] = state.digest
-    temporary = store.with_name(f".{store.name}.{os.getpid()}.tmp")
-    temporary.write_text(json.dumps(data, indent=1, sort_keys=True), encoding="utf-8")
-    os.chmod(temporary, 0o600)
-    os.replace(temporary, store)
+    with open(store.with_name(store.name + ".lock"), "a") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        data = _load()
+        data[str(state.config)] = state.digest
+        temporary = store.with_name(f".{store.name}.{os.getpid()}.tmp")
+        temporary.write_text(json.dumps(data, indent=1, sort_keys=True), encoding="utf-8")
+        os.chmod(temporary, 0o600)
+        os.replace(temporary, store)
 
 
 def summary(effective: Effective, registry: Registry) -> list[str]:
@@ -114,8 +145,13 @@ def summary(effective: Effective, registry: Registry) -> list[str]:
         if value and effective.sources.get(key) == mine:
             outside = project != Path(value) and project not in Path(value).parents
             lines.append(f"  sets {key} = {value}" + ("   <- OUTSIDE the project folder" if outside else ""))
+    if any(effective.sources.get(f"model.{k}") == mine for k in ("base_url", "api_key_env", "provider")):
+        lines.append(f"  sends the API key from {effective.api_key_source} to {effective.get('model.base_url')}")
+    compiled = [f for f in covered_files(effective) if f.suffix in COMPILED_SUFFIXES]
+    for file in compiled:
+        lines.append(f"  WARNING: compiled code that cannot be reviewed: {file} (delete it before trusting)")
     tools = [t for t in registry if not t.builtin]
     lines.append(f"  adds {len(tools)} tool{'s' if len(tools) != 1 else ''}:" if tools else "  adds no tools")
     for tool in tools:
         lines.append(f"    {tool.name} ({tool.risk}, {tool.runner.kind}) from {tool.source}")
-    return lines
+    return [visible(line) for line in lines]  # names and paths come from the repository: no escape codes

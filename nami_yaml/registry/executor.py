@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import copy
 import json
+import math
 import re
 from dataclasses import dataclass
 from typing import Any
@@ -104,7 +105,7 @@ class Executor:
         if not text:  # several providers send "" for a call without arguments
             return {}
         try:
-            value = json.loads(text, parse_constant=_refuse_constant)
+            value = json.loads(text, parse_constant=_refuse_constant, parse_float=_finite_float)
         except ValueError as exc:
             if not isinstance(exc, json.JSONDecodeError):
                 return ToolResult.error(f"the arguments for '{tool.name}' are not valid JSON: {exc}")
@@ -144,31 +145,45 @@ def _refuse_constant(name: str) -> Any:
     raise ValueError(f"{name} is not a JSON number")
 
 
+def _finite_float(text: str) -> float:
+    number = float(text)
+    if not math.isfinite(number):  # 1e400 parses to inf
+        raise ValueError(f"{text} is not a finite number")
+    return number
+
+
 def _end_anchored(pattern: str) -> str:
     """``$`` as JSON Schema (ECMA-262) means it: the end of the text, not also before a final newline."""
     out, in_class, escaped = [], False, False
-    for char in pattern:
+    for index, char in enumerate(pattern):
         if escaped:
-            out.append(char)
             escaped = False
         elif char == "\\":
-            out.append(char)
             escaped = True
-        elif char == "[":
+        elif char == "[" and not in_class:
             in_class = True
-            out.append(char)
-        elif char == "]":
-            in_class = False
-            out.append(char)
-        else:
-            out.append("\\Z" if char == "$" and not in_class else char)
+            class_start = index + 1
+        elif char == "]" and in_class:
+            # "[]" and "[^]" open a class whose first member is a literal "]".
+            opened = pattern[class_start:index]
+            in_class = opened in ("", "^")
+        elif char == "$" and not in_class:
+            out.append("\\Z")
+            continue
+        out.append(char)
     return "".join(out)
 
 
 def _ecma_pattern(validator: Any, pattern: str, instance: Any, schema: dict[str, Any]) -> Any:
     if not validator.is_type(instance, "string"):
         return
-    if not re.search(pattern, instance) or (instance.endswith("\n") and not re.search(_end_anchored(pattern), instance)):
+    try:
+        matched = re.search(pattern, instance) and (
+            not instance.endswith("\n") or re.search(_end_anchored(pattern), instance))
+    except re.error as exc:  # the tool's schema is at fault, not the model: say so rather than crash
+        yield ValidationError(f"the tool's pattern {pattern!r} is not a valid regular expression: {exc}")
+        return
+    if not matched:
         yield ValidationError(f"{instance!r} does not match {pattern!r}")
 
 

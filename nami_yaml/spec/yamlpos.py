@@ -38,6 +38,7 @@ class Document:
     value: Any
     positions: dict[JsonPath, tuple[int, int]] = field(default_factory=dict)
     key_positions: dict[JsonPath, tuple[int, int]] = field(default_factory=dict)
+    visits: int = 0
 
     def position(self, path: JsonPath, *, key: bool = False) -> tuple[int, int]:
         if key and path in self.key_positions:
@@ -71,6 +72,7 @@ MAX_FILE_BYTES = 1_000_000
 # Aliases let a few hundred bytes expand to billions of values ("billion laughs"); a config or tool file
 # never needs more than this many.
 MAX_NODES = 100_000
+MAX_PROBLEMS = 1_000
 
 
 class _TooLarge(Exception):
@@ -91,7 +93,8 @@ def read_source(path: Path) -> str:
 
 def _walk(loader: yaml.SafeLoader, node: yaml.Node, path: JsonPath, doc: Document, problems: list[Problem]) -> Any:
     doc.positions[path] = _mark(node)
-    if len(doc.positions) > MAX_NODES:
+    doc.visits += 1  # counts every visit: duplicate keys re-walk a path without adding a position
+    if doc.visits > MAX_NODES or len(problems) > MAX_PROBLEMS:
         raise _TooLarge
     if isinstance(node, (yaml.MappingNode, yaml.SequenceNode)) and node.tag not in _PLAIN_TAGS:
         # Collections are built here, not by the loader, so a tag would otherwise be silently dropped.
@@ -150,7 +153,8 @@ def parse_yaml(text: str, file: str) -> tuple[Document | None, list[Problem]]:
     except yaml.YAMLError as exc:
         return None, [Problem(file, 1, 1, "$", f"YAML error: {exc}")]
     except _TooLarge:
-        return None, [Problem(file, 1, 1, "$", f"more than {MAX_NODES:,} values (aliases expand too far)")]
+        return None, [Problem(file, 1, 1, "$", f"more than {MAX_NODES:,} values (aliases expand too far) "
+                                               f"or {MAX_PROBLEMS:,} problems")]
     except RecursionError:
         return None, [Problem(file, 1, 1, "$", "nested too deeply")]
     finally:

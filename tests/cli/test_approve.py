@@ -81,3 +81,16 @@ def test_the_answer_decides(executor: Executor) -> None:
     assert make_approver({"exec": "ask"}, assume_yes=True, stdin=io.StringIO(), err=io.StringIO())(call)
     assert not make_approver({"exec": "deny"}, assume_yes=True, stdin=Terminal("y\n"), err=io.StringIO())(call)
     assert make_approver({"exec": "allow"}, assume_yes=False, stdin=io.StringIO(), err=io.StringIO())(call)
+
+
+def test_invisible_characters_and_odd_line_breaks_are_shown(executor: Executor) -> None:
+    command = "echo safe\u202e;tcejni\nrm -rf x\rdone\x85end"
+    text = approval_text(prepared(executor, "bash", {"command": command}))
+    assert "\\u202e" in text and "\\x0d" in text and "\\x85" in text
+    assert "\u202e" not in text and "\r" not in text
+
+
+def test_a_long_multi_line_command_is_never_shortened(executor: Executor) -> None:
+    command = "\n".join(f"echo step {n}" for n in range(200))
+    text = approval_text(prepared(executor, "bash", {"command": command}))
+    assert "echo step 199" in text and "more lines" not in text

@@ -71,3 +71,11 @@ def test_openai_key_is_never_sent_to_another_providers_endpoint(workdir: Path,
     assert values["model.api_key"] == {"value": "(unset)", "source": "unset"}
     (workdir / "agent.yaml").write_text("model:\n  provider: openai\n")
     assert config_json(monkeypatch)["values"]["model.api_key"]["source"] == "$OPENAI_API_KEY"
+
+
+@pytest.mark.parametrize("url", ["https://api.deepseek.com/", "https://API.deepseek.com./v1"])
+def test_spellings_of_a_providers_host_still_withhold_the_openai_key(workdir: Path, monkeypatch: pytest.MonkeyPatch,
+                                                                    url: str) -> None:
+    (workdir / "agent.yaml").write_text(f"model:\n  base_url: {url}\n")
+    values = config_json(monkeypatch, OPENAI_API_KEY="sk-openai-only-key")["values"]
+    assert values["model.api_key"] == {"value": "(unset)", "source": "unset"}

@@ -63,3 +63,48 @@ def test_summary_flags_paths_outside_the_project(project: Path, tmp_path: Path) 
     result = nami("trust", "--yes")
     assert f"sets workspace = {tmp_path}   <- OUTSIDE the project folder" in result.output
     assert 'sets model.base_url = "https://llm.example.com/v1"' in result.output
+
+
+def test_python_anywhere_below_the_tool_folder_is_covered(project: Path) -> None:
+    package = project / "tools" / "pkg"
+    package.mkdir()
+    (package / "__init__.py").write_text("")
+    (package / "mod.py").write_text("def run() -> str:\n    return 'reviewed'\n")
+    (project / "tools" / "sub.yaml").write_text("name: sub\ndescription: d\nentrypoint: pkg.mod:run\n")
+    assert nami("trust", "--yes").exit_code == 0
+    assert nami("tools", "call", "sub").output == "reviewed\n"
+    (package / "mod.py").write_text("def run() -> str:\n    return 'EVIL'\n")
+    changed = nami("tools", "call", "sub")
+    assert changed.exit_code == 2 and "changed since you trusted it" in changed.output
+
+
+def test_compiled_code_is_flagged_and_covered(project: Path) -> None:
+    cache = project / "tools" / "__pycache__"
+    cache.mkdir()
+    (cache / "helper.cpython-311.pyc").write_bytes(b"\x00compiled")
+    result = nami("trust", "--yes")
+    assert "WARNING: compiled code that cannot be reviewed" in result.output
+    (cache / "helper.cpython-311.pyc").write_bytes(b"\x00other")
+    assert nami("tools", "call", "hi").exit_code == 2
+
+
+def test_your_own_extra_tools_do_not_change_the_projects_trust(project: Path, tmp_path: Path) -> None:
+    mine = tmp_path / "mine.yaml"
+    mine.write_text("name: mine\ndescription: d\ncommand: [echo, mine]\n")
+    assert nami("trust", "--yes").exit_code == 0
+    assert nami("tools", "call", "--tools", str(mine), "mine").output == "mine\n"
+    assert nami("tools", "call", "hi").output == "hi\n"
+
+
+def test_the_summary_cannot_carry_escape_codes(project: Path) -> None:
+    (project / "tools" / "t\x1b[2K\rbenign.yaml").write_text("name: odd\ndescription: d\ncommand: [echo, odd]\n")
+    result = nami("trust", "--yes")
+    assert "\x1b" not in result.output and "\\x1b[2K\\x0dbenign.yaml" in result.output
+
+
+def test_a_corrupt_trust_store_is_kept_aside_and_asks_again(project: Path, temp_home: Path) -> None:
+    assert nami("trust", "--yes").exit_code == 0
+    store = temp_home / ".local" / "state" / "nami" / "trusted.json"
+    store.write_text("{not json")
+    assert nami("tools", "call", "hi").exit_code == 2
+    assert (store.parent / "trusted.json.corrupt").read_text() == "{not json"

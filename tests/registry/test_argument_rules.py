@@ -48,3 +48,27 @@ def test_dollar_means_end_of_text(executor: Executor) -> None:
     accepted = executor.prepare("scale", json.dumps({"unit": "nginx.service", "replicas": 1}))
     assert isinstance(accepted, PreparedCall)
     assert accepted.plan()["argv"] == ["echo", "nginx.service", "--replicas=1"]
+
+
+def test_overflowing_numbers_are_refused(executor: Executor) -> None:
+    result = executor.prepare("scale", '{"unit": "web", "replicas": 1e400}')
+    assert not isinstance(result, PreparedCall)
+    assert "1e400 is not a finite number" in result.content
+
+
+@pytest.mark.parametrize(("pattern", "good", "bad"), [
+    ("^[]$a]+$", "a$]", "a\n"),
+    ("^[^]$]+$", "abc", "a]"),
+    (r"^a\$$", "a$", "a$\n"),
+])
+def test_dollar_inside_classes_and_escapes_keeps_its_meaning(tmp_path: Path, ctx: RuntimeContext, pattern: str,
+                                                             good: str, bad: str) -> None:
+    (tmp_path / "p.yaml").write_text(
+        "name: p\ndescription: d\nparameters:\n  type: object\n  properties:\n"
+        f"    v: {{type: string, pattern: {json.dumps(pattern)}}}\n  required: [v]\ncommand: [echo, \"{{v}}\"]\n")
+    tools, problems = load_tools([tmp_path / "p.yaml"])
+    assert problems == []
+    executor = Executor(Registry(tools), ctx)
+    assert isinstance(executor.prepare("p", json.dumps({"v": good})), PreparedCall)
+    refused = executor.prepare("p", json.dumps({"v": bad}))
+    assert not isinstance(refused, PreparedCall) and "does not match" in refused.content

@@ -15,7 +15,7 @@ LAUGHS = "a: &a [" + ",".join(['"lol"'] * 9) + "]\n" + "".join(
 def test_alias_expansion_is_capped() -> None:
     doc, problems = parse_yaml(LAUGHS, "laughs.yaml")
     assert doc is None
-    assert [p.message for p in problems] == ["more than 100,000 values (aliases expand too far)"]
+    assert len(problems) == 1 and problems[0].message.startswith("more than 100,000 values (aliases expand too far)")
 
 
 def test_small_aliases_still_work() -> None:
@@ -42,3 +42,12 @@ def test_a_tool_file_has_a_size_cap(tmp_path: Path) -> None:
 def test_deep_nesting_is_a_problem_not_a_crash() -> None:
     doc, problems = parse_yaml("a: " + "[" * 5000 + "]" * 5000 + "\n", "deep.yaml")
     assert doc is None and problems and problems[0].file == "deep.yaml"
+
+
+def test_duplicate_keys_cannot_bypass_the_cap() -> None:
+    # Each level maps the same key many times to the previous alias: paths repeat, visits multiply.
+    text = "a0: &a0 [x]\n" + "".join(
+        f"a{n}: &a{n} {{" + ", ".join(["k: *a" + str(n - 1)] * 10) + "}\n" for n in range(1, 8))
+    doc, problems = parse_yaml(text, "dup.yaml")
+    assert doc is None
+    assert problems[0].message.startswith("more than 100,000 values")
