@@ -339,8 +339,11 @@ def test_no_regex_runs_in_process(engine: RuntimeContext, monkeypatch: pytest.Mo
     def forbidden(*args: object, **kwargs: object) -> None:
         raise AssertionError("a regex was matched in the tool's process")
 
-    monkeypatch.setattr(search, "_grep_python", forbidden)
-    monkeypatch.setattr(search, "_search_file", forbidden)
+    from nami_yaml.builtins import search_python
+
+    # Patched where they are called from, so a regression that matched in-process would hit them.
+    monkeypatch.setattr(search_python, "_grep_python", forbidden)
+    monkeypatch.setattr(search_python, "_search_file", forbidden)
     assert search.grep("hit", ctx=engine).content.split("\n") == [
         "a.txt:1:hit", "late.txt:1:hit", "late.txt:5003:hit", "[3 matching lines in 2 files]"]
     assert search.grep("hit", path="late.txt", ctx=engine).content.split("\n") == [
