@@ -7,25 +7,35 @@ import sys
 import click
 
 from nami_yaml import __version__
-from nami_yaml.cli.inspect import check, schema, show_config, trust
-from nami_yaml.cli.tools import tools_group
+
+# name -> (module, attribute, one-line help). Sub-commands are imported only when used, so `nami --help`
+# loads click and nothing else (the loader, jsonschema, openai stay out); tests check the help lines match.
+COMMANDS: dict[str, tuple[str, str, str]] = {
+    "chat": ("nami_yaml.cli.run", "chat", "Talk with the agent; the conversation carries across turns."),
+    "check": ("nami_yaml.cli.inspect", "check", "Validate agent.yaml, its tools and any tool files given."),
+    "config": ("nami_yaml.cli.inspect", "show_config", "Show the effective configuration and its sources."),
+    "run": ("nami_yaml.cli.run", "run", "Run one TASK to completion."),
+    "schema": ("nami_yaml.cli.inspect", "schema", "Print the published JSON Schema of a tool file or agent.yaml."),
+    "tools": ("nami_yaml.cli.tools", "tools_group", "List, inspect and run tools."),
+    "trust": ("nami_yaml.cli.inspect", "trust", "Trust this project's agent.yaml and its tools as they are now."),
+}
 
 
 class LazyGroup(click.Group):
-    """``run`` and ``chat`` pull in the agent and model modules only when used."""
-
-    lazy = {"run": ("nami_yaml.cli.run", "run"), "chat": ("nami_yaml.cli.run", "chat")}
-
     def list_commands(self, ctx: click.Context) -> list[str]:
-        return sorted({*super().list_commands(ctx), *self.lazy})
+        return sorted(COMMANDS)
 
     def get_command(self, ctx: click.Context, name: str) -> click.Command | None:
-        if name in self.lazy:
-            import importlib
+        if name not in COMMANDS:
+            return None
+        import importlib
 
-            module, attribute = self.lazy[name]
-            return getattr(importlib.import_module(module), attribute)
-        return super().get_command(ctx, name)
+        module, attribute, _ = COMMANDS[name]
+        return getattr(importlib.import_module(module), attribute)
+
+    def format_commands(self, ctx: click.Context, formatter: click.HelpFormatter) -> None:
+        with formatter.section("Commands"):
+            formatter.write_dl([(name, help_line) for name, (_, _, help_line) in sorted(COMMANDS.items())])
 
 
 @click.group(cls=LazyGroup, context_settings={"help_option_names": ["-h", "--help"]})
@@ -36,13 +46,6 @@ def cli() -> None:
     Tools are YAML files; agent.yaml says which model and tools to use.
     Start with `nami check`, `nami tools list`, then `nami run "TASK"` or `nami chat`.
     """
-
-
-cli.add_command(check)
-cli.add_command(schema)
-cli.add_command(show_config)
-cli.add_command(tools_group)
-cli.add_command(trust)
 
 
 def keep_environment_private() -> None:
