@@ -1,4 +1,4 @@
-"""What a running tool may know about its surroundings. Built once per session by the CLI."""
+"""What a running tool may know about its surroundings. Built once per agent by nami_yaml.app."""
 
 from __future__ import annotations
 
@@ -8,11 +8,12 @@ import secrets
 import shutil
 import stat
 import tempfile
-import threading
 import time
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
+
+from nami_yaml.cancel import CancelToken
 
 
 def default_state_dir() -> Path:
@@ -62,7 +63,7 @@ class ToolSettings:
 
 @dataclass
 class RuntimeContext:
-    """The fixed workspace root, settings, and the session's cancel switch.
+    """The fixed workspace root, settings, and the cancel switch (the run's, or one call's: ``for_call``).
 
     ``workspace`` is resolved once at start; nothing the model sends can change it.
     ``protected_env`` names host variables never given to a tool, even when a tool lists them in
@@ -74,7 +75,11 @@ class RuntimeContext:
     host_env: Mapping[str, str] = field(default_factory=lambda: dict(os.environ))
     protected_env: frozenset[str] = frozenset()
     spill_dir: Path = field(default_factory=lambda: default_state_dir() / "output")
-    cancel: threading.Event = field(default_factory=threading.Event)
+    cancel: CancelToken = field(default_factory=CancelToken)
 
     def __post_init__(self) -> None:
         self.workspace = Path(self.workspace).resolve()
+
+    def for_call(self) -> RuntimeContext:
+        """The same context with a cancel switch of the call's own, also set when the run is cancelled."""
+        return replace(self, cancel=self.cancel.child())

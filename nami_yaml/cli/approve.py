@@ -1,15 +1,18 @@
-"""Asking the user before a write or exec tool runs, as agent.yaml's ``permissions`` say."""
+"""The approval prompt on a terminal: what the policy decided to ask about, shown in full, answered y/N.
+
+The decision to ask is the policy's (nami_yaml.policy); this module only asks.
+"""
 
 from __future__ import annotations
 
 import json
 import shlex
 import sys
-from collections.abc import Callable
 from typing import Any, TextIO
 
 from nami_yaml.agent.toolbox import PreparedCall
 from nami_yaml.display import visible
+from nami_yaml.policy.approval import ApprovalRequest, Approver
 
 MAX_LINES_SHOWN = 60
 
@@ -34,11 +37,11 @@ def arguments_view(arguments: dict[str, Any], *, shorten: bool) -> list[str]:
 def approval_text(call: PreparedCall) -> str:
     """Everything that will run, in full: the user approves what they see, so nothing is summarised,
     and control characters are shown escaped so a value cannot repaint the prompt."""
-    plan: dict[str, Any] | None = getattr(call, "plan", lambda: None)()
+    plan = call.plan()
     lines = [f"{call.risk} tool {call.name} wants to run:"]
-    if plan and "argv" in plan:
+    if "argv" in plan:
         argv = plan["argv"]
-        if len(argv) > 4 and argv[3] == "-c" and argv[-1] == call.name and "--norc" in argv:
+        if call.kind == "script":
             lines.append("  the tool's bash script, with arguments:")
             lines.extend(arguments_view(call.arguments, shorten=False))
         else:
@@ -53,25 +56,17 @@ def approval_text(call: PreparedCall) -> str:
     return "\n".join(lines)
 
 
-def make_approver(permissions: dict[str, str], *, assume_yes: bool, stdin: TextIO | None = None,
-                  err: TextIO | None = None) -> Callable[[PreparedCall], bool]:
-    """``allow`` runs, ``deny`` refuses, ``ask`` prompts on the terminal. With no terminal on stdin the
-    answer is no, unless ``--yes`` was given (which answers every ``ask`` with yes, never a ``deny``)."""
+def terminal_approver(stdin: TextIO | None = None, err: TextIO | None = None) -> Approver:
+    """Asks on the terminal. With no terminal on stdin the answer is no (``--yes`` answers yes instead,
+    and is handled before this is reached)."""
     source = stdin or sys.stdin
     out = err or sys.stderr
 
-    def approve(call: PreparedCall) -> bool:
-        rule = permissions.get(call.risk, "ask")
-        if rule == "allow":
-            return True
-        if rule == "deny":
-            return False
-        if assume_yes:
-            return True
+    def approve(request: ApprovalRequest) -> bool:
         if not source.isatty():
-            out.write(f"  not approved (no terminal; use --yes to allow): {visible(call.describe())}\n")
+            out.write(f"  not approved (no terminal; use --yes to allow): {visible(request.describe())}\n")
             return False
-        out.write(f"\n{approval_text(call)}\nRun it? [y/N] ")
+        out.write(f"\n{approval_text(request.call)}\nRun it? [y/N] ")
         out.flush()
         answer = source.readline()
         return answer.strip().lower() in ("y", "yes")

@@ -88,7 +88,7 @@ def trust(config: str | None, assume_yes: bool) -> None:
     if effective.config_path is None:
         raise ConfigError("no agent.yaml found here or above; nothing to trust")
     registry = build_registry(effective)
-    state = trust_state(effective, registry)
+    state = trust_state(effective)
     for line in summary(effective, registry):
         click.echo(line)
     if state.trusted:

@@ -6,7 +6,7 @@ import json
 import sys
 from typing import Any, TextIO
 
-from nami_yaml.agent.events import Event
+from nami_yaml.agent.events import HISTORY_EVENTS, Event
 from nami_yaml.display import visible
 
 
@@ -103,6 +103,8 @@ class JsonRenderer:
         self.out = out or sys.stdout
 
     def __call__(self, event: Event) -> None:
+        if event.type in HISTORY_EVENTS:  # whole messages, for session files; not part of the event stream
+            return
         self.out.write(json.dumps(event.to_json(), ensure_ascii=False, default=str) + "\n")
         self.out.flush()
 

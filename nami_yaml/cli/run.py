@@ -1,18 +1,18 @@
-"""``nami run`` and ``nami chat``: wire config, registry, model client and loop together.
+"""``nami run`` and ``nami chat``: the library's Agent, rendered for a person or as JSON lines.
 
-This module is imported only when one of these commands is used; openai is imported later still,
-when the model client is built.
+This module is imported only when one of these commands is used; openai is imported later still, on the
+first model request.
 """
 
 from __future__ import annotations
 
 import json
 import sys
-from dataclasses import dataclass
 from typing import Any
 
 import click
 
+from nami_yaml.app.agent import Agent, build_model
 from nami_yaml.cli.common import (
     EXIT_ERROR,
     EXIT_INTERRUPTED,
@@ -20,10 +20,10 @@ from nami_yaml.cli.common import (
     EXIT_OK,
     config_option,
     handle_errors,
-    session,
+    load_project,
     tools_option,
 )
-from nami_yaml.errors import ConfigError, NamiError
+from nami_yaml.errors import NamiError
 
 STATUS_EXIT = {"answered": EXIT_OK, "error": EXIT_ERROR, "max_steps": EXIT_MAX_STEPS,
                "interrupted": EXIT_INTERRUPTED}
@@ -44,48 +44,16 @@ def agent_options(function: Any) -> Any:
     return function
 
 
-@dataclass
-class Agent:
-    loop: Any
-    messages: list[dict[str, Any]]
-    registry: Any
-
-
 def build_agent(config: str | None, model_name: str | None, base_url: str | None, assume_yes: bool,
                 max_steps: int | None, no_stream: bool, extra_tools: tuple[str, ...], on_event: Any) -> Agent:
-    from nami_yaml.agent.loop import AgentLoop
-    from nami_yaml.cli.approve import make_approver
-    from nami_yaml.config.prompt import system_prompt
-    from nami_yaml.model.client import OpenAIChatModel
-    from nami_yaml.registry.executor import Executor
+    """The library's Agent, with the terminal's trust and approval prompts."""
+    from nami_yaml.cli.approve import terminal_approver
 
     flags = {"model.name": model_name, "model.base_url": base_url, "limits.max_steps": max_steps,
              "model.stream": False if no_stream else None}
-    effective, registry, ctx = session(config, flags, list(extra_tools), will_run=True)
-    get = effective.get
-    if not get("model.name") or not get("model.base_url"):
-        missing = "model.name" if not get("model.name") else "model.base_url"
-        raise ConfigError(f"{missing} is not set: give it in agent.yaml, or use --model / --base-url "
-                          f"(or $NAMI_MODEL / $NAMI_BASE_URL)")
-    options = dict(get("model.options") or {})
-    if get("model.max_tokens") is not None:
-        options["max_tokens"] = get("model.max_tokens")
-    key_source = effective.api_key_source
-    model = OpenAIChatModel(
-        get("model.name"), get("model.base_url"), api_key=effective.api_key,
-        # Error hints name the variable the key came from, or the one it should be in.
-        api_key_env=key_source[1:] if key_source.startswith("$") else get("model.api_key_env"),
-        stream=bool(get("model.stream")), max_retries=int(get("model.retries")), timeout=float(get("model.timeout")),
-        temperature=get("model.temperature"), options=options, quirks=get("model.quirks"),
-    )
-    loop = AgentLoop(
-        model=model, toolbox=Executor(registry, ctx),
-        approve=make_approver(get("permissions") or {}, assume_yes=assume_yes),
-        max_steps=int(get("limits.max_steps")), max_parallel_tools=int(get("limits.max_parallel_tools")),
-        cancel=ctx.cancel, on_event=on_event,
-    )
-    messages = [{"role": "system", "content": system_prompt(effective, ctx.workspace)}]
-    return Agent(loop, messages, registry)
+    project = load_project(config, flags, list(extra_tools), will_run=True)
+    return Agent(project, build_model(project.settings), approve=terminal_approver(), assume_yes=assume_yes,
+                 on_event=on_event)
 
 
 @click.command("run")
@@ -107,8 +75,7 @@ def run(task: str, as_json: bool, **options: Any) -> None:
         if as_json:  # a reader of the event stream learns why it is empty
             click.echo(json.dumps({"type": "error", "message": str(exc)}))
         raise
-    agent.messages.append({"role": "user", "content": task})
-    outcome = agent.loop.run(agent.messages)
+    outcome = agent.run(task)
     if outcome.status == "answered":
         renderer.answer(outcome.final_text)
         if outcome.error and not as_json:
@@ -136,7 +103,6 @@ def chat(**options: Any) -> None:
 
     renderer = HumanRenderer(live_stdout=True)
     agent = build_agent(on_event=renderer, **options)
-    system = list(agent.messages)
     reader = LineReader()
     try:
         if reader.interactive:
@@ -160,14 +126,13 @@ def chat(**options: Any) -> None:
                     click.echo(f"{tool.name:<16} {tool.risk:<5} {first_sentence(tool.description)}")
                 continue
             if text == "/clear":
-                agent.messages[:] = list(system)
+                agent.reset()
                 click.echo("(conversation cleared)", err=True)
                 continue
             if text.startswith("/"):
                 click.echo(f"unknown command {text.split()[0]}; /help lists them", err=True)
                 continue
-            agent.messages.append({"role": "user", "content": text})
-            outcome = agent.loop.run(agent.messages)
+            outcome = agent.run(text)
             if outcome.status == "answered":
                 renderer.answer(outcome.final_text)
             elif outcome.status == "interrupted":

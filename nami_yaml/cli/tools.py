@@ -15,11 +15,11 @@ from nami_yaml.cli.common import (
     config_option,
     fail,
     handle_errors,
-    session,
+    load_project,
     tools_option,
 )
 from nami_yaml.display import visible
-from nami_yaml.registry.executor import Executor, PreparedCall
+from nami_yaml.registry.executor import PreparedToolCall
 from nami_yaml.registry.tool import Tool
 
 
@@ -35,7 +35,7 @@ def tools_group() -> None:
 @handle_errors
 def list_tools(as_json: bool, config: str | None, extra_tools: tuple[str, ...]) -> None:
     """List the tools the agent has, in the order the model sees them."""
-    _, registry, _ = session(config, extra_tools=list(extra_tools))
+    registry = load_project(config, extra_tools=list(extra_tools)).registry
     if as_json:
         rows = [{"name": t.name, "risk": t.risk, "runner": t.runner.kind, "builtin": t.builtin,
                  "source": t.source, "description": t.description, "parameters": t.parameters} for t in registry]
@@ -55,10 +55,10 @@ def list_tools(as_json: bool, config: str | None, extra_tools: tuple[str, ...]) 
 @handle_errors
 def show_tool(name: str, config: str | None, extra_tools: tuple[str, ...]) -> None:
     """Print the exact definition sent to the model for NAME."""
-    _, registry, _ = session(config, extra_tools=list(extra_tools))
+    registry = load_project(config, extra_tools=list(extra_tools)).registry
     tool = registry.get(name)
     if tool is None:
-        fail(f"nami: unknown tool '{name}'. Available tools: {', '.join(registry.names())}", EXIT_USAGE)
+        fail(f"nami: {registry.unknown(name)}", EXIT_USAGE)
     click.echo(json.dumps(tool.definition(), indent=2, ensure_ascii=False))
 
 
@@ -73,10 +73,11 @@ def show_tool(name: str, config: str | None, extra_tools: tuple[str, ...]) -> No
 def call_tool(name: str, assignments: tuple[str, ...], args_json: str | None, dry_run: bool,
               config: str | None, extra_tools: tuple[str, ...]) -> None:
     """Run tool NAME by hand. Exit code 0 when the tool succeeded, 1 when it failed."""
-    _, registry, ctx = session(config, extra_tools=list(extra_tools), will_run=not dry_run)
+    project = load_project(config, extra_tools=list(extra_tools), will_run=not dry_run)
+    registry = project.registry
     tool = registry.get(name)
     if tool is None:
-        fail(f"nami: unknown tool '{name}'. Available tools: {', '.join(registry.names())}", EXIT_USAGE)
+        fail(f"nami: {registry.unknown(name)}", EXIT_USAGE)
     arguments: dict[str, Any] = {}
     if args_json is not None:
         try:
@@ -86,9 +87,8 @@ def call_tool(name: str, assignments: tuple[str, ...], args_json: str | None, dr
         if not isinstance(arguments, dict):
             fail("nami: --args-json must be a JSON object", EXIT_USAGE)
     arguments.update(parse_assignments(tool, assignments))
-    executor = Executor(registry, ctx)
-    prepared = executor.prepare(name, arguments)
-    if not isinstance(prepared, PreparedCall):
+    prepared = project.executor().prepare(name, arguments)
+    if not isinstance(prepared, PreparedToolCall):
         click.echo(prepared.content)
         raise SystemExit(EXIT_ERROR)
     if dry_run:
@@ -126,7 +126,7 @@ def parse_assignments(tool: Tool | None, assignments: tuple[str, ...]) -> dict[s
     return values
 
 
-def format_plan(prepared: PreparedCall) -> str:
+def format_plan(prepared: PreparedToolCall) -> str:
     plan = prepared.plan()
     lines = [f"tool:    {prepared.name} (risk: {prepared.risk})"]
     if "argv" in plan:

@@ -46,10 +46,11 @@ def tool_files(effective: Effective, extra: list[str] | None = None, base: Path 
     return list(unique.values())
 
 
-def build_registry(effective: Effective, extra: list[str] | None = None) -> Registry:
-    """Load every selected tool; raise SpecError listing all problems, or ConfigError."""
+def build_registry(effective: Effective, extra: list[str] | None = None, base: Path | None = None) -> Registry:
+    """Load every selected tool (``extra`` paths relative to ``base``, default the current folder); raise
+    SpecError listing all problems, or ConfigError."""
     builtins = selected_builtins(effective)
-    tools, problems = load_tools([*builtins, *tool_files(effective, extra)], builtin=builtins)
+    tools, problems = load_tools([*builtins, *tool_files(effective, extra, base)], builtin=builtins)
     if problems:
         raise SpecError(problems)
     return Registry(tools)

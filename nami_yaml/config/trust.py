@@ -110,7 +110,7 @@ class TrustState:
         return self.known is not None and not self.trusted
 
 
-def trust_state(effective: Effective, registry: Registry) -> TrustState:
+def trust_state(effective: Effective) -> TrustState:
     assert effective.config_path is not None
     digest = fingerprint(covered_files(effective))
     return TrustState(effective.config_path, digest, _load().get(str(effective.config_path)))

@@ -132,7 +132,6 @@ class OpenAIChatModel:
     def _complete_streamed(self, sdk: openai.OpenAI, request: dict[str, Any],
                            on_text: Callable[[str], None] | None) -> AssistantTurn:
         text: list[str] = []
-        reasoning: list[str] = []
         slots: dict[int, dict[str, Any]] = {}
         finish_reason: str | None = None
         usage: Usage | None = None
@@ -143,9 +142,6 @@ class OpenAIChatModel:
                     usage = _usage(chunk.usage)
                 for choice in chunk.choices or []:
                     delta = choice.delta
-                    piece = _reasoning_of(delta)
-                    if piece:
-                        reasoning.append(piece)
                     if delta.content:
                         text.append(delta.content)
                         if on_text is not None:
@@ -157,7 +153,7 @@ class OpenAIChatModel:
         calls = [ToolCall(id=s["id"] or _new_call_id(), name=s["name"], arguments="".join(s["arguments"]))
                  for _, s in sorted(slots.items())]
         return AssistantTurn(content="".join(text) or None, tool_calls=calls, finish_reason=finish_reason,
-                             usage=usage, reasoning="".join(reasoning) or None)
+                             usage=usage)
 
     def _complete_once(self, sdk: openai.OpenAI, request: dict[str, Any],
                        on_text: Callable[[str], None] | None) -> AssistantTurn:
@@ -172,8 +168,7 @@ class OpenAIChatModel:
             on_text(message.content)
         return AssistantTurn(content=message.content or None, tool_calls=calls,
                              finish_reason=choice.finish_reason,
-                             usage=_usage(reply.usage) if reply.usage else None,
-                             reasoning=_reasoning_of(message))
+                             usage=_usage(reply.usage) if reply.usage else None)
 
     # -- errors ---------------------------------------------------------------------------------
     @contextlib.contextmanager
@@ -250,13 +245,6 @@ def _merge_call_delta(slots: dict[int, dict[str, Any]], call: Any) -> None:
             slot["name"] = function.name
         if function.arguments:
             slot["arguments"].append(function.arguments)
-
-
-def _reasoning_of(obj: Any) -> str | None:
-    # DeepSeek says reasoning_content; vLLM and others say reasoning. The SDK keeps both as extras.
-    extra = getattr(obj, "model_extra", None) or {}
-    value = extra.get("reasoning_content") or extra.get("reasoning")
-    return value if isinstance(value, str) and value else None
 
 
 def _usage(raw: Any) -> Usage:

@@ -34,8 +34,6 @@ class AssistantTurn:
     tool_calls: list[ToolCall] = field(default_factory=list)
     finish_reason: str | None = None
     usage: Usage | None = None
-    # DeepSeek's reasoner returns reasoning_content; it must not be sent back, but is worth showing.
-    reasoning: str | None = None
 
     def to_message(self) -> dict[str, Any]:
         """The assistant message appended to history (stable key order, so request bytes stay stable)."""
@@ -49,11 +47,16 @@ class AssistantTurn:
 
 
 class ModelError(NamiError):
-    """The endpoint failed after retries. ``message`` is one line for a human, with what to do."""
+    """The endpoint failed after retries. ``message`` is one line for a human, with what to do.
 
-    def __init__(self, message: str, *, status: int | None = None):
+    ``kind`` classifies failures the loop can act on: ``"context_length"`` (the prompt no longer fits, so a
+    before_request hook may compact and the loop retries once).
+    """
+
+    def __init__(self, message: str, *, status: int | None = None, kind: str | None = None):
         super().__init__(message)
         self.status = status
+        self.kind = kind
 
 
 class Model(Protocol):

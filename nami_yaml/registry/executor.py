@@ -21,13 +21,22 @@ from nami_yaml.spec.yamlpos import format_path
 
 
 @dataclass
-class PreparedCall:
-    """A call that passed validation and rendering: it can be shown, approved, dry-run or run."""
+class PreparedToolCall:
+    """A call that passed validation and rendering: it can be shown, decided on, dry-run, run or
+    cancelled (the loop's PreparedCall protocol)."""
 
     name: str
     arguments: dict[str, Any]
     risk: str
     invocation: Invocation
+    ctx: RuntimeContext  # the call's own context: cancelling it stops this call only
+
+    @property
+    def kind(self) -> str:
+        return self.invocation.kind
+
+    def cancel(self) -> None:
+        self.ctx.cancel.set()
 
     def describe(self) -> str:
         return self.invocation.describe()
@@ -72,11 +81,10 @@ class Executor:
     def definitions(self) -> list[dict[str, Any]]:
         return self._definitions
 
-    def prepare(self, name: str, raw_arguments: str | dict[str, Any] | None) -> PreparedCall | ToolResult:
+    def prepare(self, name: str, raw_arguments: str | dict[str, Any] | None) -> PreparedToolCall | ToolResult:
         tool = self.registry.get(name)
         if tool is None:
-            available = ", ".join(self.registry.names()) or "none"
-            return ToolResult.error(f"unknown tool '{name}'. Available tools: {available}")
+            return ToolResult.error(self.registry.unknown(name))
         arguments = self._parse(tool, raw_arguments)
         if isinstance(arguments, ToolResult):
             return arguments
@@ -85,13 +93,14 @@ class Executor:
             listing = "\n".join(f"- {p}" for p in problems)
             return ToolResult.error(f"invalid arguments for '{name}':\n{listing}\nFix the arguments and call again.")
         arguments = apply_defaults(tool.parameters, arguments)
+        ctx = self.ctx.for_call()
         try:
-            invocation = tool.runner.invocation(tool.name, arguments, self.ctx)
+            invocation = tool.runner.invocation(tool.name, arguments, ctx)
         except ToolError as exc:
             return ToolResult.error(f"{name}: {exc}")
         except Exception as exc:
             return ToolResult.error(f"{name}: {type(exc).__name__}: {exc}")
-        return PreparedCall(tool.name, arguments, tool.risk, invocation)
+        return PreparedToolCall(tool.name, arguments, tool.risk, invocation, ctx)
 
     def execute(self, name: str, raw_arguments: str | dict[str, Any] | None) -> ToolResult:
         prepared = self.prepare(name, raw_arguments)

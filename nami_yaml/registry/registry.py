@@ -34,5 +34,9 @@ class Registry:
     def names(self) -> list[str]:
         return list(self._tools)
 
+    def unknown(self, name: str) -> str:
+        """The message for a name that is not here, for the model and for people alike."""
+        return f"unknown tool '{name}'. Available tools: {', '.join(self._tools) or 'none'}"
+
     def definitions(self) -> list[dict[str, Any]]:
         return [tool.definition() for tool in self._tools.values()]

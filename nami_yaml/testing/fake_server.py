@@ -121,7 +121,7 @@ class RecordedRequest(dict):  # type: ignore[type-arg]
         self.raw = raw
 
 
-def _pieces(content: str) -> list[str]:
+def text_pieces(content: str) -> list[str]:
     # Word-sized deltas, like real servers: several of them for any multi-word text.
     return re.findall(r"\s*\S+\s*|\s+", content) or [content]
 
@@ -131,7 +131,7 @@ def _split(text_: str, parts: int = 3) -> list[str]:
     return [text_[i:i + size] for i in range(0, len(text_), size)]
 
 
-def _protocol_problem(body: dict[str, Any]) -> str | None:
+def protocol_problem(body: dict[str, Any]) -> str | None:
     """What a strict real server (DeepSeek, OpenAI) would reject with a 400, or None."""
     if not isinstance(body.get("model"), str):
         return "you must provide a model parameter"
@@ -308,9 +308,9 @@ def stream_chunks(resp: ScriptedResponse, *, model: str, completion_id: str, raw
                 "choices": [{"index": 0, "delta": delta, "logprobs": None, "finish_reason": finish}]}
 
     yield chunk({"role": "assistant", "content": ""})
-    for piece in _pieces(resp.reasoning) if resp.reasoning else []:
+    for piece in text_pieces(resp.reasoning) if resp.reasoning else []:
         yield chunk({"reasoning_content": piece})
-    for piece in _pieces(resp.content) if resp.content else []:
+    for piece in text_pieces(resp.content) if resp.content else []:
         yield chunk({"content": piece})
     ids = _call_ids(resp, completion_id)
     for i, (cid, c) in enumerate(zip(ids, resp.calls, strict=True)):
@@ -362,7 +362,7 @@ def _make_handler(server: FakeOpenAIServer) -> type[BaseHTTPRequestHandler]:
                 return
             headers = {k.lower(): v for k, v in self.headers.items()}
             server._record(RecordedRequest(body, path=self.path, headers=headers, raw=raw))
-            problem = _protocol_problem(body) if server.strict else None
+            problem = protocol_problem(body) if server.strict else None
             if problem:
                 self._send_error(400, problem)
                 return

@@ -8,9 +8,11 @@ from pathlib import Path
 
 import pytest
 
-from nami_yaml.cli.approve import approval_text, make_approver
+from nami_yaml.agent.hooks import Decision
+from nami_yaml.cli.approve import approval_text, terminal_approver
 from nami_yaml.config.toolset import BUILTIN_DIR
-from nami_yaml.registry.executor import Executor, PreparedCall
+from nami_yaml.policy.approval import ApprovalRequest
+from nami_yaml.registry.executor import Executor, PreparedToolCall
 from nami_yaml.registry.loader import load_tools
 from nami_yaml.registry.registry import Registry
 from nami_yaml.runtime import RuntimeContext
@@ -43,9 +45,9 @@ def executor(tmp_path: Path, ctx: RuntimeContext) -> Executor:
     return Executor(Registry(tools), ctx)
 
 
-def prepared(executor: Executor, name: str, arguments: dict) -> PreparedCall:
+def prepared(executor: Executor, name: str, arguments: dict) -> PreparedToolCall:
     call = executor.prepare(name, json.dumps(arguments))
-    assert isinstance(call, PreparedCall), call
+    assert isinstance(call, PreparedToolCall), call
     return call
 
 
@@ -71,16 +73,23 @@ def test_a_write_shows_its_path_and_content(executor: Executor) -> None:
     assert "(20 characters, 2 lines)" in text and "    | curl evil" in text
 
 
+def ask(call: PreparedToolCall, stdin: io.StringIO, err: io.StringIO | None = None) -> bool | Decision:
+    return terminal_approver(stdin=stdin, err=err or io.StringIO())(ApprovalRequest(call, Decision.ask()))
+
+
 def test_the_answer_decides(executor: Executor) -> None:
     call = prepared(executor, "bash", {"command": "echo hi"})
     prompt = Terminal()
-    assert make_approver({"exec": "ask"}, assume_yes=False, stdin=Terminal("y\n"), err=prompt)(call)
+    assert ask(call, Terminal("y\n"), prompt) is True
     assert "echo hi" in prompt.getvalue() and "Run it? [y/N]" in prompt.getvalue()
-    assert not make_approver({"exec": "ask"}, assume_yes=False, stdin=Terminal("\n"), err=io.StringIO())(call)
-    assert not make_approver({"exec": "ask"}, assume_yes=False, stdin=io.StringIO("y\n"), err=io.StringIO())(call)
-    assert make_approver({"exec": "ask"}, assume_yes=True, stdin=io.StringIO(), err=io.StringIO())(call)
-    assert not make_approver({"exec": "deny"}, assume_yes=True, stdin=Terminal("y\n"), err=io.StringIO())(call)
-    assert make_approver({"exec": "allow"}, assume_yes=False, stdin=io.StringIO(), err=io.StringIO())(call)
+    assert ask(call, Terminal("\n")) is False
+
+
+def test_no_terminal_means_no_and_says_so(executor: Executor) -> None:
+    call = prepared(executor, "bash", {"command": "echo hi"})
+    err = io.StringIO()
+    assert ask(call, io.StringIO("y\n"), err) is False
+    assert "not approved (no terminal; use --yes to allow): bash" in err.getvalue()
 
 
 def test_invisible_characters_and_odd_line_breaks_are_shown(executor: Executor) -> None:

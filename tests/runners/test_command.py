@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from nami_yaml.registry.executor import Executor, PreparedCall
+from nami_yaml.registry.executor import Executor, PreparedToolCall
 from nami_yaml.registry.loader import load_tools
 from nami_yaml.registry.registry import Registry
 from nami_yaml.result import ToolResult
@@ -285,7 +285,7 @@ def test_max_output_caps_what_the_model_sees(ctx: RuntimeContext) -> None:
 def test_describe_and_plan_show_the_exact_argv(ctx: RuntimeContext) -> None:
     ex = executor(ctx, ECHO_VALUE)
     prepared = ex.prepare("echo_value", {"value": "a b"})
-    assert isinstance(prepared, PreparedCall)
+    assert isinstance(prepared, PreparedToolCall)
     assert prepared.plan()["argv"][-2:] == ["a b", "prefix:a b"]
     assert prepared.describe().endswith("'a b' 'prefix:a b'")
     assert prepared.plan()["stdin"] is None

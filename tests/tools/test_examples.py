@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from nami_yaml.registry.executor import Executor, PreparedCall
+from nami_yaml.registry.executor import Executor, PreparedToolCall
 from nami_yaml.registry.loader import expand_tool_paths, load_tools
 from nami_yaml.registry.registry import Registry
 from nami_yaml.runtime import RuntimeContext
@@ -75,7 +75,7 @@ def test_git_log_refuses_option_injection(executor: Executor, repo: Path, tmp_pa
 
 def test_git_log_dry_run_plan(executor: Executor, repo: Path) -> None:
     prepared = executor.prepare("git_log", json.dumps({"author": "Bob", "all": False, "revision": "side"}))
-    assert isinstance(prepared, PreparedCall)
+    assert isinstance(prepared, PreparedToolCall)
     assert prepared.plan()["argv"] == ["git", "log", "--oneline", "--max-count=20", "--author", "Bob", "side"]
 
 

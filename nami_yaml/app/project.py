@@ -1,0 +1,113 @@
+"""From an agent.yaml (or none) to what every command and API user needs: the effective settings, the
+tool registry, the runtime context, and the trust check before anything of a project runs."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from nami_yaml.config.settings import Effective, load_settings, protected_env_names
+from nami_yaml.config.toolset import build_registry
+from nami_yaml.config.trust import TrustState, needs_trust, remember, summary, trust_state
+from nami_yaml.errors import ConfigError
+from nami_yaml.registry.executor import Executor
+from nami_yaml.registry.registry import Registry
+from nami_yaml.runtime import RuntimeContext, ToolSettings, session_spill_dir
+
+
+@dataclass(frozen=True)
+class TrustRequest:
+    """What a trust callback is shown: a project's agent.yaml that is new or changed since trusted."""
+
+    config: Path
+    changed: bool  # trusted before, changed since
+    summary: list[str]  # what it sets and which tools it adds, escaped for a terminal
+
+
+TrustCallback = Callable[[TrustRequest], bool]
+Trust = bool | TrustCallback | None
+"""``None``: refuse an untrusted project. ``True``: run it this time without recording trust. A callable:
+asked; when it returns True the trust is recorded (as ``nami trust`` does)."""
+
+
+class UntrustedProject(ConfigError):
+    def __init__(self, request: TrustRequest):
+        self.request = request
+        what = "changed since you trusted it" if request.changed else "is not trusted yet"
+        super().__init__(
+            f"{request.config} {what} (with its tools and prompt). Review it (`nami tools list`, `nami config`), "
+            "then run `nami trust` in this folder, or name it with --config / $NAMI_CONFIG."
+        )
+
+
+@dataclass
+class Project:
+    settings: Effective
+    registry: Registry
+    context: RuntimeContext
+
+    def executor(self) -> Executor:
+        return Executor(self.registry, self.context)
+
+
+def read_settings(config: str | Path | None = None, *, cwd: Path | None = None, env: Mapping[str, str] | None = None,
+                  flags: Mapping[str, Any] | None = None) -> Effective:
+    """The effective settings: flags > NAMI_* variables > agent.yaml > user config > defaults."""
+    return load_settings(config=None if config is None else str(config), env=os.environ if env is None else env,
+                         cwd=cwd or Path.cwd(), flags=flags)
+
+
+def open_project(config: str | Path | None = None, *, cwd: Path | None = None, env: Mapping[str, str] | None = None,
+                 flags: Mapping[str, Any] | None = None, extra_tools: Sequence[str] = (), trust: Trust = None,
+                 will_run: bool = False) -> Project:
+    """Load settings and tools. ``will_run``: tools are about to run, so a project agent.yaml found by
+    walking up must be trusted (see :data:`Trust`); looking at tools needs no trust."""
+    env = os.environ if env is None else env
+    cwd = cwd or Path.cwd()
+    effective = read_settings(config, cwd=cwd, env=env, flags=flags)
+    registry = build_registry(effective, list(extra_tools), base=cwd)
+    if will_run and needs_trust(effective):
+        ensure_trusted(effective, registry, trust)
+    return Project(effective, registry, runtime_context(effective, env=env, cwd=cwd))
+
+
+def ensure_trusted(effective: Effective, registry: Registry, trust: Trust) -> None:
+    state = trust_state(effective)
+    if state.trusted or trust is True:
+        return
+    request = trust_request(effective, registry, state)
+    if callable(trust) and trust(request):
+        remember(state)
+        return
+    raise UntrustedProject(request)
+
+
+def trust_request(effective: Effective, registry: Registry, state: TrustState) -> TrustRequest:
+    return TrustRequest(state.config, state.changed, summary(effective, registry))
+
+
+def tool_settings(effective: Effective) -> ToolSettings:
+    get = effective.get
+    return ToolSettings(
+        default_timeout=float(get("limits.tool_timeout")),
+        max_output=int(get("limits.max_output")),
+        bash_timeout=float(get("tools.bash.timeout")),
+        bash_max_timeout=float(get("tools.bash.max_timeout")),
+        fetch_allow_hosts=tuple(get("tools.fetch_url.allow_hosts") or ()),
+        fetch_max_bytes=int(get("tools.fetch_url.max_bytes")),
+        fetch_timeout=float(get("tools.fetch_url.timeout")),
+    )
+
+
+def runtime_context(effective: Effective, *, env: Mapping[str, str] | None = None,
+                    cwd: Path | None = None) -> RuntimeContext:
+    workspace = Path(effective.get("workspace") or cwd or Path.cwd())
+    if not workspace.is_dir():
+        raise ConfigError(f"the workspace {workspace} is not a folder")
+    return RuntimeContext(
+        workspace=workspace, settings=tool_settings(effective), host_env=dict(os.environ if env is None else env),
+        protected_env=protected_env_names(effective), spill_dir=session_spill_dir(),
+    )
