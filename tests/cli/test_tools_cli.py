@@ -124,7 +124,7 @@ def test_tools_show_unknown_name(project: Path) -> None:
 def test_tools_call_coerces_values_per_schema(project: Path) -> None:
     result = nami("tools", "call", "show_args", "label=007", "count=3", "loud=true", 'tags=["a b", "c"]')
     assert result.exit_code == 0, result.output
-    assert json.loads(result.stdout) == ["--count=3", "--loud", "007", "--tag", "a b", "c"]
+    assert json.loads(result.stdout) == ["--count=3", "--loud", "007", "--tag", "a b", "--tag", "c"]
 
 
 def test_tools_call_with_args_json_and_overrides(project: Path) -> None:
