@@ -20,7 +20,7 @@ from pathlib import Path
 
 from nami_yaml.config.settings import Effective
 from nami_yaml.display import visible
-from nami_yaml.registry.loader import expand_tool_paths
+from nami_yaml.paths import expand_tool_paths
 from nami_yaml.registry.registry import Registry
 from nami_yaml.runtime import default_state_dir
 

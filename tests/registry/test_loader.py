@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from nami_yaml.registry.loader import expand_tool_paths, load_tool_file, load_tools
+from nami_yaml.registry.loader import load_tool_file, load_tools
 from nami_yaml.runners.command import CommandRunner
 from nami_yaml.runners.entrypoint import EntrypointRunner
 from nami_yaml.runners.script import ScriptRunner
@@ -158,18 +158,6 @@ def test_loading_an_entrypoint_imports_nothing(workdir: Path) -> None:
     assert problems == []
     assert isinstance(tool.runner, EntrypointRunner)
     assert tool.runner.base_dir == workdir.resolve()
-
-
-def test_expand_tool_paths(workdir: Path) -> None:
-    for name in ("a.yaml", "sub/b.yml", "sub/deeper/c.yaml", ".hidden/d.yaml", "__pycache__/e.yaml", "notes.txt"):
-        write(workdir, name, "x: 1\n")
-    found = expand_tool_paths("", workdir)
-    assert [p.relative_to(workdir).as_posix() for p in found] == ["a.yaml", "sub/b.yml", "sub/deeper/c.yaml"]
-    assert expand_tool_paths("sub/b.yml", workdir) == [workdir / "sub/b.yml"]
-    assert [p.name for p in expand_tool_paths("sub/**/*.y*ml", workdir)] == ["b.yml", "c.yaml"]
-    assert [p.name for p in expand_tool_paths("*.yaml", workdir)] == ["a.yaml"]
-    assert expand_tool_paths(str(workdir / "a.yaml"), Path("/nowhere")) == [workdir / "a.yaml"]
-    assert expand_tool_paths("missing.yaml", workdir) == []
 
 
 def test_load_tools_marks_builtins_and_keeps_file_order(workdir: Path) -> None:
