@@ -131,14 +131,18 @@ def _check_use(draft: ToolDraft, where: tuple[str | int, ...], name: str, *, who
                            f"(a nested list, e.g. [--flag, \"{{{name}}}\"]) or give it a default")
     if depth == 0 and whole and types == {"boolean"}:
         draft.error(where, f"boolean '{name}' can only switch an optional group, e.g. [--{name}, \"{{{name}}}\"]")
-    if not whole and not repeated and types & {"array", "object"}:
-        draft.error(where, _partial_message(name, template, "array" if "array" in types else "object"))
+    # Only when every type it may take is a container: `type: [string, array]` may be fine at run time.
+    containers = types & {"array", "object"}
+    if not containers or not types <= {"array", "object", "null"}:
+        return
+    if containers == {"object"}:
+        draft.error(where, f"'{name}' is an object, which cannot {'fill' if whole else 'be part of'} an argument; "
+                           f"pass it on stdin (stdin: \"{{{name}}}\" sends it as JSON) or split it into parameters")
+    elif not whole and not repeated:
+        draft.error(where, _partial_message(name, template))
 
 
-def _partial_message(name: str, template: str, kind: str) -> str:
-    if kind == "object":
-        return (f"'{name}' is an object, which cannot be part of an argument; pass it on stdin "
-                f"(stdin: \"{{{name}}}\" sends it as JSON) or split it into parameters")
+def _partial_message(name: str, template: str) -> str:
     prefix = template.split("{" + name + "}", 1)[0]
     flag = prefix[:-1] if prefix.endswith("=") and prefix.startswith("-") else None
     if flag:
