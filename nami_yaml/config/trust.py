@@ -28,6 +28,7 @@ from nami_yaml.registry.tool import Tool
 from nami_yaml.runtime import default_state_dir
 
 FOUND_BY_WALKING = "found from the current folder"
+OUTSIDE = "   <- OUTSIDE the project folder"
 
 
 def trust_store() -> Path:
@@ -182,9 +183,6 @@ def summary(effective: Effective, registry: Registry) -> list[str]:
     return [visible(line) for line in lines]  # names and paths come from the repository: no escape codes
 
 
-OUTSIDE = "   <- OUTSIDE the project folder"
-
-
 def _inside(path: Path, project: Path) -> bool:
     return path == project or project in path.parents
 
@@ -197,8 +195,9 @@ def _key_destination(effective: Effective) -> str:
         return f"sends the API key from {source} to {url}"
     variable = effective.get("model.api_key_env")
     if effective.api_key is None:
-        where = f"${variable} (unset)" if variable else "no variable (none set)"
-        return f"sends the API key from {where} to {url}"
+        if variable:
+            return f"sends the API key from ${variable} (unset) to {url}"
+        return f"sends no API key to {url} (no api_key_env, and none is set)"
     return f"sends no real API key to {url} ({source})"
 
 

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import difflib
 from dataclasses import dataclass, field
-from functools import cached_property
+from functools import cache, cached_property
 from pathlib import Path
 from typing import Any
 
@@ -91,8 +91,8 @@ class ToolDraft:
     @cached_property
     def runner(self) -> tuple[str, str] | None:
         """(kind, key) of the runner to check: the first runner, else a misspelt one (`comand:`)."""
-        for kind in self.runners:
-            return kind, kind
+        if self.runners:
+            return self.runners[0], self.runners[0]
         for kind in RUNNER_KEYS:
             key = self.intended_key(kind)
             if key is not None:
@@ -124,5 +124,6 @@ def schema_types(parameter: dict[str, Any]) -> set[str]:
     return {t for t in declared if isinstance(t, str)} if isinstance(declared, list) else set()
 
 
-def _known_keys() -> list[str]:
-    return list(schema("tool")["$defs"]["tool"]["properties"])
+@cache
+def _known_keys() -> tuple[str, ...]:
+    return tuple(schema("tool")["$defs"]["tool"]["properties"])
