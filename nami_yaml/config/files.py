@@ -9,7 +9,7 @@ from pathlib import Path
 from typing import Any
 
 from nami_yaml.errors import ConfigError, Problem, SpecError
-from nami_yaml.registry.loader import display_path, expand_tool_paths
+from nami_yaml.paths import expand_tool_paths, path_for_messages
 from nami_yaml.spec.validate import problems_for, validator
 from nami_yaml.spec.yamlpos import Document, parse_yaml, read_source
 
@@ -51,7 +51,7 @@ class ConfigFile:
 
 def read_config(path: Path) -> ConfigFile:
     """Parse and validate one config file; raise SpecError with every problem found."""
-    name = display_path(path)
+    name = path_for_messages(path)
     try:
         text = read_source(path)
     except (OSError, ValueError) as exc:

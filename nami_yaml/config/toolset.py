@@ -5,9 +5,11 @@ from __future__ import annotations
 from pathlib import Path
 
 from nami_yaml.config.settings import DEFAULT_BUILTINS, Effective
-from nami_yaml.errors import ConfigError, SpecError
-from nami_yaml.registry.loader import expand_tool_paths, load_tools
+from nami_yaml.errors import ConfigError, Problem, SpecError
+from nami_yaml.paths import expand_tool_paths
+from nami_yaml.registry.loader import Host, check_tools, load_tools
 from nami_yaml.registry.registry import Registry
+from nami_yaml.registry.tool import Tool
 from nami_yaml.spec.validate import did_you_mean
 
 BUILTIN_DIR = Path(__file__).resolve().parent.parent / "builtins"
@@ -44,6 +46,13 @@ def tool_files(effective: Effective, extra: list[str] | None = None, base: Path 
     for file in files:
         unique.setdefault(file.resolve(), file)
     return list(unique.values())
+
+
+def check_toolset(effective: Effective, extra: list[str] | None = None, *, host: Host | None = None,
+                  ) -> tuple[list[Tool], list[Problem]]:
+    """For `nami check`: every tool that loads, and every error and warning (``host``: of this machine too)."""
+    builtins = selected_builtins(effective)
+    return check_tools([*builtins, *tool_files(effective, extra)], builtin=builtins, host=host)
 
 
 def build_registry(effective: Effective, extra: list[str] | None = None, base: Path | None = None) -> Registry:
