@@ -1,4 +1,5 @@
-"""From the effective config to a registry: the selected built-ins, then the user's tool files."""
+"""From the effective config to a registry: the selected built-ins, the library tools it names, then the
+user's tool files."""
 
 from __future__ import annotations
 
@@ -7,6 +8,7 @@ from pathlib import Path
 from nami_yaml.config.settings import DEFAULT_BUILTINS, Effective
 from nami_yaml.errors import ConfigError, Problem, SpecError
 from nami_yaml.paths import expand_tool_paths
+from nami_yaml.registry.library import UnknownLibraryName, resolve_library
 from nami_yaml.registry.loader import Host, check_tools, load_tools
 from nami_yaml.registry.registry import Registry
 from nami_yaml.registry.tool import Tool
@@ -33,8 +35,17 @@ def selected_builtins(effective: Effective) -> list[Path]:
     return [catalog[name] for name in names]
 
 
+def library_files(effective: Effective) -> list[Path]:
+    """The library tool files ``tools.library`` selects (``[git, kubectl/logs]``)."""
+    names = list(effective.get("tools.library", []) or [])
+    try:
+        return resolve_library(names)
+    except UnknownLibraryName as exc:
+        raise ConfigError(f"{effective.where('tools', 'library', names.index(exc.name))}: {exc}") from None
+
+
 def tool_files(effective: Effective, extra: list[str] | None = None, base: Path | None = None) -> list[Path]:
-    files: list[Path] = []
+    files: list[Path] = library_files(effective)
     for spec in effective.get("tools.files", []) or []:
         files.extend(expand_tool_paths(spec, Path("/")))
     for spec in extra or []:
