@@ -151,7 +151,7 @@ def library(groups: tuple[str, ...], as_json: bool) -> None:
         needs = ", ".join(f"{p} (not on PATH)" if p in group.missing else p for p in group.programs)
         count = f"{len(group.tools)} tool{'s' if len(group.tools) != 1 else ''}"
         click.echo(f"\n{group.name}: {count}; runs {needs}")
-        for tool, file in zip(group.tools, group.files):
+        for tool, file in zip(group.tools, group.files, strict=True):
             click.echo(f"  {tool.name:<{width}}  {tool.risk:<5}  {first_sentence(tool.description, 70)}  "
                        f"[{group.name}/{file.stem}]")
 
@@ -160,7 +160,7 @@ def _group_json(group: LibraryGroup) -> dict[str, Any]:
     return {"name": group.name, "programs": group.programs, "missing": group.missing,
             "tools": [{"name": tool.name, "risk": tool.risk, "select": f"{group.name}/{file.stem}",
                        "file": str(file), "description": tool.description}
-                      for tool, file in zip(group.tools, group.files)]}
+                      for tool, file in zip(group.tools, group.files, strict=True)]}
 
 
 def result_json(result: ToolResult) -> dict[str, Any]:

@@ -67,6 +67,7 @@ def read_config(path: Path) -> ConfigFile:
         problems.append(doc.problem(("system_file",), "give either system or system_file, not both", key=True))
     if problems:
         raise SpecError(problems)
+    data.pop("$schema", None)  # for editors only: not a setting
     base = path.resolve().parent
     for key_path in PATH_KEYS:
         if key_path[0] in data:
