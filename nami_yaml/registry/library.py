@@ -16,7 +16,7 @@ from pathlib import Path
 from nami_yaml.errors import Problem
 from nami_yaml.paths import TOOL_SUFFIXES
 from nami_yaml.registry.loader import load_tools
-from nami_yaml.registry.overview import programs
+from nami_yaml.registry.overview import executables
 from nami_yaml.registry.tool import Tool
 from nami_yaml.spec.validate import did_you_mean
 
@@ -95,7 +95,7 @@ def library_catalog(root: Path = LIBRARY_ROOT, search_path: str | None = None,
     for name, files in library_groups(root).items():
         tools, found = load_tools(files)
         problems.extend(found)
-        wanted = list(dict.fromkeys(program for tool in tools for program in _program_names(tool)))
+        wanted = list(dict.fromkeys(program for tool in tools for program in executables(tool)))
         missing = [p for p in wanted if shutil.which(p, path=search_path) is None]
         catalog.append(LibraryGroup(name, files, tools, wanted, missing))
     return catalog, problems
@@ -105,9 +105,3 @@ def groups_available(search_path: str | None = None, root: Path = LIBRARY_ROOT) 
     """Groups whose programs are all on ``search_path`` (for `nami init`)."""
     catalog, _ = library_catalog(root, search_path)
     return [group.name for group in catalog if group.available]
-
-
-def _program_names(tool: Tool) -> list[str]:
-    """The programs a tool needs on PATH: a command's program, ``bash`` for a script (what the script itself
-    calls is not looked at)."""
-    return [p.split(" ")[0] for p in programs(tool) if not p.startswith("Python ")]
