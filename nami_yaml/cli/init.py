@@ -18,6 +18,7 @@ from nami_yaml.app.scaffold import (
     tool_file,
 )
 from nami_yaml.cli.common import EXIT_ERROR, EXIT_USAGE, fail, handle_errors, settings
+from nami_yaml.cli.completion import complete_library_names
 from nami_yaml.config.files import CONFIG_NAME, find_config
 from nami_yaml.config.toolset import tool_files
 from nami_yaml.errors import NamiError
@@ -27,7 +28,7 @@ from nami_yaml.registry.library import UnknownLibraryName, groups_available, res
 
 @click.command("init")
 @click.option("--tool", "tool_name", metavar="NAME", help="Only add a tool file, tools/NAME.yaml, to this project.")
-@click.option("--library", "library", multiple=True, metavar="GROUP",
+@click.option("--library", "library", multiple=True, metavar="GROUP", shell_complete=complete_library_names,
               help="Library groups for agent.yaml (repeatable); default: those whose CLI is on PATH, if you agree.")
 @click.option("--yes", "-y", "assume_yes", is_flag=True, help="Add the library groups found on PATH without asking.")
 @click.option("--schemas", "schemas_only", is_flag=True,

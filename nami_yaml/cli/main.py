@@ -13,6 +13,7 @@ from nami_yaml import __version__
 COMMANDS: dict[str, tuple[str, str, str]] = {
     "chat": ("nami_yaml.cli.run", "chat", "Talk with the agent; the conversation carries across turns."),
     "check": ("nami_yaml.cli.inspect", "check", "Validate agent.yaml, its tools and any tool files given."),
+    "completion": ("nami_yaml.cli.completion", "completion", "Print the shell completion script (bash, zsh, fish)."),
     "config": ("nami_yaml.cli.inspect", "show_config", "Show the effective configuration and its sources."),
     "doctor": ("nami_yaml.cli.doctor", "doctor", "Check this setup: config, key, endpoint, model, programs."),
     "init": ("nami_yaml.cli.init", "init", "Start a project: agent.yaml, an example tool, editor schemas."),

@@ -19,6 +19,7 @@ from nami_yaml.cli.common import (
     load_project,
     tools_option,
 )
+from nami_yaml.cli.completion import complete_library_groups, complete_tool_names
 from nami_yaml.display import visible
 from nami_yaml.errors import SpecError
 from nami_yaml.registry.executor import PreparedToolCall
@@ -55,7 +56,7 @@ def list_tools(as_json: bool, config: str | None, extra_tools: tuple[str, ...]) 
 
 
 @tools_group.command("show")
-@click.argument("name")
+@click.argument("name", shell_complete=complete_tool_names)
 @click.option("--json", "as_json", is_flag=True, help="Print only the exact definition sent to the model, as JSON.")
 @config_option
 @tools_option
@@ -78,7 +79,7 @@ def show_tool(name: str, as_json: bool, config: str | None, extra_tools: tuple[s
 
 
 @tools_group.command("call")
-@click.argument("name")
+@click.argument("name", shell_complete=complete_tool_names)
 @click.argument("assignments", nargs=-1, metavar="[KEY=VALUE]...")
 @click.option("--args-json", metavar="JSON", help="All arguments as one JSON object (KEY=VALUE pairs are added on top).")
 @click.option("--dry-run", is_flag=True, help="Show what would run (argv, cwd, stdin, environment changes) without running.")
@@ -124,7 +125,7 @@ def call_tool(name: str, assignments: tuple[str, ...], args_json: str | None, dr
 
 
 @tools_group.command("library")
-@click.argument("groups", nargs=-1, metavar="[GROUP]...")
+@click.argument("groups", nargs=-1, metavar="[GROUP]...", shell_complete=complete_library_groups)
 @click.option("--json", "as_json", is_flag=True, help="One JSON object: the library's folder and every group.")
 @handle_errors
 def library(groups: tuple[str, ...], as_json: bool) -> None:

@@ -74,3 +74,25 @@ def build_registry(effective: Effective, extra: list[str] | None = None, base: P
     if problems:
         raise SpecError(problems)
     return Registry(tools)
+
+
+def declared_tool_names(effective: Effective) -> list[str]:
+    """The names the selected tools declare, read without validating anything: for shell completion, which
+    must answer fast and whatever state the files are in. (A file that does not parse gives no names.)"""
+    import yaml
+
+    loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+    try:
+        files = [*selected_builtins(effective), *tool_files(effective)]
+    except ConfigError:
+        return []
+    names: list[str] = []
+    for file in files:
+        try:
+            data = yaml.load(file.read_text(encoding="utf-8"), Loader=loader)  # noqa: S506 (a safe loader)
+        except (OSError, UnicodeDecodeError, yaml.YAMLError):
+            continue
+        entries = data.get("tools") if isinstance(data, dict) and "tools" in data else [data]
+        if isinstance(entries, list):
+            names.extend(e["name"] for e in entries if isinstance(e, dict) and isinstance(e.get("name"), str))
+    return list(dict.fromkeys(names))
