@@ -2,15 +2,12 @@
 
 from __future__ import annotations
 
-import http.server
 import json
 import os
 import subprocess
 import sys
-import threading
 from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
 
 import pytest
 from click.testing import CliRunner
@@ -20,6 +17,7 @@ from nami_yaml.config.settings import load_settings
 from nami_yaml.config.trust import remember, trust_state
 from nami_yaml.doctor import FAIL, OK, WARN, Check, run_doctor
 from nami_yaml.testing import FakeOpenAIServer, call, error, text, tool_calls
+from tests.local_http import QuietHandler, serving
 
 KEY = "sk-test-0123456789abcdef"
 
@@ -83,28 +81,17 @@ def test_an_endpoint_that_does_not_answer(workdir: Path, key: None) -> None:
     assert checks["model"].status == WARN
 
 
-class _Refusing(http.server.BaseHTTPRequestHandler):
+class _Refusing(QuietHandler):
     status = 401
 
     def do_GET(self) -> None:  # noqa: N802 (the standard library's name)
-        body = b"<html>nope</html>" if self.status == 200 else b'{"error": {"message": "bad key"}}'
-        self.send_response(self.status)
-        self.send_header("Content-Length", str(len(body)))
-        self.end_headers()
-        self.wfile.write(body)
-
-    def log_message(self, format: str, *args: Any) -> None:
-        pass
+        self.reply(self.status, b"<html>nope</html>" if self.status == 200 else b'{"error": {"message": "bad key"}}')
 
 
 @pytest.fixture
 def answering(request: pytest.FixtureRequest) -> Iterator[str]:
-    handler = type("Handler", (_Refusing,), {"status": request.param})
-    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
-    threading.Thread(target=server.serve_forever, daemon=True).start()
-    yield f"http://127.0.0.1:{server.server_address[1]}/v1"
-    server.shutdown()
-    server.server_close()
+    with serving(type("Handler", (_Refusing,), {"status": request.param})) as url:
+        yield f"{url}/v1"
 
 
 @pytest.mark.parametrize(("answering", "status", "message"), [

@@ -4,12 +4,10 @@ here) at least parse every command the library renders: no "unknown flag", no us
 
 from __future__ import annotations
 
-import http.server
 import json
 import os
 import shutil
 import subprocess
-import threading
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -19,6 +17,7 @@ import pytest
 from nami_yaml.runtime import RuntimeContext
 from tests.library.conftest import LibraryRunner
 from tests.library.test_rendered_argv import CASES
+from tests.local_http import QuietHandler, serving
 
 
 def needs(program: str) -> pytest.MarkDecorator:
@@ -142,32 +141,19 @@ def test_terraform_fmt_validate_plan_apply(real_library: LibraryRunner, workdir:
 
 # -- curl -------------------------------------------------------------------------------------------
 
-class _Handler(http.server.BaseHTTPRequestHandler):
+class _Handler(QuietHandler):
     def do_GET(self) -> None:  # noqa: N802 (the standard library's name)
         if self.path == "/old":
-            self.send_response(301)
-            self.send_header("Location", "/health")
-            self.end_headers()
+            self.reply(301, b"", {"Location": "/health"})
             return
         body = json.dumps({"probe": self.headers.get("X-Probe")}).encode()
-        self.send_response(200 if self.path == "/health" else 404)
-        self.send_header("Content-Type", "application/json")
-        self.send_header("Content-Length", str(len(body)))
-        self.end_headers()
-        self.wfile.write(body)
-
-    def log_message(self, format: str, *args: Any) -> None:
-        pass
+        self.reply(200 if self.path == "/health" else 404, body, {"Content-Type": "application/json"})
 
 
 @pytest.fixture
 def web() -> Iterator[str]:
-    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), _Handler)
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
-    thread.start()
-    yield f"http://127.0.0.1:{server.server_address[1]}"
-    server.shutdown()
-    server.server_close()
+    with serving(_Handler) as url:
+        yield url
 
 
 @needs("curl")
