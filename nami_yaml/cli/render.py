@@ -68,10 +68,9 @@ class HumanRenderer:
             self.progress(f"error: {event.message}")  # type: ignore[union-attr]
         elif kind == "final":
             self._end_text()
-            usage: dict[str, Any] = event.usage  # type: ignore[union-attr]
-            if usage.get("prompt_tokens") or usage.get("completion_tokens"):
-                cached = f", {usage['cached_tokens']:,} cached" if usage.get("cached_tokens") else ""
-                self.progress(f"tokens: {usage['prompt_tokens']:,} in{cached}, {usage['completion_tokens']:,} out")
+            line = _usage_line(event)
+            if line:
+                self.progress(line)
 
     def _result_line(self, event: Any) -> str:
         mark = "✓" if event.ok else "✗"
@@ -94,6 +93,18 @@ class HumanRenderer:
             text = visible(text)
             self.out.write(text if text.endswith("\n") else text + "\n")
             self.out.flush()
+
+
+def _usage_line(event: Any) -> str | None:
+    usage: dict[str, Any] = event.usage
+    if not event.usage_reported:
+        # Zeros would read as "nothing used"; a run that got answers from a server that counts nothing
+        # says so instead. A run that failed before any answer has nothing to say about tokens.
+        return "tokens: usage not reported by the server" if event.status in ("answered", "max_steps") else None
+    if usage.get("prompt_tokens") or usage.get("completion_tokens"):
+        cached = f", {usage['cached_tokens']:,} cached" if usage.get("cached_tokens") else ""
+        return f"tokens: {usage['prompt_tokens']:,} in{cached}, {usage['completion_tokens']:,} out"
+    return None
 
 
 class JsonRenderer:

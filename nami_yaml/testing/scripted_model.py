@@ -11,7 +11,8 @@ from collections.abc import Callable, Iterable
 from typing import Any
 
 from nami_yaml.model.types import AssistantTurn, ModelError, ToolCall, Usage
-from nami_yaml.testing.fake_server import _AUTO, ScriptedResponse, protocol_problem, text, text_pieces
+from nami_yaml.testing.responses import _AUTO, ScriptedResponse, text
+from nami_yaml.testing.wire import protocol_problem, text_pieces
 
 
 class ScriptedModel:
