@@ -46,6 +46,8 @@ def script_problems(text: str, file: str) -> tuple[Any, list[Problem]]:
     if not isinstance(value, (list, dict)):
         return value, [doc.problem((), 'a script is a list of responses, {"runs": [[...], ...]} or '
                                        '{"tasks": {"part of the task": [...]}}')]
+    if isinstance(value, dict) and len(set(value) & {"runs", "tasks"}) != 1:
+        return value, [doc.problem((), 'give either "runs" or "tasks"')]
     schema = script_schema()
     part = "responses" if isinstance(value, list) else "plan"
     check = Draft202012Validator({"$ref": f"#/$defs/{part}", "$defs": schema["$defs"]})
