@@ -6,8 +6,12 @@ import json
 import sys
 from typing import Any, TextIO
 
-from nami_yaml.agent.events import HISTORY_EVENTS, Event
+import click
+
+from nami_yaml.agent.events import HISTORY_EVENTS, ErrorEvent, Event, FinalEvent, usage_dict
 from nami_yaml.display import visible
+from nami_yaml.errors import NamiError
+from nami_yaml.model.types import Usage
 
 
 def _one_line(text: str, limit: int = 100) -> str:
@@ -108,16 +112,32 @@ def _usage_line(event: Any) -> str | None:
 
 
 class JsonRenderer:
-    """One JSON object per line on stdout, each with a ``type``."""
+    """One JSON object per line on stdout, each with a ``type``; the last one is always ``final``."""
 
     def __init__(self, out: TextIO | None = None):
         self.out = out or sys.stdout
+        self.finished = False  # a final event went out
 
     def __call__(self, event: Event) -> None:
         if event.type in HISTORY_EVENTS:  # whole messages, for session files; not part of the event stream
             return
+        self.finished = self.finished or event.type == "final"
         self.out.write(json.dumps(event.to_json(), ensure_ascii=False, default=str) + "\n")
         self.out.flush()
+
+    def fail(self, exc: BaseException) -> None:
+        """A run that stopped before or outside the loop (a config error, no API key, Ctrl-C at the
+        trust prompt) still ends with an ``error`` and exactly one ``final`` event, so scripts can rely on it."""
+        if self.finished:
+            return
+        interrupted = isinstance(exc, KeyboardInterrupt)
+        message = "Interrupted by the user." if interrupted else str(exc) or type(exc).__name__
+        if not isinstance(exc, NamiError | click.ClickException | KeyboardInterrupt):
+            message = f"internal error: {type(exc).__name__}: {message}"
+        if not interrupted:
+            self(ErrorEvent(message))
+        self(FinalEvent(text=None, status="interrupted" if interrupted else "error",
+                        usage=usage_dict(Usage(reported=False)), error=message, usage_reported=False))
 
     def progress(self, line: str) -> None:
         pass

@@ -87,8 +87,8 @@ class OpenAIChatModel:
             except BrokenResponse as exc:
                 # The server answered 200 and then broke off or sent garbage: retried like a 5xx.
                 if attempt >= self.max_retries:
-                    after = f" after {_retries(attempt)}" if attempt else ""
-                    raise ModelError(self._clean(f"{exc}{after}; try again")) from None
+                    after = f"{_retries(attempt)} did not help" if attempt else "try again"
+                    raise ModelError(self._clean(f"{exc}; {after}")) from None
                 time.sleep(self.retry_delay * 2 ** attempt)
                 echo.retry()
             except openai.APIError as exc:
