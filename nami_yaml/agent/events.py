@@ -81,12 +81,14 @@ class UsageEvent(_Event):
 
 @dataclass
 class FinalEvent(_Event):
-    """Always the last event of a run. ``error`` says why a run that is not "answered" stopped."""
+    """Always the last event of a run. ``error`` says why a run that is not "answered" stopped.
+    ``usage_reported`` is false when the server sent no token counts: ``usage`` is zeros, not a measure."""
 
     text: str | None
     status: str
     usage: dict[str, int]
     error: str | None = None
+    usage_reported: bool = True
     type: str = field(default="final", init=False)
 
 

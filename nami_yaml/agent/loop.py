@@ -49,7 +49,7 @@ class RunState:
 
     history: History
     tools: list[dict[str, Any]]
-    usage: Usage = field(default_factory=Usage)
+    usage: Usage = field(default_factory=lambda: Usage(reported=False))  # until a server reports some
     steps: int = 0
     last_usage: Usage | None = None
 
@@ -151,7 +151,8 @@ class AgentLoop:
         self._emit(TextDelta(text))
 
     def _finish(self, state: RunState, status: Status, text: str | None, error: str | None) -> RunOutcome:
-        self._emit(FinalEvent(text=text, status=status, usage=usage_dict(state.usage), error=error))
+        self._emit(FinalEvent(text=text, status=status, usage=usage_dict(state.usage), error=error,
+                              usage_reported=state.usage.reported))
         return RunOutcome(status=status, final_text=text, error=error, usage=state.usage, steps=state.steps,
                           messages=state.history.messages)
 

@@ -43,7 +43,8 @@ class Agent:
             max_steps=int(get("limits.max_steps")), max_parallel_tools=int(get("limits.max_parallel_tools")),
             cancel=project.context.cancel, events=self.bus,
         )
-        self.system_message = {"role": "system", "content": system_prompt(project.settings, project.context.workspace)}
+        self.system_message = {"role": "system", "content": system_prompt(project.settings, project.context.workspace,
+                                                                          cwd=project.cwd)}
         self.history = History([dict(self.system_message)], emit=self.bus)
         self._lock = threading.Lock()  # one run at a time: the history is one conversation
 

@@ -48,6 +48,7 @@ class Project:
     settings: Effective
     registry: Registry
     context: RuntimeContext
+    cwd: Path | None = None  # where it was opened from; the workspace is often the project's root above it
 
     def executor(self) -> Executor:
         return Executor(self.registry, self.context)
@@ -71,7 +72,7 @@ def open_project(config: str | Path | None = None, *, cwd: Path | None = None, e
     registry = build_registry(effective, list(extra_tools), base=cwd)
     if will_run and needs_trust(effective):
         ensure_trusted(effective, registry, trust)
-    return Project(effective, registry, runtime_context(effective, env=env, cwd=cwd))
+    return Project(effective, registry, runtime_context(effective, env=env, cwd=cwd), cwd=cwd)
 
 
 def ensure_trusted(effective: Effective, registry: Registry, trust: Trust) -> None:

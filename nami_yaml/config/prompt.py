@@ -18,7 +18,21 @@ When a tool returns an error, read it and correct your next call. Paths are rela
 When the task is done, answer briefly with what you did and what you found."""
 
 
-def system_prompt(effective: Effective, workspace: Path, today: datetime.date | None = None) -> str:
+def system_prompt(effective: Effective, workspace: Path, today: datetime.date | None = None,
+                  cwd: Path | None = None) -> str:
+    """Built once per agent, so it is the same bytes for every request of a run. ``cwd``: where the user
+    started nami; named when it is not the workspace root, so "this folder" still means something."""
     base = (effective.get("system") or DEFAULT_SYSTEM).strip()  # system_file was read into `system`
     day = (today or datetime.date.today()).isoformat()
-    return f"{base}\n\nWorkspace: {workspace}\nToday's date: {day}"
+    return f"{base}\n\nWorkspace: {workspace}\n{_current_folder(workspace, cwd)}Today's date: {day}"
+
+
+def _current_folder(workspace: Path, cwd: Path | None) -> str:
+    if cwd is None:
+        return ""
+    workspace, cwd = workspace.resolve(), cwd.resolve()
+    if cwd == workspace:
+        return ""
+    if workspace in cwd.parents:
+        return f"Current folder: {cwd.relative_to(workspace).as_posix()} (relative to the workspace)\n"
+    return f"Current folder: {cwd} (outside the workspace)\n"
