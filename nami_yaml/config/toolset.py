@@ -13,6 +13,7 @@ from nami_yaml.registry.loader import Host, check_tools, load_tools
 from nami_yaml.registry.registry import Registry
 from nami_yaml.registry.tool import Tool
 from nami_yaml.spec.validate import did_you_mean
+from nami_yaml.spec.yamlpos import format_path
 
 BUILTIN_DIR = Path(__file__).resolve().parent.parent / "builtins"
 
@@ -37,11 +38,21 @@ def selected_builtins(effective: Effective) -> list[Path]:
 
 def library_files(effective: Effective) -> list[Path]:
     """The library tool files ``tools.library`` selects (``[git, kubectl/logs]``)."""
-    names = list(effective.get("tools.library", []) or [])
     try:
-        return resolve_library(names)
+        return resolve_library(effective.get("tools.library", []) or [])
     except UnknownLibraryName as exc:
-        raise ConfigError(f"{effective.where('tools', 'library', names.index(exc.name))}: {exc}") from None
+        raise ConfigError(f"{_library_name_at(effective, exc.name)}: {exc}") from None
+
+
+def _library_name_at(effective: Effective, name: str) -> str:
+    """Where a library name was written: the config file (user or project) that lists it, else its path."""
+    for config in reversed(effective.files):
+        listed = (config.data.get("tools") or {}).get("library") or []
+        if name in listed:
+            path = ("tools", "library", listed.index(name))
+            line, col = config.doc.position(path)
+            return f"{config.doc.file}:{line}:{col}: {format_path(path)}"
+    return format_path(("tools", "library"))
 
 
 def tool_files(effective: Effective, extra: list[str] | None = None, base: Path | None = None) -> list[Path]:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import re
 from pathlib import Path
 
@@ -109,3 +110,15 @@ def test_a_library_name_must_look_like_one(temp_home: Path, workdir: Path) -> No
         settings(temp_home, workdir)
     assert [p.message for p in info.value.problems] == [
         '"Git" must be a library group such as git, or group/file such as kubectl/logs']
+
+
+def test_the_user_configs_library_joins_the_projects(temp_home: Path, workdir: Path) -> None:
+    write(temp_home / ".config" / "nami" / "config.yaml", "tools: {library: [jq, git/status]}\n")
+    write(workdir / "agent.yaml", "tools: {builtin: [], library: [git/status, git/log]}\n")
+    registry = build_registry(settings(temp_home, workdir))
+    assert registry.names() == ["jq_filter", "git_status", "git_log"]
+    write(temp_home / ".config" / "nami" / "config.yaml", "tools:\n  library: [jq, gti]\n")
+    with pytest.raises(ConfigError) as info:
+        build_registry(settings(temp_home, workdir))
+    assert str(info.value).startswith(f"{os.path.relpath(temp_home / '.config' / 'nami' / 'config.yaml')}:2:17: "
+                                      "$.tools.library[1]: unknown library group 'gti'; did you mean 'git'?")
