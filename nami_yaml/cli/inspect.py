@@ -15,6 +15,7 @@ from nami_yaml.config.settings import mask
 from nami_yaml.config.toolset import build_registry
 from nami_yaml.config.trust import remember, summary, trust_state
 from nami_yaml.errors import ConfigError, SpecError
+from nami_yaml.policy.layers import rule_problems
 from nami_yaml.spec.validate import SCHEMA_NAMES, schema_text
 
 
@@ -30,6 +31,9 @@ def check(paths: tuple[str, ...], config: str | None) -> None:
     try:
         effective = settings(config)
         registry = build_registry(effective, list(paths))
+        problems = rule_problems(effective, registry)  # only read and compiled: nothing is matched or run
+        if problems:
+            raise SpecError(problems)
     except SpecError as exc:
         click.echo(str(exc), err=True)
         count = len(exc.problems)
@@ -64,6 +68,11 @@ def show_config(config: str | None, as_json: bool) -> None:
     for dotted in sorted(effective.sources):
         rows[dotted] = {"value": effective.get(dotted), "source": effective.sources[dotted]}
     rows["model.api_key"] = {"value": mask(effective.api_key), "source": effective.api_key_source}
+    # Rules are not merged: each file's keep their position (the user config's first).
+    placed = [(file, index) for file in effective.files for index in range(len(file.data.get("rules") or []))]
+    for number, (file, index) in enumerate(placed):
+        line, col = file.doc.position(("rules", index))
+        rows[f"rules[{number}]"] = {"value": file.data["rules"][index], "source": f"{file.path}:{line}:{col}"}
     if as_json:
         click.echo(json.dumps({"config_file": str(path) if path else None, "values": rows}, indent=2, default=str))
         return

@@ -137,7 +137,7 @@ def summary(effective: Effective, registry: Registry) -> list[str]:
     mine = str(effective.config_path)
     lines = [f"agent.yaml: {effective.config_path}"]
     for key in ("model.base_url", "model.api_key_env", "model.provider", "model.name", "permissions.write",
-                "permissions.exec", "tools.fetch_url.allow_hosts", "tools.bash.max_timeout"):
+                "permissions.exec", "tools.fetch_url.allow_hosts", "tools.bash.max_timeout", "audit.path"):
         if effective.sources.get(key) == mine:
             lines.append(f"  sets {key} = {json.dumps(effective.get(key))}")
     for key in ("workspace", "system_file"):
@@ -145,6 +145,14 @@ def summary(effective: Effective, registry: Registry) -> list[str]:
         if value and effective.sources.get(key) == mine:
             outside = project != Path(value) and project not in Path(value).parents
             lines.append(f"  sets {key} = {value}" + ("   <- OUTSIDE the project folder" if outside else ""))
+    project_file = next((f for f in effective.files if f.path == effective.config_path), None)
+    rules = (project_file.data.get("rules") or []) if project_file else []
+    if rules:
+        counts = {d: sum(1 for r in rules if r.get("decision") == d) for d in ("allow", "ask", "deny")}
+        lines.append(f"  sets {len(rules)} rule{'s' if len(rules) != 1 else ''} "
+                     f"({', '.join(f'{n} {d}' for d, n in counts.items() if n)}):")
+        for rule in rules:
+            lines.append(f"    {json.dumps(rule, ensure_ascii=False)}")
     if any(effective.sources.get(f"model.{k}") == mine for k in ("base_url", "api_key_env", "provider")):
         lines.append(f"  sends the API key from {effective.api_key_source} to {effective.get('model.base_url')}")
     compiled = [f for f in covered_files(effective) if f.suffix in COMPILED_SUFFIXES]
