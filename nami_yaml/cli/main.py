@@ -14,6 +14,7 @@ COMMANDS: dict[str, tuple[str, str, str]] = {
     "chat": ("nami_yaml.cli.run", "chat", "Talk with the agent; the conversation carries across turns."),
     "check": ("nami_yaml.cli.inspect", "check", "Validate agent.yaml, its tools and any tool files given."),
     "config": ("nami_yaml.cli.inspect", "show_config", "Show the effective configuration and its sources."),
+    "log": ("nami_yaml.cli.log", "log", "Show the audit log: each tool call, who decided it, what it did."),
     "run": ("nami_yaml.cli.run", "run", "Run one TASK to completion."),
     "schema": ("nami_yaml.cli.inspect", "schema", "Print the published JSON Schema of a tool file or agent.yaml."),
     "tools": ("nami_yaml.cli.tools", "tools_group", "List, inspect and run tools."),

@@ -8,6 +8,8 @@ from typing import Any
 
 import click
 
+from nami_yaml.app.project import Project
+from nami_yaml.cli.approve import terminal_approver
 from nami_yaml.cli.common import (
     EXIT_ERROR,
     EXIT_OK,
@@ -66,13 +68,19 @@ def show_tool(name: str, config: str | None, extra_tools: tuple[str, ...]) -> No
 @click.argument("name")
 @click.argument("assignments", nargs=-1, metavar="[KEY=VALUE]...")
 @click.option("--args-json", metavar="JSON", help="All arguments as one JSON object (KEY=VALUE pairs are added on top).")
-@click.option("--dry-run", is_flag=True, help="Show what would run (argv, cwd, stdin, environment changes) without running.")
+@click.option("--dry-run", is_flag=True, help="Show what would run (argv, cwd, stdin, environment changes) and the decision, without running.")
+@click.option("--yes", "-y", "assume_yes", is_flag=True, help="Approve it if a rule asks (never a deny).")
 @config_option
 @tools_option
 @handle_errors
-def call_tool(name: str, assignments: tuple[str, ...], args_json: str | None, dry_run: bool,
+def call_tool(name: str, assignments: tuple[str, ...], args_json: str | None, dry_run: bool, assume_yes: bool,
               config: str | None, extra_tools: tuple[str, ...]) -> None:
-    """Run tool NAME by hand. Exit code 0 when the tool succeeded, 1 when it failed."""
+    """Run tool NAME by hand. Exit code 0 when the tool succeeded, 1 when it failed or was refused.
+
+    The rules of agent.yaml and your user config decide as they do for the model: a deny refuses, a rule
+    that asks asks you (or --yes). The per-risk defaults (permissions) do not ask: you are the one calling.
+    Every call is recorded in the audit log.
+    """
     project = load_project(config, extra_tools=list(extra_tools), will_run=not dry_run)
     registry = project.registry
     tool = registry.get(name)
@@ -87,16 +95,35 @@ def call_tool(name: str, assignments: tuple[str, ...], args_json: str | None, dr
         if not isinstance(arguments, dict):
             fail("nami: --args-json must be a JSON object", EXIT_USAGE)
     arguments.update(parse_assignments(tool, assignments))
+    if dry_run:
+        show_dry_run(project, name, arguments)
+        return
+    from nami_yaml.app.manual import call_by_hand
+
+    outcome = call_by_hand(project, name, arguments, approve=terminal_approver(), assume_yes=assume_yes)
+    click.echo(outcome.result.content)
+    raise SystemExit(EXIT_OK if outcome.result.ok else EXIT_ERROR)
+
+
+def show_dry_run(project: Project, name: str, arguments: dict[str, Any]) -> None:
     prepared = project.executor().prepare(name, arguments)
     if not isinstance(prepared, PreparedToolCall):
         click.echo(prepared.content)
         raise SystemExit(EXIT_ERROR)
-    if dry_run:
-        click.echo(format_plan(prepared))
+    click.echo(format_plan(prepared))
+    if not project.is_trusted():
+        click.echo("decision: not evaluated (this agent.yaml is not trusted, so its rules and permissions are not read)")
         return
-    result = prepared.run()
-    click.echo(result.content)
-    raise SystemExit(EXIT_OK if result.ok else EXIT_ERROR)
+    from nami_yaml.app.safety import project_policy
+
+    verdict = project_policy(project).decide(prepared)
+    decision = verdict.decision
+    by = decision.source or f"permissions.{prepared.risk}"
+    if decision.action == "ask" and not verdict.by_rule:
+        click.echo(f"decision: allow ({by} asks about the model's calls; calling it by hand is your yes)")
+        return
+    why = f": {decision.reason}" if decision.reason else ""
+    click.echo(visible(f"decision: {decision.action} by {by}{why}"))
 
 
 def first_sentence(description: str, limit: int = 80) -> str:

@@ -71,6 +71,9 @@ def read_config(path: Path) -> ConfigFile:
     for key_path in PATH_KEYS:
         if key_path[0] in data:
             data[key_path[0]] = str((base / os.path.expanduser(data[key_path[0]])).resolve())
+    if isinstance(data.get("audit"), dict) and "path" in data["audit"]:
+        # Not resolved: the log may not exist yet, and a symlinked shared folder should stay as named.
+        data["audit"]["path"] = os.path.normpath(base / os.path.expanduser(data["audit"]["path"]))
     if "system_file" in data:
         # Read now, so a missing or undecodable prompt is a config error that `nami check` reports.
         try:
