@@ -79,7 +79,10 @@ def terminal_approver(stdin: TextIO | None = None, err: TextIO | None = None) ->
     def approve(request: ApprovalRequest) -> bool | Decision:
         if not source.isatty():
             out.write(f"  not approved (no terminal; use --yes to allow): {visible(request.describe())}\n")
-            return False
+            pending = request.pending
+            asked = f"{pending.source} asks" if pending.source else "it needs a yes"
+            why = f"{asked}: {pending.reason}" if pending.reason else asked
+            return Decision.deny(f"there is no terminal to ask on ({why})", "no approver")
         reason_line = why_asked(request.pending)
         out.write(f"\n{approval_text(request.call)}\n{reason_line + chr(10) if reason_line else ''}{PROMPT}")
         out.flush()

@@ -31,7 +31,7 @@ from typing import Any
 from nami_yaml.agent.hooks import CallRecord, Decision
 from nami_yaml.agent.toolbox import PreparedCall
 from nami_yaml.errors import NamiError
-from nami_yaml.runners.process import is_secret_name
+from nami_yaml.runners.process import NON_INTERACTIVE_ENV, is_secret_name
 from nami_yaml.runtime import default_state_dir
 
 REDACTED = "[redacted]"
@@ -175,8 +175,10 @@ def plan_entry(call: PreparedCall, secrets: list[str]) -> dict[str, Any]:
                          for part in plan["argv"]]
         entry["cwd"] = plan["cwd"]
         entry["timeout"] = plan.get("timeout")
+        # The tool's own variables; the fixed non-interactive ones (PAGER=cat, …) are the same in every line.
         entry["env_set"] = {name: REDACTED if is_secret_name(name) else _scrub(value, secrets)
-                            for name, value in (plan.get("env_set") or {}).items()}
+                            for name, value in (plan.get("env_set") or {}).items()
+                            if NON_INTERACTIVE_ENV.get(name) != value}
         if plan.get("stdin") is not None:
             stdin = plan["stdin"].encode("utf-8", "surrogateescape")
             entry["stdin"] = {"bytes": len(stdin), "sha256": hashlib.sha256(stdin).hexdigest()}

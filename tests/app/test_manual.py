@@ -30,7 +30,8 @@ def test_a_rule_that_asks_needs_a_yes(project: Path) -> None:
     refused = call(project, "bash", "command=touch made")
     assert refused.returncode == 1 and not (project / "made").exists()
     assert "not approved (no terminal; use --yes to allow)" in refused.stderr
-    assert refused.stdout.startswith("Error: denied by user: ")
+    assert refused.stdout.startswith("Error: denied by no approver: ")
+    assert "there is no terminal to ask on (rule agent.yaml:4:5 asks: touching is special)" in refused.stdout
     approved = call(project, "bash", "command=touch made", "--yes")
     assert approved.returncode == 0 and (project / "made").exists()
 

@@ -88,7 +88,8 @@ def test_the_answer_decides(executor: Executor) -> None:
 def test_no_terminal_means_no_and_says_so(executor: Executor) -> None:
     call = prepared(executor, "bash", {"command": "echo hi"})
     err = io.StringIO()
-    assert ask(call, io.StringIO("y\n"), err) is False
+    assert ask(call, io.StringIO("y\n"), err) == Decision.deny("there is no terminal to ask on (it needs a yes)",
+                                                              "no approver")
     assert "not approved (no terminal; use --yes to allow): bash" in err.getvalue()
 
 
