@@ -131,8 +131,13 @@ def analyse(command: str) -> Analysis:
     elif "\\\n" in command:
         # tree-sitter-bash splits a word at a backslash-newline; bash joins it (r\<newline>m is rm).
         analysis.syntax = "it contains a line continuation (backslash-newline)"
+    elif "\\ " in command or "\\\t" in command:
+        # tree-sitter-bash drops an escaped blank that starts a word (`\ ls` reads as `ls`; bash runs " ls").
+        analysis.syntax = "it contains an escaped space (backslash-space)"
     elif root.has_error:
         analysis.syntax = "it does not parse as bash"
+    elif _split_word(root, command):
+        analysis.syntax = f"bash reads `{_split_word(root, command)}` as one word where the parser sees two"
     else:
         reasons: list[str] = []
         _structure(root, analysis.commands, reasons)
@@ -151,7 +156,8 @@ def prefix_words(text: str) -> tuple[str, ...] | str:
         return str(exc)
     commands: list[SimpleCommand] = []
     reasons: list[str] = []
-    if root.has_error or _odd_character(text) or "\\\n" in text:
+    if (root.has_error or _odd_character(text) or "\\\n" in text or "\\ " in text or "\\\t" in text
+            or _split_word(root, text)):
         return "it does not parse as one command"
     _structure(root, commands, reasons)
     if reasons:
@@ -171,6 +177,28 @@ def _odd_character(text: str) -> str | None:
     for char in text:
         if char not in _ALLOWED_TEXT and unicodedata.category(char)[0] in "CZ":
             return f"the character U+{ord(char):04X}"
+    return None
+
+
+_SEPARATED = frozenset({"program", "list", "pipeline", "negated_command", "redirected_statement", "command",
+                        "file_redirect"})
+_OPERATOR_CHARS = frozenset("<>&|;()")
+
+
+def _split_word(root: Any, text: str) -> str | None:
+    """Two sibling words with nothing between them: tree-sitter-bash starts a new word at a backslash
+    after a quote (`cat''\\-la`, `>/dev/null''\\x`), where bash goes on with the same word."""
+    data = text.encode("utf-8", "surrogatepass")
+    for node in _walk(root):
+        if node.type not in _SEPARATED:
+            continue
+        named = [c for c in node.children if c.is_named]
+        for left, right in pairwise(named):
+            if left.end_byte != right.start_byte or left.end_byte == 0 or right.start_byte >= len(data):
+                continue
+            if chr(data[left.end_byte - 1]) in _OPERATOR_CHARS or chr(data[right.start_byte]) in _OPERATOR_CHARS:
+                continue  # ls>x, x|y: an operator separates them in bash too
+            return data[left.start_byte:right.end_byte].decode("utf-8", "replace")
     return None
 
 
