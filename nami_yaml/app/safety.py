@@ -7,6 +7,7 @@ from __future__ import annotations
 import secrets
 import time
 from collections.abc import Callable, Collection, Sequence
+from typing import TYPE_CHECKING
 
 from nami_yaml.agent.events import Event
 from nami_yaml.agent.hooks import AfterTool, Asker, BeforeTool, Hooks
@@ -14,9 +15,11 @@ from nami_yaml.agent.toolbox import Toolbox
 from nami_yaml.app.dry_run import DryRun
 from nami_yaml.app.project import Project
 from nami_yaml.policy.approval import Approver, build_asker
-from nami_yaml.policy.audit import AuditContext, AuditLog, configured_path
-from nami_yaml.policy.layers import Policy, build_policy
 from nami_yaml.policy.session import SessionApprovals
+
+if TYPE_CHECKING:  # imported when an agent is built, so `nami tools list` does not load the rule engine
+    from nami_yaml.policy.audit import AuditLog
+    from nami_yaml.policy.layers import Policy
 
 
 def new_session_id() -> str:
@@ -27,6 +30,8 @@ def new_session_id() -> str:
 def project_policy(project: Project) -> Policy:
     """The project's policy. Refuses (UntrustedProject) when its agent.yaml is not trusted: rules and
     permissions from an untrusted file are never honoured. SpecError for rules that cannot be used."""
+    from nami_yaml.policy.layers import build_policy
+
     project.require_trust()
     return build_policy(project.settings, project.registry, project.context.workspace)
 
@@ -34,6 +39,8 @@ def project_policy(project: Project) -> Policy:
 def open_audit(project: Project, *, via: str, session: str,
                on_error: Callable[[str], None] | None = None) -> AuditLog:
     """The audit log, checked writable now (AuditError before anything runs)."""
+    from nami_yaml.policy.audit import AuditContext, AuditLog, configured_path
+
     settings = project.settings
     context = AuditContext(session=session, workspace=str(project.context.workspace), via=via,
                            config=str(settings.config_path) if settings.config_path else None)

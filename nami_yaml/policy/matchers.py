@@ -17,6 +17,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from nami_yaml.builtins.search_walk import glob_regex
 from nami_yaml.registry.executor import end_anchored
 
 SCALARS = (str, int, float, bool, type(None))
@@ -122,8 +123,7 @@ class PathGlob(Matcher):
     @classmethod
     def build(cls, source: str) -> PathGlob:
         pattern = os.path.expanduser(source)
-        return cls(source, re.compile(path_glob_regex(pattern.lstrip("/") if pattern.startswith("/") else pattern)),
-                   pattern.startswith("/"))
+        return cls(source, re.compile(path_glob_regex(pattern.lstrip("/")), re.DOTALL), pattern.startswith("/"))
 
     def truths(self, value: Any, workspace: Path) -> list[bool]:
         if not isinstance(value, str) or "\x00" in value:
@@ -166,35 +166,11 @@ def path_readings(value: str, workspace: Path) -> list[str]:
 
 
 def path_glob_regex(pattern: str) -> str:
-    out: list[str] = []
-    i = 0
-    while i < len(pattern):
-        char = pattern[i]
-        if pattern.startswith("**/", i):
-            out.append("(?:.*/)?")
-            i += 3
-        elif pattern.startswith("/**", i) and i + 3 == len(pattern):
-            out.append("(?:/.*)?")
-            i += 3
-        elif pattern.startswith("**", i):
-            out.append(".*")
-            i += 2
-        elif char == "*":
-            out.append("[^/]*")
-            i += 1
-        elif char == "?":
-            out.append("[^/]")
-            i += 1
-        elif char == "[" and "]" in pattern[i + 2:]:
-            end = pattern.index("]", i + 2)
-            body = pattern[i + 1:end]
-            body = "^" + body[1:] if body.startswith("!") else body
-            out.append("[" + body.replace("\\", "\\\\") + "]")
-            i = end + 1
-        else:
-            out.append(re.escape(char))
-            i += 1
-    return "".join(out)
+    """The glob language of grep and glob (``**``, ``*``, ``?``, ``[…]``, ``{a,b}``), with ``dir/**``
+    also matching ``dir`` itself."""
+    if pattern.endswith("/**"):
+        return glob_regex(pattern[:-3]) + "(?:/.*)?"
+    return glob_regex(pattern)
 
 
 def compile_matcher(spec: Any) -> Matcher:

@@ -21,7 +21,7 @@ def test_approve_by_risk(fake_openai: FakeOpenAIServer, workdir: Path) -> None:
     result = run(fake_openai, workdir, "--approve", "read,write", "go")
     assert result.returncode == 0, result.stderr
     assert (workdir / "w.txt").exists() and not (workdir / "b.txt").exists()
-    assert "denied: bash (by user)" in result.stderr
+    assert "denied: bash (by no approver)" in result.stderr
 
 
 def test_an_unknown_risk_is_a_usage_error(fake_openai: FakeOpenAIServer, workdir: Path) -> None:
