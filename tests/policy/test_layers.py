@@ -138,3 +138,16 @@ def test_the_trust_summary_shows_the_rules(workdir: Path, write_rules: Callable[
     assert "  sets 1 rule (1 allow):" in result.stdout
     assert '    {"tool": "bash", "decision": "allow"}' in result.stdout
     assert '  sets audit.path = "/tmp/elsewhere.jsonl"' in result.stdout
+
+
+def test_nami_config_lists_each_files_rules_with_positions(workdir: Path, temp_home: Path,
+                                                           user_rules: Callable[[str], None],
+                                                           write_rules: Callable[..., None]) -> None:
+    user_rules("rules:\n  - tool: bash\n    decision: ask\n")
+    write_rules("  - tool: read_file\n    decision: allow\n")
+    lines = subprocess.run(["nami", "config"], cwd=workdir, capture_output=True, text=True).stdout.splitlines()
+    rows = [line for line in lines if line.startswith("rules[")]
+    assert len(rows) == 2
+    assert '{"tool": "bash", "decision": "ask"}' in rows[0]
+    assert rows[0].endswith(f"# {temp_home / '.config' / 'nami' / 'config.yaml'}:2:5")
+    assert rows[1].endswith(f"# {workdir / 'agent.yaml'}:3:5") and "read_file" in rows[1]
