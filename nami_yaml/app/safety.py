@@ -14,6 +14,7 @@ from nami_yaml.agent.hooks import AfterTool, Asker, BeforeTool, Hooks
 from nami_yaml.agent.toolbox import Toolbox
 from nami_yaml.app.dry_run import DryRun
 from nami_yaml.app.project import Project
+from nami_yaml.config.trust import needs_trust
 from nami_yaml.policy.approval import Approver, build_asker
 from nami_yaml.policy.session import SessionApprovals
 
@@ -42,8 +43,10 @@ def open_audit(project: Project, *, via: str, session: str,
     from nami_yaml.policy.audit import AuditContext, AuditLog, configured_path
 
     settings = project.settings
+    trust = None if settings.config_path is None else (
+        "trusted" if needs_trust(settings) else f"named by {settings.found_by}")
     context = AuditContext(session=session, workspace=str(project.context.workspace), via=via,
-                           config=str(settings.config_path) if settings.config_path else None)
+                           config=str(settings.config_path) if settings.config_path else None, config_trust=trust)
     return AuditLog.open(configured_path(settings.get("audit.path")), context, on_error)
 
 

@@ -59,6 +59,7 @@ class AuditContext:
     workspace: str
     via: str  # "run", "chat", "tools call", "api", …
     config: str | None = None
+    config_trust: str | None = None  # why its rules count: "trusted" (found, then trusted) or "named by --config"
 
 
 class AuditLog:
@@ -118,6 +119,7 @@ class AuditLog:
             "pid": os.getpid(),
             "workspace": self.context.workspace,
             "config": self.context.config,
+            "config_trust": self.context.config_trust,
             "call_id": record.call.id,
             "tool": record.call.name,
             "status": status(record),

@@ -85,6 +85,7 @@ def test_allowed_denied_failed_and_invalid_calls_each_get_a_line(project: Path) 
     everything = default_audit_path().read_text()
     assert "tok-abcdef-123" not in everything and "hunter2-db-secret" not in everything
     assert web["workspace"] == str(project) and web["config"] == str(project / "agent.yaml") and web["via"] == "api"
+    assert web["config_trust"] == "trusted"  # found by walking up, run once trusted
     assert oct(default_audit_path().stat().st_mode & 0o777) == "0o600"
 
 
@@ -99,6 +100,7 @@ def test_tools_call_writes_a_line_and_honours_the_rules(project: Path) -> None:
     assert refused.stdout.startswith("Error: denied by rule agent.yaml:3:5: ") and "change freeze" in refused.stdout
     web, payments = read_lines()
     assert (web["via"], web["status"], web["decided_by"]) == ("tools call", "ran", "tools call (by hand)")
+    assert web["config_trust"] == "trusted"
     assert (payments["status"], payments["decided_by"]) == ("denied", "rule agent.yaml:3:5")
     assert web["session"] != payments["session"]
 
@@ -207,6 +209,7 @@ def test_two_concurrent_nami_processes_never_break_a_line(workdir: Path) -> None
         content = record["arguments"]["content"]
         assert len(content) == SIZE and len(set(content)) == 1
         assert record["status"] == "ran" and record["decided_by"] == "--yes"
+        assert (record["via"], record["config_trust"]) == ("run", "named by --config")
     assert len({r["session"] for r in records}) == WRITER_COUNT
 
 
