@@ -16,6 +16,7 @@ from nami_yaml.errors import ConfigError
 from nami_yaml.registry.executor import Executor
 from nami_yaml.registry.registry import Registry
 from nami_yaml.runtime import RuntimeContext, ToolSettings, session_spill_dir
+from nami_yaml.session.store import SessionStore
 
 
 @dataclass(frozen=True)
@@ -109,5 +110,5 @@ def runtime_context(effective: Effective, *, env: Mapping[str, str] | None = Non
         raise ConfigError(f"the workspace {workspace} is not a folder")
     return RuntimeContext(
         workspace=workspace, settings=tool_settings(effective), host_env=dict(os.environ if env is None else env),
-        protected_env=protected_env_names(effective), spill_dir=session_spill_dir(),
+        protected_env=protected_env_names(effective), spill_dir=session_spill_dir(keep=SessionStore().has),
     )

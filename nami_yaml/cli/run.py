@@ -25,8 +25,8 @@ from nami_yaml.cli.common import (
 )
 from nami_yaml.errors import NamiError
 
-STATUS_EXIT = {"answered": EXIT_OK, "error": EXIT_ERROR, "max_steps": EXIT_MAX_STEPS,
-               "interrupted": EXIT_INTERRUPTED}
+STATUS_EXIT = {"answered": EXIT_OK, "error": EXIT_ERROR, "max_steps": EXIT_MAX_STEPS, "max_cost": EXIT_MAX_STEPS,
+               "stopped": EXIT_ERROR, "interrupted": EXIT_INTERRUPTED}
 
 
 def agent_options(function: Any) -> Any:
@@ -45,23 +45,38 @@ def agent_options(function: Any) -> Any:
 
 
 def build_agent(config: str | None, model_name: str | None, base_url: str | None, assume_yes: bool,
-                max_steps: int | None, no_stream: bool, extra_tools: tuple[str, ...], on_event: Any) -> Agent:
-    """The library's Agent, with the terminal's trust and approval prompts."""
+                max_steps: int | None, no_stream: bool, extra_tools: tuple[str, ...], on_event: Any,
+                resume: str | None = None, force: bool = False) -> Agent:
+    """The library's Agent, with the terminal's trust and approval prompts, saving its session: a new one,
+    or (``resume``: an id, or "" for the latest here) an earlier one continued."""
     from nami_yaml.cli.approve import terminal_approver
 
     flags = {"model.name": model_name, "model.base_url": base_url, "limits.max_steps": max_steps,
              "model.stream": False if no_stream else None}
     project = load_project(config, flags, list(extra_tools), will_run=True)
-    return Agent(project, build_model(project.settings), approve=terminal_approver(), assume_yes=assume_yes,
-                 on_event=on_event)
+    agent = Agent(project, build_model(project.settings), approve=terminal_approver(), assume_yes=assume_yes,
+                  on_event=on_event)
+    if resume is None:
+        agent.record_session()
+        return agent
+    loaded = agent.resume_session(resume or None, force=force)
+    for note in loaded.repairs:
+        click.echo(f"nami: session {loaded.id}: {note}", err=True)
+    return agent
+
+
+force_option = click.option("--force", is_flag=True,
+                            help="Continue a session recorded in another workspace or with other tools.")
 
 
 @click.command("run")
 @click.argument("task")
 @agent_options
 @click.option("--json", "as_json", is_flag=True, help="One JSON event per line on stdout (tool_call, tool_result, message, final, error…).")
+@click.option("--continue", "continue_", is_flag=True, help="Continue the latest session of this workspace.")
+@force_option
 @handle_errors
-def run(task: str, as_json: bool, **options: Any) -> None:
+def run(task: str, as_json: bool, continue_: bool, **options: Any) -> None:
     """Run one TASK to completion. The answer goes to stdout, progress to stderr.
 
     Exit codes: 0 answered, 1 error, 2 usage or config error, 3 step limit reached, 130 interrupted.
@@ -70,7 +85,7 @@ def run(task: str, as_json: bool, **options: Any) -> None:
 
     renderer = JsonRenderer() if as_json else HumanRenderer()
     try:
-        agent = build_agent(on_event=renderer, **options)
+        agent = build_agent(on_event=renderer, resume="" if continue_ else None, **options)
     except NamiError as exc:
         if as_json:  # a reader of the event stream learns why it is empty
             click.echo(json.dumps({"type": "error", "message": str(exc)}))
@@ -95,6 +110,9 @@ Commands:
 
 @click.command("chat")
 @agent_options
+@click.option("--resume", is_flag=False, flag_value="", default=None, metavar="[ID]",
+              help="Continue a saved session: ID (or its start), else the latest of this workspace.")
+@force_option
 @handle_errors
 def chat(**options: Any) -> None:
     """Talk with the agent; the conversation carries across turns."""
@@ -106,7 +124,8 @@ def chat(**options: Any) -> None:
     reader = LineReader()
     try:
         if reader.interactive:
-            click.echo(f"nami chat: {len(agent.registry)} tools. /help for commands, Ctrl-D to leave.", err=True)
+            click.echo(f"nami chat: {len(agent.registry)} tools, session {agent.session_id}. /help for commands, "
+                       "Ctrl-D to leave.", err=True)
         while True:
             line = reader.read("› ")
             if line is None:

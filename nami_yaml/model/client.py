@@ -252,8 +252,9 @@ def _usage(raw: Any) -> Usage:
     cached = getattr(details, "cached_tokens", None) if details is not None else None
     if not cached:
         cached = (getattr(raw, "model_extra", None) or {}).get("prompt_cache_hit_tokens")
+    reasoning = getattr(getattr(raw, "completion_tokens_details", None), "reasoning_tokens", None)
     return Usage(prompt_tokens=raw.prompt_tokens or 0, completion_tokens=raw.completion_tokens or 0,
-                 cached_tokens=int(cached or 0))
+                 cached_tokens=int(cached or 0), reasoning_tokens=int(reasoning or 0))
 
 
 def _retries(n: int) -> str:
