@@ -21,6 +21,7 @@ from nami_yaml.errors import ConfigError
 from nami_yaml.model.types import Model
 from nami_yaml.policy.approval import Approver, approve_all, as_asker
 from nami_yaml.policy.permissions import RiskPolicy
+from nami_yaml.session.cost import CostLimit, Pricing
 from nami_yaml.session.loader import LoadedSession
 from nami_yaml.session.store import SessionStore
 from nami_yaml.session.usage import UsageMeter
@@ -42,10 +43,12 @@ class Agent:
         self.bus = EventBus(on_event)
         get = project.settings.get
         asker = as_asker(approve_all if assume_yes else approve) if (assume_yes or approve) else None
-        self.meter = UsageMeter()
+        self.pricing = Pricing.from_settings(get("model.pricing"))
+        self.meter = UsageMeter(price=self.pricing)
         self.bus.add(self.meter)
         self.hooks = Hooks(before_tool=[RiskPolicy(get("permissions")), *before_tool], ask=asker,
-                           before_request=[self.meter.before_request], after_run=[self.meter.after_run])
+                           before_request=[self.meter.before_request, *self._cost_limit()],
+                           after_run=[self.meter.after_run])
         self.loop = AgentLoop(
             model=model, toolbox=project.executor(), hooks=self.hooks,
             max_steps=int(get("limits.max_steps")), max_parallel_tools=int(get("limits.max_parallel_tools")),
@@ -56,6 +59,16 @@ class Agent:
         self.session_id: str | None = None  # set once the conversation is saved (record_session, resume_session)
         self._session: SessionWriter | None = None
         self._lock = threading.Lock()  # one run at a time: the history is one conversation
+
+    def _cost_limit(self) -> list[CostLimit]:
+        limit = self.settings.get("limits.max_cost")
+        if limit is None:
+            return []
+        if self.pricing is None:
+            raise ConfigError(f"{self.settings.where('limits', 'max_cost')}: limits.max_cost needs prices, and "
+                              f"there are none for model {self.settings.get('model.name')!r}: set model.pricing "
+                              "(input and output, USD per million tokens)")
+        return [CostLimit(float(limit), self.pricing, self.meter)]
 
     @classmethod
     def from_config(cls, config: str | Path | None = None, *, cwd: Path | None = None,

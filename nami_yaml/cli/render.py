@@ -8,6 +8,8 @@ from typing import Any, TextIO
 
 from nami_yaml.agent.events import HISTORY_EVENTS, Event
 from nami_yaml.display import visible
+from nami_yaml.session.show import format_totals
+from nami_yaml.session.usage import Totals
 
 
 def _one_line(text: str, limit: int = 100) -> str:
@@ -68,10 +70,19 @@ class HumanRenderer:
             self.progress(f"error: {event.message}")  # type: ignore[union-attr]
         elif kind == "final":
             self._end_text()
-            usage: dict[str, Any] = event.usage  # type: ignore[union-attr]
-            if usage.get("prompt_tokens") or usage.get("completion_tokens"):
-                cached = f", {usage['cached_tokens']:,} cached" if usage.get("cached_tokens") else ""
-                self.progress(f"tokens: {usage['prompt_tokens']:,} in{cached}, {usage['completion_tokens']:,} out")
+            self.progress_totals(event)
+
+    def progress_totals(self, event: Any) -> None:
+        """The run's one line of totals: tokens (``~`` where estimated), steps, and the cost when priced."""
+        totals: dict[str, Any] | None = getattr(event, "totals", None)
+        if totals:
+            if totals.get("requests"):
+                self.progress("tokens: " + format_totals(Totals.from_json(totals), unknown_cost=False))
+            return
+        usage: dict[str, Any] = event.usage
+        if usage.get("prompt_tokens") or usage.get("completion_tokens"):
+            cached = f", {usage['cached_tokens']:,} cached" if usage.get("cached_tokens") else ""
+            self.progress(f"tokens: {usage['prompt_tokens']:,} in{cached}, {usage['completion_tokens']:,} out")
 
     def _result_line(self, event: Any) -> str:
         mark = "✓" if event.ok else "✗"

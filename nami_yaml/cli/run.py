@@ -79,7 +79,7 @@ force_option = click.option("--force", is_flag=True,
 def run(task: str, as_json: bool, continue_: bool, **options: Any) -> None:
     """Run one TASK to completion. The answer goes to stdout, progress to stderr.
 
-    Exit codes: 0 answered, 1 error, 2 usage or config error, 3 step limit reached, 130 interrupted.
+    Exit codes: 0 answered, 1 error, 2 usage or config error, 3 step or cost limit reached, 130 interrupted.
     """
     from nami_yaml.cli.render import HumanRenderer, JsonRenderer
 
@@ -105,6 +105,7 @@ Commands:
   /help     this help
   /tools    the tools the agent has
   /clear    forget the conversation (keeps the system prompt)
+  /cost     tokens and cost of this session so far
   exit, quit or Ctrl-D to leave; Ctrl-C stops a running turn"""
 
 
@@ -143,6 +144,11 @@ def chat(**options: Any) -> None:
 
                 for tool in agent.registry:
                     click.echo(f"{tool.name:<16} {tool.risk:<5} {first_sentence(tool.description)}")
+                continue
+            if text == "/cost":
+                from nami_yaml.session.show import format_totals
+
+                click.echo(f"session {agent.session_id}: {format_totals(agent.meter.session)}")
                 continue
             if text == "/clear":
                 agent.reset()

@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
+from nami_yaml.session.cost import money
 from nami_yaml.session.loader import LoadedSession
 from nami_yaml.session.usage import StepUsage, Totals
 
@@ -13,9 +14,7 @@ RESULT_LINES = 6  # lines of a tool result shown; the rest is counted
 
 
 def format_cost(cost: float | None) -> str:
-    if cost is None:
-        return "cost unknown"
-    return f"${cost:.4f}" if cost < 1 else f"${cost:,.2f}"
+    return "cost unknown" if cost is None else money(cost)
 
 
 def _tokens(prompt: int, cached: int, completion: int, reasoning: int, estimated: bool) -> str:
@@ -31,21 +30,24 @@ def format_step(step: StepUsage) -> str:
     return tokens if step.cost is None else f"{tokens}, {format_cost(step.cost)}"
 
 
-def format_totals(totals: Totals) -> str:
-    """``12,345 in (10,000 cached), 678 out (120 reasoning), 3 steps, $0.0123``; ``~`` marks estimates."""
+def format_totals(totals: Totals, *, unknown_cost: bool = True) -> str:
+    """``12,345 in (10,000 cached), 678 out (120 reasoning), 3 steps, $0.0123``; ``~`` marks estimates.
+    ``unknown_cost=False`` leaves the cost out when no price is known (a local model)."""
     tokens = _tokens(totals.prompt_tokens, totals.cached_tokens, totals.completion_tokens, totals.reasoning_tokens,
                      totals.estimated_requests > 0)
     steps = f"{totals.steps} step{'s' if totals.steps != 1 else ''}"
     extra = totals.requests - totals.steps
     if extra:
         steps += f" + {extra} summar{'ies' if extra != 1 else 'y'}"
-    cost = format_cost(totals.known_cost)
+    cost = ", " + format_cost(totals.known_cost)
     if totals.known_cost is not None and totals.unpriced_requests:
         cost += " (some requests unpriced)"
+    if totals.known_cost is None and not unknown_cost:
+        cost = ""
     note = ""
     if totals.estimated_requests:
         note = f" (~ estimated: no usage reported for {totals.estimated_requests} of {totals.requests} requests)"
-    return f"{tokens}, {steps}, {cost}{note}"
+    return f"{tokens}, {steps}{cost}{note}"
 
 
 def call_text(call: dict[str, Any]) -> str:

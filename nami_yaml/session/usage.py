@@ -97,6 +97,17 @@ class Totals:
         """The cost, or None when no request had a price."""
         return None if self.requests and self.unpriced_requests == self.requests else round(self.cost, 6)
 
+    @classmethod
+    def from_json(cls, data: dict[str, Any]) -> Totals:
+        """The inverse of :meth:`to_json` (a final event's totals), as far as it goes."""
+        totals = cls(**{k: int(data.get(k) or 0) for k in (
+            "requests", "steps", "prompt_tokens", "cached_tokens", "completion_tokens", "reasoning_tokens",
+            "estimated_requests")})
+        cost = data.get("cost")
+        totals.cost = float(cost or 0)
+        totals.unpriced_requests = totals.requests if cost is None else (0 if data.get("cost_complete") else 1)
+        return totals
+
     def to_json(self) -> dict[str, Any]:
         return {
             "steps": self.steps, "requests": self.requests, "prompt_tokens": self.prompt_tokens,
@@ -116,9 +127,9 @@ class UsageMeter:
     run: Totals = field(default_factory=Totals)  # the current run
     listeners: list[Callable[[StepUsage], None]] = field(default_factory=list)
     chars_per_token: float = CHARS_PER_TOKEN
+    largest_completion: int = 0  # the most output one request of this run produced (for cost estimates)
     _request_chars: int = 0  # the request in flight
     _awaiting: StepUsage | None = None  # its estimate, until the server's usage replaces it
-    last: StepUsage | None = None  # the last request's usage
 
     # -- estimates ------------------------------------------------------------------------------------
 
@@ -149,7 +160,7 @@ class UsageMeter:
     def after_run(self, outcome: Any) -> dict[str, Any]:
         """The run's totals (for the final event), then a fresh count for the next run."""
         self._settle()
-        totals, self.run = self.run, Totals()
+        totals, self.run, self.largest_completion = self.run, Totals(), 0
         return totals.to_json()
 
     # -- recording ------------------------------------------------------------------------------------
@@ -158,7 +169,7 @@ class UsageMeter:
         """Count one request (the loop's, or another one such as a compaction summary)."""
         if step.cost is None and self.price is not None:
             step.cost = self.price(step)
-        self.last = step
+        self.largest_completion = max(self.largest_completion, step.completion_tokens)
         self.run.add(step)
         self.session.add(step)
         for listener in self.listeners:

@@ -44,8 +44,10 @@ def test_a_run_is_saved_line_by_line_and_rebuilds_the_history_exactly(workdir: P
     header = lines[0]
     assert header["version"] == 1 and header["workspace"] == str(workdir)
     assert set(header["config"]["tools"]) == {d["function"]["name"] for d in agent.loop.toolbox.definitions()}
+    # deepseek-chat's preset list price: 40 uncached and 60 cached input tokens, 20 output tokens.
     assert lines[4] == {"type": "usage", "prompt_tokens": 100, "cached_tokens": 60, "completion_tokens": 20,
-                        "reasoning_tokens": 0, "estimated": False, "cost": None, "kind": "step"}
+                        "reasoning_tokens": 0, "estimated": False, "kind": "step",
+                        "cost": pytest.approx((40 * 0.28 + 60 * 0.028 + 20 * 0.42) / 1e6)}
     assert lines[7]["estimated"] is True and lines[7]["prompt_tokens"] > 0  # no usage reported: an estimate
     assert os.stat(writer.path).st_mode & 0o777 == 0o600
     assert os.stat(writer.path.parent).st_mode & 0o777 == 0o700
