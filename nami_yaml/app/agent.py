@@ -15,7 +15,6 @@ from nami_yaml.agent.hooks import BeforeTool, Hooks
 from nami_yaml.agent.loop import AgentLoop, RunOutcome
 from nami_yaml.app.project import Project, Trust, open_project
 from nami_yaml.app.sessions import record_session, resume_session
-from nami_yaml.config.prompt import system_prompt
 from nami_yaml.config.settings import Effective
 from nami_yaml.errors import ConfigError
 from nami_yaml.model.types import Model
@@ -54,7 +53,7 @@ class Agent:
             max_steps=int(get("limits.max_steps")), max_parallel_tools=int(get("limits.max_parallel_tools")),
             cancel=project.context.cancel, events=self.bus,
         )
-        self.system_message = {"role": "system", "content": system_prompt(project.settings, project.context.workspace)}
+        self.system_message = {"role": "system", "content": project.system_prompt()}
         self.history = History([dict(self.system_message)], emit=self.bus)
         self.session_id: str | None = None  # set once the conversation is saved (record_session, resume_session)
         self._session: SessionWriter | None = None

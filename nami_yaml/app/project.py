@@ -9,6 +9,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from nami_yaml.config.prompt import system_prompt
 from nami_yaml.config.settings import Effective, load_settings, protected_env_names
 from nami_yaml.config.toolset import build_registry
 from nami_yaml.config.trust import TrustState, needs_trust, remember, summary, trust_state
@@ -52,6 +53,10 @@ class Project:
 
     def executor(self) -> Executor:
         return Executor(self.registry, self.context)
+
+    def system_prompt(self) -> str:
+        """The system message every conversation starts with."""
+        return system_prompt(self.settings, self.context.workspace)
 
 
 def read_settings(config: str | Path | None = None, *, cwd: Path | None = None, env: Mapping[str, str] | None = None,
