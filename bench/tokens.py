@@ -25,7 +25,7 @@ def main() -> None:
         workspace.mkdir()
         project = open_project(cwd=workspace, env={"HOME": folder})
         parts = request_parts(project.system_prompt(), project.registry.definitions())
-        docs = [tool.name for tool in project.registry if getattr(tool, "docs", None) is not None]
+        docs = [tool.name for tool in project.registry if tool.docs is not None]
     width = max(len(p.label) for p in parts)
     print(f"{'':<{width}}  {'chars':>6}  {'~tokens':>7}")
     for part in parts:

@@ -12,8 +12,13 @@ import time
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field, replace
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from nami_yaml.cancel import CancelToken
+
+if TYPE_CHECKING:
+    from nami_yaml.config.skills import Skill
+    from nami_yaml.registry.tool import DocSource
 
 
 def default_state_dir() -> Path:
@@ -82,6 +87,10 @@ class RuntimeContext:
     protected_env: frozenset[str] = frozenset()
     spill_dir: Path = field(default_factory=lambda: default_state_dir() / "output")
     cancel: CancelToken = field(default_factory=CancelToken)
+    # Text the model reads only when it asks (the tool_docs and skill built-ins): tools' docs by tool
+    # name, and the agent's skills by name.
+    tool_docs: Mapping[str, DocSource] = field(default_factory=dict)
+    skills: Mapping[str, Skill] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
         self.workspace = Path(self.workspace).resolve()

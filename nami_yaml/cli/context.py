@@ -26,12 +26,13 @@ def context(config: str | None, extra_tools: tuple[str, ...], as_json: bool) -> 
     chars = total_chars(parts)
     tokens = estimate_tokens(chars)
     pricing = Pricing.from_settings(project.settings.get("model.pricing"))
-    on_demand = [t.name for t in project.registry if getattr(t, "docs", None) is not None]
+    on_demand = [t.name for t in project.registry if t.docs is not None]
+    skills = list(project.context.skills)
     if as_json:
         click.echo(json.dumps({"parts": [{"label": p.label, "chars": p.chars, "tokens": p.tokens} for p in parts],
                                "chars": chars, "tokens": tokens,
                                "cost": None if pricing is None else pricing.cost(tokens, 0, 0),
-                               "docs_on_demand": on_demand}, indent=2))
+                               "docs_on_demand": on_demand, "skills": skills}, indent=2))
         return
     width = max(len(p.label) for p in parts)
     click.echo(f"{'':<{width}}  {'chars':>7}  {'~tokens':>7}")
@@ -42,6 +43,9 @@ def context(config: str | None, extra_tools: tuple[str, ...], as_json: bool) -> 
     if pricing is not None:
         notes.append(f"about {money(pricing.cost(tokens, 0, 0))} per request uncached, "
                      f"{money(pricing.cost(tokens, tokens, 0))} from the prompt cache")
-    if on_demand:
-        notes.append(f"not sent: the docs of {len(on_demand)} tool{'s' if len(on_demand) != 1 else ''}, read on demand")
+    unsent = [f"the docs of {len(on_demand)} tool{'s' if len(on_demand) != 1 else ''}"] if on_demand else []
+    if skills:
+        unsent.append(f"the bodies of {len(skills)} skill{'s' if len(skills) != 1 else ''}")
+    if unsent:
+        notes.append(f"not sent: {' and '.join(unsent)}, read on demand")
     click.echo("; ".join(notes))

@@ -15,7 +15,7 @@ from jsonschema import Draft202012Validator
 from jsonschema.exceptions import best_match
 
 from nami_yaml.errors import Problem
-from nami_yaml.registry.tool import Tool
+from nami_yaml.registry.tool import DocSource, Tool
 from nami_yaml.runners.base import ProcessOptions
 from nami_yaml.runners.command import CommandRunner
 from nami_yaml.runners.entrypoint import CONTEXT_PARAMETER, EntrypointRunner
@@ -135,11 +135,33 @@ def _build_tool(c: _Context, raw: dict[str, Any], file: Path, builtin: bool) -> 
     runner = _runner(c, raw, runners[0], parameters, file)
     if runner is None or len(c.problems) > before:
         return None
+    docs = _docs(c, raw, file)
+    if len(c.problems) > before:
+        return None
     line, col = c.doc.position(c.path)
     return Tool(
         name=raw["name"], description=raw["description"].strip(), parameters=parameters,
         risk=raw.get("risk", "exec"), runner=runner, source=f"{c.doc.file}:{line}:{col}", builtin=builtin,
+        docs=docs,
     )
+
+
+def _docs(c: _Context, raw: dict[str, Any], file: Path) -> DocSource | None:
+    """``docs:``: a regular file inside the tool file's folder (so trust covers it), or an argv command."""
+    docs = raw.get("docs")
+    if isinstance(docs, list):
+        return DocSource(command=tuple(docs), options=_process_options(raw))
+    if not isinstance(docs, str):
+        return None
+    folder = file.parent.resolve()
+    target = (folder / docs).resolve()
+    if not target.is_relative_to(folder):
+        c.add(("docs",), f"docs {docs!r} is outside the tool file's folder {folder}")
+    elif not target.is_file():
+        c.add(("docs",), f"docs file {docs!r} not found next to the tool file (looked for {target})")
+    else:
+        return DocSource(file=target)
+    return None
 
 
 def _check_parameters(c: _Context, parameters: dict[str, Any]) -> None:

@@ -36,14 +36,15 @@ def test_check_ok_prints_a_summary(workdir: Path) -> None:
                                         "  - {name: c, description: d, entrypoint: 'm:f'}\n")
     result = nami("check")
     assert result.exit_code == 0, result.output
-    assert result.stdout == (f"ok: {agent}; 5 tools (2 built-in, 1 command, 1 entrypoint, 1 script) "
+    # read_file and bash have docs, so tool_docs comes with them
+    assert result.stdout == (f"ok: {agent}; 6 tools (3 built-in, 1 command, 1 entrypoint, 1 script) "
                              "from 2 tool files\n")
 
 
 def test_check_without_agent_yaml_uses_defaults(workdir: Path) -> None:
     result = nami("check")
     assert result.exit_code == 0
-    n = len(DEFAULT_BUILTINS)
+    n = len(DEFAULT_BUILTINS) + 1  # and tool_docs, which reads their docs
     assert result.stdout == f"ok: no agent.yaml (defaults); {n} tools ({n} built-in) from 0 tool files\n"
 
 
