@@ -20,6 +20,7 @@ from nami_yaml.errors import ConfigError
 from nami_yaml.model.types import Model
 from nami_yaml.policy.approval import Approver, approve_all, as_asker
 from nami_yaml.policy.permissions import RiskPolicy
+from nami_yaml.session.compaction import CompactionRecord, CompactionSettings, Compactor
 from nami_yaml.session.cost import CostLimit, Pricing
 from nami_yaml.session.loader import LoadedSession
 from nami_yaml.session.store import SessionStore
@@ -45,8 +46,13 @@ class Agent:
         self.pricing = Pricing.from_settings(get("model.pricing"))
         self.meter = UsageMeter(price=self.pricing)
         self.bus.add(self.meter)
+        window = get("model.context_window")
+        self.compactor = Compactor(model, self.meter, int(window) if window else None,
+                                   CompactionSettings.from_settings(get("compaction")))
+        self.compactor.listeners.append(self._count_summary)
+        # Compaction first: the estimate and the cost limit then see the request as it will be sent.
         self.hooks = Hooks(before_tool=[RiskPolicy(get("permissions")), *before_tool], ask=asker,
-                           before_request=[self.meter.before_request, *self._cost_limit()],
+                           before_request=[self.compactor, self.meter.before_request, *self._cost_limit()],
                            after_run=[self.meter.after_run])
         self.loop = AgentLoop(
             model=model, toolbox=project.executor(), hooks=self.hooks,
@@ -58,6 +64,10 @@ class Agent:
         self.session_id: str | None = None  # set once the conversation is saved (record_session, resume_session)
         self._session: SessionWriter | None = None
         self._lock = threading.Lock()  # one run at a time: the history is one conversation
+
+    def _count_summary(self, record: CompactionRecord) -> None:
+        if record.usage is not None:
+            self.meter.record(record.usage)
 
     def _cost_limit(self) -> list[CostLimit]:
         limit = self.settings.get("limits.max_cost")
@@ -169,11 +179,13 @@ class Agent:
         return loaded
 
     def close(self) -> None:
-        """Release the session file (the end of the process does too)."""
-        if self._session is not None:
-            self.bus.remove(self._session)
-            self._session.close()
-            self._session = None
+        """Release the session file (the end of the process does too); later runs are not saved."""
+        session, self._session = self._session, None
+        if session is not None:
+            self.bus.remove(session)
+            self.meter.listeners.remove(session.record_step)
+            self.compactor.listeners.remove(session.record_compaction)
+            session.close()
 
     def __enter__(self) -> Agent:
         return self

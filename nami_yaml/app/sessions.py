@@ -91,7 +91,8 @@ def _check_resumable(loaded: LoadedSession, agent: Agent, config: dict[str, Any]
 def _attach(agent: Agent, writer: SessionWriter, store: SessionStore) -> None:
     agent.close()  # one session at a time
     agent.bus.add(writer)
-    agent.meter.listeners[:] = [writer.record_step]
+    agent.meter.listeners.append(writer.record_step)
+    agent.compactor.listeners.append(writer.record_compaction)
     agent.session_id = writer.id
     # Saved output belongs to the session: a continued session can read the paths its results named.
     agent.project.context.spill_dir = session_spill_dir(name=writer.id, keep=store.has)

@@ -26,6 +26,7 @@ DEFAULTS: dict[str, Any] = {
     },
     "limits": {"max_steps": 50, "tool_timeout": 120, "max_output": 50_000, "max_parallel_tools": 4},
     "permissions": {"write": "ask", "exec": "ask"},
+    "compaction": {"enabled": True, "threshold": 0.8, "reserve": 4096, "keep_recent": 20_000},
 }
 
 ENV_KEYS = {"NAMI_MODEL": "model.name", "NAMI_BASE_URL": "model.base_url"}

@@ -16,6 +16,7 @@ from html import escape
 from pathlib import Path
 from typing import Any
 
+from nami_yaml.session.compaction import SUMMARY_PREFIX
 from nami_yaml.session.loader import LoadedSession
 from nami_yaml.session.show import format_step, format_totals
 from nami_yaml.session.usage import StepUsage
@@ -99,7 +100,7 @@ def render_html(session: LoadedSession) -> str:
                       f"{len(record.get('messages') or [])} messages")
             if record.get("reason") in ("compaction", "repair"):
                 for message in record.get("messages") or []:
-                    if message.get("role") == "user" and str(message.get("content", "")).startswith("[Summary"):
+                    if message.get("role") == "user" and str(message.get("content", "")).startswith(SUMMARY_PREFIX):
                         page.message(message)
         elif kind == "resume":
             page.mark(f"continued {record.get('at', '')}")

@@ -90,9 +90,11 @@ def session_lines(session: LoadedSession) -> list[str]:
         elif kind == "replace":
             lines.append(f"── history replaced ({record.get('reason')}): {len(record.get('messages') or [])} messages ──")
         elif kind == "compaction":
-            lines.append(f"── compacted: {record.get('summarised', 0)} messages summarised, "
-                         f"{record.get('kept', 0)} kept, ~{record.get('tokens_before', 0):,} → "
-                         f"~{record.get('tokens_after', 0):,} tokens ──")
+            what = (f"{record.get('elided', 0)} old results elided" if record.get("stage") == "elide" else
+                    f"{record.get('summarised', 0)} messages summarised")
+            failed = f"; the summary failed: {record['error']}" if record.get("error") else ""
+            lines.append(f"── compacted ({record.get('trigger')}): {what}, {record.get('kept', 0)} kept, "
+                         f"~{record.get('tokens_before', 0):,} → ~{record.get('tokens_after', 0):,} tokens{failed} ──")
         elif kind == "resume":
             lines.append(f"── continued {record.get('at', '')} ──")
             lines.extend(f"   repaired: {note}" for note in record.get("repairs") or [])

@@ -20,11 +20,14 @@ import json
 import os
 from collections.abc import Iterable
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from nami_yaml.agent.events import Event
 from nami_yaml.session.store import SessionError
-from nami_yaml.session.usage import StepUsage
+
+if TYPE_CHECKING:
+    from nami_yaml.session.compaction import CompactionRecord
+    from nami_yaml.session.usage import StepUsage
 
 VERSION = 1
 
@@ -85,6 +88,10 @@ class SessionWriter:
     def record_step(self, step: StepUsage) -> None:
         """A UsageMeter listener: one usage line per model request."""
         self.write(step.to_record())
+
+    def record_compaction(self, record: CompactionRecord) -> None:
+        """A Compactor listener: what it did (the replaced history follows as a replace line)."""
+        self.write(record.to_record())
 
     def close(self) -> None:
         if self._fd is not None:
