@@ -13,6 +13,7 @@ from nami_yaml.agent.events import HISTORY_EVENTS, Event, EventBus, FinalEvent
 from nami_yaml.agent.history import History
 from nami_yaml.agent.hooks import BeforeTool, Hooks
 from nami_yaml.agent.loop import AgentLoop, RunOutcome
+from nami_yaml.app.economy import token_economy
 from nami_yaml.app.project import Project, Trust, open_project
 from nami_yaml.app.sessions import record_session, resume_session
 from nami_yaml.config.settings import Effective
@@ -20,11 +21,8 @@ from nami_yaml.errors import ConfigError
 from nami_yaml.model.types import Model
 from nami_yaml.policy.approval import Approver, approve_all, as_asker
 from nami_yaml.policy.permissions import RiskPolicy
-from nami_yaml.session.compaction import CompactionRecord, CompactionSettings, Compactor
-from nami_yaml.session.cost import CostLimit, Pricing
 from nami_yaml.session.loader import LoadedSession
 from nami_yaml.session.store import SessionStore
-from nami_yaml.session.usage import UsageMeter
 from nami_yaml.session.writer import SessionWriter
 
 EventSink = Callable[[Event], None]
@@ -43,17 +41,11 @@ class Agent:
         self.bus = EventBus(on_event)
         get = project.settings.get
         asker = as_asker(approve_all if assume_yes else approve) if (assume_yes or approve) else None
-        self.pricing = Pricing.from_settings(get("model.pricing"))
-        self.meter = UsageMeter(price=self.pricing)
+        economy = token_economy(project.settings, model)
+        self.meter, self.compactor, self.pricing = economy.meter, economy.compactor, economy.pricing
         self.bus.add(self.meter)
-        window = get("model.context_window")
-        self.compactor = Compactor(model, self.meter, int(window) if window else None,
-                                   CompactionSettings.from_settings(get("compaction")))
-        self.compactor.listeners.append(self._count_summary)
-        # Compaction first: the estimate and the cost limit then see the request as it will be sent.
         self.hooks = Hooks(before_tool=[RiskPolicy(get("permissions")), *before_tool], ask=asker,
-                           before_request=[self.compactor, self.meter.before_request, *self._cost_limit()],
-                           after_run=[self.meter.after_run])
+                           before_request=economy.before_request, after_run=economy.after_run)
         self.loop = AgentLoop(
             model=model, toolbox=project.executor(), hooks=self.hooks,
             max_steps=int(get("limits.max_steps")), max_parallel_tools=int(get("limits.max_parallel_tools")),
@@ -64,20 +56,6 @@ class Agent:
         self.session_id: str | None = None  # set once the conversation is saved (record_session, resume_session)
         self._session: SessionWriter | None = None
         self._lock = threading.Lock()  # one run at a time: the history is one conversation
-
-    def _count_summary(self, record: CompactionRecord) -> None:
-        if record.usage is not None:
-            self.meter.record(record.usage)
-
-    def _cost_limit(self) -> list[CostLimit]:
-        limit = self.settings.get("limits.max_cost")
-        if limit is None:
-            return []
-        if self.pricing is None:
-            raise ConfigError(f"{self.settings.where('limits', 'max_cost')}: limits.max_cost needs prices, and "
-                              f"there are none for model {self.settings.get('model.name')!r}: set model.pricing "
-                              "(input and output, USD per million tokens)")
-        return [CostLimit(float(limit), self.pricing, self.meter)]
 
     @classmethod
     def from_config(cls, config: str | Path | None = None, *, cwd: Path | None = None,

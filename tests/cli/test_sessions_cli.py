@@ -154,3 +154,20 @@ def test_max_steps_says_how_to_go_on(fake_openai: FakeOpenAIServer, workdir: Pat
     assert result.returncode == 3
     assert 'nami run --continue "go on"' in result.stderr
     assert nami(fake_openai, "run", "--continue", "go on", cwd=workdir).stdout == "done\n"
+
+
+def test_a_continued_session_still_reads_the_output_its_results_saved(workdir: Path, temp_home: Path) -> None:
+    (workdir / "agent.yaml").write_text("limits: {max_output: 1000}\n")
+    env = {"NAMI_CONFIG": "agent.yaml"}
+    with FakeOpenAIServer([tool_calls(call("bash", {"command": "seq 1 20000"})), text("long")]) as server:
+        first = nami(server, "run", "--yes", "count", cwd=workdir, env=env)
+        assert first.returncode == 0, first.stderr
+        session_id, _ = only_session()
+        result = next(m["content"] for m in server.requests[1]["messages"] if m["role"] == "tool")
+        spill = result.split("full output: ")[1].split("]")[0]
+        assert Path(spill).parent == temp_home / ".local" / "state" / "nami" / "output" / f"session-{session_id}"
+        server.add(tool_calls(call("read_file", {"path": spill, "offset": 19999})), text("the end is 20000"))
+        second = nami(server, "run", "--continue", "what is the last number?", cwd=workdir, env=env)
+    assert second.returncode == 0, second.stderr
+    read = [m["content"] for m in server.requests[3]["messages"] if m["role"] == "tool"][-1]
+    assert read.split("\n")[:2] == [f"{19999:>6}\t19999", f"{20000:>6}\t20000"]

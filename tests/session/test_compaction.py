@@ -141,3 +141,29 @@ def test_a_failed_summary_drops_the_old_turns_and_says_so(workdir: Path) -> None
     note = model.requests[3]["messages"][1]["content"]
     assert note.startswith(f"{SUMMARY_PREFIX}\n(nami could not summarise the 4 earlier messages: ")
     assert "They were dropped" in note and "verbatim:\n" + "2" * 1000 in note
+
+
+def test_a_long_run_compacts_mid_task_without_separating_calls_from_results(workdir: Path) -> None:
+    (workdir / "part.txt").write_text("a line of the part file\n" * 50)  # ~1,600 characters read: not elided
+    config(workdir, 3000, keep_recent=900, reserve=500)
+    reads = [tool_calls(call("read_file", {"path": "part.txt"}, id=f"c{n}a"),
+                        call("read_file", {"path": "part.txt"}, id=f"c{n}b")) for n in range(6)]
+    model = ScriptedModel([*reads, text("Summary: read part.txt several times."), text("done")])
+    appended: list[dict[str, Any]] = []
+
+    def record(event: Any) -> None:
+        if event.type == "history_append":
+            appended.append(json.loads(json.dumps(event.message)))
+
+    outcome = Agent.from_config("agent.yaml", client=model, on_event=record).run("read part.txt six times")
+    # The scripted model is strict: a request with a call and no result, or a stray result, is refused.
+    assert outcome.status == "answered" and outcome.final_text == "done"
+    summary_at = next(i for i, r in enumerate(model.requests) if r["messages"][0]["content"] == SUMMARISER)
+    after = model.requests[summary_at + 1]["messages"]
+    assert after[1]["content"].startswith(SUMMARY_PREFIX)
+    assert "The user's last request before this point, verbatim:\nread part.txt six times" in after[1]["content"]
+    kept = after[2:]
+    assert kept[0]["role"] == "assistant" and [m["role"] for m in kept[1:3]] == ["tool", "tool"]
+    assert [m["tool_call_id"] for m in kept[1:3]] == [c["id"] for c in kept[0]["tool_calls"]]
+    start = appended.index(kept[0])
+    assert appended[start:start + len(kept)] == kept  # verbatim, in order
