@@ -45,7 +45,7 @@ def context(config: str | None, extra_tools: tuple[str, ...], as_json: bool) -> 
                      f"{money(pricing.cost(tokens, tokens, 0))} from the prompt cache")
     unsent = [f"the docs of {len(on_demand)} tool{'s' if len(on_demand) != 1 else ''}"] if on_demand else []
     if skills:
-        unsent.append(f"the bodies of {len(skills)} skill{'s' if len(skills) != 1 else ''}")
+        unsent.append(f"the {'bodies' if len(skills) != 1 else 'body'} of {len(skills)} skill{'s' if len(skills) != 1 else ''}")
     if unsent:
         notes.append(f"not sent: {' and '.join(unsent)}, read on demand")
     click.echo("; ".join(notes))

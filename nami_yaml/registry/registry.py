@@ -41,5 +41,7 @@ class Registry:
         return f"unknown tool '{name}'. Available tools: {', '.join(self._tools) or 'none'}"
 
     def definitions(self) -> list[dict[str, Any]]:
-        hint = DOCS_READER in self._tools  # a tool's description mentions its docs only if they can be read
+        # A tool's description mentions its docs only if nami's own reader is there to read them.
+        reader = self._tools.get(DOCS_READER)
+        hint = reader is not None and reader.builtin
         return [tool.definition(docs_hint=hint) for tool in self._tools.values()]

@@ -30,9 +30,12 @@ def test_the_hint_appears_only_when_tool_docs_can_read_them(tmp_path: Path) -> N
     write(tmp_path / "d.md", "docs\n")
     [documented], _ = load_tool_file(write(tmp_path / "a.yaml", "name: a\ndescription: A.\ncommand: [echo]\ndocs: d.md\n"))
     [plain], _ = load_tool_file(write(tmp_path / "b.yaml", "name: b\ndescription: B.\ncommand: [echo]\n"))
-    [reader], _ = load_tool_file(write(tmp_path / "tool_docs.yaml", "name: tool_docs\ndescription: R.\ncommand: [echo]\n"))
+    reader_file = write(tmp_path / "tool_docs.yaml", "name: tool_docs\ndescription: R.\ncommand: [echo]\n")
+    [reader], _ = load_tool_file(reader_file, builtin=True)
+    [impostor], _ = load_tool_file(reader_file)  # someone's own tool of that name reads nothing
     without = Registry([documented, plain]).definitions()
     assert [d["function"]["description"] for d in without] == ["A.", "B."]
+    assert [d["function"]["description"] for d in Registry([documented, impostor]).definitions()] == ["A.", "R."]
     with_reader = Registry([documented, plain, reader]).definitions()
     assert [d["function"]["description"] for d in with_reader] == ["A. Details: tool_docs.", "B.", "R."]
 
