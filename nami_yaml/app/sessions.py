@@ -52,12 +52,14 @@ def resume_session(agent: Agent, ref: str | None = None, *, store: SessionStore 
     recorded. A session of another workspace or tool set is refused unless ``force``."""
     store = store or SessionStore()
     path = store.latest(agent.project.context.workspace) if ref is None else store.find(ref)
-    loaded = load_session(path)
-    config = session_config(agent)
-    if not force:
-        _check_resumable(loaded, agent, config)
-    writer = SessionWriter.reopen(path, loaded.id, keep_bytes=loaded.good_bytes)
+    # Locked before it is read: what is loaded is what this process goes on from.
+    writer = SessionWriter.reopen(path, path.stem)
     try:
+        loaded = load_session(path)
+        config = session_config(agent)
+        if not force:
+            _check_resumable(loaded, agent, config)
+        writer.cut(loaded.good_bytes)
         writer.write({"type": "resume", "at": now_iso(), "config": config, "repairs": loaded.repairs,
                       "forced": force})
         if loaded.repaired:

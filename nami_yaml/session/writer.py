@@ -58,12 +58,18 @@ class SessionWriter:
         self._pending.extend(encode({"type": "message", "index": i, "message": m}) for i, m in enumerate(messages))
 
     @classmethod
-    def reopen(cls, path: Path, session_id: str, *, keep_bytes: int | None = None) -> SessionWriter:
-        """Continue an existing file now (so a session in use elsewhere is refused before anything runs).
-        ``keep_bytes`` cuts a half-written last line left by a crash."""
+    def reopen(cls, path: Path, session_id: str) -> SessionWriter:
+        """Continue an existing file, locked now (so a session in use elsewhere is refused before anything
+        runs or is read)."""
         writer = cls(path, session_id)
-        writer._open(keep_bytes)
+        writer._open()
         return writer
+
+    def cut(self, keep_bytes: int) -> None:
+        """Drop what follows the last complete line (a line half-written by a crash)."""
+        assert self._fd is not None
+        if os.fstat(self._fd).st_size > keep_bytes:
+            os.ftruncate(self._fd, keep_bytes)
 
     # -- the sink ---------------------------------------------------------------------------------
 
@@ -79,7 +85,7 @@ class SessionWriter:
 
     def write(self, record: dict[str, Any]) -> None:
         if self._fd is None:
-            self._open(None)
+            self._open()
         assert self._fd is not None
         data = b"".join([*self._pending, encode(record)])
         self._pending.clear()
@@ -107,7 +113,7 @@ class SessionWriter:
 
     # -- the file ---------------------------------------------------------------------------------
 
-    def _open(self, keep_bytes: int | None) -> None:
+    def _open(self) -> None:
         flags = os.O_WRONLY | os.O_APPEND | os.O_CLOEXEC | getattr(os, "O_NOFOLLOW", 0)
         try:
             if self._new:
@@ -122,8 +128,6 @@ class SessionWriter:
         except BlockingIOError:
             os.close(fd)
             raise SessionError(f"session {self.id} is in use by another nami process") from None
-        if keep_bytes is not None and os.fstat(fd).st_size > keep_bytes:
-            os.ftruncate(fd, keep_bytes)
         self._fd = fd
 
 

@@ -36,3 +36,4 @@ def test_context_counts_what_a_request_carries_largest_first(workdir: Path) -> N
     lines = table.stdout.splitlines()
     assert lines[1].startswith("tool big") and lines[-2].split() == ["total", f"{report['chars']:,}", f"{report['tokens']:,}"]
     assert "per request uncached" in lines[-1]
+
