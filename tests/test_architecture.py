@@ -44,6 +44,13 @@ def test_dependency_directions(package: str) -> None:
     assert bad == []
 
 
+def test_path_helpers_have_a_neutral_home() -> None:
+    for path in sorted((PACKAGE / "config").rglob("*.py")):
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if isinstance(node, ast.ImportFrom) and node.module == "nami_yaml.registry.loader":
+                assert not {a.name for a in node.names} & {"expand_tool_paths", "display_path"}, path
+
+
 def test_only_the_cli_prints() -> None:
     printing = []
     for path in sorted(PACKAGE.rglob("*.py")):

@@ -85,13 +85,15 @@ class UsageEvent(_Event):
 class FinalEvent(_Event):
     """Always the last event of a run. ``error`` says why a run that is not "answered" stopped.
     ``usage`` is what the server reported; ``totals`` (from an accounting hook, when there is one) adds
-    estimates where it reported nothing, and the cost."""
+    estimates where it reported nothing, and the cost.
+    ``usage_reported`` is false when the server sent no token counts: ``usage`` is zeros, not a measure."""
 
     text: str | None
     status: str
     usage: dict[str, int]
     error: str | None = None
     totals: dict[str, Any] | None = None
+    usage_reported: bool = True
     type: str = field(default="final", init=False)
 
 

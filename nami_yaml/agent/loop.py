@@ -51,7 +51,7 @@ class RunState:
 
     history: History
     tools: list[dict[str, Any]]
-    usage: Usage = field(default_factory=Usage)
+    usage: Usage = field(default_factory=lambda: Usage(reported=False))  # until a server reports some
     steps: int = 0
     last_usage: Usage | None = None
 
@@ -169,7 +169,7 @@ class AgentLoop:
         for hook in self.hooks.after_run:
             outcome.totals.update(hook(outcome) or {})
         self._emit(FinalEvent(text=text, status=status, usage=usage_dict(state.usage), error=error,
-                              totals=outcome.totals or None))
+                              totals=outcome.totals or None, usage_reported=state.usage.reported))
         return outcome
 
 

@@ -51,13 +51,14 @@ class Project:
     settings: Effective
     registry: Registry
     context: RuntimeContext
+    cwd: Path | None = None  # where it was opened from; the workspace is often the project's root above it
 
     def executor(self) -> Executor:
         return Executor(self.registry, self.context)
 
     def system_prompt(self) -> str:
         """The system message every conversation starts with."""
-        return system_prompt(self.settings, self.context.workspace, skills=self.context.skills.values())
+        return system_prompt(self.settings, self.context.workspace, skills=self.context.skills.values(), cwd=self.cwd)
 
 
 def read_settings(config: str | Path | None = None, *, cwd: Path | None = None, env: Mapping[str, str] | None = None,
@@ -79,7 +80,8 @@ def open_project(config: str | Path | None = None, *, cwd: Path | None = None, e
     registry = build_registry(effective, list(extra_tools), base=cwd, skills=skills)
     if will_run and needs_trust(effective):
         ensure_trusted(effective, registry, trust)
-    return Project(effective, registry, runtime_context(effective, env=env, cwd=cwd, registry=registry, skills=skills))
+    return Project(effective, registry, runtime_context(effective, env=env, cwd=cwd, registry=registry, skills=skills),
+                   cwd=cwd)
 
 
 def ensure_trusted(effective: Effective, registry: Registry, trust: Trust) -> None:

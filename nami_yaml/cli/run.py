@@ -6,7 +6,6 @@ first model request.
 
 from __future__ import annotations
 
-import json
 import sys
 from typing import Any
 
@@ -23,7 +22,7 @@ from nami_yaml.cli.common import (
     load_project,
     tools_option,
 )
-from nami_yaml.errors import NamiError
+from nami_yaml.cli.piped import piped_stdin, with_attached_input
 
 STATUS_EXIT = {"answered": EXIT_OK, "error": EXIT_ERROR, "max_steps": EXIT_MAX_STEPS, "max_cost": EXIT_MAX_STEPS,
                "stopped": EXIT_ERROR, "interrupted": EXIT_INTERRUPTED}
@@ -72,12 +71,15 @@ force_option = click.option("--force", is_flag=True,
 @click.command("run")
 @click.argument("task")
 @agent_options
-@click.option("--json", "as_json", is_flag=True, help="One JSON event per line on stdout (tool_call, tool_result, message, final, error…).")
+@click.option("--json", "as_json", is_flag=True, help="One JSON event per line on stdout (tool_call, tool_result, message, error…), always ending with one final event.")
 @click.option("--continue", "continue_", is_flag=True, help="Continue the latest session of this workspace.")
 @force_option
 @handle_errors
 def run(task: str, as_json: bool, continue_: bool, **options: Any) -> None:
     """Run one TASK to completion. The answer goes to stdout, progress to stderr.
+
+    Input piped to nami is attached to TASK (`journalctl -u nginx | nami run "why does it fail?"`);
+    with TASK `-`, the task itself is read from stdin.
 
     Exit codes: 0 answered, 1 error, 2 usage or config error, 3 step or cost limit reached, 130 interrupted.
     """
@@ -85,12 +87,15 @@ def run(task: str, as_json: bool, continue_: bool, **options: Any) -> None:
 
     renderer = JsonRenderer() if as_json else HumanRenderer()
     try:
+        piped = piped_stdin()
+        if task == "-":
+            task, piped = task_from_stdin(piped), None
         agent = build_agent(on_event=renderer, resume="" if continue_ else None, **options)
-    except NamiError as exc:
-        if as_json:  # a reader of the event stream learns why it is empty
-            click.echo(json.dumps({"type": "error", "message": str(exc)}))
+        outcome = agent.run(attach(task, piped, agent))
+    except BaseException as exc:
+        if isinstance(renderer, JsonRenderer):  # a reader of the event stream learns why, and where it ends
+            renderer.fail(exc)
         raise
-    outcome = agent.run(task)
     if outcome.status == "answered":
         renderer.answer(outcome.final_text)
         if outcome.error and not as_json:
@@ -98,6 +103,21 @@ def run(task: str, as_json: bool, continue_: bool, **options: Any) -> None:
     elif not as_json and outcome.status != "error":  # model errors were already shown by the renderer
         click.echo(f"nami: {outcome.error}", err=True)
     sys.exit(STATUS_EXIT[outcome.status])
+
+
+def task_from_stdin(piped: bytes | None) -> str:
+    text = (piped or b"").decode("utf-8", errors="replace").strip()
+    if not text:
+        raise click.UsageError("`nami run -` reads the task from stdin, and nothing was piped in")
+    return text
+
+
+def attach(task: str, piped: bytes | None, agent: Agent) -> str:
+    """The user's message: the task, with what was piped in attached, capped like a tool result."""
+    if not piped:
+        return task
+    context = agent.project.context
+    return with_attached_input(task, piped, context.settings.max_output, context.spill_dir)
 
 
 CHAT_HELP = """\

@@ -20,7 +20,10 @@ from nami_yaml.cli.common import (
 )
 from nami_yaml.display import visible
 from nami_yaml.registry.executor import PreparedToolCall
+from nami_yaml.registry.overview import runner_overview
 from nami_yaml.registry.tool import Tool
+from nami_yaml.result import ToolResult
+from nami_yaml.runtime import ToolSettings
 
 
 @click.group("tools")
@@ -50,16 +53,25 @@ def list_tools(as_json: bool, config: str | None, extra_tools: tuple[str, ...]) 
 
 @tools_group.command("show")
 @click.argument("name")
+@click.option("--json", "as_json", is_flag=True, help="Print only the exact definition sent to the model, as JSON.")
 @config_option
 @tools_option
 @handle_errors
-def show_tool(name: str, config: str | None, extra_tools: tuple[str, ...]) -> None:
-    """Print the exact definition sent to the model for NAME."""
-    registry = load_project(config, extra_tools=list(extra_tools)).registry
+def show_tool(name: str, as_json: bool, config: str | None, extra_tools: tuple[str, ...]) -> None:
+    """Show how NAME runs (runner, timeout, cwd, environment, risk) and the definition sent to the model."""
+    project = load_project(config, extra_tools=list(extra_tools))
+    registry, ctx = project.registry, project.context
     tool = registry.get(name)
     if tool is None:
         fail(f"nami: {registry.unknown(name)}", EXIT_USAGE)
-    click.echo(json.dumps(tool.definition(), indent=2, ensure_ascii=False))
+    definition = json.dumps(tool.definition(), indent=2, ensure_ascii=False)
+    if as_json:
+        click.echo(definition)
+        return
+    for line in describe_tool(tool, ctx.settings):
+        click.echo(visible(line))
+    click.echo("definition sent to the model:")
+    click.echo(definition)
 
 
 @tools_group.command("call")
@@ -67,12 +79,17 @@ def show_tool(name: str, config: str | None, extra_tools: tuple[str, ...]) -> No
 @click.argument("assignments", nargs=-1, metavar="[KEY=VALUE]...")
 @click.option("--args-json", metavar="JSON", help="All arguments as one JSON object (KEY=VALUE pairs are added on top).")
 @click.option("--dry-run", is_flag=True, help="Show what would run (argv, cwd, stdin, environment changes) without running.")
+@click.option("--json", "as_json", is_flag=True,
+              help="Print the whole result as JSON (ok, content, details, exit code, saved output).")
 @config_option
 @tools_option
 @handle_errors
-def call_tool(name: str, assignments: tuple[str, ...], args_json: str | None, dry_run: bool,
+def call_tool(name: str, assignments: tuple[str, ...], args_json: str | None, dry_run: bool, as_json: bool,
               config: str | None, extra_tools: tuple[str, ...]) -> None:
-    """Run tool NAME by hand. Exit code 0 when the tool succeeded, 1 when it failed."""
+    """Run tool NAME by hand: its stdout to stdout, its stderr and nami's notes to stderr.
+
+    Exit code 0 when the tool succeeded, 1 when it failed.
+    """
     project = load_project(config, extra_tools=list(extra_tools), will_run=not dry_run)
     registry = project.registry
     tool = registry.get(name)
@@ -88,15 +105,66 @@ def call_tool(name: str, assignments: tuple[str, ...], args_json: str | None, dr
             fail("nami: --args-json must be a JSON object", EXIT_USAGE)
     arguments.update(parse_assignments(tool, assignments))
     prepared = project.executor().prepare(name, arguments)
-    if not isinstance(prepared, PreparedToolCall):
-        click.echo(prepared.content)
-        raise SystemExit(EXIT_ERROR)
-    if dry_run:
-        click.echo(format_plan(prepared))
+    if isinstance(prepared, PreparedToolCall) and dry_run:
+        if as_json:
+            click.echo(json.dumps({"tool": prepared.name, "risk": prepared.risk, "plan": prepared.plan()},
+                                  indent=2, ensure_ascii=False))
+        else:
+            click.echo(format_plan(prepared))
         return
-    result = prepared.run()
-    click.echo(result.content)
+    result = prepared.run() if isinstance(prepared, PreparedToolCall) else prepared
+    if as_json:
+        click.echo(json.dumps(result_json(result), indent=2, ensure_ascii=False))
+    else:
+        print_result(result)
     raise SystemExit(EXIT_OK if result.ok else EXIT_ERROR)
+
+
+def result_json(result: ToolResult) -> dict[str, Any]:
+    return {"ok": result.ok, "content": result.content, "details": result.details,
+            "exit_code": result.details.get("exit_code"), "saved_output": result.details.get("spill_path")}
+
+
+def print_result(result: ToolResult) -> None:
+    """A process tool's streams where they belong; any other result to stdout, or stderr when it failed."""
+    streams = result.streams
+    if streams is None:
+        click.echo(result.content, err=not result.ok)
+        return
+    if streams.stdout:
+        click.echo(streams.stdout, nl=False)
+    if streams.stderr:
+        click.echo(streams.stderr, nl=False, err=True)
+    for line in streams.status:
+        click.echo(line, err=True)
+
+
+def describe_tool(tool: Tool, defaults: ToolSettings) -> list[str]:
+    """How a tool runs, one setting a line, for `nami tools show`."""
+    info = runner_overview(tool)
+    lines = [f"name:       {tool.name}", f"risk:       {tool.risk}",
+             f"source:     {'built-in' if tool.builtin else tool.source}", f"runner:     {info['runner']}"]
+    if "argv" in info:
+        lines.append(f"argv:       {json.dumps(info['argv'], ensure_ascii=False)}")
+    if "script" in info:
+        lines.append("script:")
+        lines.extend(f"  | {line}" for line in info["script"].rstrip("\n").splitlines())
+    if "entrypoint" in info:
+        lines.append(f"entrypoint: {info['entrypoint']}")
+    if "timeout" in info:
+        timeout = info["timeout"]
+        lines.append(f"timeout:    {timeout:g} s" if timeout else f"timeout:    {defaults.default_timeout:g} s (default)")
+        lines.append(f"cwd:        {info['cwd'] or '.'} (in the workspace)")
+        lines.extend(f"env:        {key}={value}" for key, value in info["env"].items())
+        if info["env_passthrough"]:
+            lines.append(f"env_passthrough: {', '.join(info['env_passthrough'])}")
+        if info["stdin"] is not None:
+            lines.append(f"stdin:      {json.dumps(info['stdin'], ensure_ascii=False)}")
+    if info.get("allow_dash"):
+        lines.append(f"allow_dash: {', '.join(info['allow_dash'])}")
+    limit = info.get("max_output")
+    lines.append(f"max_output: {limit:,} bytes" if limit else f"max_output: {defaults.max_output:,} bytes (default)")
+    return lines
 
 
 def first_sentence(description: str, limit: int = 80) -> str:

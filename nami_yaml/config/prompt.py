@@ -22,7 +22,9 @@ and what you found."""
 
 
 def system_prompt(effective: Effective, workspace: Path, today: datetime.date | None = None,
-                  skills: Iterable[Skill] = ()) -> str:
+                  skills: Iterable[Skill] = (), cwd: Path | None = None) -> str:
+    """Built once per agent, so it is the same bytes for every request of a run. ``cwd``: where the user
+    started nami; named when it is not the workspace root, so "this folder" still means something."""
     base = (effective.get("system") or DEFAULT_SYSTEM).strip()  # system_file was read into `system`
     listed = [f"- {skill.name}: {skill.description}" for skill in skills]
     if listed:
@@ -30,4 +32,16 @@ def system_prompt(effective: Effective, workspace: Path, today: datetime.date | 
         base += "\n\nSkills (read one with the skill tool before you use it):\n" + "\n".join(listed)
     day = (today or datetime.date.today()).isoformat()
     # Said here rather than in every tool's parameters, and kept with a custom prompt too.
-    return f"{base}\n\nWorkspace (tool paths are relative to it): {workspace}\nToday's date: {day}"
+    return (f"{base}\n\nWorkspace (tool paths are relative to it): {workspace}\n"
+            f"{_current_folder(workspace, cwd)}Today's date: {day}")
+
+
+def _current_folder(workspace: Path, cwd: Path | None) -> str:
+    if cwd is None:
+        return ""
+    workspace, cwd = workspace.resolve(), cwd.resolve()
+    if cwd == workspace:
+        return ""
+    if workspace in cwd.parents:
+        return f"Current folder: {cwd.relative_to(workspace).as_posix()} (relative to the workspace)\n"
+    return f"Current folder: {cwd} (outside the workspace)\n"

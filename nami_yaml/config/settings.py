@@ -111,12 +111,18 @@ def load_settings(
     files: list[ConfigFile] = []
     user = user_config_path(env)
     if use_user_config and user.is_file():
-        files.append(read_config(user))
+        files.append(read_config(user, env))
     path, how = find_config(config, env, cwd)
     if path is not None:
-        files.append(read_config(path))
+        files.append(read_config(path, env))
     for loaded in files:
         _merge(values, sources, loaded.data, str(loaded.path))
+    _join_tool_files(values, sources, files)
+    if "workspace" not in values:
+        # The project's folder, wherever in it nami was started: its tools' paths and cwd: are relative to it.
+        project = files[-1].path.parent if path is not None else cwd
+        _set(values, sources, "workspace", str(project), "default: the folder of agent.yaml" if path is not None
+             else "default: the current folder")
     for name, dotted in ENV_KEYS.items():
         if env.get(name):
             _set(values, sources, dotted, env[name], f"${name}")
@@ -149,6 +155,15 @@ def load_settings(
     effective = Effective(values, sources, path, files, found_by=how)
     effective.api_key, effective.api_key_source = _api_key(model, env, preset)
     return effective
+
+
+def _join_tool_files(values: dict[str, Any], sources: dict[str, str], files: list[ConfigFile]) -> None:
+    """The user config's tool files and the project's together: a team library in the user config stays
+    available in every project. A tool name defined in both is a duplicate the loader reports."""
+    setting = [f for f in files if "files" in (f.data.get("tools") or {})]
+    if len(setting) > 1:
+        joined = [spec for f in setting for spec in f.data["tools"]["files"]]
+        _set(values, sources, "tools.files", joined, " + ".join(str(f.path) for f in setting))
 
 
 def _host(url: str | None) -> str:

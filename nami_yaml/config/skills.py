@@ -10,7 +10,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from nami_yaml.errors import Problem, SpecError
-from nami_yaml.registry.loader import display_path
+from nami_yaml.paths import path_for_messages
 from nami_yaml.spec.yamlpos import parse_yaml, read_source
 
 if TYPE_CHECKING:
@@ -60,7 +60,7 @@ def skill_files(spec: str) -> list[Path]:
 
 
 def read_skill(file: Path) -> tuple[Skill | None, list[Problem]]:
-    name = display_path(file)
+    name = path_for_messages(file)
     try:
         text = read_source(file)
     except (OSError, ValueError) as exc:
@@ -103,8 +103,8 @@ def load_skills(effective: Effective) -> list[Skill]:
             if skill is None:
                 continue
             if skill.name in seen:
-                problems.append(Problem(display_path(file), 2, 1, "$.name",
-                                        f"duplicate skill name '{skill.name}': also in {display_path(seen[skill.name])}"))
+                problems.append(Problem(path_for_messages(file), 2, 1, "$.name",
+                                        f"duplicate skill name '{skill.name}': also in {path_for_messages(seen[skill.name])}"))
                 continue
             seen[skill.name] = file
             skills.append(skill)

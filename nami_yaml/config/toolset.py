@@ -6,8 +6,9 @@ from pathlib import Path
 
 from nami_yaml.config.settings import DEFAULT_BUILTINS, Effective
 from nami_yaml.config.skills import Skill, load_skills
-from nami_yaml.errors import ConfigError, SpecError
-from nami_yaml.registry.loader import expand_tool_paths, load_tools
+from nami_yaml.errors import ConfigError, Problem, SpecError
+from nami_yaml.paths import expand_tool_paths
+from nami_yaml.registry.loader import Host, check_tools, load_tools
 from nami_yaml.registry.registry import DOCS_READER, Registry
 from nami_yaml.registry.tool import Tool
 from nami_yaml.spec.validate import did_you_mean
@@ -47,6 +48,17 @@ def tool_files(effective: Effective, extra: list[str] | None = None, base: Path 
     for file in files:
         unique.setdefault(file.resolve(), file)
     return list(unique.values())
+
+
+def check_toolset(effective: Effective, extra: list[str] | None = None, *, host: Host | None = None,
+                  ) -> tuple[list[Tool], list[Problem]]:
+    """For `nami check`: every tool that loads (with the readers the agent would get), and every error and
+    warning (``host``: of this machine too)."""
+    builtins = selected_builtins(effective)
+    tools, problems = check_tools([*builtins, *tool_files(effective, extra)], builtin=builtins, host=host)
+    if any(p.is_error for p in problems):
+        return tools, problems
+    return _with_readers(tools, bool(load_skills(effective))), problems
 
 
 def build_registry(effective: Effective, extra: list[str] | None = None, base: Path | None = None,

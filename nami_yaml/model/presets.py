@@ -19,7 +19,7 @@ from typing import Any
 
 from nami_yaml.errors import ConfigError
 
-# Each quirk with its default value: the behaviour of a server that follows OpenAI exactly.
+# Each quirk with its default value: what works with OpenAI and with the strictest servers alike.
 QUIRKS: dict[str, Any] = {
     # Send stream_options.include_usage; some servers and proxies reject the whole request with it.
     "stream_usage": True,
@@ -27,8 +27,10 @@ QUIRKS: dict[str, Any] = {
     "no_parallel_tool_calls": False,
     # Where options["max_tokens"] goes; OpenAI's newer models only accept "max_completion_tokens".
     "max_tokens_field": "max_tokens",
-    # Send "" instead of null as an assistant message's content; some servers reject null.
-    "null_content_as_empty": False,
+    # Send "" instead of null as the content of an assistant message that only calls tools. OpenAI and
+    # DeepSeek accept both; some local servers (llama.cpp's Python server) refuse null. false keeps
+    # null, for a provider that refuses "".
+    "null_content_as_empty": True,
 }
 
 DEFAULT_PRESET = "deepseek"
@@ -74,7 +76,7 @@ PRESETS: dict[str, dict[str, Any]] = {
         "api_key": "ollama",
         # Ollama silently truncates the prompt at its num_ctx, so budget for a small window.
         "context_window": 8_192,
-        "quirks": {"null_content_as_empty": True},
+        "quirks": {},
     },
     "vllm": {
         "base_url": "http://localhost:8000/v1",
@@ -90,7 +92,7 @@ PRESETS: dict[str, dict[str, Any]] = {
         "api_key_env": None,
         "api_key": "sk-no-key-required",
         "context_window": 8_192,
-        "quirks": {"no_parallel_tool_calls": True, "null_content_as_empty": True},
+        "quirks": {"no_parallel_tool_calls": True},
     },
 }
 
