@@ -12,6 +12,8 @@ from nami_yaml.agent.events import HISTORY_EVENTS, ErrorEvent, Event, FinalEvent
 from nami_yaml.display import visible
 from nami_yaml.errors import NamiError
 from nami_yaml.model.types import Usage
+from nami_yaml.session.show import format_totals
+from nami_yaml.session.usage import Totals
 
 
 def _one_line(text: str, limit: int = 100) -> str:
@@ -72,9 +74,17 @@ class HumanRenderer:
             self.progress(f"error: {event.message}")  # type: ignore[union-attr]
         elif kind == "final":
             self._end_text()
-            line = _usage_line(event)
-            if line:
-                self.progress(line)
+            self.progress_totals(event)
+
+    def progress_totals(self, event: Any) -> None:
+        """The run's one line of totals: tokens (``~`` where estimated), steps, and the cost when priced."""
+        totals: dict[str, Any] | None = getattr(event, "totals", None)
+        if totals and totals.get("requests"):
+            self.progress("tokens: " + format_totals(Totals.from_json(totals), unknown_cost=False))
+            return
+        line = _usage_line(event)
+        if line:
+            self.progress(line)
 
     def _result_line(self, event: Any) -> str:
         mark = "✓" if event.ok else "✗"

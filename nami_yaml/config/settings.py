@@ -11,7 +11,7 @@ from typing import Any
 from urllib.parse import urlparse
 
 from nami_yaml.config.files import ConfigFile, find_config, read_config, user_config_path
-from nami_yaml.model.presets import DEFAULT_PRESET, PRESETS, get_preset  # plain data; no openai import
+from nami_yaml.model.presets import DEFAULT_PRESET, PRESETS, PRICES_AS_OF, get_preset  # plain data, no openai
 from nami_yaml.spec.yamlpos import format_path
 
 DEFAULT_BUILTINS = ["read_file", "write_file", "edit_file", "list_dir", "grep", "glob", "bash", "fetch_url"]
@@ -26,6 +26,7 @@ DEFAULTS: dict[str, Any] = {
     },
     "limits": {"max_steps": 50, "tool_timeout": 120, "max_output": 50_000, "max_parallel_tools": 4},
     "permissions": {"write": "ask", "exec": "ask"},
+    "compaction": {"enabled": True, "threshold": 0.8, "reserve": 4096, "keep_recent": 20_000},
 }
 
 ENV_KEYS = {"NAMI_MODEL": "model.name", "NAMI_BASE_URL": "model.base_url"}
@@ -141,6 +142,9 @@ def load_settings(
                             ("context_window", "context_window")):
         if key not in model and preset.get(preset_key) is not None:
             _set(values, sources, f"model.{key}", preset[preset_key], f"preset {provider}")
+    price = (preset.get("pricing") or {}).get(model.get("name"))
+    if "pricing" not in model and price is not None:
+        _set(values, sources, "model.pricing", dict(price), f"preset {provider} (list price of {PRICES_AS_OF})")
     if preset:
         quirks = {**preset["quirks"], **(model.get("quirks") or {})}
         if sources.get("model.quirks") == "default":
