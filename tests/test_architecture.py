@@ -19,6 +19,7 @@ FORBIDDEN = {
     "policy": ("nami_yaml.cli", "click"),
     "config": ("nami_yaml.cli", "click"),
     "app": ("nami_yaml.cli", "click"),
+    "session": ("nami_yaml.cli", "nami_yaml.app", "click", "openai"),
     "model": ("nami_yaml.cli", "nami_yaml.agent", "click"),
 }
 
@@ -41,6 +42,13 @@ def test_dependency_directions(package: str) -> None:
             if any(name == p or name.startswith(p + ".") for p in FORBIDDEN[package]):
                 bad.append(f"{path.relative_to(PACKAGE.parent)} imports {name}")
     assert bad == []
+
+
+def test_path_helpers_have_a_neutral_home() -> None:
+    for path in sorted((PACKAGE / "config").rglob("*.py")):
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if isinstance(node, ast.ImportFrom) and node.module == "nami_yaml.registry.loader":
+                assert not {a.name for a in node.names} & {"expand_tool_paths", "display_path"}, path
 
 
 def test_only_the_cli_prints() -> None:

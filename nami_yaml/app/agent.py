@@ -13,13 +13,17 @@ from nami_yaml.agent.events import HISTORY_EVENTS, ErrorEvent, Event, EventBus, 
 from nami_yaml.agent.history import History
 from nami_yaml.agent.hooks import BeforeTool
 from nami_yaml.agent.loop import AgentLoop, RunOutcome
+from nami_yaml.app.economy import token_economy
 from nami_yaml.app.project import Project, Trust, open_project
 from nami_yaml.app.safety import Safeguards
-from nami_yaml.config.prompt import system_prompt
+from nami_yaml.app.sessions import record_session, resume_session
 from nami_yaml.config.settings import Effective
 from nami_yaml.errors import ConfigError
 from nami_yaml.model.types import Model
 from nami_yaml.policy.approval import Approver
+from nami_yaml.session.loader import LoadedSession
+from nami_yaml.session.store import SessionStore
+from nami_yaml.session.writer import SessionWriter
 
 EventSink = Callable[[Event], None]
 
@@ -42,14 +46,20 @@ class Agent:
         self.guard = Safeguards(project, approve=approve, assume_yes=assume_yes, approve_risks=approve_risks,
                                 dry_run=dry_run, session_id=session_id, via=via,
                                 on_error=lambda message: self.bus(ErrorEvent(message)))
+        economy = token_economy(project.settings, model)
+        self.meter, self.compactor, self.pricing = economy.meter, economy.compactor, economy.pricing
+        self.bus.add(self.meter)
         self.hooks = self.guard.hooks(before_tool)
+        self.hooks.before_request = list(economy.before_request)
+        self.hooks.after_run = list(economy.after_run)
         self.loop = AgentLoop(
             model=model, toolbox=self.guard.toolbox(project.executor()), hooks=self.hooks,
             max_steps=int(get("limits.max_steps")), max_parallel_tools=int(get("limits.max_parallel_tools")),
             cancel=project.context.cancel, events=self.guard.events(self.bus),  # type: ignore[arg-type]
         )
-        self.system_message = {"role": "system", "content": system_prompt(project.settings, project.context.workspace)}
+        self.system_message = {"role": "system", "content": project.system_prompt()}
         self.history = History([dict(self.system_message)], emit=self.bus)
+        self._session: SessionWriter | None = None
         self._lock = threading.Lock()  # one run at a time: the history is one conversation
 
     @classmethod
@@ -140,6 +150,41 @@ class Agent:
     def reset(self) -> None:
         """Forget the conversation, keeping the system prompt (chat's /clear)."""
         self.history.replace([dict(self.system_message)], "clear")
+
+    # -- sessions -------------------------------------------------------------------------------------
+
+    def restore(self, messages: list[dict[str, Any]]) -> None:
+        """Take up an earlier conversation: ``messages`` (system prompt included) as its last request sent
+        them. Not reported as a change: it is where the conversation already was."""
+        with self._lock:
+            self.history = History([dict(m) for m in messages], emit=self.bus)
+
+    def record_session(self, store: SessionStore | None = None) -> SessionWriter:
+        """Save this conversation as a session file (``$XDG_DATA_HOME/nami/sessions``) as it runs. The
+        file stays locked until :meth:`close`, so no other process appends to it meanwhile."""
+        self._session = record_session(self, store)
+        return self._session
+
+    def resume_session(self, ref: str | None = None, *, store: SessionStore | None = None,
+                       force: bool = False) -> LoadedSession:
+        """Continue session ``ref`` (None: the latest of this workspace) and keep saving to it."""
+        self._session, loaded = resume_session(self, ref, store=store, force=force)
+        return loaded
+
+    def close(self) -> None:
+        """Release the session file (the end of the process does too); later runs are not saved."""
+        session, self._session = self._session, None
+        if session is not None:
+            self.bus.remove(session)
+            self.meter.listeners.remove(session.record_step)
+            self.compactor.listeners.remove(session.record_compaction)
+            session.close()
+
+    def __enter__(self) -> Agent:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
 
 
 def load_agent(config: str | Path | None = None, **options: Any) -> Agent:

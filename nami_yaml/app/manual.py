@@ -15,11 +15,12 @@ from typing import Any
 
 from nami_yaml.agent.hooks import CallRecord, Decision
 from nami_yaml.app.project import Project
-from nami_yaml.app.safety import new_session_id, open_audit, project_policy
+from nami_yaml.app.safety import open_audit, project_policy
 from nami_yaml.model.types import ToolCall
 from nami_yaml.policy.approval import Approver, build_asker
 from nami_yaml.registry.executor import PreparedToolCall
 from nami_yaml.result import ToolResult
+from nami_yaml.session.store import new_session_id
 
 BY_HAND = "tools call (by hand)"
 

@@ -4,8 +4,6 @@ only for a trusted project), the audit log, and the session id lines are recorde
 
 from __future__ import annotations
 
-import secrets
-import time
 from collections.abc import Callable, Collection, Sequence
 from typing import TYPE_CHECKING
 
@@ -17,15 +15,11 @@ from nami_yaml.app.project import Project
 from nami_yaml.config.trust import needs_trust
 from nami_yaml.policy.approval import Approver, build_asker
 from nami_yaml.policy.session import SessionApprovals
+from nami_yaml.session.store import new_session_id
 
 if TYPE_CHECKING:  # imported when an agent is built, so `nami tools list` does not load the rule engine
     from nami_yaml.policy.audit import AuditLog
     from nami_yaml.policy.layers import Policy
-
-
-def new_session_id() -> str:
-    """Sortable and unique enough to find one run's lines in a shared log."""
-    return f"{time.strftime('%Y%m%d-%H%M%S')}-{secrets.token_hex(4)}"
 
 
 def project_policy(project: Project) -> Policy:

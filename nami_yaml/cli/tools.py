@@ -22,7 +22,10 @@ from nami_yaml.cli.common import (
 )
 from nami_yaml.display import visible
 from nami_yaml.registry.executor import PreparedToolCall
+from nami_yaml.registry.overview import runner_overview
 from nami_yaml.registry.tool import Tool
+from nami_yaml.result import ToolResult
+from nami_yaml.runtime import ToolSettings
 
 
 @click.group("tools")
@@ -52,16 +55,25 @@ def list_tools(as_json: bool, config: str | None, extra_tools: tuple[str, ...]) 
 
 @tools_group.command("show")
 @click.argument("name")
+@click.option("--json", "as_json", is_flag=True, help="Print only the exact definition sent to the model, as JSON.")
 @config_option
 @tools_option
 @handle_errors
-def show_tool(name: str, config: str | None, extra_tools: tuple[str, ...]) -> None:
-    """Print the exact definition sent to the model for NAME."""
-    registry = load_project(config, extra_tools=list(extra_tools)).registry
+def show_tool(name: str, as_json: bool, config: str | None, extra_tools: tuple[str, ...]) -> None:
+    """Show how NAME runs (runner, timeout, cwd, environment, risk) and the definition sent to the model."""
+    project = load_project(config, extra_tools=list(extra_tools))
+    registry, ctx = project.registry, project.context
     tool = registry.get(name)
     if tool is None:
         fail(f"nami: {registry.unknown(name)}", EXIT_USAGE)
-    click.echo(json.dumps(tool.definition(), indent=2, ensure_ascii=False))
+    definition = json.dumps(tool.definition(), indent=2, ensure_ascii=False)
+    if as_json:
+        click.echo(definition)
+        return
+    for line in describe_tool(tool, ctx.settings):
+        click.echo(visible(line))
+    click.echo("definition sent to the model:")
+    click.echo(definition)
 
 
 @tools_group.command("call")
@@ -70,16 +82,19 @@ def show_tool(name: str, config: str | None, extra_tools: tuple[str, ...]) -> No
 @click.option("--args-json", metavar="JSON", help="All arguments as one JSON object (KEY=VALUE pairs are added on top).")
 @click.option("--dry-run", is_flag=True, help="Show what would run (argv, cwd, stdin, environment changes) and the decision, without running.")
 @click.option("--yes", "-y", "assume_yes", is_flag=True, help="Approve it if a rule asks (never a deny).")
+@click.option("--json", "as_json", is_flag=True,
+              help="Print the whole result as JSON (ok, content, details, exit code, saved output).")
 @config_option
 @tools_option
 @handle_errors
 def call_tool(name: str, assignments: tuple[str, ...], args_json: str | None, dry_run: bool, assume_yes: bool,
-              config: str | None, extra_tools: tuple[str, ...]) -> None:
-    """Run tool NAME by hand. Exit code 0 when the tool succeeded, 1 when it failed or was refused.
+              as_json: bool, config: str | None, extra_tools: tuple[str, ...]) -> None:
+    """Run tool NAME by hand: its stdout to stdout, its stderr and nami's notes to stderr.
 
-    The rules of agent.yaml and your user config decide as they do for the model: a deny refuses, a rule
-    that asks asks you (or --yes). The per-risk defaults (permissions) do not ask: you are the one calling.
-    Every call is recorded in the audit log.
+    Exit code 0 when the tool succeeded, 1 when it failed or was refused. The rules of agent.yaml and your
+    user config decide as they do for the model: a deny refuses, a rule that asks asks you (or --yes). The
+    per-risk defaults (permissions) do not ask: you are the one calling. Every call is recorded in the
+    audit log.
     """
     project = load_project(config, extra_tools=list(extra_tools), will_run=not dry_run)
     registry = project.registry
@@ -96,34 +111,92 @@ def call_tool(name: str, assignments: tuple[str, ...], args_json: str | None, dr
             fail("nami: --args-json must be a JSON object", EXIT_USAGE)
     arguments.update(parse_assignments(tool, assignments))
     if dry_run:
-        show_dry_run(project, name, arguments)
+        show_dry_run(project, name, arguments, as_json)
         return
     from nami_yaml.app.manual import call_by_hand
 
-    outcome = call_by_hand(project, name, arguments, approve=terminal_approver(), assume_yes=assume_yes)
-    click.echo(outcome.result.content)
-    raise SystemExit(EXIT_OK if outcome.result.ok else EXIT_ERROR)
+    result = call_by_hand(project, name, arguments, approve=terminal_approver(), assume_yes=assume_yes).result
+    if as_json:
+        click.echo(json.dumps(result_json(result), indent=2, ensure_ascii=False))
+    else:
+        print_result(result)
+    raise SystemExit(EXIT_OK if result.ok else EXIT_ERROR)
 
 
-def show_dry_run(project: Project, name: str, arguments: dict[str, Any]) -> None:
+def show_dry_run(project: Project, name: str, arguments: dict[str, Any], as_json: bool) -> None:
     prepared = project.executor().prepare(name, arguments)
     if not isinstance(prepared, PreparedToolCall):
-        click.echo(prepared.content)
+        click.echo(prepared.content, err=True)
         raise SystemExit(EXIT_ERROR)
-    click.echo(format_plan(prepared))
-    if not project.is_trusted():
-        click.echo("decision: not evaluated (this agent.yaml is not trusted, so its rules and permissions are not read)")
+    decision = dry_run_decision(project, prepared)
+    if as_json:
+        click.echo(json.dumps({"tool": prepared.name, "risk": prepared.risk, "plan": prepared.plan(),
+                               "decision": decision}, indent=2, ensure_ascii=False))
         return
+    click.echo(format_plan(prepared))
+    click.echo(visible(f"decision: {decision}"))
+
+
+def dry_run_decision(project: Project, prepared: PreparedToolCall) -> str:
+    """What the policy would decide for this call, in one line."""
+    if not project.is_trusted():
+        return "not evaluated (this agent.yaml is not trusted, so its rules and permissions are not read)"
     from nami_yaml.app.safety import project_policy
 
     verdict = project_policy(project).decide(prepared)
     decision = verdict.decision
     by = decision.source or f"permissions.{prepared.risk}"
     if decision.action == "ask" and not verdict.by_rule:
-        click.echo(f"decision: allow ({by} asks about the model's calls; calling it by hand is your yes)")
-        return
+        return f"allow ({by} asks about the model's calls; calling it by hand is your yes)"
     why = f": {decision.reason}" if decision.reason else ""
-    click.echo(visible(f"decision: {decision.action} by {by}{why}"))
+    return f"{decision.action} by {by}{why}"
+
+
+def result_json(result: ToolResult) -> dict[str, Any]:
+    return {"ok": result.ok, "content": result.content, "details": result.details,
+            "exit_code": result.details.get("exit_code"), "saved_output": result.details.get("spill_path")}
+
+
+def print_result(result: ToolResult) -> None:
+    """A process tool's streams where they belong; any other result to stdout, or stderr when it failed."""
+    streams = result.streams
+    if streams is None:
+        click.echo(result.content, err=not result.ok)
+        return
+    if streams.stdout:
+        click.echo(streams.stdout, nl=False)
+    if streams.stderr:
+        click.echo(streams.stderr, nl=False, err=True)
+    for line in streams.status:
+        click.echo(line, err=True)
+
+
+def describe_tool(tool: Tool, defaults: ToolSettings) -> list[str]:
+    """How a tool runs, one setting a line, for `nami tools show`."""
+    info = runner_overview(tool)
+    lines = [f"name:       {tool.name}", f"risk:       {tool.risk}",
+             f"source:     {'built-in' if tool.builtin else tool.source}", f"runner:     {info['runner']}"]
+    if "argv" in info:
+        lines.append(f"argv:       {json.dumps(info['argv'], ensure_ascii=False)}")
+    if "script" in info:
+        lines.append("script:")
+        lines.extend(f"  | {line}" for line in info["script"].rstrip("\n").splitlines())
+    if "entrypoint" in info:
+        lines.append(f"entrypoint: {info['entrypoint']}")
+    if "timeout" in info:
+        timeout = info["timeout"]
+        lines.append(f"timeout:    {timeout:g} s" if timeout else f"timeout:    {defaults.default_timeout:g} s (default)")
+        lines.append(f"cwd:        {info['cwd'] or '.'} (in the workspace)")
+        lines.extend(f"env:        {key}={value}" for key, value in info["env"].items())
+        if info["env_passthrough"]:
+            lines.append(f"env_passthrough: {', '.join(info['env_passthrough'])}")
+        if info["stdin"] is not None:
+            lines.append(f"stdin:      {json.dumps(info['stdin'], ensure_ascii=False)}")
+    if info.get("allow_dash"):
+        lines.append(f"allow_dash: {', '.join(info['allow_dash'])}")
+    limit = info.get("max_output")
+    lines.append(f"max_output: {limit:,} bytes" if limit else f"max_output: {defaults.max_output:,} bytes (default)")
+    return lines
 
 
 def first_sentence(description: str, limit: int = 80) -> str:

@@ -11,7 +11,7 @@ from typing import Any
 from urllib.parse import urlparse
 
 from nami_yaml.config.files import ConfigFile, find_config, read_config, user_config_path
-from nami_yaml.model.presets import DEFAULT_PRESET, PRESETS, get_preset  # plain data; no openai import
+from nami_yaml.model.presets import DEFAULT_PRESET, PRESETS, PRICES_AS_OF, get_preset  # plain data, no openai
 from nami_yaml.spec.yamlpos import format_path
 
 DEFAULT_BUILTINS = ["read_file", "write_file", "edit_file", "list_dir", "grep", "glob", "bash", "fetch_url"]
@@ -26,6 +26,7 @@ DEFAULTS: dict[str, Any] = {
     },
     "limits": {"max_steps": 50, "tool_timeout": 120, "max_output": 50_000, "max_parallel_tools": 4},
     "permissions": {"write": "ask", "exec": "ask"},
+    "compaction": {"enabled": True, "threshold": 0.8, "reserve": 4096, "keep_recent": 20_000},
 }
 
 ENV_KEYS = {"NAMI_MODEL": "model.name", "NAMI_BASE_URL": "model.base_url"}
@@ -116,14 +117,20 @@ def load_settings(
     sources = _leaf_sources(values, "default")
     files: list[ConfigFile] = []
     user = user_config_path(env)
-    user_file = read_config(user) if use_user_config and user.is_file() else None
+    user_file = read_config(user, env) if use_user_config and user.is_file() else None
     if user_file is not None:
         files.append(user_file)
     path, how = find_config(config, env, cwd)
     if path is not None:
-        files.append(read_config(path))
+        files.append(read_config(path, env))
     for loaded in files:
         _merge(values, sources, {k: v for k, v in loaded.data.items() if k not in SEPARATE_KEYS}, str(loaded.path))
+    _join_tool_files(values, sources, files)
+    if "workspace" not in values:
+        # The project's folder, wherever in it nami was started: its tools' paths and cwd: are relative to it.
+        project = files[-1].path.parent if path is not None else cwd
+        _set(values, sources, "workspace", str(project), "default: the folder of agent.yaml" if path is not None
+             else "default: the current folder")
     for name, dotted in ENV_KEYS.items():
         if env.get(name):
             _set(values, sources, dotted, env[name], f"${name}")
@@ -143,6 +150,9 @@ def load_settings(
                             ("context_window", "context_window")):
         if key not in model and preset.get(preset_key) is not None:
             _set(values, sources, f"model.{key}", preset[preset_key], f"preset {provider}")
+    price = (preset.get("pricing") or {}).get(model.get("name"))
+    if "pricing" not in model and price is not None:
+        _set(values, sources, "model.pricing", dict(price), f"preset {provider} (list price of {PRICES_AS_OF})")
     if preset:
         quirks = {**preset["quirks"], **(model.get("quirks") or {})}
         if sources.get("model.quirks") == "default":
@@ -154,6 +164,15 @@ def load_settings(
                           user_config=user_file.path if user_file is not None else None)
     effective.api_key, effective.api_key_source = _api_key(model, env, preset)
     return effective
+
+
+def _join_tool_files(values: dict[str, Any], sources: dict[str, str], files: list[ConfigFile]) -> None:
+    """The user config's tool files and the project's together: a team library in the user config stays
+    available in every project. A tool name defined in both is a duplicate the loader reports."""
+    setting = [f for f in files if "files" in (f.data.get("tools") or {})]
+    if len(setting) > 1:
+        joined = [spec for f in setting for spec in f.data["tools"]["files"]]
+        _set(values, sources, "tools.files", joined, " + ".join(str(f.path) for f in setting))
 
 
 def _host(url: str | None) -> str:

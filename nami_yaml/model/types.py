@@ -18,14 +18,21 @@ class ToolCall:
 
 @dataclass
 class Usage:
+    """Token counts. ``reported`` is False while no server has said how many tokens it used: a run
+    total that stays at zero because the server sends no usage, not because nothing was used."""
+
     prompt_tokens: int = 0
     completion_tokens: int = 0
     cached_tokens: int = 0
+    reasoning_tokens: int = 0  # part of completion_tokens, where the server says how many
+    reported: bool = True
 
     def add(self, other: Usage) -> None:
         self.prompt_tokens += other.prompt_tokens
         self.completion_tokens += other.completion_tokens
         self.cached_tokens += other.cached_tokens
+        self.reasoning_tokens += other.reasoning_tokens
+        self.reported = self.reported or other.reported
 
 
 @dataclass

@@ -10,7 +10,7 @@ from pathlib import Path
 from typing import Any
 
 from nami_yaml.errors import ToolError
-from nami_yaml.result import ToolResult
+from nami_yaml.result import Streams, ToolResult
 from nami_yaml.runners.process import (
     NON_INTERACTIVE_ENV,
     ProcessRequest,
@@ -116,7 +116,8 @@ class ProcessInvocation:
             "spill_path": str(result.spill_path) if result.spill_path else None,
             "duration": round(result.duration, 3),
         }
-        return ToolResult(content=result.format(), ok=result.ok, details=details)
+        streams = Streams(result.stdout, result.stderr, tuple(result.status_lines()))
+        return ToolResult(content=result.format(), ok=result.ok, details=details, streams=streams)
 
 
 def build_invocation(

@@ -79,7 +79,9 @@ def error_message(error: jsonschema.ValidationError) -> str:
         return "missing required " + ", ".join(f"'{name}'" for name in missing)
     if kind == "enum":
         allowed = ", ".join(short(v) for v in error.validator_value)
-        return f"{short(value)} is not one of: {allowed}"
+        choices = [v for v in error.validator_value if isinstance(v, str)]
+        hint = did_you_mean(value, choices) if isinstance(value, str) else ""
+        return f"{short(value)} is not one of: {allowed}{hint}"
     if kind == "not" and isinstance(error.validator_value, dict) and "enum" in error.validator_value:
         return f"{short(value)} is reserved: nami sets it itself"
     if kind == "const":

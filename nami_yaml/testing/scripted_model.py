@@ -11,7 +11,8 @@ from collections.abc import Callable, Iterable
 from typing import Any
 
 from nami_yaml.model.types import AssistantTurn, ModelError, ToolCall, Usage
-from nami_yaml.testing.fake_server import _AUTO, ScriptedResponse, protocol_problem, text, text_pieces
+from nami_yaml.testing.responses import _AUTO, ScriptedResponse, text
+from nami_yaml.testing.wire import protocol_problem, text_pieces
 
 
 class ScriptedModel:
@@ -55,6 +56,9 @@ class ScriptedModel:
         if response.status != 200:
             message = ((response.error_body or {}).get("error") or {}).get("message", "error")
             raise ModelError(f"scripted error ({response.status}): {message}", status=response.status)
+        if _broken(response):
+            # What the HTTP client makes of it once its retries are spent; the fake server tests the rest.
+            raise ModelError("the scripted model sent a broken response (cut short or malformed)")
         for piece in text_pieces(response.content) if response.content and on_text else []:
             on_text(piece)  # type: ignore[misc]
         calls = []
@@ -66,6 +70,11 @@ class ScriptedModel:
                              usage=_usage(response, body))
 
 
+def _broken(response: ScriptedResponse) -> bool:
+    return (response.end_after is not None or response.drop_after is not None or response.malformed is not None
+            or response.raw_events is not None)
+
+
 def _usage(response: ScriptedResponse, body: dict[str, Any]) -> Usage | None:
     if response.usage is None:
         return None
@@ -73,6 +82,8 @@ def _usage(response: ScriptedResponse, body: dict[str, Any]) -> Usage | None:
         data = response.usage
         details = data.get("prompt_tokens_details") or {}
         cached = details.get("cached_tokens") or data.get("prompt_cache_hit_tokens") or 0
-        return Usage(int(data.get("prompt_tokens", 0)), int(data.get("completion_tokens", 0)), int(cached))
+        reasoning = (data.get("completion_tokens_details") or {}).get("reasoning_tokens") or 0
+        return Usage(int(data.get("prompt_tokens", 0)), int(data.get("completion_tokens", 0)), int(cached),
+                     int(reasoning))
     produced = len(response.content or "") + sum(len(c.arguments) + len(c.name) for c in response.calls)
     return Usage(prompt_tokens=max(1, len(json.dumps(body)) // 4), completion_tokens=max(1, produced // 4))

@@ -147,3 +147,14 @@ def test_the_library_prints_nothing(project: Path, capfd: pytest.CaptureFixture[
     model = ScriptedModel([tool_calls(call("hi", {}), call("bash", {"command": "true"})), text("done")])
     Agent.from_config(client=model, trust=True).run("go")
     assert capfd.readouterr() == ("", "")
+
+
+def test_usage_not_reported_by_the_server_is_not_zero_usage(workdir: Path) -> None:
+    silent = Agent.from_config(client=ScriptedModel([tool_calls(call("list_dir", {}), usage=None),
+                                                      text("done", usage=None)]))
+    events = list(silent.stream("look"))
+    outcome_usage = events[-1].to_json()
+    assert outcome_usage["usage_reported"] is False and outcome_usage["usage"]["prompt_tokens"] == 0
+    counted = Agent.from_config(client=ScriptedModel([tool_calls(call("list_dir", {}), usage=None), text("done")]))
+    outcome = counted.run("look")
+    assert outcome.usage.reported is True and outcome.usage.prompt_tokens > 0

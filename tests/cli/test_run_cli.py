@@ -240,7 +240,7 @@ def test_chat_clear_forgets(fake_openai: FakeOpenAIServer, workdir: Path) -> Non
     assert [m["role"] for m in fake_openai.requests[1]["messages"]] == ["system", "user"]
 
 
-@pytest.mark.parametrize("args", [["--help"], ["tools", "list"], ["check"]])
+@pytest.mark.parametrize("args", [["--help"], ["tools", "list"], ["check"], ["context"], ["sessions"]])
 def test_light_commands_do_not_import_openai(args: list[str], workdir: Path) -> None:
     code = ("import sys\nfrom nami_yaml.cli.main import cli\n"
             f"try:\n    cli({args!r}, prog_name='nami')\nexcept SystemExit:\n    pass\n"

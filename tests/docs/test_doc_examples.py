@@ -1,5 +1,5 @@
-"""Every ```yaml block in README.md and docs/ is loaded: tool files by the tool loader, agent configs by
-the agent schema. A block whose first line is ``# invalid`` must produce problems instead."""
+"""Every ```yaml block in README.md and docs/ is loaded: tool files by the tool loader (warnings count),
+agent configs by the agent schema. A block whose first line is ``# invalid`` must produce problems instead."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from nami_yaml.registry.loader import load_tool_file
+from nami_yaml.registry.loader import check_tools
 from nami_yaml.spec.validate import problems_for, validator
 from nami_yaml.spec.yamlpos import parse_yaml
 
@@ -37,7 +37,7 @@ def test_doc_yaml_block_is_valid(where: str, text: str, tmp_path: Path) -> None:
     if is_tool_file(doc.value):
         file = tmp_path / "example.yaml"
         file.write_text(text, encoding="utf-8")
-        tools, problems = load_tool_file(file)
+        tools, problems = check_tools([file])
     else:
         problems = problems_for(doc, doc.value, (), validator("agent"))
     if expect_invalid:

@@ -97,7 +97,8 @@ def test_tools_call_writes_a_line_and_honours_the_rules(project: Path) -> None:
     refused = subprocess.run(["nami", "tools", "call", "deploy", "service=payments", "api_token=x"],
                              cwd=project, capture_output=True, text=True)
     assert refused.returncode == 1
-    assert refused.stdout.startswith("Error: denied by rule agent.yaml:3:5: ") and "change freeze" in refused.stdout
+    assert refused.stdout == ""  # a refusal is nami's message, on stderr
+    assert refused.stderr.startswith("Error: denied by rule agent.yaml:3:5: ") and "change freeze" in refused.stderr
     web, payments = read_lines()
     assert (web["via"], web["status"], web["decided_by"]) == ("tools call", "ran", "tools call (by hand)")
     assert web["config_trust"] == "trusted"

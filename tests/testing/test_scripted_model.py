@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from nami_yaml.model.types import ModelError, Usage
-from nami_yaml.testing import ScriptedModel, call, error, text, tool_calls, usage
+from nami_yaml.testing import ScriptedModel, ScriptedResponse, call, error, text, tool_calls, usage
 
 USER = [{"role": "user", "content": "hi"}]
 
@@ -49,3 +49,9 @@ def test_requests_are_copies() -> None:
     model.complete(messages, [])
     messages[0]["content"] = "changed"
     assert model.requests[0]["messages"][0]["content"] == "hi"
+
+
+@pytest.mark.parametrize("broken", [text("a b", end_after=1), text("a b", malformed="json"), text("a b", drop_after=0)])
+def test_a_broken_response_is_a_model_error_as_the_client_reports_it(broken: ScriptedResponse) -> None:
+    with pytest.raises(ModelError, match="broken response .cut short or malformed."):
+        ScriptedModel([broken]).complete(USER, [])

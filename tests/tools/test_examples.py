@@ -8,8 +8,9 @@ from pathlib import Path
 
 import pytest
 
+from nami_yaml.paths import expand_tool_paths
 from nami_yaml.registry.executor import Executor, PreparedToolCall
-from nami_yaml.registry.loader import expand_tool_paths, load_tools
+from nami_yaml.registry.loader import load_tools
 from nami_yaml.registry.registry import Registry
 from nami_yaml.runtime import RuntimeContext
 
@@ -63,6 +64,8 @@ def test_git_log_optional_flags(executor: Executor, repo: Path) -> None:
     assert len(two.content.splitlines()) == 2
     on_path = executor.execute("git_log", json.dumps({"paths": ["f0.txt"]}))
     assert [line.split(" ", 1)[1] for line in on_path.content.splitlines()] == ["commit 0"]
+    on_two = executor.execute("git_log", json.dumps({"paths": ["f0.txt", "f2.txt"]}))
+    assert [line.split(" ", 1)[1] for line in on_two.content.splitlines()] == ["commit 2", "commit 0"]
 
 
 def test_git_log_refuses_option_injection(executor: Executor, repo: Path, tmp_path: Path) -> None:
@@ -76,7 +79,10 @@ def test_git_log_refuses_option_injection(executor: Executor, repo: Path, tmp_pa
 def test_git_log_dry_run_plan(executor: Executor, repo: Path) -> None:
     prepared = executor.prepare("git_log", json.dumps({"author": "Bob", "all": False, "revision": "side"}))
     assert isinstance(prepared, PreparedToolCall)
-    assert prepared.plan()["argv"] == ["git", "log", "--oneline", "--max-count=20", "--author", "Bob", "side"]
+    assert prepared.plan()["argv"] == ["git", "log", "--oneline", "--max-count=20", "--author", "Bob", "side", "--"]
+    two = executor.prepare("git_log", json.dumps({"paths": ["a", "b"]}))
+    assert isinstance(two, PreparedToolCall)
+    assert two.plan()["argv"][-3:] == ["--", "a", "b"]
 
 
 def test_jq_filter_reads_stdin(executor: Executor) -> None:
