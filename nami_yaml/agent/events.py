@@ -117,6 +117,14 @@ class ApprovalEvent(_Event):
 
 
 @dataclass
+class DryRunEvent(_Event):
+    """Just before ``final`` in a dry run: every call the model made and what would have happened to it."""
+
+    calls: list[dict[str, Any]]
+    type: str = field(default="dry_run", init=False)
+
+
+@dataclass
 class MessageAppended(_Event):
     """A message added to the history, exactly as it will be sent."""
 
@@ -136,7 +144,7 @@ class HistoryReplaced(_Event):
 
 Event = (
     TextDelta | MessageEvent | ToolCallEvent | ToolResultEvent | UsageEvent | FinalEvent | ErrorEvent
-    | ApprovalEvent | MessageAppended | HistoryReplaced
+    | ApprovalEvent | DryRunEvent | MessageAppended | HistoryReplaced
 )
 
 HISTORY_EVENTS = frozenset({"history_append", "history_replace"})

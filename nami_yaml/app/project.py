@@ -51,10 +51,23 @@ class Project:
     settings: Effective
     registry: Registry
     context: RuntimeContext
+    # True once trusted (or when no trust is needed); None when nobody checked (opened to look, not to run).
+    trusted: bool | None = None
     cwd: Path | None = None  # where it was opened from; the workspace is often the project's root above it
 
     def executor(self) -> Executor:
         return Executor(self.registry, self.context)
+
+    def is_trusted(self) -> bool:
+        """Whether its agent.yaml may decide what runs, checked quietly (nobody is asked)."""
+        if self.trusted is None:
+            self.trusted = not needs_trust(self.settings) or trust_state(self.settings).trusted
+        return self.trusted
+
+    def require_trust(self) -> None:
+        """Refuse an untrusted project before anything of it runs or decides (UntrustedProject)."""
+        if not self.is_trusted():
+            ensure_trusted(self.settings, self.registry, None)
 
     def system_prompt(self) -> str:
         """The system message every conversation starts with."""
@@ -78,10 +91,12 @@ def open_project(config: str | Path | None = None, *, cwd: Path | None = None, e
     effective = read_settings(config, cwd=cwd, env=env, flags=flags)
     skills = load_skills(effective)
     registry = build_registry(effective, list(extra_tools), base=cwd, skills=skills)
-    if will_run and needs_trust(effective):
+    trusted = None if needs_trust(effective) else True
+    if will_run and trusted is None:
         ensure_trusted(effective, registry, trust)
+        trusted = True
     return Project(effective, registry, runtime_context(effective, env=env, cwd=cwd, registry=registry, skills=skills),
-                   cwd=cwd)
+                   trusted, cwd=cwd)
 
 
 def ensure_trusted(effective: Effective, registry: Registry, trust: Trust) -> None:

@@ -15,6 +15,7 @@ COMMANDS: dict[str, tuple[str, str, str]] = {
     "check": ("nami_yaml.cli.inspect", "check", "Validate agent.yaml, its tools and any tool files given."),
     "config": ("nami_yaml.cli.inspect", "show_config", "Show the effective configuration and its sources."),
     "context": ("nami_yaml.cli.context", "context", "Show what each request sends: the prompt and tools, in tokens."),
+    "log": ("nami_yaml.cli.log", "log", "Show the audit log: each tool call, who decided it, what it did."),
     "run": ("nami_yaml.cli.run", "run", "Run one TASK to completion."),
     "schema": ("nami_yaml.cli.inspect", "schema", "Print the published JSON Schema of a tool file or agent.yaml."),
     "sessions": ("nami_yaml.cli.sessions", "sessions_group", "List, show and export saved sessions."),

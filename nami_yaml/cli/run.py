@@ -33,7 +33,10 @@ def agent_options(function: Any) -> Any:
         config_option,
         click.option("--model", "-m", "model_name", metavar="NAME", help="Model name (overrides $NAMI_MODEL and agent.yaml)."),
         click.option("--base-url", metavar="URL", help="OpenAI-compatible endpoint (overrides $NAMI_BASE_URL)."),
-        click.option("--yes", "-y", "assume_yes", is_flag=True, help="Approve write and exec tools without asking."),
+        click.option("--yes", "-y", "assume_yes", is_flag=True, help="Approve every call that would ask (never a deny)."),
+        click.option("--approve", "approve_risks", metavar="RISKS", callback=parse_risks,
+                     help="Approve calls of these risks that would ask, e.g. read,write (never a deny)."),
+        click.option("--dry-run", is_flag=True, help="Run no tool (reads included): show what each call would run."),
         click.option("--max-steps", type=click.IntRange(min=1), help="Stop after this many model requests (exit 3)."),
         click.option("--no-stream", is_flag=True, help="Wait for whole responses instead of streaming."),
         tools_option,
@@ -43,9 +46,21 @@ def agent_options(function: Any) -> Any:
     return function
 
 
+RISKS = ("read", "write", "exec")
+
+
+def parse_risks(ctx: click.Context, param: click.Parameter, value: str | None) -> tuple[str, ...]:
+    risks = tuple(part.strip() for part in (value or "").split(",") if part.strip())
+    unknown = [r for r in risks if r not in RISKS]
+    if unknown:
+        raise click.BadParameter(f"unknown risk {', '.join(unknown)}; risks are {', '.join(RISKS)}")
+    return risks
+
+
 def build_agent(config: str | None, model_name: str | None, base_url: str | None, assume_yes: bool,
-                max_steps: int | None, no_stream: bool, extra_tools: tuple[str, ...], on_event: Any,
-                resume: str | None = None, force: bool = False) -> Agent:
+                approve_risks: tuple[str, ...], dry_run: bool, max_steps: int | None, no_stream: bool,
+                extra_tools: tuple[str, ...], on_event: Any, via: str, resume: str | None = None,
+                force: bool = False) -> Agent:
     """The library's Agent, with the terminal's trust and approval prompts, saving its session: a new one,
     or (``resume``: an id, or "" for the latest here) an earlier one continued."""
     from nami_yaml.cli.approve import terminal_approver
@@ -54,7 +69,7 @@ def build_agent(config: str | None, model_name: str | None, base_url: str | None
              "model.stream": False if no_stream else None}
     project = load_project(config, flags, list(extra_tools), will_run=True)
     agent = Agent(project, build_model(project.settings), approve=terminal_approver(), assume_yes=assume_yes,
-                  on_event=on_event)
+                  approve_risks=approve_risks, dry_run=dry_run, on_event=on_event, via=via)
     if resume is None:
         agent.record_session()
         return agent
@@ -90,7 +105,7 @@ def run(task: str, as_json: bool, continue_: bool, **options: Any) -> None:
         piped = piped_stdin()
         if task == "-":
             task, piped = task_from_stdin(piped), None
-        agent = build_agent(on_event=renderer, resume="" if continue_ else None, **options)
+        agent = build_agent(on_event=renderer, via="run", resume="" if continue_ else None, **options)
         outcome = agent.run(attach(task, piped, agent))
     except BaseException as exc:
         if isinstance(renderer, JsonRenderer):  # a reader of the event stream learns why, and where it ends
@@ -141,7 +156,7 @@ def chat(**options: Any) -> None:
     from nami_yaml.cli.render import HumanRenderer
 
     renderer = HumanRenderer(live_stdout=True)
-    agent = build_agent(on_event=renderer, **options)
+    agent = build_agent(on_event=renderer, via="chat", **options)
     reader = LineReader()
     try:
         if reader.interactive:

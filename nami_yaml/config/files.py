@@ -102,6 +102,9 @@ def read_config(path: Path, env: Mapping[str, str] | None = None) -> ConfigFile:
     for key_path in PATH_KEYS:
         if key_path[0] in data:
             data[key_path[0]] = str((base / expanded(key_path, data[key_path[0]])).resolve())
+    if isinstance(data.get("audit"), dict) and "path" in data["audit"]:
+        # Not resolved: the log may not exist yet, and a symlinked shared folder should stay as named.
+        data["audit"]["path"] = os.path.normpath(base / expanded(("audit", "path"), data["audit"]["path"]))
     if problems:
         raise SpecError(problems)
     if "system_file" in data:

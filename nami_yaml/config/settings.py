@@ -30,6 +30,9 @@ DEFAULTS: dict[str, Any] = {
 }
 
 ENV_KEYS = {"NAMI_MODEL": "model.name", "NAMI_BASE_URL": "model.base_url"}
+# Not merged: each file's rules are kept with their origin (user rules may only tighten a project's; see
+# nami_yaml.policy.layers), read from Effective.files.
+SEPARATE_KEYS = frozenset({"rules"})
 LOCAL_HOSTS = frozenset({"localhost", "127.0.0.1", "::1", "0.0.0.0"})
 
 
@@ -42,6 +45,10 @@ class Effective:
     api_key: str | None = None
     api_key_source: str = "unset"
     found_by: str = "none found"  # how the agent.yaml was found, for `nami config`
+    user_config: Path | None = None  # the user config, when it was read
+
+    def config_file(self, path: Path | None) -> ConfigFile | None:
+        return next((f for f in self.files if path is not None and f.path == path), None)
 
     def get(self, dotted: str, default: Any = None) -> Any:
         node: Any = self.values
@@ -110,13 +117,14 @@ def load_settings(
     sources = _leaf_sources(values, "default")
     files: list[ConfigFile] = []
     user = user_config_path(env)
-    if use_user_config and user.is_file():
-        files.append(read_config(user, env))
+    user_file = read_config(user, env) if use_user_config and user.is_file() else None
+    if user_file is not None:
+        files.append(user_file)
     path, how = find_config(config, env, cwd)
     if path is not None:
         files.append(read_config(path, env))
     for loaded in files:
-        _merge(values, sources, loaded.data, str(loaded.path))
+        _merge(values, sources, {k: v for k, v in loaded.data.items() if k not in SEPARATE_KEYS}, str(loaded.path))
     _join_tool_files(values, sources, files)
     if "workspace" not in values:
         # The project's folder, wherever in it nami was started: its tools' paths and cwd: are relative to it.
@@ -152,7 +160,8 @@ def load_settings(
         else:
             model["quirks"] = quirks  # the file's quirks on top of the preset's; the source stays the file
 
-    effective = Effective(values, sources, path, files, found_by=how)
+    effective = Effective(values, sources, path, files, found_by=how,
+                          user_config=user_file.path if user_file is not None else None)
     effective.api_key, effective.api_key_source = _api_key(model, env, preset)
     return effective
 

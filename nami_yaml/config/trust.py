@@ -158,13 +158,21 @@ def summary(effective: Effective, registry: Registry) -> list[str]:
     mine = str(effective.config_path)
     lines = [f"agent.yaml: {effective.config_path}"]
     for key in ("model.base_url", "model.api_key_env", "model.provider", "model.name", "permissions.write",
-                "permissions.exec", "tools.fetch_url.allow_hosts", "tools.bash.max_timeout"):
+                "permissions.exec", "tools.fetch_url.allow_hosts", "tools.bash.max_timeout", "audit.path"):
         if effective.sources.get(key) == mine:
             lines.append(f"  sets {key} = {json.dumps(effective.get(key))}")
     for key in ("workspace", "system_file"):
         value = effective.get(key)
         if value and effective.sources.get(key) == mine:
             lines.append(f"  sets {key} = {value}" + ("" if _inside(Path(value), project) else OUTSIDE))
+    project_file = next((f for f in effective.files if f.path == effective.config_path), None)
+    rules = (project_file.data.get("rules") or []) if project_file else []
+    if rules:
+        counts = {d: sum(1 for r in rules if r.get("decision") == d) for d in ("allow", "ask", "deny")}
+        lines.append(f"  sets {len(rules)} rule{'s' if len(rules) != 1 else ''} "
+                     f"({', '.join(f'{n} {d}' for d, n in counts.items() if n)}):")
+        for rule in rules:
+            lines.append(f"    {json.dumps(rule, ensure_ascii=False)}")
     if any(effective.sources.get(f"model.{k}") == mine for k in ("base_url", "api_key_env", "provider")):
         lines.append(f"  {_key_destination(effective)}")
     files = covered_files(effective)

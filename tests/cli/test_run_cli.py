@@ -149,7 +149,9 @@ def test_write_denied_without_terminal_or_yes(fake_openai: FakeOpenAIServer, wor
     result = nami(fake_openai, "run", "write", cwd=workdir)
     assert result.returncode == 0
     assert not (workdir / "x.txt").exists()
-    assert "Denied by the user" in tool_messages(fake_openai.requests[1])[0]["content"]
+    refusal = tool_messages(fake_openai.requests[1])[0]["content"]
+    assert refusal.startswith("Denied by no approver: ")
+    assert "there is no terminal to ask on (permissions.write asks)" in refusal
 
 
 def test_json_events(fake_openai: FakeOpenAIServer, workdir: Path) -> None:

@@ -195,6 +195,7 @@ def test_dry_run_of_an_entrypoint(project: Path) -> None:
         "tool:    shorten (risk: exec)",
         "calls:   textwrap:shorten",
         'with:    {"text": "abc", "width": 12}',
+        "decision: allow (permissions.exec asks about the model's calls; calling it by hand is your yes)",
     ]
 
 
