@@ -9,11 +9,16 @@ import shutil
 import stat
 import tempfile
 import time
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field, replace
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from nami_yaml.cancel import CancelToken
+
+if TYPE_CHECKING:
+    from nami_yaml.config.skills import Skill
+    from nami_yaml.registry.tool import DocSource
 
 
 def default_state_dir() -> Path:
@@ -21,13 +26,16 @@ def default_state_dir() -> Path:
     return Path(base) / "nami"
 
 
-def session_spill_dir(base: Path | None = None, *, keep_days: float = 7.0) -> Path:
+def session_spill_dir(base: Path | None = None, *, keep_days: float = 7.0, name: str | None = None,
+                      keep: Callable[[str], bool] | None = None) -> Path:
     """A folder for this session's saved tool output, created on first use.
 
     Per session, because the read tools may read it: one project's saved output must not be readable
-    from another project's session. Sessions older than ``keep_days`` are removed. If the shared folder
-    is not a real folder owned by this user (a symlink planted by a command, say), a private folder in the
-    system's temporary directory is used instead.
+    from another project's session. A recorded session's folder is named by its id (``name``), so a
+    continued session can still read the paths its earlier results named. Folders older than
+    ``keep_days`` are removed, except those of sessions still kept (``keep(id)`` is true). If the shared
+    folder is not a real folder owned by this user (a symlink planted by a command, say), a private
+    folder in the system's temporary directory is used instead.
     """
     base = base or default_state_dir() / "output"
     try:
@@ -43,8 +51,11 @@ def session_spill_dir(base: Path | None = None, *, keep_days: float = 7.0) -> Pa
     for old in base.iterdir():
         with contextlib.suppress(OSError):
             entry = os.lstat(old)
-            if stat.S_ISDIR(entry.st_mode) and old.name.startswith("session-") and entry.st_mtime < cutoff:
+            if (stat.S_ISDIR(entry.st_mode) and old.name.startswith("session-") and entry.st_mtime < cutoff
+                    and not (keep is not None and keep(old.name.removeprefix("session-")))):
                 shutil.rmtree(old, ignore_errors=True)
+    if name is not None:
+        return base / f"session-{name}"
     return base / f"session-{time.strftime('%Y%m%d-%H%M%S')}-{os.getpid()}-{secrets.token_hex(3)}"
 
 
@@ -76,6 +87,10 @@ class RuntimeContext:
     protected_env: frozenset[str] = frozenset()
     spill_dir: Path = field(default_factory=lambda: default_state_dir() / "output")
     cancel: CancelToken = field(default_factory=CancelToken)
+    # Text the model reads only when it asks (the tool_docs and skill built-ins): tools' docs by tool
+    # name, and the agent's skills by name.
+    tool_docs: Mapping[str, DocSource] = field(default_factory=dict)
+    skills: Mapping[str, Skill] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
         self.workspace = Path(self.workspace).resolve()

@@ -17,7 +17,7 @@ from nami_yaml.agent.events import (
     UsageEvent,
 )
 from nami_yaml.agent.history import History
-from nami_yaml.agent.hooks import CallRecord, Decision, Hooks, RequestInfo, strictest
+from nami_yaml.agent.hooks import CallRecord, Decision, Hooks, RequestInfo, StopRun, strictest
 from nami_yaml.agent.loop import AgentLoop, RunOutcome, RunState
 from nami_yaml.agent.toolbox import READ, PreparedCall, Toolbox
 
@@ -40,6 +40,7 @@ __all__ = [
     "RequestInfo",
     "RunOutcome",
     "RunState",
+    "StopRun",
     "TextDelta",
     "ToolCallEvent",
     "ToolResultEvent",

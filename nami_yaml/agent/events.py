@@ -17,6 +17,7 @@ def usage_dict(usage: Usage) -> dict[str, int]:
         "prompt_tokens": usage.prompt_tokens,
         "completion_tokens": usage.completion_tokens,
         "cached_tokens": usage.cached_tokens,
+        "reasoning_tokens": usage.reasoning_tokens,
     }
 
 
@@ -76,18 +77,22 @@ class UsageEvent(_Event):
     prompt_tokens: int
     completion_tokens: int
     cached_tokens: int
+    reasoning_tokens: int = 0
     type: str = field(default="usage", init=False)
 
 
 @dataclass
 class FinalEvent(_Event):
     """Always the last event of a run. ``error`` says why a run that is not "answered" stopped.
+    ``usage`` is what the server reported; ``totals`` (from an accounting hook, when there is one) adds
+    estimates where it reported nothing, and the cost.
     ``usage_reported`` is false when the server sent no token counts: ``usage`` is zeros, not a measure."""
 
     text: str | None
     status: str
     usage: dict[str, int]
     error: str | None = None
+    totals: dict[str, Any] | None = None
     usage_reported: bool = True
     type: str = field(default="final", init=False)
 
@@ -112,6 +117,14 @@ class ApprovalEvent(_Event):
 
 
 @dataclass
+class DryRunEvent(_Event):
+    """Just before ``final`` in a dry run: every call the model made and what would have happened to it."""
+
+    calls: list[dict[str, Any]]
+    type: str = field(default="dry_run", init=False)
+
+
+@dataclass
 class MessageAppended(_Event):
     """A message added to the history, exactly as it will be sent."""
 
@@ -131,7 +144,7 @@ class HistoryReplaced(_Event):
 
 Event = (
     TextDelta | MessageEvent | ToolCallEvent | ToolResultEvent | UsageEvent | FinalEvent | ErrorEvent
-    | ApprovalEvent | MessageAppended | HistoryReplaced
+    | ApprovalEvent | DryRunEvent | MessageAppended | HistoryReplaced
 )
 
 HISTORY_EVENTS = frozenset({"history_append", "history_replace"})

@@ -87,7 +87,21 @@ Asker = Callable[["PreparedCall", Decision], "Decision | bool"]
 AfterTool = Callable[[CallRecord], None]
 
 BeforeRequest = Callable[[RequestInfo], "list[dict[str, Any]] | None"]
-"""May return a new message list (compaction, elision); it replaces the history before the request."""
+"""May return a new message list (compaction, elision); it replaces the history before the request.
+May raise :class:`StopRun` to end the run before the request is sent (a cost limit)."""
+
+AfterRun = Callable[[Any], "dict[str, Any] | None"]
+"""Called with the RunOutcome before the ``final`` event; a returned dict is merged into
+``outcome.totals`` and sent in the event (token totals and cost, from an accounting hook)."""
+
+
+class StopRun(Exception):
+    """Raised by a ``before_request`` hook to end the run cleanly before the next request: the loop
+    returns an outcome with this ``status`` (e.g. ``max_cost``) and the message as its error."""
+
+    def __init__(self, message: str, status: str = "stopped"):
+        super().__init__(message)
+        self.status = status
 
 
 @dataclass
@@ -96,3 +110,4 @@ class Hooks:
     ask: Asker | None = None  # None: nobody can be asked, so "ask" becomes "deny"
     after_tool: list[AfterTool] = field(default_factory=list)
     before_request: list[BeforeRequest] = field(default_factory=list)
+    after_run: list[AfterRun] = field(default_factory=list)

@@ -21,13 +21,14 @@ from nami_yaml.agent.events import (
     usage_dict,
 )
 from nami_yaml.agent.history import History
-from nami_yaml.agent.hooks import Hooks, RequestInfo
+from nami_yaml.agent.hooks import Hooks, RequestInfo, StopRun
 from nami_yaml.agent.tool_phase import NOT_RUN, Interrupted, ToolPhase
 from nami_yaml.agent.toolbox import Toolbox
 from nami_yaml.cancel import CancelToken
 from nami_yaml.model.types import AssistantTurn, Model, ModelError, Usage
 
-Status = Literal["answered", "max_steps", "interrupted", "error"]
+# "max_cost" and "stopped" come from a before_request hook raising StopRun (a cost limit, say).
+Status = Literal["answered", "max_steps", "max_cost", "stopped", "interrupted", "error"]
 
 ANSWER_CUT_OFF = "The answer was cut off at the model's output limit (finish_reason: length)."
 INTERRUPTED_RUN = "Interrupted by the user."
@@ -41,6 +42,7 @@ class RunOutcome:
     usage: Usage
     steps: int
     messages: list[dict[str, Any]] = field(default_factory=list)  # the whole history after the run
+    totals: dict[str, Any] = field(default_factory=dict)  # from after_run hooks: token totals, cost
 
 
 @dataclass
@@ -83,8 +85,8 @@ class AgentLoop:
             _answer_dangling(history)
             return self._finish(state, "interrupted", None, INTERRUPTED_RUN)
         steps = f"{self.max_steps} step{'s' if self.max_steps != 1 else ''}"
-        message = (f"Stopped after {steps} without a final answer (max_steps reached). "
-                   "Continue the conversation to let the agent go on, or raise the step limit.")
+        message = (f"Stopped after {steps} without a final answer (max_steps reached). Let the agent go "
+                   "on with `nami run --continue \"go on\"` (or another turn in chat), or raise the step limit.")
         return self._finish(state, "max_steps", None, message)
 
     def step(self, state: RunState) -> RunOutcome | None:
@@ -115,19 +117,30 @@ class AgentLoop:
     # -- the model request ----------------------------------------------------------------------------
 
     def _query(self, state: RunState) -> AssistantTurn | RunOutcome:
+        try:
+            return self._request(state)
+        except StopRun as stop:
+            return self._finish(state, stop.status, None, str(stop))  # type: ignore[arg-type]
+        except ModelError as error:
+            self._emit(ErrorEvent(str(error)))
+            return self._finish(state, "error", None, str(error))
+
+    def _request(self, state: RunState) -> AssistantTurn:
+        """The before_request hooks, then the request. Raises ModelError, or StopRun from a hook."""
         self._before_request(state, None)
         try:
             return self.model.complete(state.history.messages, state.tools, on_text=self._on_text)
-        except ModelError as exc:
-            error = exc
-        # A context that no longer fits may fit once a hook has compacted it: one more try.
-        if error.kind == "context_length" and self._before_request(state, error):
-            try:
-                return self.model.complete(state.history.messages, state.tools, on_text=self._on_text)
-            except ModelError as exc:
-                error = exc
-        self._emit(ErrorEvent(str(error)))
-        return self._finish(state, "error", None, str(error))
+        except ModelError as error:
+            # A context that no longer fits may fit once a hook has compacted it: one more try.
+            if error.kind != "context_length" or not self._before_request(state, error):
+                raise
+        try:
+            return self.model.complete(state.history.messages, state.tools, on_text=self._on_text)
+        except ModelError as error:
+            if error.kind != "context_length":
+                raise
+            raise ModelError(f"{error} (even after compacting the history once)", status=error.status,
+                             kind=error.kind) from error
 
     def _before_request(self, state: RunState, error: ModelError | None) -> bool:
         """Run the before_request hooks; True if one of them replaced the history."""
@@ -151,10 +164,13 @@ class AgentLoop:
         self._emit(TextDelta(text))
 
     def _finish(self, state: RunState, status: Status, text: str | None, error: str | None) -> RunOutcome:
+        outcome = RunOutcome(status=status, final_text=text, error=error, usage=state.usage, steps=state.steps,
+                             messages=state.history.messages)
+        for hook in self.hooks.after_run:
+            outcome.totals.update(hook(outcome) or {})
         self._emit(FinalEvent(text=text, status=status, usage=usage_dict(state.usage), error=error,
-                              usage_reported=state.usage.reported))
-        return RunOutcome(status=status, final_text=text, error=error, usage=state.usage, steps=state.steps,
-                          messages=state.history.messages)
+                              totals=outcome.totals or None, usage_reported=state.usage.reported))
+        return outcome
 
 
 def _answer_dangling(history: History) -> None:

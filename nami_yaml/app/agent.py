@@ -5,21 +5,25 @@ from __future__ import annotations
 
 import queue
 import threading
-from collections.abc import Callable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Collection, Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from nami_yaml.agent.events import HISTORY_EVENTS, Event, EventBus, FinalEvent
+from nami_yaml.agent.events import HISTORY_EVENTS, ErrorEvent, Event, EventBus, FinalEvent
 from nami_yaml.agent.history import History
-from nami_yaml.agent.hooks import BeforeTool, Hooks
+from nami_yaml.agent.hooks import BeforeTool
 from nami_yaml.agent.loop import AgentLoop, RunOutcome
+from nami_yaml.app.economy import token_economy
 from nami_yaml.app.project import Project, Trust, open_project
-from nami_yaml.config.prompt import system_prompt
+from nami_yaml.app.safety import Safeguards
+from nami_yaml.app.sessions import record_session, resume_session
 from nami_yaml.config.settings import Effective
 from nami_yaml.errors import ConfigError
 from nami_yaml.model.types import Model
-from nami_yaml.policy.approval import Approver, approve_all, as_asker
-from nami_yaml.policy.permissions import RiskPolicy
+from nami_yaml.policy.approval import Approver
+from nami_yaml.session.loader import LoadedSession
+from nami_yaml.session.store import SessionStore
+from nami_yaml.session.writer import SessionWriter
 
 EventSink = Callable[[Event], None]
 
@@ -27,25 +31,35 @@ EventSink = Callable[[Event], None]
 class Agent:
     """A model, a registry of tools and a conversation. ``run`` returns the outcome; ``stream`` yields the
     events ``nami run --json`` prints. ``approve`` answers calls the policy asks about (None: nobody can be
-    asked, so they are refused); ``assume_yes`` answers every such question yes (never a deny)."""
+    asked, so they are refused); ``assume_yes`` answers every such question yes, ``approve_risks`` those
+    of the given risks (never a deny). ``dry_run``: no tool runs; each call's result says what would have.
+    Every call is recorded in the audit log under ``session_id`` (generated unless given)."""
 
     def __init__(self, project: Project, model: Model, *, approve: Approver | None = None,
-                 assume_yes: bool = False, on_event: EventSink | None = None,
-                 before_tool: Sequence[BeforeTool] = ()):
+                 assume_yes: bool = False, approve_risks: Collection[str] = (), dry_run: bool = False,
+                 on_event: EventSink | None = None, before_tool: Sequence[BeforeTool] = (),
+                 session_id: str | None = None, via: str = "api"):
         self.project = project
         self.model = model
         self.bus = EventBus(on_event)
         get = project.settings.get
-        asker = as_asker(approve_all if assume_yes else approve) if (assume_yes or approve) else None
-        self.hooks = Hooks(before_tool=[RiskPolicy(get("permissions")), *before_tool], ask=asker)
+        self.guard = Safeguards(project, approve=approve, assume_yes=assume_yes, approve_risks=approve_risks,
+                                dry_run=dry_run, session_id=session_id, via=via,
+                                on_error=lambda message: self.bus(ErrorEvent(message)))
+        economy = token_economy(project.settings, model)
+        self.meter, self.compactor, self.pricing = economy.meter, economy.compactor, economy.pricing
+        self.bus.add(self.meter)
+        self.hooks = self.guard.hooks(before_tool)
+        self.hooks.before_request = list(economy.before_request)
+        self.hooks.after_run = list(economy.after_run)
         self.loop = AgentLoop(
-            model=model, toolbox=project.executor(), hooks=self.hooks,
+            model=model, toolbox=self.guard.toolbox(project.executor()), hooks=self.hooks,
             max_steps=int(get("limits.max_steps")), max_parallel_tools=int(get("limits.max_parallel_tools")),
-            cancel=project.context.cancel, events=self.bus,
+            cancel=project.context.cancel, events=self.guard.events(self.bus),  # type: ignore[arg-type]
         )
-        self.system_message = {"role": "system", "content": system_prompt(project.settings, project.context.workspace,
-                                                                          cwd=project.cwd)}
+        self.system_message = {"role": "system", "content": project.system_prompt()}
         self.history = History([dict(self.system_message)], emit=self.bus)
+        self._session: SessionWriter | None = None
         self._lock = threading.Lock()  # one run at a time: the history is one conversation
 
     @classmethod
@@ -53,6 +67,7 @@ class Agent:
                     env: Mapping[str, str] | None = None, model: str | None = None, base_url: str | None = None,
                     max_steps: int | None = None, stream: bool | None = None, tools: Sequence[str] = (),
                     client: Model | None = None, approve: Approver | None = None, assume_yes: bool = False,
+                    approve_risks: Collection[str] = (), dry_run: bool = False,
                     trust: Trust = None, on_event: EventSink | None = None) -> Agent:
         """Load ``config`` (else $NAMI_CONFIG, else the nearest agent.yaml from ``cwd`` up, else defaults).
         ``model``, ``base_url``, ``max_steps`` and ``stream`` override the files as the CLI flags do;
@@ -61,9 +76,18 @@ class Agent:
                  "model.stream": stream}
         project = open_project(config, cwd=cwd, env=env, flags=flags, extra_tools=tools, trust=trust, will_run=True)
         return cls(project, client or build_model(project.settings), approve=approve, assume_yes=assume_yes,
-                   on_event=on_event)
+                   approve_risks=approve_risks, dry_run=dry_run, on_event=on_event)
 
     # -- what is inside -------------------------------------------------------------------------------
+
+    @property
+    def session_id(self) -> str:
+        """The id the audit log records this agent's calls under. Sessions (resume) may set their own."""
+        return self.guard.session_id
+
+    @session_id.setter
+    def session_id(self, value: str) -> None:
+        self.guard.session_id = value
 
     @property
     def settings(self) -> Effective:
@@ -126,6 +150,41 @@ class Agent:
     def reset(self) -> None:
         """Forget the conversation, keeping the system prompt (chat's /clear)."""
         self.history.replace([dict(self.system_message)], "clear")
+
+    # -- sessions -------------------------------------------------------------------------------------
+
+    def restore(self, messages: list[dict[str, Any]]) -> None:
+        """Take up an earlier conversation: ``messages`` (system prompt included) as its last request sent
+        them. Not reported as a change: it is where the conversation already was."""
+        with self._lock:
+            self.history = History([dict(m) for m in messages], emit=self.bus)
+
+    def record_session(self, store: SessionStore | None = None) -> SessionWriter:
+        """Save this conversation as a session file (``$XDG_DATA_HOME/nami/sessions``) as it runs. The
+        file stays locked until :meth:`close`, so no other process appends to it meanwhile."""
+        self._session = record_session(self, store)
+        return self._session
+
+    def resume_session(self, ref: str | None = None, *, store: SessionStore | None = None,
+                       force: bool = False) -> LoadedSession:
+        """Continue session ``ref`` (None: the latest of this workspace) and keep saving to it."""
+        self._session, loaded = resume_session(self, ref, store=store, force=force)
+        return loaded
+
+    def close(self) -> None:
+        """Release the session file (the end of the process does too); later runs are not saved."""
+        session, self._session = self._session, None
+        if session is not None:
+            self.bus.remove(session)
+            self.meter.listeners.remove(session.record_step)
+            self.compactor.listeners.remove(session.record_compaction)
+            session.close()
+
+    def __enter__(self) -> Agent:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
 
 
 def load_agent(config: str | Path | None = None, **options: Any) -> Agent:

@@ -9,13 +9,16 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from nami_yaml.config.prompt import system_prompt
 from nami_yaml.config.settings import Effective, load_settings, protected_env_names
+from nami_yaml.config.skills import Skill, load_skills
 from nami_yaml.config.toolset import build_registry
 from nami_yaml.config.trust import TrustState, needs_trust, remember, summary, trust_state
 from nami_yaml.errors import ConfigError
 from nami_yaml.registry.executor import Executor
 from nami_yaml.registry.registry import Registry
 from nami_yaml.runtime import RuntimeContext, ToolSettings, session_spill_dir
+from nami_yaml.session.store import SessionStore
 
 
 @dataclass(frozen=True)
@@ -48,10 +51,27 @@ class Project:
     settings: Effective
     registry: Registry
     context: RuntimeContext
+    # True once trusted (or when no trust is needed); None when nobody checked (opened to look, not to run).
+    trusted: bool | None = None
     cwd: Path | None = None  # where it was opened from; the workspace is often the project's root above it
 
     def executor(self) -> Executor:
         return Executor(self.registry, self.context)
+
+    def is_trusted(self) -> bool:
+        """Whether its agent.yaml may decide what runs, checked quietly (nobody is asked)."""
+        if self.trusted is None:
+            self.trusted = not needs_trust(self.settings) or trust_state(self.settings).trusted
+        return self.trusted
+
+    def require_trust(self) -> None:
+        """Refuse an untrusted project before anything of it runs or decides (UntrustedProject)."""
+        if not self.is_trusted():
+            ensure_trusted(self.settings, self.registry, None)
+
+    def system_prompt(self) -> str:
+        """The system message every conversation starts with."""
+        return system_prompt(self.settings, self.context.workspace, skills=self.context.skills.values(), cwd=self.cwd)
 
 
 def read_settings(config: str | Path | None = None, *, cwd: Path | None = None, env: Mapping[str, str] | None = None,
@@ -69,10 +89,14 @@ def open_project(config: str | Path | None = None, *, cwd: Path | None = None, e
     env = os.environ if env is None else env
     cwd = cwd or Path.cwd()
     effective = read_settings(config, cwd=cwd, env=env, flags=flags)
-    registry = build_registry(effective, list(extra_tools), base=cwd)
-    if will_run and needs_trust(effective):
+    skills = load_skills(effective)
+    registry = build_registry(effective, list(extra_tools), base=cwd, skills=skills)
+    trusted = None if needs_trust(effective) else True
+    if will_run and trusted is None:
         ensure_trusted(effective, registry, trust)
-    return Project(effective, registry, runtime_context(effective, env=env, cwd=cwd), cwd=cwd)
+        trusted = True
+    return Project(effective, registry, runtime_context(effective, env=env, cwd=cwd, registry=registry, skills=skills),
+                   trusted, cwd=cwd)
 
 
 def ensure_trusted(effective: Effective, registry: Registry, trust: Trust) -> None:
@@ -103,12 +127,16 @@ def tool_settings(effective: Effective) -> ToolSettings:
     )
 
 
-def runtime_context(effective: Effective, *, env: Mapping[str, str] | None = None,
-                    cwd: Path | None = None) -> RuntimeContext:
+def runtime_context(effective: Effective, *, env: Mapping[str, str] | None = None, cwd: Path | None = None,
+                    registry: Registry | None = None, skills: Sequence[Skill] = ()) -> RuntimeContext:
+    """What tools may know: the workspace, limits, environment, the saved-output folder, and the text
+    read on demand (the ``registry``'s tools' docs, the ``skills``)."""
     workspace = Path(effective.get("workspace") or cwd or Path.cwd())
     if not workspace.is_dir():
         raise ConfigError(f"the workspace {workspace} is not a folder")
     return RuntimeContext(
         workspace=workspace, settings=tool_settings(effective), host_env=dict(os.environ if env is None else env),
-        protected_env=protected_env_names(effective), spill_dir=session_spill_dir(),
+        protected_env=protected_env_names(effective), spill_dir=session_spill_dir(keep=SessionStore().has),
+        tool_docs={t.name: t.docs for t in registry or () if t.docs is not None},
+        skills={skill.name: skill for skill in skills},
     )

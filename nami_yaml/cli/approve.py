@@ -1,4 +1,5 @@
-"""The approval prompt on a terminal: what the policy decided to ask about, shown in full, answered y/N.
+"""The approval prompt on a terminal: what the policy decided to ask about (and which rule asks), shown in
+full, answered yes once, yes for the session, no, or no with a reason for the model.
 
 The decision to ask is the policy's (nami_yaml.policy); this module only asks.
 """
@@ -10,6 +11,7 @@ import shlex
 import sys
 from typing import Any, TextIO
 
+from nami_yaml.agent.hooks import Decision
 from nami_yaml.agent.toolbox import PreparedCall
 from nami_yaml.display import visible
 from nami_yaml.policy.approval import ApprovalRequest, Approver
@@ -56,19 +58,44 @@ def approval_text(call: PreparedCall) -> str:
     return "\n".join(lines)
 
 
+PROMPT = "Run it? [y] yes once, [a] yes to these same arguments for this session, [N] no, [r] no with a reason: "
+
+
+def why_asked(pending: Decision) -> str | None:
+    """The line saying which setting or rule asks, and why (for rules that give a reason)."""
+    if not pending.source and not pending.reason:
+        return None
+    who = f"asked by {pending.source}" if pending.source else "asked"
+    return visible(f"  ({who}{': ' + pending.reason if pending.reason else ''})")
+
+
 def terminal_approver(stdin: TextIO | None = None, err: TextIO | None = None) -> Approver:
-    """Asks on the terminal. With no terminal on stdin the answer is no (``--yes`` answers yes instead,
-    and is handled before this is reached)."""
+    """Asks on the terminal: yes once; yes for this tool with these argument values for the rest of the
+    session; no; or no with a reason that goes back to the model. With no terminal on stdin the answer is
+    no (``--yes`` or ``--approve`` answer before this is reached)."""
     source = stdin or sys.stdin
     out = err or sys.stderr
 
-    def approve(request: ApprovalRequest) -> bool:
+    def approve(request: ApprovalRequest) -> bool | Decision:
         if not source.isatty():
             out.write(f"  not approved (no terminal; use --yes to allow): {visible(request.describe())}\n")
-            return False
-        out.write(f"\n{approval_text(request.call)}\nRun it? [y/N] ")
+            pending = request.pending
+            asked = f"{pending.source} asks" if pending.source else "it needs a yes"
+            why = f"{asked}: {pending.reason}" if pending.reason else asked
+            return Decision.deny(f"there is no terminal to ask on ({why})", "no approver")
+        reason_line = why_asked(request.pending)
+        out.write(f"\n{approval_text(request.call)}\n{reason_line + chr(10) if reason_line else ''}{PROMPT}")
         out.flush()
-        answer = source.readline()
-        return answer.strip().lower() in ("y", "yes")
+        answer = source.readline().strip().lower()
+        if answer in ("y", "yes"):
+            return True
+        if answer in ("a", "always"):
+            return request.approve_for_session()
+        if answer in ("r", "reason"):
+            out.write("Why not? (the model is told): ")
+            out.flush()
+            reason = " ".join(source.readline().split())
+            return Decision.deny(reason or None, "user")
+        return False
 
     return approve

@@ -15,7 +15,9 @@ from nami_yaml.config.settings import mask
 from nami_yaml.config.toolset import build_registry, check_toolset
 from nami_yaml.config.trust import remember, summary, trust_state
 from nami_yaml.errors import ERROR, ConfigError, SpecError
+from nami_yaml.policy.layers import rule_problems
 from nami_yaml.registry.draft import Host
+from nami_yaml.registry.registry import Registry
 from nami_yaml.registry.tool import Tool
 from nami_yaml.spec.validate import SCHEMA_NAMES, schema_text
 
@@ -39,6 +41,9 @@ def check(paths: tuple[str, ...], config: str | None, strict: bool, as_json: boo
         effective = settings(config)
         host = Host(Path(effective.get("workspace") or Path.cwd()), os.environ.get("PATH"))
         tools, found = check_toolset(effective, list(paths), host=host)
+        if not any(p.is_error for p in found):
+            # Rules are only read and compiled here: nothing is matched or run.
+            found = [*found, *rule_problems(effective, Registry(tools))]
         problems = SpecError(found).problems  # sorted by file and position
     except SpecError as exc:
         problems = exc.problems
@@ -102,6 +107,11 @@ def show_config(config: str | None, as_json: bool) -> None:
     for dotted in sorted(effective.sources):
         rows[dotted] = {"value": effective.get(dotted), "source": effective.sources[dotted]}
     rows["model.api_key"] = {"value": mask(effective.api_key), "source": effective.api_key_source}
+    # Rules are not merged: each file's keep their position (the user config's first).
+    placed = [(file, index) for file in effective.files for index in range(len(file.data.get("rules") or []))]
+    for number, (file, index) in enumerate(placed):
+        line, col = file.doc.position(("rules", index))
+        rows[f"rules[{number}]"] = {"value": file.data["rules"][index], "source": f"{file.path}:{line}:{col}"}
     if as_json:
         click.echo(json.dumps({"config_file": str(path) if path else None, "values": rows}, indent=2, default=str))
         return

@@ -12,6 +12,8 @@ from nami_yaml.agent.events import HISTORY_EVENTS, ErrorEvent, Event, FinalEvent
 from nami_yaml.display import visible
 from nami_yaml.errors import NamiError
 from nami_yaml.model.types import Usage
+from nami_yaml.session.show import format_totals
+from nami_yaml.session.usage import Totals
 
 
 def _one_line(text: str, limit: int = 100) -> str:
@@ -67,14 +69,26 @@ class HumanRenderer:
         elif kind == "tool_result":
             self.progress(self._result_line(event))
         elif kind == "approval" and not event.approved:  # type: ignore[union-attr]
-            self.progress(f"  denied: {event.name}")  # type: ignore[union-attr]
+            by = f" (by {event.source})" if event.source else ""  # type: ignore[union-attr]
+            self.progress(f"  denied: {event.name}{by}")  # type: ignore[union-attr]
         elif kind == "error":
             self.progress(f"error: {event.message}")  # type: ignore[union-attr]
+        elif kind == "dry_run":
+            for line in dry_run_lines(event.calls):  # type: ignore[union-attr]
+                self.progress(line)
         elif kind == "final":
             self._end_text()
-            line = _usage_line(event)
-            if line:
-                self.progress(line)
+            self.progress_totals(event)
+
+    def progress_totals(self, event: Any) -> None:
+        """The run's one line of totals: tokens (``~`` where estimated), steps, and the cost when priced."""
+        totals: dict[str, Any] | None = getattr(event, "totals", None)
+        if totals and totals.get("requests"):
+            self.progress("tokens: " + format_totals(Totals.from_json(totals), unknown_cost=False))
+            return
+        line = _usage_line(event)
+        if line:
+            self.progress(line)
 
     def _result_line(self, event: Any) -> str:
         mark = "✓" if event.ok else "✗"
@@ -97,6 +111,20 @@ class HumanRenderer:
             text = visible(text)
             self.out.write(text if text.endswith("\n") else text + "\n")
             self.out.flush()
+
+
+def dry_run_lines(calls: list[dict[str, Any]]) -> list[str]:
+    """The end of a dry run: each call and what would have happened to it."""
+    if not calls:
+        return ["dry run: the model made no tool call"]
+    count = f"{len(calls)} call{'s' if len(calls) != 1 else ''}"
+    lines = [f"dry run: {count}, none executed:"]
+    for call in calls:
+        what = call.get("command") or _one_line(call.get("detail") or "", 100)
+        by = f"  [{call['by']}]" if call.get("by") else ""
+        detail = f": {call['detail']}" if call["outcome"] in ("denied", "would ask") and call.get("detail") else ""
+        lines.append(f"  {call['outcome']:<9}  {call['tool']}: {what}{by}{detail}")
+    return lines
 
 
 def _usage_line(event: Any) -> str | None:

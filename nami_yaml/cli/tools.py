@@ -9,6 +9,8 @@ from typing import Any
 
 import click
 
+from nami_yaml.app.project import Project
+from nami_yaml.cli.approve import terminal_approver
 from nami_yaml.cli.common import (
     EXIT_ERROR,
     EXIT_OK,
@@ -82,17 +84,21 @@ def show_tool(name: str, as_json: bool, config: str | None, extra_tools: tuple[s
 @click.argument("name", shell_complete=complete_tool_names)
 @click.argument("assignments", nargs=-1, metavar="[KEY=VALUE]...")
 @click.option("--args-json", metavar="JSON", help="All arguments as one JSON object (KEY=VALUE pairs are added on top).")
-@click.option("--dry-run", is_flag=True, help="Show what would run (argv, cwd, stdin, environment changes) without running.")
+@click.option("--dry-run", is_flag=True, help="Show what would run (argv, cwd, stdin, environment changes) and the decision, without running.")
+@click.option("--yes", "-y", "assume_yes", is_flag=True, help="Approve it if a rule asks (never a deny).")
 @click.option("--json", "as_json", is_flag=True,
               help="Print the whole result as JSON (ok, content, details, exit code, saved output).")
 @config_option
 @tools_option
 @handle_errors
-def call_tool(name: str, assignments: tuple[str, ...], args_json: str | None, dry_run: bool, as_json: bool,
-              config: str | None, extra_tools: tuple[str, ...]) -> None:
+def call_tool(name: str, assignments: tuple[str, ...], args_json: str | None, dry_run: bool, assume_yes: bool,
+              as_json: bool, config: str | None, extra_tools: tuple[str, ...]) -> None:
     """Run tool NAME by hand: its stdout to stdout, its stderr and nami's notes to stderr.
 
-    Exit code 0 when the tool succeeded, 1 when it failed.
+    Exit code 0 when the tool succeeded, 1 when it failed or was refused. The rules of agent.yaml and your
+    user config decide as they do for the model: a deny refuses, a rule that asks asks you (or --yes). The
+    per-risk defaults (permissions) do not ask: you are the one calling. Every call is recorded in the
+    audit log.
     """
     project = load_project(config, extra_tools=list(extra_tools), will_run=not dry_run)
     registry = project.registry
@@ -108,20 +114,46 @@ def call_tool(name: str, assignments: tuple[str, ...], args_json: str | None, dr
         if not isinstance(arguments, dict):
             fail("nami: --args-json must be a JSON object", EXIT_USAGE)
     arguments.update(parse_assignments(tool, assignments))
-    prepared = project.executor().prepare(name, arguments)
-    if isinstance(prepared, PreparedToolCall) and dry_run:
-        if as_json:
-            click.echo(json.dumps({"tool": prepared.name, "risk": prepared.risk, "plan": prepared.plan()},
-                                  indent=2, ensure_ascii=False))
-        else:
-            click.echo(format_plan(prepared))
+    if dry_run:
+        show_dry_run(project, name, arguments, as_json)
         return
-    result = prepared.run() if isinstance(prepared, PreparedToolCall) else prepared
+    from nami_yaml.app.manual import call_by_hand
+
+    result = call_by_hand(project, name, arguments, approve=terminal_approver(), assume_yes=assume_yes).result
     if as_json:
         click.echo(json.dumps(result_json(result), indent=2, ensure_ascii=False))
     else:
         print_result(result)
     raise SystemExit(EXIT_OK if result.ok else EXIT_ERROR)
+
+
+def show_dry_run(project: Project, name: str, arguments: dict[str, Any], as_json: bool) -> None:
+    prepared = project.executor().prepare(name, arguments)
+    if not isinstance(prepared, PreparedToolCall):
+        click.echo(prepared.content, err=True)
+        raise SystemExit(EXIT_ERROR)
+    decision = dry_run_decision(project, prepared)
+    if as_json:
+        click.echo(json.dumps({"tool": prepared.name, "risk": prepared.risk, "plan": prepared.plan(),
+                               "decision": decision}, indent=2, ensure_ascii=False))
+        return
+    click.echo(format_plan(prepared))
+    click.echo(visible(f"decision: {decision}"))
+
+
+def dry_run_decision(project: Project, prepared: PreparedToolCall) -> str:
+    """What the policy would decide for this call, in one line."""
+    if not project.is_trusted():
+        return "not evaluated (this agent.yaml is not trusted, so its rules and permissions are not read)"
+    from nami_yaml.app.safety import project_policy
+
+    verdict = project_policy(project).decide(prepared)
+    decision = verdict.decision
+    by = decision.source or f"permissions.{prepared.risk}"
+    if decision.action == "ask" and not verdict.by_rule:
+        return f"allow ({by} asks about the model's calls; calling it by hand is your yes)"
+    why = f": {decision.reason}" if decision.reason else ""
+    return f"{decision.action} by {by}{why}"
 
 
 @tools_group.command("library")

@@ -9,6 +9,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from nami_yaml.config.skills import SKILL_FILE, skill_files
 from nami_yaml.errors import ConfigError, Problem, SpecError
 from nami_yaml.paths import expand_tool_paths, path_for_messages
 from nami_yaml.spec.validate import problems_for, validator
@@ -102,6 +103,9 @@ def read_config(path: Path, env: Mapping[str, str] | None = None) -> ConfigFile:
     for key_path in PATH_KEYS:
         if key_path[0] in data:
             data[key_path[0]] = str((base / expanded(key_path, data[key_path[0]])).resolve())
+    if isinstance(data.get("audit"), dict) and "path" in data["audit"]:
+        # Not resolved: the log may not exist yet, and a symlinked shared folder should stay as named.
+        data["audit"]["path"] = os.path.normpath(base / expanded(("audit", "path"), data["audit"]["path"]))
     if problems:
         raise SpecError(problems)
     if "system_file" in data:
@@ -123,6 +127,15 @@ def read_config(path: Path, env: Mapping[str, str] | None = None) -> ConfigFile:
         resolved.append(spec if os.path.isabs(spec) else str(base / spec))
     if "files" in tools:
         tools["files"] = resolved
+    skills = []
+    for index, spec in enumerate(data.get("skills", [])):
+        folder = str((base / os.path.expanduser(spec)).resolve())
+        if not skill_files(folder):
+            problems.append(doc.problem(("skills", index), f"{spec!r} holds no {SKILL_FILE}, nor do its "
+                                                           f"sub-folders (relative to {base})"))
+        skills.append(folder)
+    if "skills" in data:
+        data["skills"] = skills
     if problems:
         raise SpecError(problems)
     return ConfigFile(path=path.resolve(), data=data, doc=doc)

@@ -11,7 +11,7 @@ from typing import Any
 from urllib.parse import urlparse
 
 from nami_yaml.config.files import ConfigFile, find_config, read_config, user_config_path
-from nami_yaml.model.presets import DEFAULT_PRESET, PRESETS, get_preset  # plain data; no openai import
+from nami_yaml.model.presets import DEFAULT_PRESET, PRESETS, PRICES_AS_OF, get_preset  # plain data, no openai
 from nami_yaml.spec.yamlpos import format_path
 
 DEFAULT_BUILTINS = ["read_file", "write_file", "edit_file", "list_dir", "grep", "glob", "bash", "fetch_url"]
@@ -26,9 +26,13 @@ DEFAULTS: dict[str, Any] = {
     },
     "limits": {"max_steps": 50, "tool_timeout": 120, "max_output": 50_000, "max_parallel_tools": 4},
     "permissions": {"write": "ask", "exec": "ask"},
+    "compaction": {"enabled": True, "threshold": 0.8, "reserve": 4096, "keep_recent": 20_000},
 }
 
 ENV_KEYS = {"NAMI_MODEL": "model.name", "NAMI_BASE_URL": "model.base_url"}
+# Not merged: each file's rules are kept with their origin (user rules may only tighten a project's; see
+# nami_yaml.policy.layers), read from Effective.files.
+SEPARATE_KEYS = frozenset({"rules"})
 LOCAL_HOSTS = frozenset({"localhost", "127.0.0.1", "::1", "0.0.0.0"})
 
 
@@ -41,6 +45,10 @@ class Effective:
     api_key: str | None = None
     api_key_source: str = "unset"
     found_by: str = "none found"  # how the agent.yaml was found, for `nami config`
+    user_config: Path | None = None  # the user config, when it was read
+
+    def config_file(self, path: Path | None) -> ConfigFile | None:
+        return next((f for f in self.files if path is not None and f.path == path), None)
 
     def get(self, dotted: str, default: Any = None) -> Any:
         node: Any = self.values
@@ -109,13 +117,14 @@ def load_settings(
     sources = _leaf_sources(values, "default")
     files: list[ConfigFile] = []
     user = user_config_path(env)
-    if use_user_config and user.is_file():
-        files.append(read_config(user, env))
+    user_file = read_config(user, env) if use_user_config and user.is_file() else None
+    if user_file is not None:
+        files.append(user_file)
     path, how = find_config(config, env, cwd)
     if path is not None:
         files.append(read_config(path, env))
     for loaded in files:
-        _merge(values, sources, loaded.data, str(loaded.path))
+        _merge(values, sources, {k: v for k, v in loaded.data.items() if k not in SEPARATE_KEYS}, str(loaded.path))
     _join_tool_files(values, sources, files)
     if "workspace" not in values:
         # The project's folder, wherever in it nami was started: its tools' paths and cwd: are relative to it.
@@ -141,6 +150,9 @@ def load_settings(
                             ("context_window", "context_window")):
         if key not in model and preset.get(preset_key) is not None:
             _set(values, sources, f"model.{key}", preset[preset_key], f"preset {provider}")
+    price = (preset.get("pricing") or {}).get(model.get("name"))
+    if "pricing" not in model and price is not None:
+        _set(values, sources, "model.pricing", dict(price), f"preset {provider} (list price of {PRICES_AS_OF})")
     if preset:
         quirks = {**preset["quirks"], **(model.get("quirks") or {})}
         if sources.get("model.quirks") == "default":
@@ -148,7 +160,8 @@ def load_settings(
         else:
             model["quirks"] = quirks  # the file's quirks on top of the preset's; the source stays the file
 
-    effective = Effective(values, sources, path, files, found_by=how)
+    effective = Effective(values, sources, path, files, found_by=how,
+                          user_config=user_file.path if user_file is not None else None)
     effective.api_key, effective.api_key_source = _api_key(model, env, preset)
     return effective
 

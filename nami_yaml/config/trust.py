@@ -45,9 +45,10 @@ MAX_HASHED_BYTES = 64_000_000  # beyond this, files count by size and modificati
 
 
 def covered_files(effective: Effective) -> list[Path]:
-    """Every file of the project that decides what runs: agent.yaml, its prompt, and everything below the
+    """Every file of the project that decides what runs: agent.yaml, its prompt, everything below the
     folders of the tool files it names (entry-point packages, helper modules, shipped bytecode, scripts a
-    command runs). Tool files added with --tools or by the user config are the user's own: not covered."""
+    command runs, docs files) and below its skill folders. Tool files added with --tools or by the user
+    config are the user's own: not covered."""
     assert effective.config_path is not None
     project_file = next((f for f in effective.files if f.path == effective.config_path), None)
     files: set[Path] = {effective.config_path}
@@ -59,6 +60,7 @@ def covered_files(effective: Effective) -> list[Path]:
         for tool_file in expand_tool_paths(spec, Path("/")):
             files.add(tool_file.resolve())
             folders.add(tool_file.resolve().parent)
+    folders.update(Path(spec) for spec in data.get("skills", []))  # skills are prompt text the model follows
     for folder in folders:
         for root, dirs, names in os.walk(folder):
             dirs[:] = sorted(d for d in dirs if d not in SKIPPED_FOLDERS)
@@ -156,19 +158,30 @@ def summary(effective: Effective, registry: Registry) -> list[str]:
     mine = str(effective.config_path)
     lines = [f"agent.yaml: {effective.config_path}"]
     for key in ("model.base_url", "model.api_key_env", "model.provider", "model.name", "permissions.write",
-                "permissions.exec", "tools.fetch_url.allow_hosts", "tools.bash.max_timeout"):
+                "permissions.exec", "tools.fetch_url.allow_hosts", "tools.bash.max_timeout", "audit.path"):
         if effective.sources.get(key) == mine:
             lines.append(f"  sets {key} = {json.dumps(effective.get(key))}")
     for key in ("workspace", "system_file"):
         value = effective.get(key)
         if value and effective.sources.get(key) == mine:
             lines.append(f"  sets {key} = {value}" + ("" if _inside(Path(value), project) else OUTSIDE))
+    project_file = next((f for f in effective.files if f.path == effective.config_path), None)
+    rules = (project_file.data.get("rules") or []) if project_file else []
+    if rules:
+        counts = {d: sum(1 for r in rules if r.get("decision") == d) for d in ("allow", "ask", "deny")}
+        lines.append(f"  sets {len(rules)} rule{'s' if len(rules) != 1 else ''} "
+                     f"({', '.join(f'{n} {d}' for d, n in counts.items() if n)}):")
+        for rule in rules:
+            lines.append(f"    {json.dumps(rule, ensure_ascii=False)}")
     if any(effective.sources.get(f"model.{k}") == mine for k in ("base_url", "api_key_env", "provider")):
         lines.append(f"  {_key_destination(effective)}")
     files = covered_files(effective)
     for file in files:
         if file.suffix in COMPILED_SUFFIXES:
             lines.append(f"  WARNING: compiled code that cannot be reviewed: {file} (delete it before trusting)")
+    project_file = next((f for f in effective.files if f.path == effective.config_path), None)
+    for spec in (project_file.data.get("skills", []) if project_file else []):
+        lines.append(f"  adds skills from {spec}")
     tools = [t for t in registry if not t.builtin]
     lines.append(f"  adds {len(tools)} tool{'s' if len(tools) != 1 else ''}:" if tools else "  adds no tools")
     workspace = Path(effective.get("workspace") or Path.cwd())

@@ -77,7 +77,11 @@ class Reader:
             extra = getattr(raw, "model_extra", None) or (raw if isinstance(raw, dict) else {})
             hit = extra.get("prompt_cache_hit_tokens")
             cached = hit if isinstance(hit, int) and not isinstance(hit, bool) else 0
-        return Usage(prompt_tokens=prompt, completion_tokens=completion, cached_tokens=cached, reported=True)
+        completion_details = self.get(raw, "usage.", "completion_tokens_details", None)
+        reasoning = (self.get(completion_details, "usage.completion_tokens_details.", "reasoning_tokens", int)
+                     if completion_details else None)
+        return Usage(prompt_tokens=prompt, completion_tokens=completion, cached_tokens=cached,
+                     reasoning_tokens=reasoning or 0, reported=True)
 
 
 def new_call_id() -> str:

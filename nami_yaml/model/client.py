@@ -220,6 +220,9 @@ class OpenAIChatModel:
                     f"and that base_url points at the API (often ending in /v1)")
         elif status == 429:
             text = f"rate limited (429) at {where} after {_retries(retried)}: {detail}; wait and try again"
+        elif status in (400, 413, 422) and _context_length(exc, detail):
+            text = f"the conversation is too long for the model's context window ({status}) at {where}: {detail}"
+            return ModelError(self._clean(text), status=status, kind="context_length")
         elif status in (400, 413, 422):
             text = f"request rejected ({status}) by {where}: {detail}"
         elif status >= 500:
@@ -246,6 +249,21 @@ def _decode_problem(exc: Exception) -> str:
     if isinstance(exc, ValueError):
         return f"is not JSON ({exc})"
     return f"could not be read ({exc})"
+
+
+# How each preset's server says a prompt is too long: OpenAI (code context_length_exceeded), DeepSeek and
+# vLLM ("maximum context length is N tokens", "longer than the maximum model length"), llama.cpp (type
+# exceed_context_size_error, "exceeds the available context size"), and 413 from any proxy in between.
+_CONTEXT_CODES = frozenset({"context_length_exceeded", "exceed_context_size_error", "context_window_exceeded"})
+_CONTEXT_TEXT = re.compile(r"maximum context length|context[ _]length[ _]exceeded|exceeds? the (?:available )?context"
+                           r"|context window|longer than the maximum model length|prompt is too long"
+                           r"|too many tokens|reduce the length of the (?:messages|prompt)", re.I)
+
+
+def _context_length(exc: openai.APIStatusError, detail: str) -> bool:
+    body = exc.body if isinstance(exc.body, dict) else {}
+    codes = {str(body.get("code")), str(body.get("type"))}
+    return exc.status_code == 413 or bool(codes & _CONTEXT_CODES) or bool(_CONTEXT_TEXT.search(detail))
 
 
 def _root_cause(exc: BaseException) -> str:

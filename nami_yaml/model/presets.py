@@ -9,6 +9,7 @@ Keys of a preset:
   api_key         a placeholder sent when no key is needed (local servers ignore it, the SDK wants one)
   context_window  tokens the default model accepts, for budgeting history
   quirks          how the server departs from OpenAI's behaviour, see QUIRKS
+  pricing         USD per million tokens by model name: input, cached_input, output (see PRICES_AS_OF)
 """
 
 from __future__ import annotations
@@ -34,6 +35,15 @@ QUIRKS: dict[str, Any] = {
 
 DEFAULT_PRESET = "deepseek"
 
+# Prices change: these are the providers' list prices as of this date, in USD per million tokens, for
+# cost reports and limits.max_cost. agent.yaml's model.pricing overrides them (and prices any other model).
+PRICES_AS_OF = "2025-12"
+_DEEPSEEK_PRICE = {"input": 0.28, "cached_input": 0.028, "output": 0.42}  # V3.2, both endpoints
+
+
+def _price(input: float, cached_input: float, output: float) -> dict[str, float]:
+    return {"input": input, "cached_input": cached_input, "output": output}
+
 PRESETS: dict[str, dict[str, Any]] = {
     "deepseek": {
         "base_url": "https://api.deepseek.com",
@@ -42,6 +52,7 @@ PRESETS: dict[str, dict[str, Any]] = {
         "api_key": None,
         "context_window": 128_000,
         "quirks": {},
+        "pricing": {"deepseek-chat": _DEEPSEEK_PRICE, "deepseek-reasoner": _DEEPSEEK_PRICE},
     },
     "openai": {
         "base_url": "https://api.openai.com/v1",
@@ -50,6 +61,13 @@ PRESETS: dict[str, dict[str, Any]] = {
         "api_key": None,
         "context_window": 1_047_576,
         "quirks": {"max_tokens_field": "max_completion_tokens"},
+        "pricing": {
+            "gpt-5": _price(1.25, 0.125, 10.00), "gpt-5-mini": _price(0.25, 0.025, 2.00),
+            "gpt-5-nano": _price(0.05, 0.005, 0.40), "gpt-4.1": _price(2.00, 0.50, 8.00),
+            "gpt-4.1-mini": _price(0.40, 0.10, 1.60), "gpt-4.1-nano": _price(0.10, 0.025, 0.40),
+            "gpt-4o": _price(2.50, 1.25, 10.00), "gpt-4o-mini": _price(0.15, 0.075, 0.60),
+            "o3": _price(2.00, 0.50, 8.00), "o4-mini": _price(1.10, 0.275, 4.40),
+        },
     },
     "ollama": {
         "base_url": "http://localhost:11434/v1",

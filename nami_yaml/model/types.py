@@ -24,12 +24,14 @@ class Usage:
     prompt_tokens: int = 0
     completion_tokens: int = 0
     cached_tokens: int = 0
+    reasoning_tokens: int = 0  # part of completion_tokens, where the server says how many
     reported: bool = True
 
     def add(self, other: Usage) -> None:
         self.prompt_tokens += other.prompt_tokens
         self.completion_tokens += other.completion_tokens
         self.cached_tokens += other.cached_tokens
+        self.reasoning_tokens += other.reasoning_tokens
         self.reported = self.reported or other.reported
 
 

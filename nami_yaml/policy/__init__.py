@@ -1,7 +1,9 @@
-"""Decisions for every tool call: the per-risk defaults, approval requests, and (later) value rules.
+"""Decisions for every tool call: rules on tool names and typed argument values (``rules``, with bash
+command lines parsed in ``bash``), layered over the per-risk defaults (``layers``); approval requests and
+session approvals; the audit log (``audit``).
 
-Pure: it decides, and never prompts or prints; the CLI (or an API user's callable) answers what must be
-asked.
+Pure: it decides and records, and never prompts or prints; the CLI (or an API user's callable) answers
+what must be asked.
 """
 
 from __future__ import annotations

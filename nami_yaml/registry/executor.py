@@ -161,7 +161,7 @@ def _finite_float(text: str) -> float:
     return number
 
 
-def _end_anchored(pattern: str) -> str:
+def end_anchored(pattern: str) -> str:
     """``$`` as JSON Schema (ECMA-262) means it: the end of the text, not also before a final newline."""
     out, in_class, escaped = [], False, False
     for index, char in enumerate(pattern):
@@ -188,7 +188,7 @@ def _ecma_pattern(validator: Any, pattern: str, instance: Any, schema: dict[str,
         return
     try:
         matched = re.search(pattern, instance) and (
-            not instance.endswith("\n") or re.search(_end_anchored(pattern), instance))
+            not instance.endswith("\n") or re.search(end_anchored(pattern), instance))
     except re.error as exc:  # the tool's schema is at fault, not the model: say so rather than crash
         yield ValidationError(f"the tool's pattern {pattern!r} is not a valid regular expression: {exc}")
         return

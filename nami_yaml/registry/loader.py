@@ -15,7 +15,7 @@ from nami_yaml.errors import Problem, only_errors
 from nami_yaml.paths import path_for_messages
 from nami_yaml.registry.checks import TOOL_CHECKS
 from nami_yaml.registry.draft import Host, ToolDraft
-from nami_yaml.registry.tool import Tool
+from nami_yaml.registry.tool import DocSource, Tool
 from nami_yaml.runners.base import ProcessOptions
 from nami_yaml.runners.command import CommandRunner
 from nami_yaml.runners.entrypoint import EntrypointRunner
@@ -120,6 +120,7 @@ def _build_tool(draft: ToolDraft, builtin: bool) -> Tool | None:
         draft.problems.extend(problems_for(draft.doc, shown, draft.where, validator("tool", "tool")))
     for check in TOOL_CHECKS:
         check(draft)
+    docs = _docs(draft)
     if any(p.is_error for p in draft.problems[before:]):
         return None
     parameters = _normalized(draft.parameters)
@@ -127,8 +128,26 @@ def _build_tool(draft: ToolDraft, builtin: bool) -> Tool | None:
     return Tool(
         name=raw["name"], description=raw["description"].strip(), parameters=parameters,
         risk=raw.get("risk", "exec"), runner=_runner(raw, draft.runners[0], draft.file),
-        source=f"{draft.doc.file}:{line}:{col}", builtin=builtin,
+        source=f"{draft.doc.file}:{line}:{col}", builtin=builtin, docs=docs,
     )
+
+
+def _docs(draft: ToolDraft) -> DocSource | None:
+    """``docs:``: a regular file inside the tool file's folder (so trust covers it), or an argv command."""
+    docs = draft.raw.get("docs")
+    if isinstance(docs, list):
+        return DocSource(command=tuple(str(part) for part in docs), options=_process_options(draft.raw))
+    if not isinstance(docs, str):
+        return None
+    folder = draft.file.parent.resolve()
+    target = (folder / docs).resolve()
+    if not target.is_relative_to(folder):
+        draft.error(("docs",), f"docs {docs!r} is outside the tool file's folder {folder}")
+    elif not target.is_file():
+        draft.error(("docs",), f"docs file {docs!r} not found next to the tool file (looked for {target})")
+    else:
+        return DocSource(file=target)
+    return None
 
 
 def _normalized(parameters: dict[str, Any]) -> dict[str, Any]:

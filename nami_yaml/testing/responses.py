@@ -69,10 +69,14 @@ def error(status: int, message: str, *, type: str | None = None, code: str | Non
     return ScriptedResponse(status=status, error_body=body, headers=headers, **options)
 
 
-def usage(prompt: int = 10, completion: int = 5, cached: int = 0, *, style: str = "openai") -> dict[str, Any]:
-    """A usage object; ``style="deepseek"`` reports cache hits the way DeepSeek does."""
+def usage(prompt: int = 10, completion: int = 5, cached: int = 0, *, reasoning: int = 0,
+          style: str = "openai") -> dict[str, Any]:
+    """A usage object; ``style="deepseek"`` reports cache hits the way DeepSeek does. ``reasoning``
+    tokens are part of ``completion``, as providers count them."""
     data: dict[str, Any] = {"prompt_tokens": prompt, "completion_tokens": completion,
                             "total_tokens": prompt + completion}
+    if reasoning:
+        data["completion_tokens_details"] = {"reasoning_tokens": reasoning}
     if style == "deepseek":
         data["prompt_cache_hit_tokens"] = cached
         data["prompt_cache_miss_tokens"] = prompt - cached

@@ -82,6 +82,8 @@ def _usage(response: ScriptedResponse, body: dict[str, Any]) -> Usage | None:
         data = response.usage
         details = data.get("prompt_tokens_details") or {}
         cached = details.get("cached_tokens") or data.get("prompt_cache_hit_tokens") or 0
-        return Usage(int(data.get("prompt_tokens", 0)), int(data.get("completion_tokens", 0)), int(cached))
+        reasoning = (data.get("completion_tokens_details") or {}).get("reasoning_tokens") or 0
+        return Usage(int(data.get("prompt_tokens", 0)), int(data.get("completion_tokens", 0)), int(cached),
+                     int(reasoning))
     produced = len(response.content or "") + sum(len(c.arguments) + len(c.name) for c in response.calls)
     return Usage(prompt_tokens=max(1, len(json.dumps(body)) // 4), completion_tokens=max(1, produced // 4))

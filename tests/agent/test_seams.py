@@ -15,6 +15,7 @@ from nami_yaml.agent import (
     History,
     Hooks,
     RequestInfo,
+    StopRun,
     strictest,
 )
 from nami_yaml.model.types import ModelError, Usage
@@ -203,6 +204,30 @@ def test_a_context_length_error_is_retried_once_after_compaction(toolbox: Any) -
     failed = without_help.run([dict(SYSTEM), {"role": "user", "content": "x" * 500}])
     assert failed.status == "error" and "maximum context length" in (failed.error or "")
 
+    def useless(info: RequestInfo) -> list[dict[str, Any]] | None:
+        return None if info.error is None else [info.history[0], {"role": "user", "content": "y" * 500}]
+
+    still_long = AgentLoop(model=ContextTooLong(limit=200), toolbox=toolbox, hooks=Hooks(before_request=[useless]))
+    failed = still_long.run([dict(SYSTEM), {"role": "user", "content": "x" * 500}])
+    assert failed.status == "error" and (failed.error or "").endswith("(even after compacting the history once)")
+
+
+def test_a_before_request_hook_may_stop_the_run_and_after_run_adds_totals(toolbox: Any) -> None:
+    def budget(info: RequestInfo) -> None:
+        if info.step == 2:
+            raise StopRun("out of budget", status="max_cost")
+
+    def totals(outcome: Any) -> dict[str, Any]:
+        return {"steps_seen": outcome.steps, "status_seen": outcome.status}
+
+    model = ScriptedModel([tool_calls(call("echo", {"text": "a"})), text("never sent")])
+    outcome, events = run(model, toolbox, Hooks(before_request=[budget], after_run=[totals]))
+    assert outcome.status == "max_cost" and outcome.error == "out of budget"
+    assert len(model.requests) == 1 and outcome.messages[-1]["role"] == "tool"
+    assert outcome.totals == {"steps_seen": 1, "status_seen": "max_cost"}
+    final = events[-1].to_json()
+    assert final["type"] == "final" and final["status"] == "max_cost" and final["totals"] == outcome.totals
+
 
 def test_history_events_carry_each_message_exactly_as_sent(toolbox: Any) -> None:
     raw = '{"text":   "spaced"}'  # odd spacing: the event must keep the model's own bytes
@@ -229,3 +254,4 @@ def test_step_limit_message_agrees_in_number(toolbox: Any) -> None:
     outcome, _ = run(model, toolbox, Hooks(), max_steps=1)
     assert outcome.status == "max_steps"
     assert (outcome.error or "").startswith("Stopped after 1 step without a final answer")
+    assert 'nami run --continue "go on"' in (outcome.error or "")

@@ -81,14 +81,15 @@ def test_the_answer_decides(executor: Executor) -> None:
     call = prepared(executor, "bash", {"command": "echo hi"})
     prompt = Terminal()
     assert ask(call, Terminal("y\n"), prompt) is True
-    assert "echo hi" in prompt.getvalue() and "Run it? [y/N]" in prompt.getvalue()
+    assert "echo hi" in prompt.getvalue() and "Run it? [y] yes once" in prompt.getvalue()
     assert ask(call, Terminal("\n")) is False
 
 
 def test_no_terminal_means_no_and_says_so(executor: Executor) -> None:
     call = prepared(executor, "bash", {"command": "echo hi"})
     err = io.StringIO()
-    assert ask(call, io.StringIO("y\n"), err) is False
+    assert ask(call, io.StringIO("y\n"), err) == Decision.deny("there is no terminal to ask on (it needs a yes)",
+                                                              "no approver")
     assert "not approved (no terminal; use --yes to allow): bash" in err.getvalue()
 
 
@@ -103,3 +104,25 @@ def test_a_long_multi_line_command_is_never_shortened(executor: Executor) -> Non
     command = "\n".join(f"echo step {n}" for n in range(200))
     text = approval_text(prepared(executor, "bash", {"command": command}))
     assert "echo step 199" in text and "more lines" not in text
+
+
+def test_yes_for_the_session_and_no_with_a_reason(executor: Executor) -> None:
+    from nami_yaml.policy.approval import SESSION_SOURCE
+    from nami_yaml.policy.session import SessionApprovals
+
+    call = prepared(executor, "bash", {"command": "make test"})
+    session = SessionApprovals()
+    approve = terminal_approver(stdin=Terminal("a\n"), err=io.StringIO())
+    pending = Decision.ask("tests touch the database", "rule agent.yaml:9:5")
+    answer = approve(ApprovalRequest(call, pending, session))
+    assert answer == Decision.allow(source=SESSION_SOURCE) and session.approved(call)
+    assert not session.approved(prepared(executor, "bash", {"command": "make test "}))
+    prompt = io.StringIO()
+    answer = terminal_approver(stdin=Terminal("r\n  use   make check\n"), err=prompt)(
+        ApprovalRequest(call, pending))
+    assert answer == Decision.deny("use make check", "user")
+    assert "  (asked by rule agent.yaml:9:5: tests touch the database)\n" in prompt.getvalue()
+    assert "Why not? (the model is told): " in prompt.getvalue()
+    assert terminal_approver(stdin=Terminal("r\n\n"), err=io.StringIO())(ApprovalRequest(call, pending)) == \
+        Decision.deny(None, "user")
+    assert terminal_approver(stdin=Terminal("n\n"), err=io.StringIO())(ApprovalRequest(call, pending)) is False

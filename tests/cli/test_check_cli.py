@@ -36,14 +36,15 @@ def test_check_ok_prints_a_summary(workdir: Path) -> None:
                                         "  - {name: c, description: d, entrypoint: 'm:f'}\n")
     result = nami("check")
     assert result.exit_code == 0, result.output
-    assert result.stdout == (f"ok: {agent}; 5 tools (2 built-in, 1 command, 1 entrypoint, 1 script) "
+    # read_file and bash have docs, so tool_docs comes with them
+    assert result.stdout == (f"ok: {agent}; 6 tools (3 built-in, 1 command, 1 entrypoint, 1 script) "
                              "from 2 tool files\n")
 
 
 def test_check_without_agent_yaml_uses_defaults(workdir: Path) -> None:
     result = nami("check")
     assert result.exit_code == 0
-    n = len(DEFAULT_BUILTINS)
+    n = len(DEFAULT_BUILTINS) + 1  # and tool_docs, which reads their docs
     assert result.stdout == f"ok: no agent.yaml (defaults); {n} tools ({n} built-in) from 0 tool files\n"
 
 
@@ -237,7 +238,8 @@ def test_check_json_when_all_is_well_and_with_strict(workdir: Path) -> None:
     write(workdir / "agent.yaml", "tools: {builtin: [read_file], files: [t.yaml]}\n")
     write(workdir / "t.yaml", UNUSED_AND_MISSING)
     report = json.loads(nami("check", "--json").stdout)
-    assert (report["ok"], report["errors"], report["warnings"], report["tools"]) == (True, 0, 2, 2)
+    # read_file, t.yaml's tool, and tool_docs (added because read_file has docs on demand)
+    assert (report["ok"], report["errors"], report["warnings"], report["tools"]) == (True, 0, 2, 3)
     strict = nami("check", "--json", "--strict")
     assert strict.exit_code == 1 and json.loads(strict.stdout)["warnings"] == 2
 

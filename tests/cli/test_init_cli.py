@@ -39,7 +39,8 @@ def test_init_with_yes_adds_the_groups_found_and_the_project_checks(workdir: Pat
     assert library_of(workdir) == ["git"]
     checked = nami("check")
     assert checked.exit_code == 0, checked.output
-    assert "15 tools (8 built-in, 7 command) from 7 tool files" in checked.output  # git's 6 and the example
+    # 8 built-ins and tool_docs; git's 6 and the example
+    assert "16 tools (9 built-in, 7 command) from 7 tool files" in checked.output
 
 
 def test_init_asks_on_a_terminal(workdir: Path, only_git_on_path: None, monkeypatch: pytest.MonkeyPatch) -> None:

@@ -79,7 +79,8 @@ def test_tools_list(project: Path) -> None:
     lines = result.stdout.splitlines()
     # the built-in's wording belongs to another module; only its row's shape is checked here
     assert lines[0].startswith("read_file    read   Read ") and lines[0].endswith("  [built-in]")
-    assert lines[1:] == [
+    assert lines[1].startswith("tool_docs    read   Read ")  # read_file has docs: their reader comes too
+    assert lines[2:] == [
         "show_args    read   Print the argv it receives as JSON.  [tools/ops.yaml:2:5]",
         "make_marker  write  Create a marker file and say so.  [tools/ops.yaml:17:5]",
         "fail         exec   Always fails.  [tools/ops.yaml:29:5]",
@@ -93,12 +94,13 @@ def test_tools_list_json(project: Path) -> None:
     rows = json.loads(result.stdout)
     assert [(r["name"], r["runner"], r["builtin"], r["risk"]) for r in rows] == [
         ("read_file", "entrypoint", True, "read"),
+        ("tool_docs", "entrypoint", True, "read"),
         ("show_args", "command", False, "read"),
         ("make_marker", "command", False, "write"),
         ("fail", "command", False, "exec"),
         ("shorten", "entrypoint", False, "exec"),
     ]
-    assert rows[1]["parameters"]["required"] == ["label"]
+    assert rows[2]["parameters"]["required"] == ["label"]
 
 
 def test_tools_show_json_prints_the_exact_definition(project: Path) -> None:
@@ -117,8 +119,8 @@ def test_tools_show_json_prints_the_exact_definition(project: Path) -> None:
 def test_tools_show_unknown_name(project: Path) -> None:
     result = nami("tools", "show", "nope")
     assert result.exit_code == 2
-    assert result.stderr == ("nami: unknown tool 'nope'. Available tools: read_file, show_args, make_marker, "
-                             "fail, shorten\n")
+    assert result.stderr == ("nami: unknown tool 'nope'. Available tools: read_file, tool_docs, show_args, "
+                             "make_marker, fail, shorten\n")
 
 
 def test_tools_call_coerces_values_per_schema(project: Path) -> None:
@@ -193,6 +195,7 @@ def test_dry_run_of_an_entrypoint(project: Path) -> None:
         "tool:    shorten (risk: exec)",
         "calls:   textwrap:shorten",
         'with:    {"text": "abc", "width": 12}',
+        "decision: allow (permissions.exec asks about the model's calls; calling it by hand is your yes)",
     ]
 
 
@@ -219,7 +222,7 @@ def test_real_process_tools_list_and_call(project: Path) -> None:
     listed = run_nami(project, "tools", "list", "--json")
     assert listed.returncode == 0, listed.stderr
     assert [row["name"] for row in json.loads(listed.stdout)] == [
-        "read_file", "show_args", "make_marker", "fail", "shorten"
+        "read_file", "tool_docs", "show_args", "make_marker", "fail", "shorten"
     ]
     called = run_nami(project, "tools", "call", "show_args", "label=$(touch pwned)", "count=2")
     assert called.returncode == 0, called.stderr

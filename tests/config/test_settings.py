@@ -154,9 +154,9 @@ def test_the_prompt_names_the_current_folder_relative_to_the_workspace(temp_home
     day = datetime.date(2025, 1, 2)
     (tmp_path / "a" / "b").mkdir(parents=True)
     at_root = system_prompt(effective, tmp_path, day, cwd=tmp_path)
-    assert at_root.endswith(f"Workspace: {tmp_path}\nToday's date: 2025-01-02")
+    assert at_root.endswith(f"Workspace (tool paths are relative to it): {tmp_path}\nToday's date: 2025-01-02")
     inside = system_prompt(effective, tmp_path, day, cwd=tmp_path / "a" / "b")
-    assert inside.endswith(f"Workspace: {tmp_path}\nCurrent folder: a/b (relative to the workspace)\n"
+    assert inside.endswith(f"Workspace (tool paths are relative to it): {tmp_path}\nCurrent folder: a/b (relative to the workspace)\n"
                            "Today's date: 2025-01-02")
     assert system_prompt(effective, tmp_path, day, cwd=tmp_path / "a" / "b") == inside  # byte-stable
     outside = system_prompt(effective, tmp_path / "a", day, cwd=tmp_path)

@@ -26,7 +26,7 @@ def settings(home: Path, cwd: Path):
 def test_default_builtins_all_exist_and_load(temp_home: Path, workdir: Path) -> None:
     assert set(DEFAULT_BUILTINS) <= set(builtin_catalog())
     registry = build_registry(settings(temp_home, workdir))
-    assert registry.names() == DEFAULT_BUILTINS
+    assert registry.names() == [*DEFAULT_BUILTINS, "tool_docs"]  # they have docs: their reader comes too
     assert all(tool.builtin for tool in registry)
 
 
@@ -40,8 +40,8 @@ def test_tool_files_are_relative_to_the_config_file(temp_home: Path, tmp_path: P
     effective = settings(temp_home, nested)
     assert [p.name for p in tool_files(effective)] == ["a.yaml", "b.yaml"]
     registry = build_registry(effective)
-    assert registry.names() == ["read_file", "first", "second"]
-    assert [t.builtin for t in registry] == [True, False, False]
+    assert registry.names() == ["read_file", "tool_docs", "first", "second"]
+    assert [t.builtin for t in registry] == [True, True, False, False]
 
 
 def test_extra_tool_paths_are_relative_to_the_current_folder(temp_home: Path, workdir: Path) -> None:
@@ -92,7 +92,7 @@ def test_library_tools_are_selected_by_group_or_file_before_the_tool_files(temp_
     write(workdir / "agent.yaml", "tools:\n  builtin: [read_file]\n  library: [jq, git/status]\n  files: [mine.yaml]\n")
     write(workdir / "mine.yaml", "name: mine\ndescription: d\ncommand: [echo]\n")
     registry = build_registry(settings(temp_home, workdir))
-    assert registry.names() == ["read_file", "jq_filter", "git_status", "mine"]
+    assert registry.names() == ["read_file", "tool_docs", "jq_filter", "git_status", "mine"]  # read_file has docs
     assert not registry.get("jq_filter").builtin
 
 

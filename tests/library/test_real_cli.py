@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import json
 import os
-import shutil
 import subprocess
 from collections.abc import Iterator
 from pathlib import Path
@@ -18,11 +17,7 @@ from nami_yaml.runtime import RuntimeContext
 from tests.library.conftest import LibraryRunner
 from tests.library.test_rendered_argv import CASES
 from tests.local_http import QuietHandler, serving
-
-
-def needs(program: str) -> pytest.MarkDecorator:
-    return pytest.mark.skipif(shutil.which(program) is None, reason=f"{program} is not installed here")
-
+from tests.programs import need, needs
 
 # -- git --------------------------------------------------------------------------------------------
 
@@ -222,8 +217,7 @@ def unreachable_cluster(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None
 def test_the_real_cli_accepts_the_command(unreachable_cluster: None, workdir: Path, temp_home: Path, tool: str,
                                           arguments: dict[str, Any], expected: list[str]) -> None:
     program = _program(tool)
-    if shutil.which(program) is None:
-        pytest.skip(f"{program} is not installed here")
+    need(program)
     library = LibraryRunner(RuntimeContext(workspace=workdir, host_env=dict(os.environ),
                                            spill_dir=temp_home / "spill"))
     result = library(tool, **arguments)

@@ -108,7 +108,7 @@ def test_tool_definition_schema_via_defs() -> None:
 _DRAFT7_COMPATIBLE = {"$schema", "$id", "$ref", "$defs", "title", "description", "type", "properties", "required",
                       "additionalProperties", "items", "minItems", "uniqueItems", "enum", "const", "pattern",
                       "minLength", "minimum", "maximum", "exclusiveMinimum", "oneOf", "if", "then", "else",
-                      "propertyNames", "not", "default", "examples"}
+                      "propertyNames", "not", "default", "examples", "anyOf", "minProperties", "maxProperties"}
 _SCHEMA_MAPS = ("properties", "$defs")
 
 
