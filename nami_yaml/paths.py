@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import glob as globlib
 import os
+from collections.abc import Mapping
 from pathlib import Path
 
 TOOL_SUFFIXES = (".yaml", ".yml")
@@ -34,3 +35,10 @@ def expand_tool_paths(spec: str, base: Path) -> list[Path]:
             found.extend(Path(root) / f for f in sorted(files) if f.endswith(TOOL_SUFFIXES))
         return found
     return [target] if target.exists() else []
+
+
+def user_data_dir(env: Mapping[str, str] | None = None) -> Path:
+    """nami's folder for the user's data (sessions): ``$XDG_DATA_HOME/nami``, else ``~/.local/share/nami``."""
+    env = os.environ if env is None else env
+    base = env.get("XDG_DATA_HOME") or os.path.join(env.get("HOME") or os.path.expanduser("~"), ".local", "share")
+    return Path(base) / "nami"

@@ -19,6 +19,7 @@ FORBIDDEN = {
     "policy": ("nami_yaml.cli", "click"),
     "config": ("nami_yaml.cli", "click"),
     "app": ("nami_yaml.cli", "click"),
+    "doctor": ("nami_yaml.cli", "click", "openai"),
     "session": ("nami_yaml.cli", "nami_yaml.app", "click", "openai"),
     "model": ("nami_yaml.cli", "nami_yaml.agent", "click"),
 }

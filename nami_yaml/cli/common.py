@@ -16,9 +16,9 @@ from nami_yaml.errors import ConfigError, NamiError, SpecError
 
 EXIT_OK, EXIT_ERROR, EXIT_USAGE, EXIT_MAX_STEPS, EXIT_INTERRUPTED = 0, 1, 2, 3, 130
 
-config_option = click.option("--config", "-c", metavar="FILE",
+config_option = click.option("--config", "-c", metavar="FILE", type=click.Path(dir_okay=False),
                              help="agent.yaml to use (else $NAMI_CONFIG, else the nearest one upwards).")
-tools_option = click.option("--tools", "-t", "extra_tools", multiple=True, metavar="PATH",
+tools_option = click.option("--tools", "-t", "extra_tools", multiple=True, metavar="PATH", type=click.Path(),
                             help="Also load tool files from PATH (file, folder or glob); repeatable.")
 
 F = TypeVar("F", bound=Callable[..., Any])

@@ -23,7 +23,7 @@ from nami_yaml.spec.validate import SCHEMA_NAMES, schema_text
 
 
 @click.command("check")
-@click.argument("paths", nargs=-1, metavar="[PATH]...")
+@click.argument("paths", nargs=-1, metavar="[PATH]...", type=click.Path())
 @config_option
 @click.option("--strict", is_flag=True, help="Fail on warnings too (a program not on PATH, an unused parameter…).")
 @click.option("--json", "as_json", is_flag=True,

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 import shlex
 from typing import Any
 
@@ -20,8 +21,11 @@ from nami_yaml.cli.common import (
     load_project,
     tools_option,
 )
+from nami_yaml.cli.completion import complete_library_groups, complete_tool_names
 from nami_yaml.display import visible
+from nami_yaml.errors import SpecError
 from nami_yaml.registry.executor import PreparedToolCall
+from nami_yaml.registry.library import LIBRARY_ROOT, LibraryGroup, library_catalog
 from nami_yaml.registry.overview import runner_overview
 from nami_yaml.registry.tool import Tool
 from nami_yaml.result import ToolResult
@@ -54,7 +58,7 @@ def list_tools(as_json: bool, config: str | None, extra_tools: tuple[str, ...]) 
 
 
 @tools_group.command("show")
-@click.argument("name")
+@click.argument("name", shell_complete=complete_tool_names)
 @click.option("--json", "as_json", is_flag=True, help="Print only the exact definition sent to the model, as JSON.")
 @config_option
 @tools_option
@@ -77,7 +81,7 @@ def show_tool(name: str, as_json: bool, config: str | None, extra_tools: tuple[s
 
 
 @tools_group.command("call")
-@click.argument("name")
+@click.argument("name", shell_complete=complete_tool_names)
 @click.argument("assignments", nargs=-1, metavar="[KEY=VALUE]...")
 @click.option("--args-json", metavar="JSON", help="All arguments as one JSON object (KEY=VALUE pairs are added on top).")
 @click.option("--dry-run", is_flag=True, help="Show what would run (argv, cwd, stdin, environment changes) and the decision, without running.")
@@ -150,6 +154,46 @@ def dry_run_decision(project: Project, prepared: PreparedToolCall) -> str:
         return f"allow ({by} asks about the model's calls; calling it by hand is your yes)"
     why = f": {decision.reason}" if decision.reason else ""
     return f"{decision.action} by {by}{why}"
+
+
+@tools_group.command("library")
+@click.argument("groups", nargs=-1, metavar="[GROUP]...", shell_complete=complete_library_groups)
+@click.option("--json", "as_json", is_flag=True, help="One JSON object: the library's folder and every group.")
+@handle_errors
+def library(groups: tuple[str, ...], as_json: bool) -> None:
+    """List nami's ops tool library (or some GROUPs of it): each group, the program it needs, and its tools.
+
+    Use them in agent.yaml by group or by file: tools: {library: [git, kubectl/logs]}.
+    """
+    catalog, problems = library_catalog(search_path=os.environ.get("PATH"))
+    if problems:
+        raise SpecError(problems)
+    unknown = [name for name in groups if name not in {group.name for group in catalog}]
+    if unknown:
+        fail(f"nami: unknown library group {unknown[0]!r}; the library has: {', '.join(g.name for g in catalog)}",
+             EXIT_USAGE)
+    shown = [group for group in catalog if not groups or group.name in groups]
+    if as_json:
+        click.echo(json.dumps({"root": str(LIBRARY_ROOT), "groups": [_group_json(g) for g in shown]},
+                              indent=2, ensure_ascii=False))
+        return
+    click.echo(f"nami's tool library ({LIBRARY_ROOT})")
+    click.echo("Use it in agent.yaml by group or by file:  tools: {library: [git, kubectl/logs]}")
+    width = max((len(t.name) for group in shown for t in group.tools), default=4)
+    for group in shown:
+        needs = ", ".join(f"{p} (not on PATH)" if p in group.missing else p for p in group.programs)
+        count = f"{len(group.tools)} tool{'s' if len(group.tools) != 1 else ''}"
+        click.echo(f"\n{group.name}: {count}; runs {needs}")
+        for tool, file in zip(group.tools, group.files, strict=True):
+            click.echo(f"  {tool.name:<{width}}  {tool.risk:<5}  {first_sentence(tool.description, 70)}  "
+                       f"[{group.name}/{file.stem}]")
+
+
+def _group_json(group: LibraryGroup) -> dict[str, Any]:
+    return {"name": group.name, "programs": group.programs, "missing": group.missing,
+            "tools": [{"name": tool.name, "risk": tool.risk, "select": f"{group.name}/{file.stem}",
+                       "file": str(file), "description": tool.description}
+                      for tool, file in zip(group.tools, group.files, strict=True)]}
 
 
 def result_json(result: ToolResult) -> dict[str, Any]:

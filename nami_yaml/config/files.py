@@ -92,6 +92,7 @@ def read_config(path: Path, env: Mapping[str, str] | None = None) -> ConfigFile:
         problems.append(doc.problem(("system_file",), "give either system or system_file, not both", key=True))
     if problems:
         raise SpecError(problems)
+    data.pop("$schema", None)  # for editors only: not a setting
     base = path.resolve().parent
 
     def expanded(where: tuple[str | int, ...], spec: str) -> str:

@@ -167,12 +167,15 @@ def load_settings(
 
 
 def _join_tool_files(values: dict[str, Any], sources: dict[str, str], files: list[ConfigFile]) -> None:
-    """The user config's tool files and the project's together: a team library in the user config stays
-    available in every project. A tool name defined in both is a duplicate the loader reports."""
-    setting = [f for f in files if "files" in (f.data.get("tools") or {})]
-    if len(setting) > 1:
-        joined = [spec for f in setting for spec in f.data["tools"]["files"]]
-        _set(values, sources, "tools.files", joined, " + ".join(str(f.path) for f in setting))
+    """The user config's tool files and library tools and the project's together: a team library in the user
+    config stays available in every project. A tool name defined in both is a duplicate the loader reports;
+    a library name given in both counts once."""
+    for key in ("files", "library"):
+        setting = [f for f in files if key in (f.data.get("tools") or {})]
+        if len(setting) > 1:
+            joined = [item for f in setting for item in f.data["tools"][key]]
+            _set(values, sources, f"tools.{key}", list(dict.fromkeys(joined)) if key == "library" else joined,
+                 " + ".join(str(f.path) for f in setting))
 
 
 def _host(url: str | None) -> str:

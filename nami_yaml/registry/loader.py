@@ -24,6 +24,8 @@ from nami_yaml.spec.fastcheck import tool_surely_valid
 from nami_yaml.spec.validate import problems_for, validator
 from nami_yaml.spec.yamlpos import Document, JsonPath, parse_yaml, read_source
 
+SCHEMA_KEY = "$schema"  # for editors (yaml-language-server reads it); nami ignores it
+
 
 @dataclass(frozen=True)
 class _Found:
@@ -92,7 +94,7 @@ def _entries(doc: Document, problems: list[Problem]) -> list[tuple[JsonPath, dic
     if "tools" not in value:
         return [((), value)]
     for key in value:
-        if key != "tools":
+        if key not in ("tools", SCHEMA_KEY):
             problems.append(doc.problem((key,), f"unknown key '{key}' next to `tools:`; "
                                                 "put it inside a tool of the list", key=True))
     listed = value["tools"]

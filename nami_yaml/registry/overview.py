@@ -49,3 +49,15 @@ def programs(tool: Tool) -> list[str]:
     if isinstance(runner, EntrypointRunner):
         return [f"Python {runner.target}"]
     return []
+
+
+def executables(tool: Tool) -> list[str]:
+    """The executables a tool needs: a command's program (as written: a name looked up on PATH, or a path),
+    ``bash`` for a script; none for an entry point (it runs in nami) or a program chosen by a placeholder."""
+    runner = tool.runner
+    if isinstance(runner, CommandRunner):
+        first = runner.argv[0] if runner.argv else None
+        return [str(first)] if is_element(first) and "{" not in str(first) else []
+    if isinstance(runner, ScriptRunner):
+        return ["bash"]
+    return []

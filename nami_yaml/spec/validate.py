@@ -24,6 +24,7 @@ PATTERN_MEANINGS = {
         "module:function, e.g. mytools.helpers:run",
     "^[A-Za-z_][A-Za-z0-9_]*$": "a variable name (letters, digits and _, not starting with a digit)",
     "^https?://": "a URL starting with http:// or https://",
+    "^[a-z0-9_-]+(/[a-z0-9_-]+)?$": "a library group such as git, or group/file such as kubectl/logs",
 }
 
 _TYPE_NAMES = {

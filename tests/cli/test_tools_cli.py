@@ -338,3 +338,31 @@ def test_tools_show_says_how_a_tool_runs(split_project: Path) -> None:
     assert script[3:8] == ["runner:     script", "script:", "  | set -eu", "  | wc -l", "timeout:    120 s (default)"]
     entry = nami("tools", "show", "shorten").stdout.splitlines()
     assert entry[3:6] == ["runner:     entrypoint", "entrypoint: textwrap:shorten", "max_output: 50,000 bytes (default)"]
+
+
+def test_tools_library_lists_groups_programs_and_how_to_select(workdir: Path, tmp_path: Path,
+                                                               monkeypatch: pytest.MonkeyPatch) -> None:
+    bin_dir = tmp_path / "bin"
+    bin_dir.mkdir()
+    for program in ("git", "bash"):
+        (bin_dir / program).write_text("#!/bin/sh\n")
+        (bin_dir / program).chmod(0o755)
+    monkeypatch.setenv("PATH", str(bin_dir))
+    result = nami("tools", "library", "git", "kubectl")
+    assert result.exit_code == 0, result.output
+    lines = result.output.splitlines()
+    assert "tools: {library: [git, kubectl/logs]}" in lines[1]
+    assert "git: 6 tools; runs git" in lines
+    assert "kubectl: 12 tools; runs kubectl (not on PATH)" in lines
+    assert any(line.split()[:2] == ["kubectl_apply", "write"] and line.endswith("[kubectl/apply]") for line in lines)
+    assert not any(line.startswith("docker") for line in lines)
+
+
+def test_tools_library_json_and_unknown_group(workdir: Path) -> None:
+    data = json.loads(nami("tools", "library", "--json").output)
+    groups = {group["name"]: group for group in data["groups"]}
+    assert "terraform" in groups and Path(data["root"]).is_dir()
+    plan = next(t for t in groups["terraform"]["tools"] if t["name"] == "terraform_plan")
+    assert plan["select"] == "terraform/plan" and plan["risk"] == "read" and Path(plan["file"]).is_file()
+    unknown = nami("tools", "library", "kubctl")
+    assert unknown.exit_code == 2 and "unknown library group 'kubctl'" in unknown.output

@@ -98,6 +98,14 @@ def test_keys_next_to_tools_are_refused(workdir: Path) -> None:
     assert messages(workdir, "tools: []\n") == ["$.tools: `tools:` must be a non-empty list of tools"]
 
 
+def test_a_schema_key_for_editors_is_allowed_and_ignored(workdir: Path) -> None:
+    listed = "$schema: ../s.json\ntools:\n  - {name: a, description: d, command: [echo]}\n"
+    single = "$schema: ../s.json\nname: b\ndescription: d\ncommand: [echo]\n"
+    tools, problems = load_tools([write(workdir, "a.yaml", listed), write(workdir, "b.yaml", single)])
+    assert problems == [] and [t.name for t in tools] == ["a", "b"]
+    assert "$schema" not in tools[1].parameters
+
+
 def test_a_file_that_is_not_a_mapping(workdir: Path) -> None:
     assert messages(workdir, "- a\n- b\n") == [
         "$: a tool file holds a tool (a mapping) or `tools:` with a list; found a list"

@@ -6,7 +6,6 @@ from __future__ import annotations
 import dataclasses
 import json
 import os
-import shutil
 import sys
 import threading
 from collections.abc import Iterator
@@ -20,6 +19,7 @@ from nami_yaml.registry.executor import Executor
 from nami_yaml.registry.loader import check_tools
 from nami_yaml.registry.registry import Registry
 from nami_yaml.runtime import RuntimeContext
+from tests.programs import needs
 
 RECORDER = f"#!{sys.executable}\nimport json, sys\nprint(json.dumps(sys.argv[1:]))\n"
 
@@ -137,7 +137,7 @@ command: [curl, --silent, --show-error, --noproxy, "*", --max-time, "10", [-H, "
 """
 
 
-@pytest.mark.skipif(shutil.which("curl") is None, reason="curl is not installed")
+@needs("curl")
 def test_curl_sends_every_header_of_a_repeated_group(ctx: RuntimeContext, http_server: ThreadingHTTPServer) -> None:
     executor = executor_for(ctx, CURL)
     url = f"http://127.0.0.1:{http_server.server_address[1]}/probe"
