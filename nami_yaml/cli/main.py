@@ -11,7 +11,7 @@ from nami_yaml import __version__
 # name -> (module, attribute, one-line help). Sub-commands are imported only when used, so `nami --help`
 # loads click and nothing else (the loader, jsonschema, openai stay out); tests check the help lines match.
 COMMANDS: dict[str, tuple[str, str, str]] = {
-    "chat": ("nami_yaml.cli.run", "chat", "Talk with the agent; the conversation carries across turns."),
+    "chat": ("nami_yaml.cli.chat", "chat", "Talk with the agent; the conversation carries across turns."),
     "check": ("nami_yaml.cli.inspect", "check", "Validate agent.yaml, its tools and any tool files given."),
     "completion": ("nami_yaml.cli.completion", "completion", "Print the shell completion script (bash, zsh, fish)."),
     "config": ("nami_yaml.cli.inspect", "show_config", "Show the effective configuration and its sources."),
