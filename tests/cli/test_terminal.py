@@ -9,6 +9,7 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pexpect
 import pytest
 
 from nami_yaml.agent.loop import INTERRUPTED_MARK
@@ -191,3 +192,33 @@ def test_ctrl_c_stops_a_streamed_answer_and_keeps_it(fake_openai: FakeOpenAIServ
     assert "word59" not in partial
     shown = nami.text()
     assert partial.removesuffix(INTERRUPTED_MARK).strip() in shown.replace("\n", " ")  # what was seen is kept
+
+
+@pytest.mark.parametrize("args", [["--help"], ["tools", "list"], ["run", "hi"], ["run", "--json", "hi"],
+                                  ["chat"], ["run", "--color", "never", "hi"]])
+def test_rich_is_imported_only_to_render_on_a_terminal(args: list[str], fake_openai: FakeOpenAIServer,
+                                                       workdir: Path) -> None:
+    fake_openai.add(text("**hi**"))
+    code = ("import sys\nfrom nami_yaml.cli.main import cli\n"
+            f"try:\n    cli({args!r}, prog_name='nami')\nexcept SystemExit:\n    pass\n"
+            "loaded = sorted(m for m in sys.modules if m.split('.')[0] in ('rich', 'markdown_it', 'pygments'))\n"
+            "print('loaded:', loaded)")
+    env = dict(os.environ, NAMI_BASE_URL=fake_openai.base_url, NAMI_MODEL="fake-model", DEEPSEEK_API_KEY="k")
+    result = subprocess.run([sys.executable, "-c", code], cwd=workdir, env=env, input="hello\n", capture_output=True,
+                            text=True, timeout=60)
+    assert result.stdout.strip().endswith("loaded: []"), result.stdout + result.stderr
+    if args[0] == "run":
+        assert "hi" in result.stdout  # it did answer, without rich
+
+
+def test_rich_is_imported_on_a_terminal(fake_openai: FakeOpenAIServer, workdir: Path) -> None:
+    fake_openai.add(text("**hi**"))
+    code = ("import sys\nfrom nami_yaml.cli.main import cli\n"
+            "try:\n    cli(['run', 'hi'], prog_name='nami')\nexcept SystemExit:\n    pass\n"
+            "print('rich loaded:', 'rich.console' in sys.modules)")
+    env = {k: v for k, v in os.environ.items() if k != "NO_COLOR"}
+    child = pexpect.spawn(sys.executable, ["-c", code], cwd=str(workdir), encoding="utf-8", timeout=30,
+                          env=dict(env, NAMI_BASE_URL=fake_openai.base_url, NAMI_MODEL="fake-model",
+                                   DEEPSEEK_API_KEY="k", TERM="xterm"))
+    child.expect(pexpect.EOF)
+    assert "rich loaded: True" in child.before  # the check above would pass vacuously otherwise
