@@ -132,6 +132,8 @@ class Chat:
                 self.say(f"nami: {outcome.error}", "yellow")
         elif outcome.status != "error":  # model errors were already shown by the renderer
             self.say(f"nami: {outcome.error}", "red")
+        if self.reader.interactive:
+            click.echo(err=True)  # a blank line between one turn and the next prompt
 
     # -- commands -------------------------------------------------------------------------------------
 

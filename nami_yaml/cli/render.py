@@ -53,6 +53,7 @@ class HumanRenderer:
         self._last_streamed = False
         self._markdown: Any = None  # a MarkdownStream while a message streams to a terminal
         self._pending: dict[str, str] = {}  # tool calls announced and not answered yet: id -> name
+        self._after_progress = False  # tool lines were the last thing on screen: text starts after a gap
         self.step = 0
         self.tokens: Callable[[], int] | None = None  # tokens so far, for the status line
         self.status: StatusLine | None = None
@@ -101,6 +102,7 @@ class HumanRenderer:
             self._end_text()
             self.err.write("".join(line + "\n" for line in lines))
             self.err.flush()
+            self._after_progress = True
 
     def begin(self) -> None:
         """A run starts: the first request goes out."""
@@ -161,6 +163,9 @@ class HumanRenderer:
         if self.status is not None:
             self.status.streaming()
         with self._screen():
+            if self._after_progress and self.live_stdout and self.out.isatty():
+                self.out.write("\n")  # on one screen, the answer stands apart from the tool lines
+            self._after_progress = False
             if self.live_stdout and self.term.markdown:
                 if self._markdown is None:
                     self._markdown = markdown_stream(self.out, self.term)
@@ -211,7 +216,11 @@ class HumanRenderer:
         content = visible(event.content)
         lines = content.split("\n") if content else []
         name = visible(event.name)
-        if event.ok:
+        width = shutil.get_terminal_size((100, 24)).columns - 6
+        if event.ok and len(lines) == 1:  # a one-line result is its own summary
+            head = f"  {paint.green('✓')} {name}: {_one_line(lines[0], max(20, width - len(name)))}{tail}"
+            body = []
+        elif event.ok:
             count = f"{len(lines)} line{'s' if len(lines) != 1 else ''}"
             head = f"  {paint.green('✓')} {name}: {count}{tail}"
             body = lines
@@ -226,7 +235,6 @@ class HumanRenderer:
             body = body[:PREVIEW_LINES]
         else:
             hidden = 0
-        width = shutil.get_terminal_size((100, 24)).columns - 6
         shown = [paint.dim("    │ " + (line if len(line) <= width else line[: max(1, width - 1)] + "…"))
                  for line in body if self.verbosity >= VERBOSE or line.strip()]
         if hidden:
