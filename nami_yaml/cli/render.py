@@ -248,7 +248,7 @@ class HumanRenderer:
             if text and not (self.live_stdout and self._last_streamed):
                 if self.term.markdown:
                     stream = markdown_stream(self.out, self.term)
-                    stream.feed(text)
+                    stream.feed(text if text.endswith("\n") else text + "\n")  # whole lines: no partial drawn
                     stream.close()
                     return
                 text = visible(text)
