@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import contextlib
 import os
+import pwd
 import secrets
 import shutil
 import stat
@@ -15,9 +16,31 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 
+def home_folder(env: Mapping[str, str] | None = None) -> Path:
+    """$HOME if it is an absolute path, else the home folder of the user's password entry."""
+    env = os.environ if env is None else env
+    home = env.get("HOME", "")
+    if os.path.isabs(home):
+        return Path(home)
+    try:
+        return Path(pwd.getpwuid(os.getuid()).pw_dir)
+    except (KeyError, OSError):
+        return Path(os.path.expanduser("~"))
+
+
+def xdg_folder(name: str, default: str, env: Mapping[str, str] | None = None) -> Path:
+    """An XDG base folder: ``$name`` when absolute, else ``~/default``.
+
+    The XDG spec says relative values are invalid and must be ignored. Taking them would let the current
+    folder (a cloned repository) decide where nami's trust store and user config are.
+    """
+    env = os.environ if env is None else env
+    value = env.get(name, "")
+    return Path(value) if os.path.isabs(value) else home_folder(env) / default
+
+
 def default_state_dir() -> Path:
-    base = os.environ.get("XDG_STATE_HOME") or os.path.join(os.path.expanduser("~"), ".local", "state")
-    return Path(base) / "nami"
+    return xdg_folder("XDG_STATE_HOME", ".local/state") / "nami"
 
 
 def session_spill_dir(base: Path | None = None, *, keep_days: float = 7.0) -> Path:

@@ -10,6 +10,7 @@ from typing import Any
 
 from nami_yaml.errors import ConfigError, Problem, SpecError
 from nami_yaml.registry.loader import display_path, expand_tool_paths
+from nami_yaml.runtime import xdg_folder
 from nami_yaml.spec.validate import problems_for, validator
 from nami_yaml.spec.yamlpos import Document, parse_yaml, read_source
 
@@ -18,9 +19,7 @@ PATH_KEYS = (("system_file",), ("workspace",))
 
 
 def user_config_path(env: Mapping[str, str] | None = None) -> Path:
-    env = os.environ if env is None else env
-    base = env.get("XDG_CONFIG_HOME") or os.path.join(env.get("HOME", os.path.expanduser("~")), ".config")
-    return Path(base) / "nami" / "config.yaml"
+    return xdg_folder("XDG_CONFIG_HOME", ".config", env) / "nami" / "config.yaml"
 
 
 def find_config(explicit: str | None, env: Mapping[str, str], cwd: Path) -> tuple[Path | None, str]:

@@ -2,12 +2,16 @@
 
 from __future__ import annotations
 
+import json
+import os
 from pathlib import Path
 
 import pytest
 from click.testing import CliRunner, Result
 
 from nami_yaml.cli.main import cli
+from nami_yaml.config.settings import load_settings
+from nami_yaml.config.trust import covered_files, fingerprint
 
 
 def nami(*args: str, env: dict[str, str] | None = None) -> Result:
@@ -108,3 +112,21 @@ def test_a_corrupt_trust_store_is_kept_aside_and_asks_again(project: Path, temp_
     store.write_text("{not json")
     assert nami("tools", "call", "hi").exit_code == 2
     assert (store.parent / "trusted.json.corrupt").read_text() == "{not json"
+
+
+def test_a_relative_xdg_state_home_cannot_ship_its_own_trust_store(project: Path,
+                                                                     monkeypatch: pytest.MonkeyPatch) -> None:
+    """A repository could carry `.state/nami/trusted.json` trusting itself; the XDG spec says relative
+    values are ignored, so nami keeps using the real store (and asks)."""
+    effective = load_settings(env=dict(os.environ), cwd=project)
+    digest = fingerprint(covered_files(effective))
+    store = project / ".state" / "nami" / "trusted.json"
+    store.parent.mkdir(parents=True)
+    store.write_text(json.dumps({str(project / "agent.yaml"): digest}))
+    monkeypatch.setenv("XDG_STATE_HOME", ".state")
+    result = nami("tools", "call", "hi")
+    assert result.exit_code == 2 and "is not trusted yet" in result.output
+    monkeypatch.setenv("XDG_CONFIG_HOME", "cfg")
+    (project / "cfg" / "nami").mkdir(parents=True)
+    (project / "cfg" / "nami" / "config.yaml").write_text("permissions: {exec: deny}\n")
+    assert "cfg" not in nami("config").output
