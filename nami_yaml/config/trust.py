@@ -15,6 +15,7 @@ import fcntl
 import hashlib
 import json
 import os
+import stat
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -37,7 +38,7 @@ def needs_trust(effective: Effective) -> bool:
 
 SKIPPED_FOLDERS = frozenset({".git", "node_modules", ".venv", "venv", ".tox", ".mypy_cache", ".ruff_cache"})
 COMPILED_SUFFIXES = frozenset({".pyc", ".pyo", ".so", ".pyd"})  # Python may run these instead of the .py
-MAX_HASHED_BYTES = 64_000_000  # beyond this, files count by size and modification time only
+MAX_HASHED_BYTES = 64_000_000  # beyond this, files count by size, times and inode only
 
 
 def covered_files(effective: Effective) -> list[Path]:
@@ -62,18 +63,22 @@ def covered_files(effective: Effective) -> list[Path]:
     return sorted(files)
 
 
-def fingerprint(files: list[Path]) -> str:
+def fingerprint(files: list[Path], *, budget: int = MAX_HASHED_BYTES) -> str:
     digest = hashlib.sha256()
-    budget = MAX_HASHED_BYTES
     for file in files:
         digest.update(str(file).encode() + b"\0")
         try:
             info = file.stat()
-            if info.st_size <= budget:
+            if not stat.S_ISREG(info.st_mode):
+                # A FIFO would block the read forever; a device is nobody's tool code.
+                digest.update(f"not a regular file: {stat.S_IFMT(info.st_mode)}".encode())
+            elif info.st_size <= budget:
                 digest.update(hashlib.sha256(file.read_bytes()).digest())
                 budget -= info.st_size
             else:
-                digest.update(f"{info.st_size}:{info.st_mtime_ns}".encode())
+                # Size and mtime can be put back after an edit (touch -d); the inode change time cannot
+                # be set by users, and a replaced file has a new inode.
+                digest.update(f"{info.st_size}:{info.st_mtime_ns}:{info.st_ctime_ns}:{info.st_dev}:{info.st_ino}".encode())
         except OSError:
             digest.update(b"unreadable")
     return digest.hexdigest()
