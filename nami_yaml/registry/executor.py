@@ -10,6 +10,8 @@ from dataclasses import dataclass
 from typing import Any
 
 from jsonschema import Draft202012Validator, ValidationError, validators
+from referencing import Registry as SchemaRegistry
+from referencing.exceptions import NoSuchResource, Unresolvable
 
 from nami_yaml.errors import ToolError
 from nami_yaml.registry.registry import Registry
@@ -123,9 +125,15 @@ class Executor:
     def _validate(self, tool: Tool, arguments: dict[str, Any]) -> list[str]:
         check = self._validators.get(tool.name)
         if check is None:
-            check = self._validators[tool.name] = ArgumentValidator(tool.parameters)
+            check = self._validators[tool.name] = ArgumentValidator(tool.parameters, registry=OFFLINE_SCHEMAS)
+        try:
+            errors = sorted(check.iter_errors(arguments), key=lambda e: list(map(str, e.absolute_path)))
+        except Unresolvable as exc:
+            # The loader refuses non-local refs; a tool from elsewhere (or a dangling #/...) ends here.
+            return [f"the tool's parameter schema has a $ref that cannot be resolved ({exc}); "
+                    "references are only looked up inside the schema itself"]
         problems = []
-        for error in sorted(check.iter_errors(arguments), key=lambda e: list(map(str, e.absolute_path))):
+        for error in errors:
             where = format_path(tuple(error.absolute_path))
             if error.validator == "additionalProperties":
                 # The object that failed may be nested (an object parameter), so its own schema says what is known.
@@ -138,6 +146,16 @@ class Executor:
             else:
                 problems.append(f"{where}: {error_message(error)}")
         return problems
+
+
+def _retrieve_nothing(uri: str) -> Any:
+    raise NoSuchResource(ref=uri)
+
+
+# Resolves `$ref`s inside the schema (and to the drafts' own metaschemas, which ship with jsonschema) but
+# retrieves nothing: jsonschema's default would GET an http(s) URL, or read a file: URL, while validating a
+# model's arguments, from a schema an untrusted repository wrote.
+OFFLINE_SCHEMAS: SchemaRegistry[Any] = SchemaRegistry(retrieve=_retrieve_nothing)
 
 
 def _refuse_constant(name: str) -> Any:

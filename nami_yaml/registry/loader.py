@@ -158,6 +158,41 @@ def _check_parameters(c: _Context, parameters: dict[str, Any]) -> None:
         for name in parameters.get("required", []) or []:
             if isinstance(name, str) and name not in properties:
                 c.add(("parameters", "required"), f"required parameter '{name}' is not declared in properties")
+    _check_local_refs(c, parameters)
+
+
+REF_KEYWORDS = ("$ref", "$dynamicRef")
+# Keywords whose values are data, never schemas: a "$ref" key inside them is just a key.
+_DATA_KEYWORDS = frozenset({"enum", "const", "default", "examples"})
+# Keywords whose values map names to schemas: the names are not keywords (a property may be called "enum").
+_SCHEMA_MAPS = frozenset({"properties", "patternProperties", "$defs", "definitions", "dependentSchemas"})
+
+
+def non_local_refs(schema: Any, path: JsonPath = ()) -> list[tuple[JsonPath, str]]:
+    """Every ``$ref``/``$dynamicRef`` in ``schema`` that does not start with ``#``, with its path."""
+    found: list[tuple[JsonPath, str]] = []
+    if isinstance(schema, list):
+        for index, item in enumerate(schema):
+            found.extend(non_local_refs(item, (*path, index)))
+    elif isinstance(schema, dict):
+        for key, value in schema.items():
+            if key in REF_KEYWORDS:
+                if isinstance(value, str) and not value.startswith("#"):  # a non-string fails the metaschema
+                    found.append(((*path, key), str(value)))
+            elif key in _SCHEMA_MAPS and isinstance(value, dict):
+                for name, sub in value.items():
+                    found.extend(non_local_refs(sub, (*path, key, name)))
+            elif key not in _DATA_KEYWORDS:
+                found.extend(non_local_refs(value, (*path, key)))
+    return found
+
+
+def _check_local_refs(c: _Context, parameters: dict[str, Any]) -> None:
+    """Only ``#/...`` references: a URL or file reference would make validating a model's arguments read
+    a file or the network (jsonschema retrieves them), from a schema an untrusted repository wrote."""
+    for where, ref in non_local_refs(parameters, ("parameters",)):
+        c.add(where, f"{where[-1]} {ref!r} points outside this schema; only local references (#/...) are "
+                     "allowed, so validating arguments never reads a file or the network")
 
 
 def _normalized(parameters: dict[str, Any]) -> dict[str, Any]:
