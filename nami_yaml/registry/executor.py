@@ -5,15 +5,14 @@ from __future__ import annotations
 import copy
 import json
 import math
-import re
 from dataclasses import dataclass
 from typing import Any
 
-from jsonschema import Draft202012Validator, ValidationError, validators
 from referencing import Registry as SchemaRegistry
 from referencing.exceptions import NoSuchResource, Unresolvable
 
 from nami_yaml.errors import ToolError
+from nami_yaml.registry.patterns import ArgumentValidator, PatternTimeout, additional_keys, pattern_budget
 from nami_yaml.registry.registry import Registry
 from nami_yaml.registry.tool import Invocation, Tool
 from nami_yaml.result import ToolResult
@@ -127,25 +126,26 @@ class Executor:
         if check is None:
             check = self._validators[tool.name] = ArgumentValidator(tool.parameters, registry=OFFLINE_SCHEMAS)
         try:
-            errors = sorted(check.iter_errors(arguments), key=lambda e: list(map(str, e.absolute_path)))
+            with pattern_budget():
+                errors = sorted(check.iter_errors(arguments), key=lambda e: list(map(str, e.absolute_path)))
+                return [self._problem(error) for error in errors]
+        except PatternTimeout as exc:
+            return [str(exc)]
         except Unresolvable as exc:
             # The loader refuses non-local refs; a tool from elsewhere (or a dangling #/...) ends here.
             return [f"the tool's parameter schema has a $ref that cannot be resolved ({exc}); "
                     "references are only looked up inside the schema itself"]
-        problems = []
-        for error in errors:
-            where = format_path(tuple(error.absolute_path))
-            if error.validator == "additionalProperties":
-                # The object that failed may be nested (an object parameter), so its own schema says what is known.
-                declared = error.schema.get("properties", {}) if isinstance(error.schema, dict) else {}
-                patterns = error.schema.get("patternProperties", {}) if isinstance(error.schema, dict) else {}
-                known = ", ".join(declared) or "none"
-                extra = sorted(k for k in error.instance
-                               if k not in declared and not any(re.search(p, k) for p in patterns))
-                problems.append(f"{where}: unknown parameter(s) {', '.join(map(repr, extra))}; known: {known}")
-            else:
-                problems.append(f"{where}: {error_message(error)}")
-        return problems
+
+    @staticmethod
+    def _problem(error: Any) -> str:
+        where = format_path(tuple(error.absolute_path))
+        if error.validator == "additionalProperties" and isinstance(error.schema, dict) \
+                and isinstance(error.instance, dict) and error.validator_value is False:
+            # The object that failed may be nested (an object parameter), so its own schema says what is known.
+            known = ", ".join(error.schema.get("properties", {})) or "none"
+            extra = sorted(additional_keys(error.instance, error.schema))
+            return f"{where}: unknown parameter(s) {', '.join(map(repr, extra))}; known: {known}"
+        return f"{where}: {error_message(error)}"
 
 
 def _retrieve_nothing(uri: str) -> Any:
@@ -168,46 +168,6 @@ def _finite_float(text: str) -> float:
     if not math.isfinite(number):  # 1e400 parses to inf
         raise ValueError(f"{text} is not a finite number")
     return number
-
-
-def _end_anchored(pattern: str) -> str:
-    """``$`` as JSON Schema (ECMA-262) means it: the end of the text, not also before a final newline."""
-    out, in_class, escaped = [], False, False
-    for index, char in enumerate(pattern):
-        if escaped:
-            escaped = False
-        elif char == "\\":
-            escaped = True
-        elif char == "[" and not in_class:
-            in_class = True
-            class_start = index + 1
-        elif char == "]" and in_class:
-            # "[]" and "[^]" open a class whose first member is a literal "]".
-            opened = pattern[class_start:index]
-            in_class = opened in ("", "^")
-        elif char == "$" and not in_class:
-            out.append("\\Z")
-            continue
-        out.append(char)
-    return "".join(out)
-
-
-def _ecma_pattern(validator: Any, pattern: str, instance: Any, schema: dict[str, Any]) -> Any:
-    if not validator.is_type(instance, "string"):
-        return
-    try:
-        matched = re.search(pattern, instance) and (
-            not instance.endswith("\n") or re.search(_end_anchored(pattern), instance))
-    except re.error as exc:  # the tool's schema is at fault, not the model: say so rather than crash
-        yield ValidationError(f"the tool's pattern {pattern!r} is not a valid regular expression: {exc}")
-        return
-    if not matched:
-        yield ValidationError(f"{instance!r} does not match {pattern!r}")
-
-
-# Validates arguments like Draft 2020-12, with `pattern` anchored the way JSON Schema means it, so
-# `^[a-z]+$` refuses "nginx\n" (Python's `$` would accept the trailing newline).
-ArgumentValidator = validators.extend(Draft202012Validator, {"pattern": _ecma_pattern})
 
 
 def _example(tool: Tool) -> str:
