@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 import os
 from collections import Counter
 from pathlib import Path
@@ -14,6 +13,7 @@ from nami_yaml.config.files import find_config
 from nami_yaml.config.settings import mask
 from nami_yaml.config.toolset import build_registry
 from nami_yaml.config.trust import remember, summary, trust_state
+from nami_yaml.display import safe_json, visible_line
 from nami_yaml.errors import ConfigError, SpecError
 from nami_yaml.spec.validate import SCHEMA_NAMES, schema_text
 
@@ -65,13 +65,12 @@ def show_config(config: str | None, as_json: bool) -> None:
         rows[dotted] = {"value": effective.get(dotted), "source": effective.sources[dotted]}
     rows["model.api_key"] = {"value": mask(effective.api_key), "source": effective.api_key_source}
     if as_json:
-        click.echo(json.dumps({"config_file": str(path) if path else None, "values": rows}, indent=2, default=str))
+        click.echo(safe_json({"config_file": str(path) if path else None, "values": rows}, indent=2, default=str))
         return
-    click.echo(f"# config file: {path or '(none)'} ({how})")
+    click.echo(visible_line(f"# config file: {path or '(none)'} ({how})"))
     width = max(len(k) for k in rows)
     for key, row in rows.items():
-        click.echo(f"{key:<{width}} = {json.dumps(row['value'], default=str, ensure_ascii=False)}"
-                   f"    # {row['source']}")
+        click.echo(f"{key:<{width}} = {safe_json(row['value'], default=str)}    # {visible_line(str(row['source']))}")
 
 
 @click.command("trust")

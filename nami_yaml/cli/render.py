@@ -2,12 +2,11 @@
 
 from __future__ import annotations
 
-import json
 import sys
 from typing import Any, TextIO
 
 from nami_yaml.agent.events import Event
-from nami_yaml.display import visible
+from nami_yaml.display import safe_json, visible
 
 
 def _one_line(text: str, limit: int = 100) -> str:
@@ -103,7 +102,8 @@ class JsonRenderer:
         self.out = out or sys.stdout
 
     def __call__(self, event: Event) -> None:
-        self.out.write(json.dumps(event.to_json(), ensure_ascii=False, default=str) + "\n")
+        # Control characters from the model or a tool stay \u escapes: the same JSON, nothing live on a terminal.
+        self.out.write(safe_json(event.to_json(), default=str) + "\n")
         self.out.flush()
 
     def progress(self, line: str) -> None:

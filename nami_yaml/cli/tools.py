@@ -18,7 +18,7 @@ from nami_yaml.cli.common import (
     session,
     tools_option,
 )
-from nami_yaml.display import visible
+from nami_yaml.display import safe_json, visible, visible_line
 from nami_yaml.registry.executor import Executor, PreparedCall
 from nami_yaml.registry.tool import Tool
 
@@ -39,7 +39,7 @@ def list_tools(as_json: bool, config: str | None, extra_tools: tuple[str, ...]) 
     if as_json:
         rows = [{"name": t.name, "risk": t.risk, "runner": t.runner.kind, "builtin": t.builtin,
                  "source": t.source, "description": t.description, "parameters": t.parameters} for t in registry]
-        click.echo(json.dumps(rows, indent=2, ensure_ascii=False))
+        click.echo(safe_json(rows, indent=2))
         return
     width = max((len(t.name) for t in registry), default=4)
     for tool in registry:
@@ -59,7 +59,7 @@ def show_tool(name: str, config: str | None, extra_tools: tuple[str, ...]) -> No
     tool = registry.get(name)
     if tool is None:
         fail(f"nami: unknown tool '{name}'. Available tools: {', '.join(registry.names())}", EXIT_USAGE)
-    click.echo(json.dumps(tool.definition(), indent=2, ensure_ascii=False))
+    click.echo(safe_json(tool.definition(), indent=2))
 
 
 @tools_group.command("call")
@@ -89,13 +89,13 @@ def call_tool(name: str, assignments: tuple[str, ...], args_json: str | None, dr
     executor = Executor(registry, ctx)
     prepared = executor.prepare(name, arguments)
     if not isinstance(prepared, PreparedCall):
-        click.echo(prepared.content)
+        click.echo(visible(prepared.content))
         raise SystemExit(EXIT_ERROR)
     if dry_run:
         click.echo(format_plan(prepared))
         return
     result = prepared.run()
-    click.echo(result.content)
+    click.echo(visible(result.content))  # output of a repository's tool, or a fetched page: nothing live
     raise SystemExit(EXIT_OK if result.ok else EXIT_ERROR)
 
 
@@ -127,22 +127,25 @@ def parse_assignments(tool: Tool | None, assignments: tuple[str, ...]) -> dict[s
 
 
 def format_plan(prepared: PreparedCall) -> str:
+    """What would run, every field escaped as in approval prompts: a tool from an untrusted repository
+    must not hide its real command behind terminal escapes (``\\e[2K\\r`` erases the line before it)."""
     plan = prepared.plan()
     lines = [f"tool:    {prepared.name} (risk: {prepared.risk})"]
     if "argv" in plan:
-        lines.append(f"argv:    {shlex.join(plan['argv'])}")
-        lines.append(f"cwd:     {plan['cwd']}")
+        lines.append(f"argv:    {visible_line(shlex.join(plan['argv']))}")
+        lines.append(f"cwd:     {visible_line(plan['cwd'])}")
         lines.append(f"timeout: {plan['timeout']:g} s")
         if plan["stdin"] is None:
             lines.append("stdin:   (closed)")
         else:
             lines.append("stdin:")
-            lines.extend(f"  | {line}" for line in plan["stdin"].splitlines() or [""])
+            lines.extend(f"  | {visible_line(line)}" for line in plan["stdin"].split("\n"))
         for key, value in plan["env_set"].items():
-            lines.append(f"env set: {key}={value if len(value) <= 200 else value[:200] + '…'}")
+            shown = value if len(value) <= 200 else value[:200] + "…"
+            lines.append(f"env set: {visible_line(key)}={visible_line(shown)}")
         if plan["env_removed"]:
-            lines.append(f"env removed: {', '.join(plan['env_removed'])}")
+            lines.append(f"env removed: {visible_line(', '.join(plan['env_removed']))}")
     else:
-        lines.append(f"calls:   {plan['entrypoint']}")
-        lines.append(f"with:    {json.dumps(plan['arguments'], ensure_ascii=False)}")
+        lines.append(f"calls:   {visible_line(plan['entrypoint'])}")
+        lines.append(f"with:    {visible_line(safe_json(plan['arguments']))}")
     return "\n".join(lines)
