@@ -15,6 +15,7 @@ from jsonschema import Draft202012Validator
 from jsonschema.exceptions import best_match
 
 from nami_yaml.errors import Problem
+from nami_yaml.registry.code_args import code_placeholders
 from nami_yaml.registry.tool import Tool
 from nami_yaml.runners.base import ProcessOptions
 from nami_yaml.runners.command import CommandRunner
@@ -277,6 +278,14 @@ def _check_command(c: _Context, argv: list[Any], parameters: dict[str, Any]) -> 
             c.add(("command", *group_path), "an optional group needs a {parameter} of its own that switches it on")
     for name in sorted(required - used):
         c.add(("parameters", "properties", name), f"required parameter '{name}' is never used by the command or stdin", key=True)
+    _check_code_arguments(c, argv, properties)
+
+
+def _check_code_arguments(c: _Context, argv: list[Any], properties: dict[str, Any]) -> None:
+    """``[sh, -c, "echo {x}"]`` is shell injection by the author's hand: refused, pointing to ``script:``."""
+    elements = [(("command", *where), template) for where, template, _ in _indexed_argv(argv)]
+    for where, message in code_placeholders(elements, properties):
+        c.add(where, message)
 
 
 def _stdin_of(c: _Context) -> str | None:
