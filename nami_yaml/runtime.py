@@ -71,6 +71,15 @@ def session_spill_dir(base: Path | None = None, *, keep_days: float = 7.0) -> Pa
 
 
 @dataclass(frozen=True)
+class EnvScrub:
+    """More host variables to keep from tools than nami's own rules catch: shell-style patterns (``*``,
+    ``?``, case-insensitive) for names, and for whole values. From ``env_scrub:`` in the config files."""
+
+    names: tuple[str, ...] = ()
+    values: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
 class ToolSettings:
     """Limits and knobs for tools, from agent.yaml ``limits:`` and ``tools:``; defaults are safe."""
 
@@ -96,6 +105,7 @@ class RuntimeContext:
     settings: ToolSettings = field(default_factory=ToolSettings)
     host_env: Mapping[str, str] = field(default_factory=lambda: dict(os.environ))
     protected_env: frozenset[str] = frozenset()
+    env_scrub: EnvScrub = field(default_factory=EnvScrub)
     spill_dir: Path = field(default_factory=lambda: default_state_dir() / "output")
     cancel: threading.Event = field(default_factory=threading.Event)
 

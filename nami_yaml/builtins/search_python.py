@@ -35,7 +35,7 @@ def grep_in_child(pattern: str, target: Path, glob: str | None, ctx: RuntimeCont
     timeout = ctx.settings.default_timeout
     result = run_process(ProcessRequest(
         argv=[sys.executable, "-I", "-c", _CHILD, _PACKAGE_PARENT], cwd=ctx.workspace,
-        env=child_environment(ctx.host_env, protected=ctx.protected_env),
+        env=child_environment(ctx.host_env, protected=ctx.protected_env, scrub=ctx.env_scrub),
         stdin=json.dumps(request).encode(), timeout=timeout, max_output=ENGINE_OUTPUT_CAP, spill_dir=None,
         cancel=ctx.cancel))
     if result.interrupted:

@@ -11,7 +11,7 @@ from typing import Any, NoReturn, TypeVar
 
 import click
 
-from nami_yaml.config.settings import Effective, load_settings, protected_env_names
+from nami_yaml.config.settings import Effective, env_scrub_rules, load_settings, protected_env_names
 from nami_yaml.config.toolset import build_registry
 from nami_yaml.config.trust import needs_trust, remember, summary, trust_state
 from nami_yaml.errors import ConfigError, NamiError, SpecError
@@ -79,7 +79,8 @@ def runtime_context(effective: Effective) -> RuntimeContext:
         raise ConfigError(f"the workspace {workspace} is not a folder")
     return RuntimeContext(
         workspace=workspace, settings=tool_settings(effective), host_env=dict(os.environ),
-        protected_env=protected_env_names(effective), spill_dir=session_spill_dir(),
+        protected_env=protected_env_names(effective), env_scrub=env_scrub_rules(effective),
+        spill_dir=session_spill_dir(),
     )
 
 

@@ -12,6 +12,7 @@ from urllib.parse import urlparse
 
 from nami_yaml.config.files import ConfigFile, find_config, read_config, user_config_path
 from nami_yaml.model.presets import DEFAULT_PRESET, PRESETS, get_preset  # plain data; no openai import
+from nami_yaml.runtime import EnvScrub
 from nami_yaml.spec.yamlpos import format_path
 
 DEFAULT_BUILTINS = ["read_file", "write_file", "edit_file", "list_dir", "grep", "glob", "bash", "fetch_url"]
@@ -142,6 +143,11 @@ def load_settings(
         else:
             model["quirks"] = quirks  # the file's quirks on top of the preset's; the source stays the file
 
+    scrub = env_scrub_rules_of(files)
+    if scrub.names or scrub.values:
+        # Every file's patterns, not only the last one's: merging would let a project drop the user's.
+        origin = ", ".join(str(f.path) for f in files if f.data.get("env_scrub"))
+        _set(values, sources, "env_scrub", {"names": list(scrub.names), "values": list(scrub.values)}, origin)
     effective = Effective(values, sources, path, files, found_by=how)
     effective.api_key, effective.api_key_source = _api_key(model, env, preset)
     return effective
@@ -174,6 +180,21 @@ def mask(secret: str | None) -> str:
     if not secret:
         return "(unset)"
     return secret[:3] + "…" + secret[-2:] if len(secret) > 8 else "***"
+
+
+def env_scrub_rules_of(files: list[ConfigFile]) -> EnvScrub:
+    names: list[str] = []
+    patterns: list[str] = []
+    for config in files:
+        scrub = config.data.get("env_scrub") or {}
+        names += [n for n in scrub.get("names", []) if n not in names]
+        patterns += [v for v in scrub.get("values", []) if v not in patterns]
+    return EnvScrub(tuple(names), tuple(patterns))
+
+
+def env_scrub_rules(effective: Effective) -> EnvScrub:
+    """The ``env_scrub:`` patterns of every config file (user config and agent.yaml), added together."""
+    return env_scrub_rules_of(effective.files)
 
 
 def protected_env_names(effective: Effective) -> frozenset[str]:

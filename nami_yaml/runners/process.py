@@ -8,7 +8,9 @@ stays bounded, the full output is spilled to a file); failures returned as resul
 from __future__ import annotations
 
 import contextlib
+import fnmatch
 import os
+import re
 import selectors
 import signal
 import subprocess
@@ -20,6 +22,7 @@ from pathlib import Path
 from typing import IO
 
 from nami_yaml.runners.output import OutputCapture
+from nami_yaml.runtime import EnvScrub
 
 NON_INTERACTIVE_ENV: dict[str, str] = {
     # Pagers would wait for a keypress that never comes.
@@ -50,7 +53,16 @@ NON_INTERACTIVE_ENV: dict[str, str] = {
     "PYTHONUNBUFFERED": "1",
 }
 
+# A name holding one of these anywhere is secret-looking (MY_API_KEY, GITHUB_TOKEN, PGPASSWORD).
 SECRET_MARKERS = ("KEY", "SECRET", "TOKEN", "PASSWORD", "CREDENTIAL")
+# ... and one of these as a whole word between underscores (MYSQL_PWD, SMTP_PASS, SENTRY_DSN, NPM_AUTH,
+# GITLAB_PAT): as substrings they would also catch PWD, BYPASS_CACHE or GIT_AUTHOR_NAME.
+SECRET_WORDS = frozenset({"PWD", "PASS", "PASSWD", "PASSPHRASE", "AUTH", "OAUTH", "DSN", "PAT", "COOKIE",
+                          "PRIVATE", "CREDS"})
+# Names that match a rule above but hold no secret, and that tools need as they are.
+NOT_SECRET = frozenset({"PWD", "OLDPWD", "SSH_AUTH_SOCK"})
+# A URL with a password in it (postgres://user:pass@host, redis://:pass@host), or a PEM private key.
+_SECRET_VALUE = re.compile(r"[A-Za-z][A-Za-z0-9+.-]*://[^\s/@:]*:[^\s/@]+@|-----BEGIN [A-Z0-9 ]*PRIVATE KEY-----")
 
 _READ_SIZE = 64 * 1024
 _STDIN_CHUNK = 64 * 1024
@@ -62,9 +74,26 @@ _EXIT = object()  # selector tag of the pidfd that signals the child's exit
 _STDERR_SHARE = 4  # stderr gets a quarter of the output budget (at least 2,000 bytes)
 
 
-def is_secret_name(name: str) -> bool:
+def is_secret_name(name: str, scrub: EnvScrub | None = None) -> bool:
     upper = name.upper()
-    return any(marker in upper for marker in SECRET_MARKERS)
+    if upper in NOT_SECRET:
+        return False
+    if any(marker in upper for marker in SECRET_MARKERS):
+        return True
+    if SECRET_WORDS.intersection(re.split(r"[^A-Z0-9]+", upper)):
+        return True
+    return scrub is not None and any(fnmatch.fnmatchcase(upper, pattern.upper()) for pattern in scrub.names)
+
+
+def is_secret_value(value: str, scrub: EnvScrub | None = None) -> bool:
+    if _SECRET_VALUE.search(value):
+        return True
+    return scrub is not None and any(fnmatch.fnmatchcase(value, pattern) for pattern in scrub.values)
+
+
+def is_secret(name: str, value: str, scrub: EnvScrub | None = None) -> bool:
+    """Whether a host variable must be kept from tools (unless a tool lists it in ``env_passthrough``)."""
+    return is_secret_name(name, scrub) or is_secret_value(value, scrub)
 
 
 def child_environment(
@@ -73,16 +102,18 @@ def child_environment(
     passthrough: Iterable[str] = (),
     extra: Mapping[str, str] | None = None,
     protected: Iterable[str] = (),
+    scrub: EnvScrub | None = None,
 ) -> dict[str, str]:
     """The complete environment for a tool's child process.
 
-    Host variables minus secret-looking names; plus ``passthrough`` names even if secret-looking; never
-    a ``protected`` name; then NON_INTERACTIVE_ENV; then ``extra`` (the tool's fixed env), which wins
-    over everything except that it cannot set a protected name: a value like ``${OPENAI_API_KEY}``
-    expanded into ``extra`` would otherwise hand the model's key to the tool.
+    Host variables minus secret-looking ones (by name, by value, and by the configured ``scrub``
+    patterns); plus ``passthrough`` names even if secret-looking; never a ``protected`` name; then
+    NON_INTERACTIVE_ENV; then ``extra`` (the tool's fixed env), which wins over everything except that it
+    cannot set a protected name: a value like ``${OPENAI_API_KEY}`` expanded into ``extra`` would
+    otherwise hand the model's key to the tool.
     """
     blocked = set(protected)
-    env = {k: v for k, v in host_env.items() if k not in blocked and not is_secret_name(k)}
+    env = {k: v for k, v in host_env.items() if k not in blocked and not is_secret(k, v, scrub)}
     for name in passthrough:
         if name in host_env and name not in blocked:
             env[name] = host_env[name]

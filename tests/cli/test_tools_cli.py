@@ -298,3 +298,17 @@ def test_tool_output_printed_by_tools_call_is_escaped(project: Path) -> None:
     assert result.exit_code == 0
     _nothing_live(result.stdout)
     assert result.stdout == "a \\x1b[2J\\u202e b\n"
+
+
+def test_env_scrub_in_the_user_config_keeps_variables_from_tools(workdir: Path, temp_home: Path,
+                                                                 monkeypatch: pytest.MonkeyPatch) -> None:
+    (temp_home / ".config" / "nami").mkdir(parents=True)
+    (temp_home / ".config" / "nami" / "config.yaml").write_text("env_scrub: {names: ['ACME_*']}\n")
+    (workdir / "env.yaml").write_text(f"name: show_env\ndescription: d\nrisk: read\ncommand: [{sys.executable}, "
+                                      "-c, 'import os; print(sorted(k for k in os.environ if k.startswith((\"ACME\", \"DATABASE\"))))']\n")
+    monkeypatch.setenv("ACME_HOOK", "secret-hook")
+    monkeypatch.setenv("ACME_PLAIN", "x")
+    monkeypatch.setenv("DATABASE_URL", "postgres://app:hunter2@db/app")
+    result = nami("tools", "call", "show_env", "--tools", "env.yaml")
+    assert result.exit_code == 0, result.output
+    assert result.stdout == "[]\n"

@@ -21,6 +21,7 @@ from nami_yaml.runners.process import (
     is_secret_name,
     run_process,
 )
+from nami_yaml.runtime import EnvScrub
 
 
 def _run(argv: list[str], cwd: Path, **kwargs: object) -> ProcessResult:
@@ -269,6 +270,36 @@ def test_secret_names() -> None:
         assert is_secret_name(name), name
     for name in ("PATH", "HOME", "LANG", "KUBECONFIG", "SSH_AUTH_SOCK"):
         assert not is_secret_name(name), name
+
+
+HIDDEN_SECRETS = {
+    "MYSQL_PWD": "s1", "PGPASSWORD": "s2", "SMTP_PASS": "s3", "REDIS_PASSWD": "s4", "SENTRY_DSN": "s5",
+    "NPM_CONFIG__AUTH": "s6", "GITHUB_AUTH": "s7", "GITLAB_PAT": "s8", "SESSION_COOKIE": "s9",
+    "GPG_PASSPHRASE": "s10", "APP_PRIVATE": "s11", "CI_CREDS": "s12",
+    "DATABASE_URL": "postgres://app:hunter2@db.internal:5432/app",
+    "REDIS_URL": "redis://:hunter3@cache:6379/0", "UPSTREAM": "https://bot:tok@git.example/repo.git",
+    "DEPLOY_IDENTITY": "-----BEGIN OPENSSH PRIVATE KEY-----\nabc\n-----END OPENSSH PRIVATE KEY-----",
+}
+HARMLESS = {"PWD": "/w", "OLDPWD": "/x", "SSH_AUTH_SOCK": "/tmp/agent", "GIT_AUTHOR_NAME": "A", "PASSTHRU": "1",
+            "BYPASS_CACHE": "1", "HOMEPAGE_URL": "https://example.com/a@b", "MAIL": "user@example.com",
+            "DOCS_URL": "https://host/path:x@y", "COMPASS_HEADING": "north"}
+
+
+def test_secrets_under_other_names_or_inside_values_are_scrubbed(workdir: Path) -> None:
+    """A review found these reaching tools: names without KEY/SECRET/TOKEN/PASSWORD/CREDENTIAL, and URLs
+    with a password in them."""
+    env = child_environment({**HIDDEN_SECRETS, **HARMLESS})
+    assert sorted(set(HIDDEN_SECRETS) & set(env)) == []
+    assert {name: env.get(name) for name in HARMLESS} == HARMLESS
+
+
+def test_more_scrubbing_from_configured_patterns(workdir: Path) -> None:
+    host = {"ACME_HOOK": "a", "acme_other": "b", "PLAIN": "slack xoxb-123", "KEEP": "yes", "WEBHOOK": "xoxb-99"}
+    env = child_environment(host, scrub=EnvScrub(names=("acme_*",), values=("xoxb-*",)))
+    assert env.get("KEEP") == "yes" and env.get("PLAIN") == "slack xoxb-123"
+    assert not {"ACME_HOOK", "acme_other", "WEBHOOK"} & set(env)
+    listed = child_environment(host, passthrough=["ACME_HOOK"], scrub=EnvScrub(names=("ACME_*",)))
+    assert listed["ACME_HOOK"] == "a"  # a tool's env_passthrough still names what it needs
 
 
 def test_secrets_never_reach_the_child(workdir: Path) -> None:
