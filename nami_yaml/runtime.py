@@ -85,6 +85,7 @@ class ToolSettings:
 
     default_timeout: float = 120.0
     max_output: int = 50_000  # bytes of a tool's output the model sees (head + tail)
+    max_saved_output: int = 64_000_000  # bytes of one call's output saved to files; past it the tool stops
     bash_timeout: float = 120.0
     bash_max_timeout: float = 600.0
     fetch_allow_hosts: tuple[str, ...] = ()

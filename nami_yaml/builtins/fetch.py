@@ -216,7 +216,7 @@ def _result(url: str, final: str, resp: http.client.HTTPResponse, text: str, inf
                      "the document is cut off")
     spill = None
     if len(text) > settings.max_output:
-        text, spill = truncate_text(text, settings.max_output, spill_dir)
+        text, spill = truncate_text(text, settings.max_output, spill_dir, settings.max_saved_output)
     ok = 200 <= resp.status < 300
     # "truncated" tells the entry-point runner the text is already capped (and saved whole in spill_path).
     details = {"url": url, "final_url": final, "status": resp.status, "redirects": chain, **info,

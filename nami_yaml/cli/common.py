@@ -65,6 +65,7 @@ def tool_settings(effective: Effective) -> ToolSettings:
     return ToolSettings(
         default_timeout=float(get("limits.tool_timeout")),
         max_output=int(get("limits.max_output")),
+        max_saved_output=int(get("limits.max_saved_output")),
         bash_timeout=float(get("tools.bash.timeout")),
         bash_max_timeout=float(get("tools.bash.max_timeout")),
         fetch_allow_hosts=tuple(get("tools.fetch_url.allow_hosts") or ()),

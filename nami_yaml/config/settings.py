@@ -25,7 +25,8 @@ DEFAULTS: dict[str, Any] = {
         "bash": {"timeout": 120, "max_timeout": 600},
         "fetch_url": {"allow_hosts": [], "max_bytes": 5_000_000, "timeout": 30},
     },
-    "limits": {"max_steps": 50, "tool_timeout": 120, "max_output": 50_000, "max_parallel_tools": 4},
+    "limits": {"max_steps": 50, "tool_timeout": 120, "max_output": 50_000, "max_parallel_tools": 4,
+               "max_saved_output": 64_000_000},
     "permissions": {"write": "ask", "exec": "ask"},
 }
 

@@ -106,11 +106,12 @@ class ProcessInvocation:
         request = ProcessRequest(
             argv=self.argv, cwd=self.cwd, env=self.env, stdin=self.stdin, timeout=self.timeout,
             max_output=self.max_output, spill_dir=self.ctx.spill_dir, cancel=self.ctx.cancel,
+            max_saved=self.ctx.settings.max_saved_output,
         )
         result = run_process(request)
         details = {
             "exit_code": result.exit_code, "timed_out": result.timed_out, "interrupted": result.interrupted,
-            "truncated": result.truncated,
+            "truncated": result.truncated, "saved_capped": result.saved_capped,
             "spill_path": str(result.spill_path) if result.spill_path else None,
             "duration": round(result.duration, 3),
         }

@@ -88,7 +88,8 @@ class EntrypointInvocation:
         limit = self.runner.max_output or self.ctx.settings.max_output
         # A tool that capped its own output (bash, fetch_url) says so; capping again would lose its markers.
         if len(result.content) > limit and not result.details.get("truncated"):
-            result.content, spill = truncate_text(result.content, limit, self.ctx.spill_dir)
+            result.content, spill = truncate_text(result.content, limit, self.ctx.spill_dir,
+                                                          self.ctx.settings.max_saved_output)
             result.details["spill_path"] = str(spill) if spill else None
         return result
 

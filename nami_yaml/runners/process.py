@@ -21,7 +21,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import IO
 
-from nami_yaml.runners.output import OutputCapture
+from nami_yaml.runners.output import MAX_SAVED_OUTPUT, OutputCapture, SaveBudget
 from nami_yaml.runtime import EnvScrub
 
 NON_INTERACTIVE_ENV: dict[str, str] = {
@@ -133,6 +133,7 @@ class ProcessRequest:
     timeout: float = 120.0
     max_output: int = 50_000  # bytes of stdout the model sees (head + tail); stderr gets a share
     spill_dir: Path | None = None  # where the full output is kept when truncated
+    max_saved: int = MAX_SAVED_OUTPUT  # bytes of saved output for this call; past it the tool is stopped
     cancel: threading.Event | None = None  # set by Ctrl-C handling: kill the group, result.interrupted
 
 
@@ -149,10 +150,12 @@ class ProcessResult:
     duration: float
     timeout: float | None = None  # the limit that applied, for the "timed out after N s" line
     stragglers_killed: bool = False  # the child exited, but descendants held its output open and were killed
+    saved_capped: bool = False  # the output passed max_saved bytes, so the tool was stopped
+    max_saved: int = MAX_SAVED_OUTPUT
 
     @property
     def ok(self) -> bool:
-        return self.exit_code == 0 and not self.timed_out and not self.interrupted
+        return self.exit_code == 0 and not self.timed_out and not self.interrupted and not self.saved_capped
 
     def format(self) -> str:
         """The text the model reads: stdout, ``[stderr]`` + stderr, then status lines only if notable."""
@@ -168,6 +171,9 @@ class ProcessResult:
             sections.append(f"[timed out after {limit:g} s; process group killed]")
         elif self.interrupted:
             sections.append("[interrupted]")
+        elif self.saved_capped:
+            sections.append(f"[the output passed {self.max_saved:,} bytes, the most nami saves for one call "
+                            "(limits.max_saved_output), so the tool was stopped]")
         elif self.exit_code not in (0, None):
             sections.append(f"[exit code: {self.exit_code}{_signal_suffix(self.exit_code)}]")
         if self.stragglers_killed:
@@ -302,8 +308,10 @@ class _Pump:
         self.selector = selectors.DefaultSelector()
         self._files: dict[int, IO[bytes]] = {}
         cap = max(0, request.max_output)
-        self.out = OutputCapture(cap, request.spill_dir, "stdout")
-        self.err = OutputCapture(min(cap, max(2_000, cap // _STDERR_SHARE)), request.spill_dir, "stderr")
+        self.budget = SaveBudget(request.max_saved)
+        self.out = OutputCapture(cap, request.spill_dir, "stdout", self.budget)
+        self.err = OutputCapture(min(cap, max(2_000, cap // _STDERR_SHARE)), request.spill_dir, "stderr",
+                                 self.budget)
         assert proc.stdout is not None and proc.stderr is not None
         self._watch(proc.stdout, selectors.EVENT_READ, self.out)
         self._watch(proc.stderr, selectors.EVENT_READ, self.err)
@@ -415,7 +423,7 @@ def run_process(request: ProcessRequest) -> ProcessResult:
         proc.wait()
         raise
     deadline = started + max(0.0, request.timeout)
-    timed_out = interrupted = stragglers = False
+    timed_out = interrupted = stragglers = capped = False
     exited_on_its_own = False
     drain_deadline: float | None = None
     try:
@@ -426,6 +434,9 @@ def run_process(request: ProcessRequest) -> ProcessResult:
                 break
             if now >= deadline:
                 timed_out = True
+                break
+            if pump.budget.exhausted:
+                capped = True  # it would go on filling the disk (or the pipe, once we stop reading)
                 break
             if _has_exited(proc):
                 exited_on_its_own = True
@@ -440,7 +451,7 @@ def run_process(request: ProcessRequest) -> ProcessResult:
             if drain_deadline is not None:
                 wait = min(wait, drain_deadline - now)
             pump.step(wait)
-        if timed_out or interrupted or stragglers:
+        if timed_out or interrupted or stragglers or capped:
             exited_on_its_own = exited_on_its_own or _has_exited(proc)
             _kill_group(proc)
             pump.drain(_FINAL_DRAIN)
@@ -452,7 +463,7 @@ def run_process(request: ProcessRequest) -> ProcessResult:
         pump.close()
         with contextlib.suppress(subprocess.TimeoutExpired):
             proc.wait(timeout=5)
-    killed_by_us = (timed_out or interrupted) and not exited_on_its_own
+    killed_by_us = (timed_out or interrupted or capped) and not exited_on_its_own
     return ProcessResult(
         exit_code=None if killed_by_us else proc.returncode,
         stdout=pump.out.text(),
@@ -465,4 +476,6 @@ def run_process(request: ProcessRequest) -> ProcessResult:
         duration=time.monotonic() - started,
         timeout=request.timeout,
         stragglers_killed=stragglers,
+        saved_capped=capped,
+        max_saved=request.max_saved,
     )

@@ -389,7 +389,7 @@ _MEMORY_PROBE = textwrap.dedent(
     before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
     result = run_process(ProcessRequest(
         argv=["bash", "-c", "head -c 300000000 /dev/zero | tr '\\\\0' a"],
-        cwd=cwd, env=env, timeout=600, spill_dir=Path(sys.argv[2]),
+        cwd=cwd, env=env, timeout=600, spill_dir=Path(sys.argv[2]), max_saved=400_000_000,
     ))
     after = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
     print(json.dumps({
@@ -420,3 +420,26 @@ def test_huge_output_keeps_memory_flat_and_spills_everything(workdir: Path, tmp_
         assert report["growth_kb"] < 30 * 1024, report
     finally:
         Path(report["spill"]).unlink(missing_ok=True)  # do not leave 300 MB in pytest's tmp dirs
+
+
+def test_saved_output_is_capped_by_default(workdir: Path, tmp_path: Path) -> None:
+    """A review wrote 4 GB + 1.7 GB of saved output from one call; the default cap is 64 MB per call."""
+    spill_dir = tmp_path / "spill"
+    result = _run(["head", "-c", "80000000", "/dev/zero"], workdir, max_output=1000, spill_dir=spill_dir)
+    saved = sum(p.stat().st_size for p in spill_dir.iterdir())
+    assert saved <= 64_000_000
+    assert result.spill_path is not None and result.spill_path.stat().st_size == 64_000_000
+
+
+def test_a_tool_that_never_stops_printing_is_stopped_at_the_cap(workdir: Path, tmp_path: Path) -> None:
+    spill_dir = tmp_path / "spill"
+    started = time.monotonic()
+    result = _run(["yes", "spam"], workdir, max_output=1000, spill_dir=spill_dir, max_saved=2_000_000, timeout=60)
+    assert time.monotonic() - started < 20 and not result.timed_out
+    assert not result.ok and result.saved_capped
+    assert result.spill_path is not None and result.spill_path.stat().st_size == 2_000_000
+    assert result.spill_path.read_bytes() == b"spam\n" * 400_000
+    text = result.format()
+    assert "first 2,000,000 bytes saved: " in text
+    assert text.endswith("[the output passed 2,000,000 bytes, the most nami saves for one call "
+                         "(limits.max_saved_output), so the tool was stopped]")
