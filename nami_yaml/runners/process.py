@@ -151,6 +151,7 @@ class ProcessResult:
     timeout: float | None = None  # the limit that applied, for the "timed out after N s" line
     stragglers_killed: bool = False  # the child exited, but descendants held its output open and were killed
     saved_capped: bool = False  # the output passed max_saved bytes, so the tool was stopped
+    leftovers_killed: bool = False  # the tool returned leaving processes in its group; they were killed
     max_saved: int = MAX_SAVED_OUTPUT
 
     @property
@@ -178,6 +179,8 @@ class ProcessResult:
             sections.append(f"[exit code: {self.exit_code}{_signal_suffix(self.exit_code)}]")
         if self.stragglers_killed:
             sections.append("[background processes still holding the output were killed]")
+        elif self.leftovers_killed:
+            sections.append("[background processes the tool left running were killed]")
         return "\n".join(sections) if sections else "(no output)"
 
 
@@ -423,7 +426,7 @@ def run_process(request: ProcessRequest) -> ProcessResult:
         proc.wait()
         raise
     deadline = started + max(0.0, request.timeout)
-    timed_out = interrupted = stragglers = capped = False
+    timed_out = interrupted = stragglers = capped = leftovers = False
     exited_on_its_own = False
     drain_deadline: float | None = None
     try:
@@ -455,6 +458,11 @@ def run_process(request: ProcessRequest) -> ProcessResult:
             exited_on_its_own = exited_on_its_own or _has_exited(proc)
             _kill_group(proc)
             pump.drain(_FINAL_DRAIN)
+        elif _group_alive(proc.pid):
+            # The tool returned, but something it started in the background (`sleep 301 >/dev/null &`,
+            # nohup) is still in its group: a tool call ends with the call. Only setsid escapes this.
+            leftovers = True
+            _kill_group(proc)
     except BaseException:
         # KeyboardInterrupt or a bug of ours: never leave the tree running behind us.
         _kill_group(proc)
@@ -478,4 +486,5 @@ def run_process(request: ProcessRequest) -> ProcessResult:
         stragglers_killed=stragglers,
         saved_capped=capped,
         max_saved=request.max_saved,
+        leftovers_killed=leftovers,
     )

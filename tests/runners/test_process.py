@@ -1,5 +1,6 @@
 from __future__ import annotations
 
+import contextlib
 import http.server
 import json
 import os
@@ -211,13 +212,32 @@ def test_background_grandchild_holding_stdout_does_not_hang(workdir: Path) -> No
     assert _dies_soon(_first_pid(result.stdout))
 
 
-def test_redirected_background_process_is_left_alone(workdir: Path) -> None:
-    result = _bash("sleep 30 >/dev/null 2>&1 & echo $!", workdir)
+@pytest.mark.parametrize("command", [
+    "sleep 301 >/dev/null 2>&1 & echo $!",
+    "nohup sleep 302 >/dev/null 2>&1 & echo $!",
+    "(trap '' TERM; sleep 303) >/dev/null 2>&1 & echo $!",  # ignores SIGTERM: SIGKILL follows
+    "disown -a; sleep 304 </dev/null >/dev/null 2>&1 & disown; echo $!",
+])
+def test_background_processes_die_when_the_tool_returns(workdir: Path, command: str) -> None:
+    """A review found `sleep 301 & echo started` (output redirected) outliving the tool: whatever is left in
+    the tool's process group is killed when the tool returns, not only on timeout."""
+    result = _bash(command, workdir, timeout=30)
     pid = _first_pid(result.stdout)
     try:
-        assert result.exit_code == 0
-        assert not result.stragglers_killed
-        assert result.format() == str(pid)
+        assert result.exit_code == 0 and result.ok
+        assert result.duration < 10
+        assert _dies_soon(pid)
+        assert result.format().endswith("[background processes the tool left running were killed]")
+    finally:
+        with contextlib.suppress(ProcessLookupError):
+            os.kill(pid, 9)
+
+
+def test_a_process_that_leaves_the_group_with_setsid_escapes(workdir: Path) -> None:
+    """The documented limit: a daemon started with setsid is in another session and survives."""
+    result = _bash("setsid sleep 305 >/dev/null 2>&1 < /dev/null & sleep 0.2; pgrep -n -f 'sleep 305'", workdir)
+    pid = _first_pid(result.stdout)
+    try:
         assert _alive(pid)
     finally:
         os.kill(pid, 9)
