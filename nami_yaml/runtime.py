@@ -43,31 +43,93 @@ def default_state_dir() -> Path:
     return xdg_folder("XDG_STATE_HOME", ".local/state") / "nami"
 
 
+# The saved-output folders this process made (or first found as real folders of its own): path -> (device,
+# inode). The path is told to the model, so everything that later opens the folder checks it is still the
+# same folder, never a symlink or another folder put in its place.
+_SPILL_FOLDERS: dict[str, tuple[int, int]] = {}
+_SPILL_LOCK = threading.Lock()
+
+
+def _own_folder(info: os.stat_result) -> bool:
+    return stat.S_ISDIR(info.st_mode) and info.st_uid == os.getuid()
+
+
+def claim_spill_dir(path: Path, *, create: bool = True) -> bool:
+    """Make ``path`` this process's saved-output folder: create it (0o700) if it is missing and ``create``,
+    or accept it if it is already a real folder of this user (never a symlink). Returns whether it is
+    ours, i.e. the folder nami remembers, unchanged."""
+    key = os.path.abspath(path)
+    with _SPILL_LOCK:
+        known = _SPILL_FOLDERS.get(key)
+        try:
+            info = os.lstat(key)
+        except FileNotFoundError:
+            if known is not None or not create:
+                return False  # ours was removed or moved: whatever appears there later is not ours
+            try:
+                os.makedirs(os.path.dirname(key), exist_ok=True)
+                os.mkdir(key, 0o700)  # exclusive: fails if something was planted meanwhile
+                info = os.lstat(key)
+            except OSError:
+                return False
+        except OSError:
+            return False
+        if not _own_folder(info):
+            return False
+        identity = (info.st_dev, info.st_ino)
+        if known is None:
+            _SPILL_FOLDERS[key] = identity
+            return True
+        return known == identity
+
+
+def spill_dir_is_ours(path: Path) -> bool:
+    """Whether ``path`` is still the saved-output folder nami made (or found), never creating it."""
+    return claim_spill_dir(path, create=False)
+
+
+def open_spill_dir(path: Path) -> int:
+    """A descriptor of the saved-output folder, checked to be the one nami made (raises OSError)."""
+    if not claim_spill_dir(path):
+        raise OSError(f"{path} is not nami's saved-output folder")
+    fd = os.open(path, os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | getattr(os, "O_CLOEXEC", 0))
+    info = os.fstat(fd)
+    if _SPILL_FOLDERS.get(os.path.abspath(path)) != (info.st_dev, info.st_ino):
+        os.close(fd)
+        raise OSError(f"{path} was replaced")
+    return fd
+
+
 def session_spill_dir(base: Path | None = None, *, keep_days: float = 7.0) -> Path:
-    """A folder for this session's saved tool output, created on first use.
+    """A new folder for this session's saved tool output, created now (0o700, exclusively).
 
     Per session, because the read tools may read it: one project's saved output must not be readable
-    from another project's session. Sessions older than ``keep_days`` are removed. If the shared folder
-    is not a real folder owned by this user (a symlink planted by a command, say), a private folder in the
-    system's temporary directory is used instead.
+    from another project's session. Created at once, because its path is told to the model: created on
+    first use, a symlink planted there first would have made whatever it points to readable. Sessions
+    older than ``keep_days`` are removed. If the shared folder is not a real folder owned by this user (a
+    symlink planted by a command, say), a private folder in the system's temporary directory is used.
     """
     base = base or default_state_dir() / "output"
     try:
         base.mkdir(parents=True, exist_ok=True)
-        info = os.lstat(base)
-        usable = stat.S_ISDIR(info.st_mode) and info.st_uid == os.getuid()
+        usable = _own_folder(os.lstat(base))
     except OSError:
         usable = False
-    if not usable:
-        return Path(tempfile.mkdtemp(prefix="nami-output-"))
-    os.chmod(base, 0o700)
-    cutoff = time.time() - keep_days * 86400
-    for old in base.iterdir():
-        with contextlib.suppress(OSError):
-            entry = os.lstat(old)
-            if stat.S_ISDIR(entry.st_mode) and old.name.startswith("session-") and entry.st_mtime < cutoff:
-                shutil.rmtree(old, ignore_errors=True)
-    return base / f"session-{time.strftime('%Y%m%d-%H%M%S')}-{os.getpid()}-{secrets.token_hex(3)}"
+    if usable:
+        os.chmod(base, 0o700)
+        cutoff = time.time() - keep_days * 86400
+        for old in base.iterdir():
+            with contextlib.suppress(OSError):
+                entry = os.lstat(old)
+                if stat.S_ISDIR(entry.st_mode) and old.name.startswith("session-") and entry.st_mtime < cutoff:
+                    shutil.rmtree(old, ignore_errors=True)
+        for _ in range(5):
+            folder = base / f"session-{time.strftime('%Y%m%d-%H%M%S')}-{os.getpid()}-{secrets.token_hex(3)}"
+            if not os.path.lexists(folder) and claim_spill_dir(folder):
+                return folder
+    folder = Path(tempfile.mkdtemp(prefix="nami-output-"))
+    claim_spill_dir(folder)
+    return folder
 
 
 @dataclass(frozen=True)

@@ -11,7 +11,7 @@ import os
 from pathlib import Path, PurePath
 
 from nami_yaml.errors import ToolError
-from nami_yaml.runtime import RuntimeContext
+from nami_yaml.runtime import RuntimeContext, spill_dir_is_ours
 
 
 def is_within(path: PurePath | str, root: PurePath | str) -> bool:
@@ -44,7 +44,9 @@ def resolve_path(ctx: RuntimeContext, path: str, *, write: bool = False) -> Path
                         f"({existing / rest[0]})")
     resolved = Path(os.path.realpath(existing)).joinpath(*rest)
 
-    roots = [ctx.workspace] if write else [ctx.workspace, Path(os.path.realpath(ctx.spill_dir))]
+    roots = [ctx.workspace]
+    if not write and spill_dir_is_ours(ctx.spill_dir):  # a symlink or a folder swapped in is never a root
+        roots.append(Path(os.path.realpath(ctx.spill_dir)))
     if any(is_within(resolved, root) for root in roots):
         return resolved
 

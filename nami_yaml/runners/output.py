@@ -8,10 +8,12 @@ from __future__ import annotations
 
 import contextlib
 import os
-import tempfile
+import secrets
 import time
 from pathlib import Path
 from typing import BinaryIO
+
+from nami_yaml.runtime import open_spill_dir
 
 # A rolling tail is trimmed only once it has grown this far past its cap, so trimming (a memmove of the
 # kept bytes) happens rarely instead of on every chunk.
@@ -51,17 +53,26 @@ class SaveBudget:
 
 
 def open_spill_file(spill_dir: Path, label: str) -> tuple[BinaryIO, Path]:
-    """Create a new private file in ``spill_dir`` (made 0o700 if we create it) and open it for writing."""
-    spill_dir = Path(spill_dir)
-    if not spill_dir.is_dir():
-        spill_dir.mkdir(parents=True, exist_ok=True)
-        # mkdir's mode is filtered by the umask and ignored for parents; spill files can hold secrets
-        # a command printed, so the directory we own is made private explicitly.
-        os.chmod(spill_dir, 0o700)
-    stamp = time.strftime("%Y%m%d-%H%M%S")
-    # mkstemp gives a unique name and a 0o600 file without any race against other sessions.
-    fd, name = tempfile.mkstemp(prefix=f"{stamp}-{label}-", suffix=".txt", dir=spill_dir)
-    return os.fdopen(fd, "wb"), Path(name)
+    """Create a new private file (0o600) in ``spill_dir`` and open it for writing.
+
+    The folder is created (0o700) if missing, and must be the one nami made: a symlink or another folder
+    put in its place raises OSError. The file is created inside the checked folder's descriptor.
+    """
+    folder = open_spill_dir(Path(spill_dir))
+    try:
+        stamp = time.strftime("%Y%m%d-%H%M%S")
+        flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | getattr(os, "O_CLOEXEC", 0)
+        for attempt in range(100):
+            name = f"{stamp}-{label}-{secrets.token_hex(4)}.txt"
+            try:
+                fd = os.open(name, flags, 0o600, dir_fd=folder)
+                break
+            except FileExistsError:
+                if attempt == 99:
+                    raise
+        return os.fdopen(fd, "wb"), Path(spill_dir) / name
+    finally:
+        os.close(folder)
 
 
 def _complete_head(data: bytes) -> bytes:

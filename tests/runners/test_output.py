@@ -190,3 +190,15 @@ def test_truncate_text_saves_at_most_the_budget(tmp_path: Path) -> None:
     capped, path = truncate_text("x" * 5000, 100, tmp_path / "spill", max_saved=1000)
     assert path is not None and path.read_bytes() == b"x" * 1000
     assert f"first 1,000 bytes saved: {path}" in capped
+
+
+def test_spill_files_never_go_through_a_planted_symlink(tmp_path: Path) -> None:
+    target = tmp_path / "elsewhere"
+    target.mkdir()
+    spill_dir = tmp_path / "spill"
+    spill_dir.symlink_to(target, target_is_directory=True)
+    capture = OutputCapture(4, spill_dir)
+    _feed_all(capture, b"abcdefgh", chunk=3)
+    capture.close()
+    assert list(target.iterdir()) == []
+    assert capture.spill_path is None and "[4 bytes omitted]" in capture.text()
