@@ -11,7 +11,13 @@ import stat
 from pathlib import Path
 from typing import BinaryIO
 
-from nami_yaml.builtins.workspace import display_path, resolve_path
+from nami_yaml.builtins.workspace import (
+    changed_error,
+    display_path,
+    open_folder,
+    open_regular_file,
+    resolve_path,
+)
 from nami_yaml.errors import ToolError
 from nami_yaml.result import ToolResult
 from nami_yaml.runtime import RuntimeContext
@@ -42,9 +48,9 @@ def read_file(path: str, offset: int = 1, limit: int = READ_MAX_LINES, *, ctx: R
         raise ToolError("offset and limit must be at least 1")
     limit = min(limit, READ_MAX_LINES)
     byte_budget = max(1000, min(READ_MAX_BYTES, ctx.settings.max_output) - 500)
-    size = target.stat().st_size
 
-    with open(target, "rb") as f:
+    with os.fdopen(_open_checked(path, target, shown), "rb") as f:
+        size = os.fstat(f.fileno()).st_size
         if b"\x00" in f.read(BINARY_SNIFF_BYTES):
             raise ToolError(f"{shown} looks like a binary file ({size:,} bytes, NUL bytes in its first "
                             "8 KB); read_file only shows text")
@@ -128,6 +134,16 @@ def _more_note(offset: int, last: int, size: int, *, reason: str) -> str:
             f"Use offset={last + 1} to continue.]")
 
 
+def _open_checked(path: str, target: Path, shown: str, doing: str = "read") -> int:
+    """The checked file itself, opened without following links (see workspace.open_regular_file)."""
+    try:
+        return open_regular_file(target, shown=shown, doing=doing)
+    except FileNotFoundError:
+        raise ToolError(f"file not found: {path}") from None
+    except PermissionError:
+        raise ToolError(f"permission denied: {path}") from None
+
+
 def _require_regular_file(path: str, target: Path) -> None:
     try:
         mode = target.stat().st_mode
@@ -146,54 +162,61 @@ def _require_regular_file(path: str, target: Path) -> None:
 def write_file(path: str, content: str, *, ctx: RuntimeContext) -> ToolResult:
     target = resolve_path(ctx, path, write=True)
     shown = display_path(ctx, target)
-    existed = os.path.lexists(target)
-    if existed and not target.is_file():
-        raise ToolError(f"{path} exists and is not a regular file; refusing to replace it")
     data = content.encode("utf-8", errors="surrogateescape")
-    atomic_write(target, data, shown=shown)
+    existed = atomic_write(target, data, shown=shown)
     lines = content.count("\n") + (0 if content.endswith("\n") or not content else 1)
     verb = "Overwrote" if existed else "Created"
     return ToolResult(f"{verb} {shown} ({len(data):,} bytes, {lines} lines).",
                       details={"path": shown, "bytes": len(data), "created": not existed})
 
 
-def require_writable(target: Path, shown: str) -> None:
-    """Refuse to replace an existing file the user may not write to (a read-only file, say 0444).
+def atomic_write(target: Path, data: bytes, *, shown: str | None = None) -> bool:
+    """Replace ``target`` with ``data`` so that a crash at any moment leaves the old or the new file;
+    returns whether a file was replaced (False: created).
 
-    The rename in atomic_write needs only write permission on the folder, so without this check it would
-    replace a file that an ordinary write could not open. (``os.access`` speaks for the real user: as root
-    the permission bits do not stop writes, as with any other program run as root.)
+    ``target`` is a path ``resolve_path`` returned. Its folder is reached without following links
+    (workspace.open_folder, which creates missing folders), and everything happens inside that folder's
+    descriptor: a temporary file written and fsynced there, renamed over the target (same folder, so
+    atomic), the folder fsynced. A folder swapped for a link meanwhile is refused, never followed. An
+    existing file keeps its mode (and owner, when allowed); one that is not a regular file, or without
+    write permission, is refused (the rename needs only write permission on the folder, so it would
+    otherwise replace a read-only file). ``shown`` names the file in errors.
     """
-    if os.path.lexists(target) and not os.access(target, os.W_OK):
-        raise ToolError(f"{shown} is read-only (no write permission); refusing to replace it. Ask the user "
-                        "to change its permissions if it should be changed")
-
-
-def atomic_write(target: Path, data: bytes, *, shown: str | None = None) -> None:
-    """Replace ``target`` with ``data`` so that a crash at any moment leaves the old or the new file.
-
-    Write a temporary file in the same folder (same filesystem, so the rename is atomic), fsync it, rename
-    it over the target, fsync the folder. An existing file keeps its mode (and owner, when allowed); one
-    without write permission is refused (require_writable). ``target`` must already be boundary-checked;
-    missing parents are created here. ``shown`` names the file in errors.
-    """
-    require_writable(target, shown or str(target))
+    shown = shown or str(target)
     try:
-        target.parent.mkdir(parents=True, exist_ok=True)
+        folder = open_folder(target.parent, create=True, shown=shown, doing="written")
     except OSError as exc:
         raise ToolError(f"cannot create folder {target.parent}: {exc.strerror or exc}") from None
     try:
-        old = target.stat()
+        return _replace_in(folder, target.name, data, shown)
+    finally:
+        os.close(folder)
+
+
+def _replace_in(folder: int, name: str, data: bytes, shown: str) -> bool:
+    try:
+        old = os.stat(name, dir_fd=folder, follow_symlinks=False)
     except FileNotFoundError:
         old = None
+    if old is not None:
+        if stat.S_ISLNK(old.st_mode):  # resolve_path resolved links: this one was swapped in since
+            raise changed_error(shown, "written")
+        if not stat.S_ISREG(old.st_mode):
+            raise ToolError(f"{shown} exists and is not a regular file; refusing to replace it")
+        # os.access speaks for the real user: as root the permission bits do not stop writes, as with
+        # any other program run as root.
+        if not os.access(name, os.W_OK, dir_fd=folder, follow_symlinks=False):
+            raise ToolError(f"{shown} is read-only (no write permission); refusing to replace it. Ask the user "
+                            "to change its permissions if it should be changed")
     # A short fixed-length name, not derived from the target's: any name the file system allows for the
     # target (up to 255 bytes) must work, and ".<name>.<random>" would exceed that limit.
-    tmp = target.with_name(f"{TEMP_PREFIX}{secrets.token_hex(4)}{TEMP_SUFFIX}")
+    tmp = f"{TEMP_PREFIX}{secrets.token_hex(4)}{TEMP_SUFFIX}"
     # 0o666 lets the umask shape a new file's mode exactly as an ordinary create would.
+    flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | getattr(os, "O_CLOEXEC", 0)
     try:
-        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_CLOEXEC", 0), 0o666)
+        fd = os.open(tmp, flags, 0o666, dir_fd=folder)
     except OSError as exc:
-        raise ToolError(f"cannot write in {target.parent}: {exc.strerror or exc}") from None
+        raise ToolError(f"cannot write in the folder of {shown}: {exc.strerror or exc}") from None
     try:
         with os.fdopen(fd, "wb") as f:
             if old is not None:
@@ -205,21 +228,18 @@ def atomic_write(target: Path, data: bytes, *, shown: str | None = None) -> None
                 f.write(view[start:start + (1 << 20)])
             f.flush()
             os.fsync(f.fileno())
-        os.replace(tmp, target)
+        os.replace(tmp, name, src_dir_fd=folder, dst_dir_fd=folder)
     except BaseException:
         with contextlib.suppress(OSError):
-            os.unlink(tmp)
+            os.unlink(tmp, dir_fd=folder)
         raise
-    _fsync_dir(target.parent)
-
-
-def _fsync_dir(folder: Path) -> None:
     with contextlib.suppress(OSError):
-        fd = os.open(folder, os.O_RDONLY)
+        synced = os.open(".", os.O_RDONLY | os.O_DIRECTORY, dir_fd=folder)
         try:
-            os.fsync(fd)
+            os.fsync(synced)
         finally:
-            os.close(fd)
+            os.close(synced)
+    return old is not None
 
 
 # ---------------------------------------------------------------- edit_file
@@ -229,10 +249,14 @@ def edit_file(path: str, old_text: str, new_text: str, replace_all: bool = False
     target = resolve_path(ctx, path, write=True)
     shown = display_path(ctx, target)
     _require_regular_file(path, target)
-    require_writable(target, shown)
-    if target.stat().st_size > EDIT_MAX_BYTES:
-        raise ToolError(f"{shown} is larger than {EDIT_MAX_BYTES:,} bytes; edit_file will not rewrite it")
-    raw = target.read_bytes()
+    with os.fdopen(_open_checked(path, target, shown, doing="edited"), "rb") as f:
+        info = os.fstat(f.fileno())
+        if info.st_size > EDIT_MAX_BYTES:
+            raise ToolError(f"{shown} is larger than {EDIT_MAX_BYTES:,} bytes; edit_file will not rewrite it")
+        if not os.access(target, os.W_OK):  # checked again, in the folder, when writing
+            raise ToolError(f"{shown} is read-only (no write permission); refusing to replace it. Ask the user "
+                            "to change its permissions if it should be changed")
+        raw = f.read(EDIT_MAX_BYTES + 1)
     if b"\x00" in raw[:BINARY_SNIFF_BYTES]:
         raise ToolError(f"{shown} looks like a binary file; edit_file only edits text")
     if not old_text:
