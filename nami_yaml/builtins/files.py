@@ -5,12 +5,12 @@ from __future__ import annotations
 import contextlib
 import difflib
 import os
-import re
 import secrets
 import stat
 from pathlib import Path
 from typing import BinaryIO
 
+from nami_yaml.builtins.edit_hint import not_found_message
 from nami_yaml.builtins.workspace import (
     changed_error,
     display_path,
@@ -32,7 +32,6 @@ BINARY_SNIFF_BYTES = 8192
 UTF8_BOM = b"\xef\xbb\xbf"
 # Bytes pulled per readline(): bounds memory on a file with no newlines (a sparse hole, a minified blob).
 _CHUNK = 64 * 1024
-_NUMBERED = re.compile(r"^\s*\d+\t")
 # atomic_write's temporary file: TEMP_PREFIX + 8 hex digits + TEMP_SUFFIX, next to the target.
 TEMP_PREFIX = ".nami-"
 TEMP_SUFFIX = ".tmp"
@@ -279,7 +278,7 @@ def edit_file(path: str, old_text: str, new_text: str, replace_all: bool = False
 
     starts = _find_all(text, old)
     if not starts:
-        raise ToolError(_not_found(text, old, shown))
+        raise ToolError(not_found_message(text, old, shown))
     line_numbers = [text.count("\n", 0, i) + 1 for i in starts]
     if len(starts) > 1 and not replace_all:
         listed = ", ".join(str(n) for n in line_numbers[:20]) + (", ..." if len(starts) > 20 else "")
@@ -302,74 +301,6 @@ def _find_all(text: str, needle: str) -> list[int]:
         found.append(at)
         at = text.find(needle, at + len(needle))
     return found
-
-
-def _not_found(text: str, old: str, shown: str) -> str:
-    """An error that tells the model what is actually in the file near what it asked for."""
-    msg = f"old_text was not found in {shown}."
-    old_lines = old.strip("\n").split("\n")
-    if all(_NUMBERED.match(line) for line in old_lines if line.strip()):
-        msg += (" It seems to include the line-number prefixes that read_file adds; "
-                "send the file text only, without the number and tab.")
-    file_lines = text.split("\n")
-    spot = _whitespace_match(file_lines, old_lines)
-    if spot is not None:
-        verb = "matches" if len(old_lines) == 1 else "match"
-        return (f"{msg} {_span(spot, len(old_lines))} {verb} it when whitespace is ignored, so the difference is "
-                "only in indentation, tabs or trailing spaces. The exact text there is:\n"
-                f"{_numbered(file_lines, spot, len(old_lines))}")
-    best = _nearest(file_lines, old_lines)
-    if best is None:
-        return msg + " Nothing similar was found; read the file again with read_file and copy the text exactly."
-    start, ratio = best
-    return (f"{msg} The most similar text ({ratio:.0%} similar) is at {_span(start, len(old_lines)).lower()}:\n"
-            f"{_numbered(file_lines, start, len(old_lines))}\n"
-            "Copy the text exactly (read_file shows it), then retry.")
-
-
-def _span(start: int, count: int) -> str:
-    return f"Line {start + 1}" if count == 1 else f"Lines {start + 1}-{start + count}"
-
-
-def _whitespace_match(file_lines: list[str], old_lines: list[str]) -> int | None:
-    norm_old = [" ".join(line.split()) for line in old_lines]
-    k = len(norm_old)
-    if not any(norm_old):
-        return None
-    norm_file = [" ".join(line.split()) for line in file_lines]
-    for i in range(len(norm_file) - k + 1):
-        window = norm_file[i:i + k]
-        if k == 1:
-            if norm_old[0] in window[0]:
-                return i
-        elif (window[0].endswith(norm_old[0]) and window[1:-1] == norm_old[1:-1]
-              and window[-1].startswith(norm_old[-1])):
-            return i
-    return None
-
-
-def _nearest(file_lines: list[str], old_lines: list[str]) -> tuple[int, float] | None:
-    if len(file_lines) > 5000 or len(old_lines) > 60:
-        return None  # too costly to compare; the plain message still helps
-    k = len(old_lines)
-    target = "\n".join(old_lines)
-    best: tuple[int, float] | None = None
-    matcher = difflib.SequenceMatcher(autojunk=False)
-    matcher.set_seq2(target)
-    for i in range(max(1, len(file_lines) - k + 1)):
-        matcher.set_seq1("\n".join(file_lines[i:i + k]))
-        floor = best[1] if best else 0.5
-        if matcher.real_quick_ratio() <= floor or matcher.quick_ratio() <= floor:
-            continue
-        ratio = matcher.ratio()
-        if ratio > floor:
-            best = (i, ratio)
-    return best
-
-
-def _numbered(lines: list[str], start: int, count: int) -> str:
-    shown = lines[start:start + min(count, 40)]
-    return "\n".join(f"{start + n + 1:>6}\t{line}" for n, line in enumerate(shown))
 
 
 def _short_diff(before: str, after: str, shown: str) -> str:
