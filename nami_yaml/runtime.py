@@ -11,7 +11,7 @@ import stat
 import tempfile
 import threading
 import time
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -169,6 +169,9 @@ class RuntimeContext:
     host_env: Mapping[str, str] = field(default_factory=lambda: dict(os.environ))
     protected_env: frozenset[str] = frozenset()
     env_scrub: EnvScrub = field(default_factory=EnvScrub)
+    # Asked before a module from a tool folder is imported (the file's path): why it must not run (trust
+    # never covered it, or the trusted code changed since), or None. Set when agent.yaml needed trust.
+    code_check: Callable[[Path], str | None] | None = None
     spill_dir: Path = field(default_factory=lambda: default_state_dir() / "output")
     cancel: threading.Event = field(default_factory=threading.Event)
 

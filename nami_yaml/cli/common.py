@@ -13,7 +13,7 @@ import click
 
 from nami_yaml.config.settings import Effective, env_scrub_rules, load_settings, protected_env_names
 from nami_yaml.config.toolset import build_registry
-from nami_yaml.config.trust import needs_trust, remember, summary, trust_state
+from nami_yaml.config.trust import code_check, needs_trust, remember, summary, trust_state
 from nami_yaml.errors import ConfigError, NamiError, SpecError
 from nami_yaml.registry.registry import Registry
 from nami_yaml.runtime import RuntimeContext, ToolSettings, session_spill_dir
@@ -81,7 +81,7 @@ def runtime_context(effective: Effective) -> RuntimeContext:
     return RuntimeContext(
         workspace=workspace, settings=tool_settings(effective), host_env=dict(os.environ),
         protected_env=protected_env_names(effective), env_scrub=env_scrub_rules(effective),
-        spill_dir=session_spill_dir(),
+        spill_dir=session_spill_dir(), code_check=code_check(effective) if needs_trust(effective) else None,
     )
 
 

@@ -16,8 +16,10 @@ import hashlib
 import json
 import os
 import stat
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from nami_yaml.config.settings import Effective
 from nami_yaml.display import visible
@@ -41,22 +43,33 @@ COMPILED_SUFFIXES = frozenset({".pyc", ".pyo", ".so", ".pyd"})  # Python may run
 MAX_HASHED_BYTES = 64_000_000  # beyond this, files count by size, times and inode only
 
 
+def _project_data(effective: Effective) -> dict[str, Any]:
+    project_file = next((f for f in effective.files if f.path == effective.config_path), None)
+    return project_file.data if project_file else {}
+
+
+def tool_folders(effective: Effective) -> set[Path]:
+    """The folders of the project's tool files (resolved): entry points import their Python from there."""
+    folders: set[Path] = set()
+    for spec in (_project_data(effective).get("tools") or {}).get("files", []):
+        for tool_file in expand_tool_paths(spec, Path("/")):
+            folders.add(tool_file.resolve().parent)
+    return folders
+
+
 def covered_files(effective: Effective) -> list[Path]:
     """Every file of the project that decides what runs: agent.yaml, its prompt, and everything below the
     folders of the tool files it names (entry-point packages, helper modules, shipped bytecode, scripts a
-    command runs). Tool files added with --tools or by the user config are the user's own: not covered."""
+    command runs), except inside SKIPPED_FOLDERS (nothing is imported from those: see code_check). Tool
+    files added with --tools or by the user config are the user's own: not covered."""
     assert effective.config_path is not None
-    project_file = next((f for f in effective.files if f.path == effective.config_path), None)
+    data = _project_data(effective)
     files: set[Path] = {effective.config_path}
-    data = project_file.data if project_file else {}
     if data.get("system_file"):
         files.add(Path(data["system_file"]))
-    folders: set[Path] = set()
     for spec in (data.get("tools") or {}).get("files", []):
-        for tool_file in expand_tool_paths(spec, Path("/")):
-            files.add(tool_file.resolve())
-            folders.add(tool_file.resolve().parent)
-    for folder in folders:
+        files.update(tool_file.resolve() for tool_file in expand_tool_paths(spec, Path("/")))
+    for folder in tool_folders(effective):
         for root, dirs, names in os.walk(folder):
             dirs[:] = sorted(d for d in dirs if d not in SKIPPED_FOLDERS)
             files.update(Path(root) / name for name in names)
@@ -119,6 +132,30 @@ def trust_state(effective: Effective, registry: Registry) -> TrustState:
     assert effective.config_path is not None
     digest = fingerprint(covered_files(effective))
     return TrustState(effective.config_path, digest, _load().get(str(effective.config_path)))
+
+
+def code_check(effective: Effective) -> Callable[[Path], str | None]:
+    """For RuntimeContext.code_check: asked before Python from a tool folder is imported, it refuses a
+    file trust does not cover (in a folder trust skips, like node_modules, or behind a symlinked folder)
+    and any import once the project's trusted files have changed (the model may write them mid-session)."""
+    assert effective.config_path is not None
+    config = effective.config_path
+    folders = [os.path.normpath(folder) for folder in tool_folders(effective)]
+
+    def check(file: Path) -> str | None:
+        path = os.path.normpath(file)
+        if not any(path.startswith(folder + os.sep) for folder in folders):
+            return None  # not the project's tool code
+        files = covered_files(effective)
+        if Path(path) not in set(files):
+            return (f"{file} is not covered by the trust given to {config} (it is in a folder trust skips, "
+                    "behind a symlinked folder, or new); nami does not import it")
+        if fingerprint(files) != _load().get(str(config)):
+            return (f"the project's tool code changed since it was trusted ({config}); nothing from it is "
+                    "imported until it is trusted again (nami trust)")
+        return None
+
+    return check
 
 
 def remember(state: TrustState) -> None:

@@ -136,6 +136,8 @@ def _build_tool(c: _Context, raw: dict[str, Any], file: Path, builtin: bool) -> 
     runner = _runner(c, raw, runners[0], parameters, file)
     if runner is None or len(c.problems) > before:
         return None
+    if builtin and isinstance(runner, EntrypointRunner):
+        runner = replace(runner, base_dir=None)  # nami's own package: imported normally, not a tool folder
     line, col = c.doc.position(c.path)
     return Tool(
         name=raw["name"], description=raw["description"].strip(), parameters=parameters,
