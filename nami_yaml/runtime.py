@@ -15,6 +15,8 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from nami_yaml.policy.sensitive_paths import ProtectedPaths
+
 
 def home_folder(env: Mapping[str, str] | None = None) -> Path:
     """$HOME if it is an absolute path, else the home folder of the user's password entry."""
@@ -172,6 +174,9 @@ class RuntimeContext:
     # Asked before a module from a tool folder is imported (the file's path): why it must not run (trust
     # never covered it, or the trusted code changed since), or None. Set when agent.yaml needed trust.
     code_check: Callable[[Path], str | None] | None = None
+    # Where a write is code execution (the config, tool folders, .git/, ...): such a write needs the
+    # approval an exec call needs. The defaults protect the folder and file names every project has.
+    protected_paths: ProtectedPaths = field(default_factory=ProtectedPaths)
     spill_dir: Path = field(default_factory=lambda: default_state_dir() / "output")
     cancel: threading.Event = field(default_factory=threading.Event)
 

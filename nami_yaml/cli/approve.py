@@ -36,6 +36,9 @@ def approval_text(call: PreparedCall) -> str:
     and control characters are shown escaped so a value cannot repaint the prompt."""
     plan: dict[str, Any] | None = getattr(call, "plan", lambda: None)()
     lines = [f"{call.risk} tool {call.name} wants to run:"]
+    reason = getattr(call, "risk_reason", None)
+    if reason:  # a write raised to exec: say why before what
+        lines.append(f"  (exec approval: it {visible(reason)})")
     if plan and "argv" in plan:
         argv = plan["argv"]
         if len(argv) > 4 and argv[3] == "-c" and argv[-1] == call.name and "--norc" in argv:

@@ -11,6 +11,7 @@ from typing import Any, NoReturn, TypeVar
 
 import click
 
+from nami_yaml.config.protected import protected_paths
 from nami_yaml.config.settings import Effective, env_scrub_rules, load_settings, protected_env_names
 from nami_yaml.config.toolset import build_registry
 from nami_yaml.config.trust import code_check, needs_trust, remember, summary, trust_state
@@ -74,7 +75,7 @@ def tool_settings(effective: Effective) -> ToolSettings:
     )
 
 
-def runtime_context(effective: Effective) -> RuntimeContext:
+def runtime_context(effective: Effective, extra_tools: list[str] | None = None) -> RuntimeContext:
     workspace = Path(effective.get("workspace") or Path.cwd())
     if not workspace.is_dir():
         raise ConfigError(f"the workspace {workspace} is not a folder")
@@ -82,6 +83,7 @@ def runtime_context(effective: Effective) -> RuntimeContext:
         workspace=workspace, settings=tool_settings(effective), host_env=dict(os.environ),
         protected_env=protected_env_names(effective), env_scrub=env_scrub_rules(effective),
         spill_dir=session_spill_dir(), code_check=code_check(effective) if needs_trust(effective) else None,
+        protected_paths=protected_paths(effective, extra_tools),
     )
 
 
@@ -92,7 +94,7 @@ def session(config: str | None, flags: dict[str, Any] | None = None, extra_tools
     registry = build_registry(effective, extra_tools)
     if will_run and needs_trust(effective):
         ensure_trusted(effective, registry)
-    return effective, registry, runtime_context(effective)
+    return effective, registry, runtime_context(effective, extra_tools)
 
 
 def ensure_trusted(effective: Effective, registry: Registry) -> None:

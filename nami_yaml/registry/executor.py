@@ -5,6 +5,7 @@ from __future__ import annotations
 import copy
 import json
 import math
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
@@ -12,6 +13,7 @@ from referencing import Registry as SchemaRegistry
 from referencing.exceptions import NoSuchResource, Unresolvable
 
 from nami_yaml.errors import ToolError
+from nami_yaml.policy.sensitive_paths import write_reason
 from nami_yaml.registry.patterns import ArgumentValidator, PatternTimeout, additional_keys, pattern_budget
 from nami_yaml.registry.registry import Registry
 from nami_yaml.registry.tool import Invocation, Tool
@@ -19,6 +21,8 @@ from nami_yaml.result import ToolResult
 from nami_yaml.runtime import RuntimeContext
 from nami_yaml.spec.validate import describe_type, error_message
 from nami_yaml.spec.yamlpos import format_path
+
+EXEC = "exec"
 
 
 @dataclass
@@ -29,6 +33,9 @@ class PreparedCall:
     arguments: dict[str, Any]
     risk: str
     invocation: Invocation
+    risk_reason: str | None = None  # why the risk is higher than the tool's own (a write that runs code)
+    # Asked again just before running a write prepared as harmless: the path may lead elsewhere by now.
+    recheck: Callable[[], str | None] | None = None
 
     def describe(self) -> str:
         return self.invocation.describe()
@@ -37,6 +44,10 @@ class PreparedCall:
         return self.invocation.plan()
 
     def run(self) -> ToolResult:
+        late = self.recheck() if self.recheck is not None and self.risk_reason is None else None
+        if late:
+            return ToolResult.error(f"{self.name} was approved as a {self.risk}, but the path now leads where a "
+                                    f"write runs code ({late}); call it again to ask for that approval")
         try:
             result = self.invocation.run()
         except ToolError as exc:
@@ -92,7 +103,29 @@ class Executor:
             return ToolResult.error(f"{name}: {exc}")
         except Exception as exc:
             return ToolResult.error(f"{name}: {type(exc).__name__}: {exc}")
-        return PreparedCall(tool.name, arguments, tool.risk, invocation)
+        return self._with_write_risk(PreparedCall(tool.name, arguments, tool.risk, invocation), tool)
+
+    def _with_write_risk(self, call: PreparedCall, tool: Tool) -> PreparedCall:
+        """A write into a path where writing runs code (policy/sensitive_paths) needs exec approval."""
+        if not tool.writes:
+            return call
+
+        def reason() -> str | None:
+            for name in tool.writes:
+                value = call.arguments.get(name)
+                for path in value if isinstance(value, list) else [value]:
+                    if isinstance(path, str) and path:
+                        found = write_reason(self.ctx.workspace, path, self.ctx.protected_paths)
+                        if found:
+                            return found
+            return None
+
+        found = reason()
+        if found:
+            call.risk, call.risk_reason = EXEC, f"writes {found}"
+        else:
+            call.recheck = reason
+        return call
 
     def execute(self, name: str, raw_arguments: str | dict[str, Any] | None) -> ToolResult:
         prepared = self.prepare(name, raw_arguments)

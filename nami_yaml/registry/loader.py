@@ -130,6 +130,9 @@ def _build_tool(c: _Context, raw: dict[str, Any], file: Path, builtin: bool) -> 
     for name in raw.get("allow_dash", []):
         if name not in properties:
             c.add(("allow_dash",), f"allow_dash names '{name}', which is not a parameter{did_you_mean(name, list(properties))}")
+    for name in raw.get("writes", []):
+        if name not in properties:
+            c.add(("writes",), f"writes names '{name}', which is not a parameter{did_you_mean(name, list(properties))}")
     cwd = raw.get("cwd")
     if cwd is not None and ("{" in cwd or os.path.isabs(cwd)):
         c.add(("cwd",), "cwd is a fixed folder relative to the workspace (no placeholders, not absolute)")
@@ -142,6 +145,7 @@ def _build_tool(c: _Context, raw: dict[str, Any], file: Path, builtin: bool) -> 
     return Tool(
         name=raw["name"], description=raw["description"].strip(), parameters=parameters,
         risk=raw.get("risk", "exec"), runner=runner, source=f"{c.doc.file}:{line}:{col}", builtin=builtin,
+        writes=tuple(raw.get("writes", ())),
     )
 
 

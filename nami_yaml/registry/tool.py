@@ -29,6 +29,7 @@ class Tool:
     runner: Runner
     source: str  # "file:line:col" of the tool's declaration, for messages that name where a tool came from
     builtin: bool = False
+    writes: tuple[str, ...] = ()  # parameters holding paths the tool writes (`writes:` in the tool file)
 
     def definition(self) -> dict[str, Any]:
         """The entry of the OpenAI ``tools`` list, exactly as sent to the model."""
