@@ -13,7 +13,8 @@ import tempfile
 import time
 from pathlib import Path
 
-from nami_yaml.registry.loader import expand_tool_paths, load_tools
+from nami_yaml.paths import expand_tool_paths
+from nami_yaml.registry.loader import load_tools
 
 TEMPLATE = """\
 name: tool_{n}

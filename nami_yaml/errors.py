@@ -4,19 +4,39 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+ERROR, WARNING = "error", "warning"
+
 
 @dataclass(frozen=True)
 class Problem:
-    """One finding about a YAML file, printed as ``file:line:col: $.path: message``."""
+    """One finding about a YAML file, printed as ``file:line:col: $.path: message``.
+
+    A warning (``file:line:col: $.path: warning: message``) is worth fixing but does not stop the tool
+    from loading: `nami check` shows it, `nami check --strict` fails on it.
+    """
 
     file: str
     line: int
     col: int
     path: str
     message: str
+    severity: str = ERROR
+
+    @property
+    def is_error(self) -> bool:
+        return self.severity == ERROR
 
     def __str__(self) -> str:
-        return f"{self.file}:{self.line}:{self.col}: {self.path}: {self.message}"
+        label = "" if self.is_error else f"{self.severity}: "
+        return f"{self.file}:{self.line}:{self.col}: {self.path}: {label}{self.message}"
+
+    def as_dict(self) -> dict[str, str | int]:
+        return {"file": self.file, "line": self.line, "col": self.col, "path": self.path,
+                "message": self.message, "severity": self.severity}
+
+
+def only_errors(problems: list[Problem]) -> list[Problem]:
+    return [p for p in problems if p.is_error]
 
 
 class NamiError(Exception):

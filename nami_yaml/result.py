@@ -6,11 +6,22 @@ from dataclasses import dataclass, field
 from typing import Any
 
 
+@dataclass(frozen=True)
+class Streams:
+    """A process's output kept apart, for a person running a tool by hand (`nami tools call`): the tool's
+    stdout, its stderr, and nami's notes on how it ended. The model reads ``ToolResult.content``."""
+
+    stdout: str
+    stderr: str
+    status: tuple[str, ...] = ()
+
+
 @dataclass
 class ToolResult:
     content: str
     ok: bool = True
     details: dict[str, Any] = field(default_factory=dict)
+    streams: Streams | None = field(default=None, repr=False, compare=False)
 
     @classmethod
     def error(cls, message: str, **details: Any) -> ToolResult:

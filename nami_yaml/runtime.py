@@ -1,4 +1,4 @@
-"""What a running tool may know about its surroundings. Built once per session by the CLI."""
+"""What a running tool may know about its surroundings. Built once per agent by nami_yaml.app."""
 
 from __future__ import annotations
 
@@ -12,10 +12,16 @@ import tempfile
 import threading
 import time
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
+from typing import TYPE_CHECKING
 
+from nami_yaml.cancel import CancelToken
 from nami_yaml.policy.sensitive_paths import ProtectedPaths
+
+if TYPE_CHECKING:
+    from nami_yaml.config.skills import Skill
+    from nami_yaml.registry.tool import DocSource
 
 
 def home_folder(env: Mapping[str, str] | None = None) -> Path:
@@ -102,14 +108,18 @@ def open_spill_dir(path: Path) -> int:
     return fd
 
 
-def session_spill_dir(base: Path | None = None, *, keep_days: float = 7.0) -> Path:
-    """A new folder for this session's saved tool output, created now (0o700, exclusively).
+def session_spill_dir(base: Path | None = None, *, keep_days: float = 7.0, name: str | None = None,
+                      keep: Callable[[str], bool] | None = None) -> Path:
+    """A folder for this session's saved tool output, created now (0o700, exclusively) or, for a recorded
+    session continued (``name``: its id), taken up again if it is still a real folder of this user.
 
     Per session, because the read tools may read it: one project's saved output must not be readable
     from another project's session. Created at once, because its path is told to the model: created on
-    first use, a symlink planted there first would have made whatever it points to readable. Sessions
-    older than ``keep_days`` are removed. If the shared folder is not a real folder owned by this user (a
-    symlink planted by a command, say), a private folder in the system's temporary directory is used.
+    first use, a symlink planted there first would have made whatever it points to readable. A recorded
+    session's folder is named by its id, so a continued session can still read the paths its earlier
+    results named. Folders older than ``keep_days`` are removed, except those of sessions still kept
+    (``keep(id)`` is true). If the shared folder is not a real folder owned by this user (a symlink
+    planted by a command, say), a private folder in the system's temporary directory is used.
     """
     base = base or default_state_dir() / "output"
     try:
@@ -123,12 +133,18 @@ def session_spill_dir(base: Path | None = None, *, keep_days: float = 7.0) -> Pa
         for old in base.iterdir():
             with contextlib.suppress(OSError):
                 entry = os.lstat(old)
-                if stat.S_ISDIR(entry.st_mode) and old.name.startswith("session-") and entry.st_mtime < cutoff:
+                if (stat.S_ISDIR(entry.st_mode) and old.name.startswith("session-") and entry.st_mtime < cutoff
+                        and not (keep is not None and keep(old.name.removeprefix("session-")))):
                     shutil.rmtree(old, ignore_errors=True)
-        for _ in range(5):
-            folder = base / f"session-{time.strftime('%Y%m%d-%H%M%S')}-{os.getpid()}-{secrets.token_hex(3)}"
-            if not os.path.lexists(folder) and claim_spill_dir(folder):
-                return folder
+        if name is not None:
+            named = base / f"session-{name}"
+            if claim_spill_dir(named):
+                return named
+        else:
+            for _ in range(5):
+                folder = base / f"session-{time.strftime('%Y%m%d-%H%M%S')}-{os.getpid()}-{secrets.token_hex(3)}"
+                if not os.path.lexists(folder) and claim_spill_dir(folder):
+                    return folder
     folder = Path(tempfile.mkdtemp(prefix="nami-output-"))
     claim_spill_dir(folder)
     return folder
@@ -159,7 +175,7 @@ class ToolSettings:
 
 @dataclass
 class RuntimeContext:
-    """The fixed workspace root, settings, and the session's cancel switch.
+    """The fixed workspace root, settings, and the cancel switch (the run's, or one call's: ``for_call``).
 
     ``workspace`` is resolved once at start; nothing the model sends can change it.
     ``protected_env`` names host variables never given to a tool, even when a tool lists them in
@@ -178,7 +194,15 @@ class RuntimeContext:
     # approval an exec call needs. The defaults protect the folder and file names every project has.
     protected_paths: ProtectedPaths = field(default_factory=ProtectedPaths)
     spill_dir: Path = field(default_factory=lambda: default_state_dir() / "output")
-    cancel: threading.Event = field(default_factory=threading.Event)
+    cancel: CancelToken = field(default_factory=CancelToken)
+    # Text the model reads only when it asks (the tool_docs and skill built-ins): tools' docs by tool
+    # name, and the agent's skills by name.
+    tool_docs: Mapping[str, DocSource] = field(default_factory=dict)
+    skills: Mapping[str, Skill] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
         self.workspace = Path(self.workspace).resolve()
+
+    def for_call(self) -> RuntimeContext:
+        """The same context with a cancel switch of the call's own, also set when the run is cancelled."""
+        return replace(self, cancel=self.cancel.child())

@@ -19,6 +19,7 @@ def temp_home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     monkeypatch.setenv("XDG_CONFIG_HOME", str(home / ".config"))
     monkeypatch.setenv("XDG_STATE_HOME", str(home / ".local" / "state"))
     monkeypatch.setenv("XDG_CACHE_HOME", str(home / ".cache"))
+    monkeypatch.setenv("XDG_DATA_HOME", str(home / ".local" / "share"))
     for name in ("NAMI_CONFIG", "NAMI_MODEL", "NAMI_BASE_URL", "NAMI_API_KEY", "OPENAI_API_KEY",
                  "OPENAI_BASE_URL", "DEEPSEEK_API_KEY"):
         monkeypatch.delenv(name, raising=False)

@@ -1,4 +1,4 @@
-"""The agent loop and what it emits. Knows a Model and a Toolbox; nothing about YAML, config or the CLI."""
+"""The agent loop and what it emits. Knows a Model, a Toolbox and Hooks; nothing about YAML, config or the CLI."""
 
 from __future__ import annotations
 
@@ -6,28 +6,45 @@ from nami_yaml.agent.events import (
     ApprovalEvent,
     ErrorEvent,
     Event,
+    EventBus,
     FinalEvent,
+    HistoryReplaced,
+    MessageAppended,
     MessageEvent,
     TextDelta,
     ToolCallEvent,
     ToolResultEvent,
     UsageEvent,
 )
-from nami_yaml.agent.loop import AgentLoop, RunOutcome
-from nami_yaml.agent.toolbox import PreparedCall, Toolbox
+from nami_yaml.agent.history import History
+from nami_yaml.agent.hooks import CallRecord, Decision, Hooks, RequestInfo, StopRun, strictest
+from nami_yaml.agent.loop import AgentLoop, RunOutcome, RunState
+from nami_yaml.agent.toolbox import READ, PreparedCall, Toolbox
 
 __all__ = [
+    "READ",
     "AgentLoop",
     "ApprovalEvent",
+    "CallRecord",
+    "Decision",
     "ErrorEvent",
     "Event",
+    "EventBus",
     "FinalEvent",
+    "History",
+    "HistoryReplaced",
+    "Hooks",
+    "MessageAppended",
     "MessageEvent",
     "PreparedCall",
+    "RequestInfo",
     "RunOutcome",
+    "RunState",
+    "StopRun",
     "TextDelta",
     "ToolCallEvent",
     "ToolResultEvent",
     "Toolbox",
     "UsageEvent",
+    "strictest",
 ]

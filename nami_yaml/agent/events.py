@@ -1,7 +1,11 @@
-"""What the loop reports while it runs. The CLI renders these; ``--json`` prints one ``to_json()`` per line."""
+"""What the loop reports while it runs. The CLI renders these; ``--json`` prints one ``to_json()`` per line.
+
+History events (``history_*``) carry whole messages for session files; they are not part of ``--json``.
+"""
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field, fields
 from typing import Any
 
@@ -13,6 +17,7 @@ def usage_dict(usage: Usage) -> dict[str, int]:
         "prompt_tokens": usage.prompt_tokens,
         "completion_tokens": usage.completion_tokens,
         "cached_tokens": usage.cached_tokens,
+        "reasoning_tokens": usage.reasoning_tokens,
     }
 
 
@@ -72,17 +77,23 @@ class UsageEvent(_Event):
     prompt_tokens: int
     completion_tokens: int
     cached_tokens: int
+    reasoning_tokens: int = 0
     type: str = field(default="usage", init=False)
 
 
 @dataclass
 class FinalEvent(_Event):
-    """Always the last event of a run. ``error`` says why a run that is not "answered" stopped."""
+    """Always the last event of a run. ``error`` says why a run that is not "answered" stopped.
+    ``usage`` is what the server reported; ``totals`` (from an accounting hook, when there is one) adds
+    estimates where it reported nothing, and the cost.
+    ``usage_reported`` is false when the server sent no token counts: ``usage`` is zeros, not a measure."""
 
     text: str | None
     status: str
     usage: dict[str, int]
     error: str | None = None
+    totals: dict[str, Any] | None = None
+    usage_reported: bool = True
     type: str = field(default="final", init=False)
 
 
@@ -94,13 +105,63 @@ class ErrorEvent(_Event):
 
 @dataclass
 class ApprovalEvent(_Event):
+    """The decision on a call that was not simply allowed: asked and answered, or denied.
+    ``source`` says who decided (``user``, ``--yes``, ``permissions.exec``, a rule's position)."""
+
     id: str
     name: str
     approved: bool
+    reason: str | None = None
+    source: str | None = None
     type: str = field(default="approval", init=False)
+
+
+@dataclass
+class DryRunEvent(_Event):
+    """Just before ``final`` in a dry run: every call the model made and what would have happened to it."""
+
+    calls: list[dict[str, Any]]
+    type: str = field(default="dry_run", init=False)
+
+
+@dataclass
+class MessageAppended(_Event):
+    """A message added to the history, exactly as it will be sent."""
+
+    index: int
+    message: dict[str, Any]
+    type: str = field(default="history_append", init=False)
+
+
+@dataclass
+class HistoryReplaced(_Event):
+    """The history was replaced (``/clear``, compaction); ``messages`` is the new list."""
+
+    reason: str
+    messages: list[dict[str, Any]]
+    type: str = field(default="history_replace", init=False)
 
 
 Event = (
     TextDelta | MessageEvent | ToolCallEvent | ToolResultEvent | UsageEvent | FinalEvent | ErrorEvent
-    | ApprovalEvent
+    | ApprovalEvent | DryRunEvent | MessageAppended | HistoryReplaced
 )
+
+HISTORY_EVENTS = frozenset({"history_append", "history_replace"})
+
+
+class EventBus:
+    """Hands every event to each sink in turn (a renderer, ``--json``, an audit log, a session file)."""
+
+    def __init__(self, *sinks: Callable[[Event], None] | None):
+        self.sinks: list[Callable[[Event], None]] = [s for s in sinks if s is not None]
+
+    def add(self, sink: Callable[[Event], None]) -> None:
+        self.sinks.append(sink)
+
+    def remove(self, sink: Callable[[Event], None]) -> None:
+        self.sinks.remove(sink)
+
+    def __call__(self, event: Event) -> None:
+        for sink in list(self.sinks):
+            sink(event)

@@ -6,22 +6,33 @@ from typing import Any, Protocol
 
 from nami_yaml.result import ToolResult
 
-READ = "read"  # the only risk that runs without approval and in parallel; anything else is treated as write
+READ = "read"  # the only risk that may run in parallel; anything else runs alone, in call order
 
 
 class PreparedCall(Protocol):
-    """A validated call, ready to run."""
+    """A validated call, ready to be decided on, shown, run or cancelled."""
 
     name: str
     arguments: dict[str, Any]  # validated, defaults applied
     risk: str  # "read" | "write" | "exec"
+    kind: str  # how it runs: "command" | "script" | "entrypoint" | … (approval and audit show it accordingly)
 
     def describe(self) -> str:
         """One line for humans: the rendered argv, or ``write_file path=a.py content=<1,234 chars>``."""
         ...
 
+    def plan(self) -> dict[str, Any]:
+        """Everything that will run, for approval prompts, --dry-run and the audit log: for a process
+        ``argv``, ``cwd``, ``stdin``, ``timeout``, ``env_set``, ``env_removed``; for Python ``entrypoint``
+        and ``arguments``."""
+        ...
+
     def run(self) -> ToolResult:
-        """Never raises; honours the session cancel event (kills its process group)."""
+        """Never raises; stops early (killing its process group) when cancelled."""
+        ...
+
+    def cancel(self) -> None:
+        """Cancel this call only; safe to call from any thread, before, during or after ``run``."""
         ...
 
 

@@ -36,13 +36,13 @@ def compile_glob(pattern: str, *, anchored: bool | None = None) -> Callable[[str
                         "the folder), e.g. '**/*.py' or '*.md'")
     if anchored is None:
         anchored = "/" in pattern.rstrip("/")
-    rx = re.compile(_glob_regex(pattern.rstrip("/")) + r"\Z", re.DOTALL)
+    rx = re.compile(glob_regex(pattern.rstrip("/")) + r"\Z", re.DOTALL)
     if anchored:
         return lambda rel: rx.match(rel) is not None
     return lambda rel: rx.match(rel.rsplit("/", 1)[-1]) is not None
 
 
-def _glob_regex(pattern: str) -> str:
+def glob_regex(pattern: str) -> str:
     out: list[str] = []
     i, n = 0, len(pattern)
     while i < n:
@@ -72,7 +72,7 @@ def _glob_regex(pattern: str) -> str:
             i = end + 1
         elif c == "{" and "}" in pattern[i:]:
             end = pattern.index("}", i)
-            out.append("(?:" + "|".join(_glob_regex(alt) for alt in pattern[i + 1:end].split(",")) + ")")
+            out.append("(?:" + "|".join(glob_regex(alt) for alt in pattern[i + 1:end].split(",")) + ")")
             i = end + 1
         else:
             out.append(re.escape(c))

@@ -8,41 +8,84 @@ from pathlib import Path
 
 import click
 
-from nami_yaml.cli.common import EXIT_ERROR, config_option, handle_errors, settings
+from nami_yaml.cli.common import EXIT_ERROR, EXIT_OK, config_option, handle_errors, settings
 from nami_yaml.config.files import find_config
 from nami_yaml.config.settings import mask
-from nami_yaml.config.toolset import build_registry
+from nami_yaml.config.toolset import build_registry, check_toolset
 from nami_yaml.config.trust import remember, summary, trust_state
 from nami_yaml.display import safe_json, visible_line
-from nami_yaml.errors import ConfigError, SpecError
+from nami_yaml.errors import ERROR, ConfigError, SpecError
+from nami_yaml.policy.layers import rule_problems
+from nami_yaml.registry.draft import Host
+from nami_yaml.registry.registry import Registry
+from nami_yaml.registry.tool import Tool
 from nami_yaml.spec.validate import SCHEMA_NAMES, schema_text
 
 
 @click.command("check")
-@click.argument("paths", nargs=-1, metavar="[PATH]...")
+@click.argument("paths", nargs=-1, metavar="[PATH]...", type=click.Path())
 @config_option
+@click.option("--strict", is_flag=True, help="Fail on warnings too (a program not on PATH, an unused parameter…).")
+@click.option("--json", "as_json", is_flag=True,
+              help="Print one JSON object: ok, counts and every problem (file, line, col, path, message, severity).")
 @handle_errors
-def check(paths: tuple[str, ...], config: str | None) -> None:
+def check(paths: tuple[str, ...], config: str | None, strict: bool, as_json: bool) -> None:
     """Validate agent.yaml, every tool it loads, and any tool files or folders given as PATH.
 
     Prints every problem as file:line:col: $.json.path: message and exits 1, or prints a one-line summary.
+    Warnings (file:line:col: $.path: warning: message) are shown but fail only with --strict.
     """
+    effective = None
+    tools: list[Tool] = []
     try:
         effective = settings(config)
-        registry = build_registry(effective, list(paths))
+        host = Host(Path(effective.get("workspace") or Path.cwd()), os.environ.get("PATH"))
+        tools, found = check_toolset(effective, list(paths), host=host)
+        if not any(p.is_error for p in found):
+            # Rules are only read and compiled here: nothing is matched or run.
+            found = [*found, *rule_problems(effective, Registry(tools))]
+        problems = SpecError(found).problems  # sorted by file and position
     except SpecError as exc:
-        click.echo(str(exc), err=True)
-        count = len(exc.problems)
-        click.echo(f"{count} problem{'s' if count != 1 else ''} found", err=True)
-        raise SystemExit(EXIT_ERROR) from None
+        problems = exc.problems
     except ConfigError as exc:
-        click.echo(f"nami: {exc}", err=True)
+        where = str(effective.config_path) if effective and effective.config_path else None
+        if as_json:
+            _print_json([{"file": where, "line": None, "col": None, "path": None, "message": str(exc),
+                          "severity": ERROR}], tools=None)
+        else:
+            click.echo(f"nami: {exc}", err=True)
         raise SystemExit(EXIT_ERROR) from None
-    kinds = Counter("built-in" if t.builtin else t.runner.kind for t in registry)
-    files = len({t.source.rsplit(":", 2)[0] for t in registry if not t.builtin})
+    errors = sum(p.is_error for p in problems)
+    warnings = len(problems) - errors
+    failed = errors > 0 or (strict and warnings > 0)
+    if as_json:
+        _print_json([p.as_dict() for p in problems], tools=None if errors else len(tools))
+        raise SystemExit(EXIT_ERROR if failed else EXIT_OK)
+    for problem in problems:
+        click.echo(str(problem), err=True)
+    if failed:
+        counts = [_plural(errors, "problem")] if errors else []
+        counts += [_plural(warnings, "warning")] if warnings else []
+        click.echo(f"{' and '.join(counts)} found{' (--strict)' if not errors else ''}", err=True)
+        raise SystemExit(EXIT_ERROR)
+    assert effective is not None
+    kinds = Counter("built-in" if t.builtin else t.runner.kind for t in tools)
+    files = len({t.source.rsplit(":", 2)[0] for t in tools if not t.builtin})
     where = effective.config_path or "no agent.yaml (defaults)"
     detail = ", ".join(f"{n} {k}" for k, n in sorted(kinds.items()))
-    click.echo(f"ok: {where}; {len(registry)} tool{'s' if len(registry) != 1 else ''} ({detail or 'none'}) from {files} tool file{'s' if files != 1 else ''}")
+    noted = f"; {_plural(warnings, 'warning')}" if warnings else ""
+    click.echo(f"ok: {where}; {_plural(len(tools), 'tool')} ({detail or 'none'}) from "
+               f"{_plural(files, 'tool file')}{noted}")
+
+
+def _plural(count: int, noun: str) -> str:
+    return f"{count} {noun}{'s' if count != 1 else ''}"
+
+
+def _print_json(problems: list[dict[str, object]], tools: int | None) -> None:
+    errors = sum(p["severity"] == ERROR for p in problems)
+    click.echo(safe_json({"ok": errors == 0, "errors": errors, "warnings": len(problems) - errors,
+                          "tools": tools, "problems": problems}, indent=2))
 
 
 @click.command("schema")
@@ -64,6 +107,11 @@ def show_config(config: str | None, as_json: bool) -> None:
     for dotted in sorted(effective.sources):
         rows[dotted] = {"value": effective.get(dotted), "source": effective.sources[dotted]}
     rows["model.api_key"] = {"value": mask(effective.api_key), "source": effective.api_key_source}
+    # Rules are not merged: each file's keep their position (the user config's first).
+    placed = [(file, index) for file in effective.files for index in range(len(file.data.get("rules") or []))]
+    for number, (file, index) in enumerate(placed):
+        line, col = file.doc.position(("rules", index))
+        rows[f"rules[{number}]"] = {"value": file.data["rules"][index], "source": f"{file.path}:{line}:{col}"}
     if as_json:
         click.echo(safe_json({"config_file": str(path) if path else None, "values": rows}, indent=2, default=str))
         return
@@ -87,7 +135,7 @@ def trust(config: str | None, assume_yes: bool) -> None:
     if effective.config_path is None:
         raise ConfigError("no agent.yaml found here or above; nothing to trust")
     registry = build_registry(effective)
-    state = trust_state(effective, registry)
+    state = trust_state(effective)
     for line in summary(effective, registry):
         click.echo(line)
     if state.trusted:

@@ -13,9 +13,15 @@ from nami_yaml import __version__
 COMMANDS: dict[str, tuple[str, str, str]] = {
     "chat": ("nami_yaml.cli.run", "chat", "Talk with the agent; the conversation carries across turns."),
     "check": ("nami_yaml.cli.inspect", "check", "Validate agent.yaml, its tools and any tool files given."),
+    "completion": ("nami_yaml.cli.completion", "completion", "Print the shell completion script (bash, zsh, fish)."),
     "config": ("nami_yaml.cli.inspect", "show_config", "Show the effective configuration and its sources."),
+    "context": ("nami_yaml.cli.context", "context", "Show what each request sends: the prompt and tools, in tokens."),
+    "doctor": ("nami_yaml.cli.doctor", "doctor", "Check this setup: config, key, endpoint, model, programs."),
+    "init": ("nami_yaml.cli.init", "init", "Start a project: agent.yaml, an example tool, editor schemas."),
+    "log": ("nami_yaml.cli.log", "log", "Show the audit log: each tool call, who decided it, what it did."),
     "run": ("nami_yaml.cli.run", "run", "Run one TASK to completion."),
     "schema": ("nami_yaml.cli.inspect", "schema", "Print the published JSON Schema of a tool file or agent.yaml."),
+    "sessions": ("nami_yaml.cli.sessions", "sessions_group", "List, show and export saved sessions."),
     "tools": ("nami_yaml.cli.tools", "tools_group", "List, inspect and run tools."),
     "trust": ("nami_yaml.cli.inspect", "trust", "Trust this project's agent.yaml and its tools as they are now."),
 }

@@ -3,11 +3,15 @@
 from __future__ import annotations
 
 import json
+import os
 import shlex
+import sys
 from typing import Any
 
 import click
 
+from nami_yaml.app.project import Project
+from nami_yaml.cli.approve import terminal_approver
 from nami_yaml.cli.common import (
     EXIT_ERROR,
     EXIT_OK,
@@ -15,12 +19,18 @@ from nami_yaml.cli.common import (
     config_option,
     fail,
     handle_errors,
-    session,
+    load_project,
     tools_option,
 )
+from nami_yaml.cli.completion import complete_library_groups, complete_tool_names
 from nami_yaml.display import safe_json, visible, visible_line
-from nami_yaml.registry.executor import Executor, PreparedCall
+from nami_yaml.errors import SpecError
+from nami_yaml.registry.executor import PreparedToolCall
+from nami_yaml.registry.library import LIBRARY_ROOT, LibraryGroup, library_catalog
+from nami_yaml.registry.overview import runner_overview
 from nami_yaml.registry.tool import Tool
+from nami_yaml.result import ToolResult
+from nami_yaml.runtime import ToolSettings
 
 
 @click.group("tools")
@@ -35,7 +45,7 @@ def tools_group() -> None:
 @handle_errors
 def list_tools(as_json: bool, config: str | None, extra_tools: tuple[str, ...]) -> None:
     """List the tools the agent has, in the order the model sees them."""
-    _, registry, _ = session(config, extra_tools=list(extra_tools))
+    registry = load_project(config, extra_tools=list(extra_tools)).registry
     if as_json:
         rows = [{"name": t.name, "risk": t.risk, "runner": t.runner.kind, "builtin": t.builtin,
                  "source": t.source, "description": t.description, "parameters": t.parameters} for t in registry]
@@ -49,34 +59,53 @@ def list_tools(as_json: bool, config: str | None, extra_tools: tuple[str, ...]) 
 
 
 @tools_group.command("show")
-@click.argument("name")
+@click.argument("name", shell_complete=complete_tool_names)
+@click.option("--json", "as_json", is_flag=True, help="Print only the exact definition sent to the model, as JSON.")
 @config_option
 @tools_option
 @handle_errors
-def show_tool(name: str, config: str | None, extra_tools: tuple[str, ...]) -> None:
-    """Print the exact definition sent to the model for NAME."""
-    _, registry, _ = session(config, extra_tools=list(extra_tools))
+def show_tool(name: str, as_json: bool, config: str | None, extra_tools: tuple[str, ...]) -> None:
+    """Show how NAME runs (runner, timeout, cwd, environment, risk) and the definition sent to the model."""
+    project = load_project(config, extra_tools=list(extra_tools))
+    registry, ctx = project.registry, project.context
     tool = registry.get(name)
     if tool is None:
-        fail(f"nami: unknown tool '{name}'. Available tools: {', '.join(registry.names())}", EXIT_USAGE)
-    click.echo(safe_json(tool.definition(), indent=2))
+        fail(f"nami: {registry.unknown(name)}", EXIT_USAGE)
+    definition = safe_json(tool.definition(), indent=2)
+    if as_json:
+        click.echo(definition)
+        return
+    for line in describe_tool(tool, ctx.settings):
+        click.echo(visible(line))
+    click.echo("definition sent to the model:")
+    click.echo(definition)
 
 
 @tools_group.command("call")
-@click.argument("name")
+@click.argument("name", shell_complete=complete_tool_names)
 @click.argument("assignments", nargs=-1, metavar="[KEY=VALUE]...")
 @click.option("--args-json", metavar="JSON", help="All arguments as one JSON object (KEY=VALUE pairs are added on top).")
-@click.option("--dry-run", is_flag=True, help="Show what would run (argv, cwd, stdin, environment changes) without running.")
+@click.option("--dry-run", is_flag=True, help="Show what would run (argv, cwd, stdin, environment changes) and the decision, without running.")
+@click.option("--yes", "-y", "assume_yes", is_flag=True, help="Approve it if a rule asks (never a deny).")
+@click.option("--json", "as_json", is_flag=True,
+              help="Print the whole result as JSON (ok, content, details, exit code, saved output).")
 @config_option
 @tools_option
 @handle_errors
-def call_tool(name: str, assignments: tuple[str, ...], args_json: str | None, dry_run: bool,
-              config: str | None, extra_tools: tuple[str, ...]) -> None:
-    """Run tool NAME by hand. Exit code 0 when the tool succeeded, 1 when it failed."""
-    _, registry, ctx = session(config, extra_tools=list(extra_tools), will_run=not dry_run)
+def call_tool(name: str, assignments: tuple[str, ...], args_json: str | None, dry_run: bool, assume_yes: bool,
+              as_json: bool, config: str | None, extra_tools: tuple[str, ...]) -> None:
+    """Run tool NAME by hand: its stdout to stdout, its stderr and nami's notes to stderr.
+
+    Exit code 0 when the tool succeeded, 1 when it failed or was refused. The rules of agent.yaml and your
+    user config decide as they do for the model: a deny refuses, a rule that asks asks you (or --yes). The
+    per-risk defaults (permissions) do not ask: you are the one calling. Every call is recorded in the
+    audit log.
+    """
+    project = load_project(config, extra_tools=list(extra_tools), will_run=not dry_run)
+    registry = project.registry
     tool = registry.get(name)
     if tool is None:
-        fail(f"nami: unknown tool '{name}'. Available tools: {', '.join(registry.names())}", EXIT_USAGE)
+        fail(f"nami: {registry.unknown(name)}", EXIT_USAGE)
     arguments: dict[str, Any] = {}
     if args_json is not None:
         try:
@@ -86,17 +115,143 @@ def call_tool(name: str, assignments: tuple[str, ...], args_json: str | None, dr
         if not isinstance(arguments, dict):
             fail("nami: --args-json must be a JSON object", EXIT_USAGE)
     arguments.update(parse_assignments(tool, assignments))
-    executor = Executor(registry, ctx)
-    prepared = executor.prepare(name, arguments)
-    if not isinstance(prepared, PreparedCall):
-        click.echo(visible(prepared.content))
-        raise SystemExit(EXIT_ERROR)
     if dry_run:
-        click.echo(format_plan(prepared))
+        show_dry_run(project, name, arguments, as_json)
         return
-    result = prepared.run()
-    click.echo(visible(result.content))  # output of a repository's tool, or a fetched page: nothing live
+    from nami_yaml.app.manual import call_by_hand
+
+    result = call_by_hand(project, name, arguments, approve=terminal_approver(), assume_yes=assume_yes).result
+    if as_json:
+        click.echo(safe_json(result_json(result), indent=2))
+    else:
+        print_result(result)
     raise SystemExit(EXIT_OK if result.ok else EXIT_ERROR)
+
+
+def show_dry_run(project: Project, name: str, arguments: dict[str, Any], as_json: bool) -> None:
+    prepared = project.executor().prepare(name, arguments)
+    if not isinstance(prepared, PreparedToolCall):
+        click.echo(visible(prepared.content), err=True)
+        raise SystemExit(EXIT_ERROR)
+    decision = dry_run_decision(project, prepared)
+    if as_json:
+        click.echo(safe_json({"tool": prepared.name, "risk": prepared.risk, "plan": prepared.plan(),
+                              "decision": decision}, indent=2))
+        return
+    click.echo(format_plan(prepared))
+    click.echo(visible(f"decision: {decision}"))
+
+
+def dry_run_decision(project: Project, prepared: PreparedToolCall) -> str:
+    """What the policy would decide for this call, in one line."""
+    if not project.is_trusted():
+        return "not evaluated (this agent.yaml is not trusted, so its rules and permissions are not read)"
+    from nami_yaml.app.safety import project_policy
+
+    verdict = project_policy(project).decide(prepared)
+    decision = verdict.decision
+    by = decision.source or f"permissions.{prepared.risk}"
+    if decision.action == "ask" and not verdict.by_rule:
+        return f"allow ({by} asks about the model's calls; calling it by hand is your yes)"
+    why = f": {decision.reason}" if decision.reason else ""
+    return f"{decision.action} by {by}{why}"
+
+
+@tools_group.command("library")
+@click.argument("groups", nargs=-1, metavar="[GROUP]...", shell_complete=complete_library_groups)
+@click.option("--json", "as_json", is_flag=True, help="One JSON object: the library's folder and every group.")
+@handle_errors
+def library(groups: tuple[str, ...], as_json: bool) -> None:
+    """List nami's ops tool library (or some GROUPs of it): each group, the program it needs, and its tools.
+
+    Use them in agent.yaml by group or by file: tools: {library: [git, kubectl/logs]}.
+    """
+    catalog, problems = library_catalog(search_path=os.environ.get("PATH"))
+    if problems:
+        raise SpecError(problems)
+    unknown = [name for name in groups if name not in {group.name for group in catalog}]
+    if unknown:
+        fail(f"nami: unknown library group {unknown[0]!r}; the library has: {', '.join(g.name for g in catalog)}",
+             EXIT_USAGE)
+    shown = [group for group in catalog if not groups or group.name in groups]
+    if as_json:
+        click.echo(safe_json({"root": str(LIBRARY_ROOT), "groups": [_group_json(g) for g in shown]},
+                             indent=2))
+        return
+    click.echo(f"nami's tool library ({LIBRARY_ROOT})")
+    click.echo("Use it in agent.yaml by group or by file:  tools: {library: [git, kubectl/logs]}")
+    width = max((len(t.name) for group in shown for t in group.tools), default=4)
+    for group in shown:
+        needs = ", ".join(f"{p} (not on PATH)" if p in group.missing else p for p in group.programs)
+        count = f"{len(group.tools)} tool{'s' if len(group.tools) != 1 else ''}"
+        click.echo(f"\n{group.name}: {count}; runs {needs}")
+        for tool, file in zip(group.tools, group.files, strict=True):
+            click.echo(f"  {tool.name:<{width}}  {tool.risk:<5}  {first_sentence(tool.description, 70)}  "
+                       f"[{group.name}/{file.stem}]")
+
+
+def _group_json(group: LibraryGroup) -> dict[str, Any]:
+    return {"name": group.name, "programs": group.programs, "missing": group.missing,
+            "tools": [{"name": tool.name, "risk": tool.risk, "select": f"{group.name}/{file.stem}",
+                       "file": str(file), "description": tool.description}
+                      for tool, file in zip(group.tools, group.files, strict=True)]}
+
+
+def result_json(result: ToolResult) -> dict[str, Any]:
+    return {"ok": result.ok, "content": result.content, "details": result.details,
+            "exit_code": result.details.get("exit_code"), "saved_output": result.details.get("spill_path")}
+
+
+def print_result(result: ToolResult) -> None:
+    """A process tool's streams where they belong; any other result to stdout, or stderr when it failed.
+    On a terminal, control characters are shown escaped: the output of a repository's tool, or a fetched
+    page, must not drive the terminal. Redirected, the bytes stay as the tool wrote them."""
+    streams = result.streams
+    if streams is None:
+        _echo(result.content, err=not result.ok)
+        return
+    if streams.stdout:
+        _echo(streams.stdout, nl=False)
+    if streams.stderr:
+        _echo(streams.stderr, nl=False, err=True)
+    for line in streams.status:
+        _echo(line, err=True)
+
+
+def _echo(text: str, *, err: bool = False, nl: bool = True) -> None:
+    stream = sys.stderr if err else sys.stdout
+    if stream.isatty():
+        click.echo(visible(text), err=err, nl=nl)
+    else:  # color=True: click would otherwise strip what looks like a color code from the tool's output
+        click.echo(text, err=err, nl=nl, color=True)
+
+
+def describe_tool(tool: Tool, defaults: ToolSettings) -> list[str]:
+    """How a tool runs, one setting a line, for `nami tools show`."""
+    info = runner_overview(tool)
+    lines = [f"name:       {tool.name}", f"risk:       {tool.risk}",
+             f"source:     {'built-in' if tool.builtin else tool.source}", f"runner:     {info['runner']}"]
+    if "argv" in info:
+        lines.append(f"argv:       {json.dumps(info['argv'], ensure_ascii=False)}")
+    if "script" in info:
+        lines.append("script:")
+        lines.extend(f"  | {line}" for line in info["script"].rstrip("\n").splitlines())
+    if "entrypoint" in info:
+        lines.append(f"entrypoint: {info['entrypoint']}")
+    if "timeout" in info:
+        timeout = info["timeout"]
+        lines.append(f"timeout:    {timeout:g} s" if timeout else f"timeout:    {defaults.default_timeout:g} s (default)")
+        lines.append(f"cwd:        {info['cwd'] or '.'} (in the workspace)")
+        lines.extend(f"env:        {key}={value}" for key, value in info["env"].items())
+        if info["env_passthrough"]:
+            lines.append(f"env_passthrough: {', '.join(info['env_passthrough'])}")
+        if info["stdin"] is not None:
+            lines.append(f"stdin:      {json.dumps(info['stdin'], ensure_ascii=False)}")
+    if info.get("allow_dash"):
+        lines.append(f"allow_dash: {', '.join(info['allow_dash'])}")
+    limit = info.get("max_output")
+    lines.append(f"max_output: {limit:,} bytes" if limit else f"max_output: {defaults.max_output:,} bytes (default)")
+    return lines
 
 
 def first_sentence(description: str, limit: int = 80) -> str:
@@ -126,7 +281,7 @@ def parse_assignments(tool: Tool | None, assignments: tuple[str, ...]) -> dict[s
     return values
 
 
-def format_plan(prepared: PreparedCall) -> str:
+def format_plan(prepared: PreparedToolCall) -> str:
     """What would run, every field escaped as in approval prompts: a tool from an untrusted repository
     must not hide its real command behind terminal escapes (``\\e[2K\\r`` erases the line before it)."""
     plan = prepared.plan()

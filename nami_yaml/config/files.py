@@ -3,13 +3,15 @@
 from __future__ import annotations
 
 import os
+import re
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from nami_yaml.config.skills import SKILL_FILE, skill_files
 from nami_yaml.errors import ConfigError, Problem, SpecError
-from nami_yaml.registry.loader import display_path, expand_tool_paths
+from nami_yaml.paths import expand_tool_paths, path_for_messages
 from nami_yaml.runtime import xdg_folder
 from nami_yaml.spec.validate import problems_for, validator
 from nami_yaml.spec.yamlpos import Document, parse_yaml, read_source
@@ -41,6 +43,27 @@ def _must_exist(path: Path, origin: str) -> Path:
     return path.resolve()
 
 
+_VARIABLE = re.compile(r"\$(?:\{(\w+)\}|(\w+))")
+
+
+def expand_path(spec: str, env: Mapping[str, str]) -> tuple[str, list[str]]:
+    """``~`` and ``$VARS`` / ``${VARS}`` expanded; also the names of unset variables (left as written)."""
+    unset: list[str] = []
+
+    def value(match: re.Match[str]) -> str:
+        name = match.group(1) or match.group(2)
+        if name in env:
+            return env[name]
+        unset.append(name)
+        return match.group(0)
+
+    expanded = _VARIABLE.sub(value, spec)
+    if expanded == "~" or expanded.startswith("~/"):
+        home = env.get("HOME") or os.path.expanduser("~")
+        expanded = home + expanded[1:]
+    return os.path.expanduser(expanded), unset
+
+
 @dataclass
 class ConfigFile:
     path: Path
@@ -48,9 +71,11 @@ class ConfigFile:
     doc: Document
 
 
-def read_config(path: Path) -> ConfigFile:
-    """Parse and validate one config file; raise SpecError with every problem found."""
-    name = display_path(path)
+def read_config(path: Path, env: Mapping[str, str] | None = None) -> ConfigFile:
+    """Parse and validate one config file; raise SpecError with every problem found. Paths in it are
+    made absolute (relative to the file) after ``~`` and ``$VARS`` from ``env`` are expanded."""
+    env = os.environ if env is None else env
+    name = path_for_messages(path)
     try:
         text = read_source(path)
     except (OSError, ValueError) as exc:
@@ -66,10 +91,22 @@ def read_config(path: Path) -> ConfigFile:
         problems.append(doc.problem(("system_file",), "give either system or system_file, not both", key=True))
     if problems:
         raise SpecError(problems)
+    data.pop("$schema", None)  # for editors only: not a setting
     base = path.resolve().parent
+
+    def expanded(where: tuple[str | int, ...], spec: str) -> str:
+        result, unset = expand_path(spec, env)
+        problems.extend(doc.problem(where, f"${variable} is not set (in {spec!r})") for variable in unset)
+        return result
+
     for key_path in PATH_KEYS:
         if key_path[0] in data:
-            data[key_path[0]] = str((base / os.path.expanduser(data[key_path[0]])).resolve())
+            data[key_path[0]] = str((base / expanded(key_path, data[key_path[0]])).resolve())
+    if isinstance(data.get("audit"), dict) and "path" in data["audit"]:
+        # Not resolved: the log may not exist yet, and a symlinked shared folder should stay as named.
+        data["audit"]["path"] = os.path.normpath(base / expanded(("audit", "path"), data["audit"]["path"]))
+    if problems:
+        raise SpecError(problems)
     if "system_file" in data:
         # Read now, so a missing or undecodable prompt is a config error that `nami check` reports.
         try:
@@ -81,12 +118,23 @@ def read_config(path: Path) -> ConfigFile:
         problems.append(doc.problem(("workspace",), f"workspace {data['workspace']} is not a folder"))
     tools = data.get("tools") or {}
     resolved = []
-    for index, spec in enumerate(tools.get("files", [])):
+    for index, written in enumerate(tools.get("files", [])):
+        spec = expanded(("tools", "files", index), written)
         if not expand_tool_paths(spec, base):
-            problems.append(doc.problem(("tools", "files", index), f"{spec!r} matches no tool file (relative to {base})"))
-        resolved.append(spec if os.path.isabs(os.path.expanduser(spec)) else str(base / spec))
+            shown = repr(written) if spec == written else f"{written!r} ({spec})"
+            problems.append(doc.problem(("tools", "files", index), f"{shown} matches no tool file (relative to {base})"))
+        resolved.append(spec if os.path.isabs(spec) else str(base / spec))
     if "files" in tools:
         tools["files"] = resolved
+    skills = []
+    for index, spec in enumerate(data.get("skills", [])):
+        folder = str((base / os.path.expanduser(spec)).resolve())
+        if not skill_files(folder):
+            problems.append(doc.problem(("skills", index), f"{spec!r} holds no {SKILL_FILE}, nor do its "
+                                                           f"sub-folders (relative to {base})"))
+        skills.append(folder)
+    if "skills" in data:
+        data["skills"] = skills
     if problems:
         raise SpecError(problems)
     return ConfigFile(path=path.resolve(), data=data, doc=doc)

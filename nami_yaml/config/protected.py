@@ -15,7 +15,8 @@ CONFIG = "nami reads its configuration (tools, permissions, endpoint) from it"
 TOOL_FOLDER = "a tool folder: its tool files are commands nami runs and its Python is imported by entry points"
 
 
-def protected_paths(effective: Effective, extra_tools: list[str] | None = None) -> ProtectedPaths:
+def protected_paths(effective: Effective, extra_tools: list[str] | None = None,
+                    base: Path | None = None) -> ProtectedPaths:
     files: list[tuple[Path, str]] = [(config.path, CONFIG) for config in effective.files]
     files.append((user_config_path(os.environ), CONFIG))
     if effective.config_path is not None:
@@ -26,7 +27,9 @@ def protected_paths(effective: Effective, extra_tools: list[str] | None = None) 
         (default_state_dir(), "nami keeps its state there (the trust store)"),
         (user_config_path(os.environ).parent, "nami's configuration folder"),
     ]
-    for file in tool_files(effective, extra_tools):
+    for file in tool_files(effective, extra_tools, base):
         files.append((file.resolve(), TOOL_FOLDER))
         folders.append((file.resolve().parent, TOOL_FOLDER))
+    for folder in effective.get("skills") or []:
+        folders.append((Path(folder), "a skill folder: its SKILL.md is instructions the model follows"))
     return ProtectedPaths.build(files, folders)

@@ -11,7 +11,7 @@ from typing import Any
 from urllib.parse import urlparse
 
 from nami_yaml.config.files import ConfigFile, find_config, read_config, user_config_path
-from nami_yaml.model.presets import DEFAULT_PRESET, PRESETS, get_preset  # plain data; no openai import
+from nami_yaml.model.presets import DEFAULT_PRESET, PRESETS, PRICES_AS_OF, get_preset  # plain data, no openai
 from nami_yaml.runtime import EnvScrub
 from nami_yaml.spec.yamlpos import format_path
 
@@ -28,9 +28,13 @@ DEFAULTS: dict[str, Any] = {
     "limits": {"max_steps": 50, "tool_timeout": 120, "max_output": 50_000, "max_parallel_tools": 4,
                "max_saved_output": 64_000_000},
     "permissions": {"write": "ask", "exec": "ask"},
+    "compaction": {"enabled": True, "threshold": 0.8, "reserve": 4096, "keep_recent": 20_000},
 }
 
 ENV_KEYS = {"NAMI_MODEL": "model.name", "NAMI_BASE_URL": "model.base_url"}
+# Not merged: each file's rules are kept with their origin (user rules may only tighten a project's; see
+# nami_yaml.policy.layers), read from Effective.files.
+SEPARATE_KEYS = frozenset({"rules"})
 LOCAL_HOSTS = frozenset({"localhost", "127.0.0.1", "::1", "0.0.0.0"})
 
 
@@ -43,6 +47,10 @@ class Effective:
     api_key: str | None = None
     api_key_source: str = "unset"
     found_by: str = "none found"  # how the agent.yaml was found, for `nami config`
+    user_config: Path | None = None  # the user config, when it was read
+
+    def config_file(self, path: Path | None) -> ConfigFile | None:
+        return next((f for f in self.files if path is not None and f.path == path), None)
 
     def get(self, dotted: str, default: Any = None) -> Any:
         node: Any = self.values
@@ -111,13 +119,20 @@ def load_settings(
     sources = _leaf_sources(values, "default")
     files: list[ConfigFile] = []
     user = user_config_path(env)
-    if use_user_config and user.is_file():
-        files.append(read_config(user))
+    user_file = read_config(user, env) if use_user_config and user.is_file() else None
+    if user_file is not None:
+        files.append(user_file)
     path, how = find_config(config, env, cwd)
     if path is not None:
-        files.append(read_config(path))
+        files.append(read_config(path, env))
     for loaded in files:
-        _merge(values, sources, loaded.data, str(loaded.path))
+        _merge(values, sources, {k: v for k, v in loaded.data.items() if k not in SEPARATE_KEYS}, str(loaded.path))
+    _join_tool_files(values, sources, files)
+    if "workspace" not in values:
+        # The project's folder, wherever in it nami was started: its tools' paths and cwd: are relative to it.
+        project = files[-1].path.parent if path is not None else cwd
+        _set(values, sources, "workspace", str(project), "default: the folder of agent.yaml" if path is not None
+             else "default: the current folder")
     for name, dotted in ENV_KEYS.items():
         if env.get(name):
             _set(values, sources, dotted, env[name], f"${name}")
@@ -137,6 +152,9 @@ def load_settings(
                             ("context_window", "context_window")):
         if key not in model and preset.get(preset_key) is not None:
             _set(values, sources, f"model.{key}", preset[preset_key], f"preset {provider}")
+    price = (preset.get("pricing") or {}).get(model.get("name"))
+    if "pricing" not in model and price is not None:
+        _set(values, sources, "model.pricing", dict(price), f"preset {provider} (list price of {PRICES_AS_OF})")
     if preset:
         quirks = {**preset["quirks"], **(model.get("quirks") or {})}
         if sources.get("model.quirks") == "default":
@@ -149,9 +167,22 @@ def load_settings(
         # Every file's patterns, not only the last one's: merging would let a project drop the user's.
         origin = ", ".join(str(f.path) for f in files if f.data.get("env_scrub"))
         _set(values, sources, "env_scrub", {"names": list(scrub.names), "values": list(scrub.values)}, origin)
-    effective = Effective(values, sources, path, files, found_by=how)
+    effective = Effective(values, sources, path, files, found_by=how,
+                          user_config=user_file.path if user_file is not None else None)
     effective.api_key, effective.api_key_source = _api_key(model, env, preset)
     return effective
+
+
+def _join_tool_files(values: dict[str, Any], sources: dict[str, str], files: list[ConfigFile]) -> None:
+    """The user config's tool files and library tools and the project's together: a team library in the user
+    config stays available in every project. A tool name defined in both is a duplicate the loader reports;
+    a library name given in both counts once."""
+    for key in ("files", "library"):
+        setting = [f for f in files if key in (f.data.get("tools") or {})]
+        if len(setting) > 1:
+            joined = [item for f in setting for item in f.data["tools"][key]]
+            _set(values, sources, f"tools.{key}", list(dict.fromkeys(joined)) if key == "library" else joined,
+                 " + ".join(str(f.path) for f in setting))
 
 
 def _host(url: str | None) -> str:

@@ -1,16 +1,23 @@
-"""From the effective config to a registry: the selected built-ins, then the user's tool files."""
+"""From the effective config to a registry: the selected built-ins, the library tools it names, then the
+user's tool files."""
 
 from __future__ import annotations
 
 from pathlib import Path
 
 from nami_yaml.config.settings import DEFAULT_BUILTINS, Effective
-from nami_yaml.errors import ConfigError, SpecError
-from nami_yaml.registry.loader import expand_tool_paths, load_tools
-from nami_yaml.registry.registry import Registry
+from nami_yaml.config.skills import Skill, load_skills
+from nami_yaml.errors import ConfigError, Problem, SpecError
+from nami_yaml.paths import expand_tool_paths
+from nami_yaml.registry.library import UnknownLibraryName, resolve_library
+from nami_yaml.registry.loader import Host, check_tools, load_tools
+from nami_yaml.registry.registry import DOCS_READER, Registry
+from nami_yaml.registry.tool import Tool
 from nami_yaml.spec.validate import did_you_mean
+from nami_yaml.spec.yamlpos import format_path
 
 BUILTIN_DIR = Path(__file__).resolve().parent.parent / "builtins"
+SKILL_READER = "skill"
 
 
 def builtin_catalog() -> dict[str, Path]:
@@ -31,8 +38,27 @@ def selected_builtins(effective: Effective) -> list[Path]:
     return [catalog[name] for name in names]
 
 
+def library_files(effective: Effective) -> list[Path]:
+    """The library tool files ``tools.library`` selects (``[git, kubectl/logs]``)."""
+    try:
+        return resolve_library(effective.get("tools.library", []) or [])
+    except UnknownLibraryName as exc:
+        raise ConfigError(f"{_library_name_at(effective, exc.name)}: {exc}") from None
+
+
+def _library_name_at(effective: Effective, name: str) -> str:
+    """Where a library name was written: the config file (user or project) that lists it, else its path."""
+    for config in reversed(effective.files):
+        listed = (config.data.get("tools") or {}).get("library") or []
+        if name in listed:
+            path = ("tools", "library", listed.index(name))
+            line, col = config.doc.position(path)
+            return f"{config.doc.file}:{line}:{col}: {format_path(path)}"
+    return format_path(("tools", "library"))
+
+
 def tool_files(effective: Effective, extra: list[str] | None = None, base: Path | None = None) -> list[Path]:
-    files: list[Path] = []
+    files: list[Path] = library_files(effective)
     for spec in effective.get("tools.files", []) or []:
         files.extend(expand_tool_paths(spec, Path("/")))
     for spec in extra or []:
@@ -46,10 +72,62 @@ def tool_files(effective: Effective, extra: list[str] | None = None, base: Path 
     return list(unique.values())
 
 
-def build_registry(effective: Effective, extra: list[str] | None = None) -> Registry:
-    """Load every selected tool; raise SpecError listing all problems, or ConfigError."""
+def check_toolset(effective: Effective, extra: list[str] | None = None, *, host: Host | None = None,
+                  ) -> tuple[list[Tool], list[Problem]]:
+    """For `nami check`: every tool that loads (with the readers the agent would get), and every error and
+    warning (``host``: of this machine too)."""
     builtins = selected_builtins(effective)
-    tools, problems = load_tools([*builtins, *tool_files(effective, extra)], builtin=builtins)
+    tools, problems = check_tools([*builtins, *tool_files(effective, extra)], builtin=builtins, host=host)
+    if any(p.is_error for p in problems):
+        return tools, problems
+    return _with_readers(tools, bool(load_skills(effective))), problems
+
+
+def build_registry(effective: Effective, extra: list[str] | None = None, base: Path | None = None,
+                   skills: list[Skill] | None = None) -> Registry:
+    """Load every selected tool (``extra`` paths relative to ``base``, default the current folder); raise
+    SpecError listing all problems, or ConfigError. ``skills``: the agent's, if already loaded."""
+    builtins = selected_builtins(effective)
+    tools, problems = load_tools([*builtins, *tool_files(effective, extra, base)], builtin=builtins)
     if problems:
         raise SpecError(problems)
-    return Registry(tools)
+    skills = load_skills(effective) if skills is None else skills
+    return Registry(_with_readers(tools, bool(skills)))
+
+
+def _with_readers(tools: list[Tool], has_skills: bool) -> list[Tool]:
+    """The built-ins that read text on demand come with what they read: tool_docs whenever a tool has
+    docs, skill whenever the agent has skills (after the other built-ins, unless a tool took the name)."""
+    names = {tool.name for tool in tools}
+    wanted = [name for name, needed in ((DOCS_READER, any(t.docs is not None for t in tools)),
+                                        (SKILL_READER, has_skills)) if needed and name not in names]
+    if not wanted:
+        return tools
+    catalog = builtin_catalog()
+    readers, problems = load_tools([catalog[name] for name in wanted], builtin=[catalog[name] for name in wanted])
+    if problems:  # the package itself is broken
+        raise SpecError(problems)
+    position = sum(tool.builtin for tool in tools)
+    return [*tools[:position], *readers, *tools[position:]]
+
+
+def declared_tool_names(effective: Effective) -> list[str]:
+    """The names the selected tools declare, read without validating anything: for shell completion, which
+    must answer fast and whatever state the files are in. (A file that does not parse gives no names.)"""
+    import yaml
+
+    loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+    try:
+        files = [*selected_builtins(effective), *tool_files(effective)]
+    except ConfigError:
+        return []
+    names: list[str] = []
+    for file in files:
+        try:
+            data = yaml.load(file.read_text(encoding="utf-8"), Loader=loader)  # noqa: S506 (a safe loader)
+        except (OSError, UnicodeDecodeError, yaml.YAMLError):
+            continue
+        entries = data.get("tools") if isinstance(data, dict) and "tools" in data else [data]
+        if isinstance(entries, list):
+            names.extend(e["name"] for e in entries if isinstance(e, dict) and isinstance(e.get("name"), str))
+    return list(dict.fromkeys(names))

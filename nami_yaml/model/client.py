@@ -7,14 +7,17 @@ from __future__ import annotations
 
 import contextlib
 import inspect
+import itertools
 import re
-import uuid
+import time
 from collections.abc import Callable, Iterator
 from typing import TYPE_CHECKING, Any
 
 from nami_yaml.errors import ConfigError
+from nami_yaml.model.assembly import BrokenResponse, StreamAssembly, TextEcho, read_completion
+from nami_yaml.model.error_body import server_detail
 from nami_yaml.model.presets import resolve_quirks
-from nami_yaml.model.types import AssistantTurn, ModelError, ToolCall, Usage
+from nami_yaml.model.types import AssistantTurn, ModelError
 
 if TYPE_CHECKING:
     import openai
@@ -59,6 +62,7 @@ class OpenAIChatModel:
         self._api_key = api_key or _NO_KEY
         self._sdk: openai.OpenAI | None = None
         self._known: frozenset[str] | None = None  # parameters this SDK version's create() accepts
+        self.retry_delay = 0.5  # seconds before the first retry of a broken response; doubles each time
 
     def __repr__(self) -> str:  # never shows the key
         return f"OpenAIChatModel(model={self.model!r}, base_url={self.base_url!r})"
@@ -74,14 +78,24 @@ class OpenAIChatModel:
 
         sdk = self._client()
         request = self._request(sdk, messages, tools)
-        try:
-            if self.stream:
-                return self._complete_streamed(sdk, request, on_text)
-            return self._complete_once(sdk, request, on_text)
-        except openai.APIError as exc:
-            raise self._model_error(exc) from exc
-        except openai.OpenAIError as exc:
-            raise ModelError(self._clean(f"request to {self._where()} failed: {exc}")) from exc
+        echo = TextEcho(on_text)
+        for attempt in itertools.count():
+            try:
+                if self.stream:
+                    return self._complete_streamed(sdk, request, echo)
+                return self._complete_once(sdk, request, echo)
+            except BrokenResponse as exc:
+                # The server answered 200 and then broke off or sent garbage: retried like a 5xx.
+                if attempt >= self.max_retries:
+                    after = f"{_retries(attempt)} did not help" if attempt else "try again"
+                    raise ModelError(self._clean(f"{exc}; {after}")) from None
+                time.sleep(self.retry_delay * 2 ** attempt)
+                echo.retry()
+            except openai.APIError as exc:
+                raise self._model_error(exc) from exc
+            except openai.OpenAIError as exc:
+                raise ModelError(self._clean(f"request to {self._where()} failed: {exc}")) from exc
+        raise AssertionError("unreachable")
 
     # -- request --------------------------------------------------------------------------------
     def _client(self) -> openai.OpenAI:
@@ -123,62 +137,50 @@ class OpenAIChatModel:
         return request
 
     def _messages(self, messages: list[dict[str, Any]]) -> list[dict[str, Any]]:
+        # An assistant turn with only tool calls has no text. Strict servers (llama.cpp) refuse null
+        # there; "" is accepted everywhere, so it is sent unless a provider's quirk asks for null.
         if not self.quirks["null_content_as_empty"]:
             return messages
         return [{**m, "content": ""} if m.get("role") == "assistant" and m.get("content") is None else m
                 for m in messages]
 
     # -- responses ------------------------------------------------------------------------------
-    def _complete_streamed(self, sdk: openai.OpenAI, request: dict[str, Any],
-                           on_text: Callable[[str], None] | None) -> AssistantTurn:
-        text: list[str] = []
-        reasoning: list[str] = []
-        slots: dict[int, dict[str, Any]] = {}
-        finish_reason: str | None = None
-        usage: Usage | None = None
+    def _complete_streamed(self, sdk: openai.OpenAI, request: dict[str, Any], echo: TextEcho) -> AssistantTurn:
+        assembly = StreamAssembly()
         # The context manager closes the HTTP response on any exit, KeyboardInterrupt included.
-        with sdk.chat.completions.create(**request) as stream, self._mid_stream():
-            for chunk in stream:
-                if getattr(chunk, "usage", None):
-                    usage = _usage(chunk.usage)
-                for choice in chunk.choices or []:
-                    delta = choice.delta
-                    piece = _reasoning_of(delta)
-                    if piece:
-                        reasoning.append(piece)
-                    if delta.content:
-                        text.append(delta.content)
-                        if on_text is not None:
-                            on_text(delta.content)
-                    for call in delta.tool_calls or []:
-                        _merge_call_delta(slots, call)
-                    if choice.finish_reason:
-                        finish_reason = choice.finish_reason
-        calls = [ToolCall(id=s["id"] or _new_call_id(), name=s["name"], arguments="".join(s["arguments"]))
-                 for _, s in sorted(slots.items())]
-        return AssistantTurn(content="".join(text) or None, tool_calls=calls, finish_reason=finish_reason,
-                             usage=usage, reasoning="".join(reasoning) or None)
+        with sdk.chat.completions.create(**request) as stream, self._mid_stream(assembly):
+            chunks = iter(stream)
+            while True:
+                try:
+                    chunk = next(chunks)
+                except StopIteration:
+                    break
+                except (ValueError, TypeError) as exc:  # the SDK could not decode an event (bad JSON or UTF-8)
+                    raise BrokenResponse(f"malformed stream from {self._where()}: event {assembly.events + 1} "
+                                         f"{_decode_problem(exc)}") from None
+                try:
+                    pieces = assembly.feed(chunk)
+                except BrokenResponse as exc:
+                    raise BrokenResponse(f"malformed stream from {self._where()}: {exc}") from None
+                for piece in pieces:
+                    echo(piece)
+        return assembly.turn(self._where())
 
-    def _complete_once(self, sdk: openai.OpenAI, request: dict[str, Any],
-                       on_text: Callable[[str], None] | None) -> AssistantTurn:
-        reply = sdk.chat.completions.create(**request)
-        if not reply.choices:
-            raise ModelError(f"{self._where()} returned no choices for model {self.model!r}")
-        choice = reply.choices[0]
-        message = choice.message
-        calls = [ToolCall(id=c.id or _new_call_id(), name=c.function.name, arguments=c.function.arguments or "")
-                 for c in message.tool_calls or [] if getattr(c, "function", None) is not None]
-        if message.content and on_text is not None:
-            on_text(message.content)
-        return AssistantTurn(content=message.content or None, tool_calls=calls,
-                             finish_reason=choice.finish_reason,
-                             usage=_usage(reply.usage) if reply.usage else None,
-                             reasoning=_reasoning_of(message))
+    def _complete_once(self, sdk: openai.OpenAI, request: dict[str, Any], echo: TextEcho) -> AssistantTurn:
+        try:
+            turn = read_completion(sdk.chat.completions.create(**request))
+        except (ValueError, TypeError) as exc:
+            raise BrokenResponse(f"malformed response from {self._where()}: the body {_decode_problem(exc)}") from None
+        except BrokenResponse as exc:
+            raise BrokenResponse(f"malformed response from {self._where()}: {exc}") from None
+        if turn.content:
+            echo(turn.content)
+        return turn
 
     # -- errors ---------------------------------------------------------------------------------
     @contextlib.contextmanager
-    def _mid_stream(self) -> Iterator[None]:
-        """A dropped connection after the response began is not "cannot reach": say what happened."""
+    def _mid_stream(self, assembly: StreamAssembly) -> Iterator[None]:
+        """A dropped connection after the response began is not "cannot reach": a stream cut short."""
         import openai
 
         try:
@@ -186,8 +188,8 @@ class OpenAIChatModel:
         except openai.APITimeoutError:
             raise
         except openai.APIConnectionError as exc:
-            raise ModelError(self._clean(f"connection to {self._where()} lost mid-response: "
-                                         f"{_root_cause(exc)}; try again")) from exc
+            cause = f"; connection lost: {_root_cause(exc)}"
+            raise BrokenResponse(assembly.ended_early(self._where(), cause)) from exc
 
     def _where(self) -> str:
         if self._sdk is not None:
@@ -206,7 +208,7 @@ class OpenAIChatModel:
         if not isinstance(exc, openai.APIStatusError):
             return ModelError(self._clean(f"error from {where} while streaming: {exc.message}"))
         status = exc.status_code
-        detail = _server_message(exc)
+        detail = server_detail(exc.body, exc.response.reason_phrase or "no details")
         retried = 0 if exc.response.headers.get("x-should-retry") == "false" else self.max_retries
         if status == 401:
             key = f"${self.api_key_env}" if self.api_key_env else "your configuration"
@@ -218,6 +220,9 @@ class OpenAIChatModel:
                     f"and that base_url points at the API (often ending in /v1)")
         elif status == 429:
             text = f"rate limited (429) at {where} after {_retries(retried)}: {detail}; wait and try again"
+        elif status in (400, 413, 422) and _context_length(exc, detail):
+            text = f"the conversation is too long for the model's context window ({status}) at {where}: {detail}"
+            return ModelError(self._clean(text), status=status, kind="context_length")
         elif status in (400, 413, 422):
             text = f"request rejected ({status}) by {where}: {detail}"
         elif status >= 500:
@@ -234,55 +239,31 @@ class OpenAIChatModel:
         return text if len(text) <= 500 else text[:497] + "..."
 
 
-def _merge_call_delta(slots: dict[int, dict[str, Any]], call: Any) -> None:
-    index = call.index
-    if index is None:
-        # Some servers omit the index: a new id starts a new call, anything else continues the last one.
-        last = max(slots, default=0)
-        index = last + 1 if call.id and slots.get(last, {}).get("id") not in (None, call.id) else last
-    slot = slots.setdefault(index, {"id": None, "name": "", "arguments": []})
-    if call.id and not slot["id"]:
-        slot["id"] = call.id
-    function = call.function
-    if function is not None:
-        # Some servers repeat the name on every fragment; the first one is the name.
-        if function.name and not slot["name"]:
-            slot["name"] = function.name
-        if function.arguments:
-            slot["arguments"].append(function.arguments)
-
-
-def _reasoning_of(obj: Any) -> str | None:
-    # DeepSeek says reasoning_content; vLLM and others say reasoning. The SDK keeps both as extras.
-    extra = getattr(obj, "model_extra", None) or {}
-    value = extra.get("reasoning_content") or extra.get("reasoning")
-    return value if isinstance(value, str) and value else None
-
-
-def _usage(raw: Any) -> Usage:
-    details = getattr(raw, "prompt_tokens_details", None)
-    cached = getattr(details, "cached_tokens", None) if details is not None else None
-    if not cached:
-        cached = (getattr(raw, "model_extra", None) or {}).get("prompt_cache_hit_tokens")
-    return Usage(prompt_tokens=raw.prompt_tokens or 0, completion_tokens=raw.completion_tokens or 0,
-                 cached_tokens=int(cached or 0))
-
-
 def _retries(n: int) -> str:
     return "1 retry" if n == 1 else f"{n} retries"
 
 
-def _new_call_id() -> str:
-    return f"call_{uuid.uuid4().hex[:24]}"
+def _decode_problem(exc: Exception) -> str:
+    if isinstance(exc, UnicodeDecodeError):
+        return "is not valid UTF-8"
+    if isinstance(exc, ValueError):
+        return f"is not JSON ({exc})"
+    return f"could not be read ({exc})"
 
 
-def _server_message(exc: openai.APIStatusError) -> str:
-    body = exc.body
-    if isinstance(body, dict) and body.get("message"):
-        return str(body["message"])
-    if isinstance(body, str) and body.strip():
-        return body
-    return exc.response.reason_phrase or "no details"
+# How each preset's server says a prompt is too long: OpenAI (code context_length_exceeded), DeepSeek and
+# vLLM ("maximum context length is N tokens", "longer than the maximum model length"), llama.cpp (type
+# exceed_context_size_error, "exceeds the available context size"), and 413 from any proxy in between.
+_CONTEXT_CODES = frozenset({"context_length_exceeded", "exceed_context_size_error", "context_window_exceeded"})
+_CONTEXT_TEXT = re.compile(r"maximum context length|context[ _]length[ _]exceeded|exceeds? the (?:available )?context"
+                           r"|context window|longer than the maximum model length|prompt is too long"
+                           r"|too many tokens|reduce the length of the (?:messages|prompt)", re.I)
+
+
+def _context_length(exc: openai.APIStatusError, detail: str) -> bool:
+    body = exc.body if isinstance(exc.body, dict) else {}
+    codes = {str(body.get("code")), str(body.get("type"))}
+    return exc.status_code == 413 or bool(codes & _CONTEXT_CODES) or bool(_CONTEXT_TEXT.search(detail))
 
 
 def _root_cause(exc: BaseException) -> str:

@@ -9,6 +9,7 @@ Keys of a preset:
   api_key         a placeholder sent when no key is needed (local servers ignore it, the SDK wants one)
   context_window  tokens the default model accepts, for budgeting history
   quirks          how the server departs from OpenAI's behaviour, see QUIRKS
+  pricing         USD per million tokens by model name: input, cached_input, output (see PRICES_AS_OF)
 """
 
 from __future__ import annotations
@@ -18,7 +19,7 @@ from typing import Any
 
 from nami_yaml.errors import ConfigError
 
-# Each quirk with its default value: the behaviour of a server that follows OpenAI exactly.
+# Each quirk with its default value: what works with OpenAI and with the strictest servers alike.
 QUIRKS: dict[str, Any] = {
     # Send stream_options.include_usage; some servers and proxies reject the whole request with it.
     "stream_usage": True,
@@ -26,11 +27,22 @@ QUIRKS: dict[str, Any] = {
     "no_parallel_tool_calls": False,
     # Where options["max_tokens"] goes; OpenAI's newer models only accept "max_completion_tokens".
     "max_tokens_field": "max_tokens",
-    # Send "" instead of null as an assistant message's content; some servers reject null.
-    "null_content_as_empty": False,
+    # Send "" instead of null as the content of an assistant message that only calls tools. OpenAI and
+    # DeepSeek accept both; some local servers (llama.cpp's Python server) refuse null. false keeps
+    # null, for a provider that refuses "".
+    "null_content_as_empty": True,
 }
 
 DEFAULT_PRESET = "deepseek"
+
+# Prices change: these are the providers' list prices as of this date, in USD per million tokens, for
+# cost reports and limits.max_cost. agent.yaml's model.pricing overrides them (and prices any other model).
+PRICES_AS_OF = "2025-12"
+_DEEPSEEK_PRICE = {"input": 0.28, "cached_input": 0.028, "output": 0.42}  # V3.2, both endpoints
+
+
+def _price(input: float, cached_input: float, output: float) -> dict[str, float]:
+    return {"input": input, "cached_input": cached_input, "output": output}
 
 PRESETS: dict[str, dict[str, Any]] = {
     "deepseek": {
@@ -40,6 +52,7 @@ PRESETS: dict[str, dict[str, Any]] = {
         "api_key": None,
         "context_window": 128_000,
         "quirks": {},
+        "pricing": {"deepseek-chat": _DEEPSEEK_PRICE, "deepseek-reasoner": _DEEPSEEK_PRICE},
     },
     "openai": {
         "base_url": "https://api.openai.com/v1",
@@ -48,6 +61,13 @@ PRESETS: dict[str, dict[str, Any]] = {
         "api_key": None,
         "context_window": 1_047_576,
         "quirks": {"max_tokens_field": "max_completion_tokens"},
+        "pricing": {
+            "gpt-5": _price(1.25, 0.125, 10.00), "gpt-5-mini": _price(0.25, 0.025, 2.00),
+            "gpt-5-nano": _price(0.05, 0.005, 0.40), "gpt-4.1": _price(2.00, 0.50, 8.00),
+            "gpt-4.1-mini": _price(0.40, 0.10, 1.60), "gpt-4.1-nano": _price(0.10, 0.025, 0.40),
+            "gpt-4o": _price(2.50, 1.25, 10.00), "gpt-4o-mini": _price(0.15, 0.075, 0.60),
+            "o3": _price(2.00, 0.50, 8.00), "o4-mini": _price(1.10, 0.275, 4.40),
+        },
     },
     "ollama": {
         "base_url": "http://localhost:11434/v1",
@@ -56,7 +76,7 @@ PRESETS: dict[str, dict[str, Any]] = {
         "api_key": "ollama",
         # Ollama silently truncates the prompt at its num_ctx, so budget for a small window.
         "context_window": 8_192,
-        "quirks": {"null_content_as_empty": True},
+        "quirks": {},
     },
     "vllm": {
         "base_url": "http://localhost:8000/v1",
@@ -72,7 +92,7 @@ PRESETS: dict[str, dict[str, Any]] = {
         "api_key_env": None,
         "api_key": "sk-no-key-required",
         "context_window": 8_192,
-        "quirks": {"no_parallel_tool_calls": True, "null_content_as_empty": True},
+        "quirks": {"no_parallel_tool_calls": True},
     },
 }
 

@@ -18,14 +18,21 @@ class ToolCall:
 
 @dataclass
 class Usage:
+    """Token counts. ``reported`` is False while no server has said how many tokens it used: a run
+    total that stays at zero because the server sends no usage, not because nothing was used."""
+
     prompt_tokens: int = 0
     completion_tokens: int = 0
     cached_tokens: int = 0
+    reasoning_tokens: int = 0  # part of completion_tokens, where the server says how many
+    reported: bool = True
 
     def add(self, other: Usage) -> None:
         self.prompt_tokens += other.prompt_tokens
         self.completion_tokens += other.completion_tokens
         self.cached_tokens += other.cached_tokens
+        self.reasoning_tokens += other.reasoning_tokens
+        self.reported = self.reported or other.reported
 
 
 @dataclass
@@ -34,8 +41,6 @@ class AssistantTurn:
     tool_calls: list[ToolCall] = field(default_factory=list)
     finish_reason: str | None = None
     usage: Usage | None = None
-    # DeepSeek's reasoner returns reasoning_content; it must not be sent back, but is worth showing.
-    reasoning: str | None = None
 
     def to_message(self) -> dict[str, Any]:
         """The assistant message appended to history (stable key order, so request bytes stay stable)."""
@@ -49,11 +54,16 @@ class AssistantTurn:
 
 
 class ModelError(NamiError):
-    """The endpoint failed after retries. ``message`` is one line for a human, with what to do."""
+    """The endpoint failed after retries. ``message`` is one line for a human, with what to do.
 
-    def __init__(self, message: str, *, status: int | None = None):
+    ``kind`` classifies failures the loop can act on: ``"context_length"`` (the prompt no longer fits, so a
+    before_request hook may compact and the loop retries once).
+    """
+
+    def __init__(self, message: str, *, status: int | None = None, kind: str | None = None):
         super().__init__(message)
         self.status = status
+        self.kind = kind
 
 
 class Model(Protocol):

@@ -26,16 +26,25 @@ EXEC = "exec"
 
 
 @dataclass
-class PreparedCall:
-    """A call that passed validation and rendering: it can be shown, approved, dry-run or run."""
+class PreparedToolCall:
+    """A call that passed validation and rendering: it can be shown, decided on, dry-run, run or
+    cancelled (the loop's PreparedCall protocol)."""
 
     name: str
     arguments: dict[str, Any]
     risk: str
     invocation: Invocation
+    ctx: RuntimeContext  # the call's own context: cancelling it stops this call only
     risk_reason: str | None = None  # why the risk is higher than the tool's own (a write that runs code)
     # Asked again just before running a write prepared as harmless: the path may lead elsewhere by now.
     recheck: Callable[[], str | None] | None = None
+
+    @property
+    def kind(self) -> str:
+        return self.invocation.kind
+
+    def cancel(self) -> None:
+        self.ctx.cancel.set()
 
     def describe(self) -> str:
         return self.invocation.describe()
@@ -84,11 +93,10 @@ class Executor:
     def definitions(self) -> list[dict[str, Any]]:
         return self._definitions
 
-    def prepare(self, name: str, raw_arguments: str | dict[str, Any] | None) -> PreparedCall | ToolResult:
+    def prepare(self, name: str, raw_arguments: str | dict[str, Any] | None) -> PreparedToolCall | ToolResult:
         tool = self.registry.get(name)
         if tool is None:
-            available = ", ".join(self.registry.names()) or "none"
-            return ToolResult.error(f"unknown tool '{name}'. Available tools: {available}")
+            return ToolResult.error(self.registry.unknown(name))
         arguments = self._parse(tool, raw_arguments)
         if isinstance(arguments, ToolResult):
             return arguments
@@ -97,15 +105,16 @@ class Executor:
             listing = "\n".join(f"- {p}" for p in problems)
             return ToolResult.error(f"invalid arguments for '{name}':\n{listing}\nFix the arguments and call again.")
         arguments = apply_defaults(tool.parameters, arguments)
+        ctx = self.ctx.for_call()
         try:
-            invocation = tool.runner.invocation(tool.name, arguments, self.ctx)
+            invocation = tool.runner.invocation(tool.name, arguments, ctx)
         except ToolError as exc:
             return ToolResult.error(f"{name}: {exc}")
         except Exception as exc:
             return ToolResult.error(f"{name}: {type(exc).__name__}: {exc}")
-        return self._with_write_risk(PreparedCall(tool.name, arguments, tool.risk, invocation), tool)
+        return self._with_write_risk(PreparedToolCall(tool.name, arguments, tool.risk, invocation, ctx), tool)
 
-    def _with_write_risk(self, call: PreparedCall, tool: Tool) -> PreparedCall:
+    def _with_write_risk(self, call: PreparedToolCall, tool: Tool) -> PreparedToolCall:
         """A write into a path where writing runs code (policy/sensitive_paths) needs exec approval."""
         if not tool.writes:
             return call

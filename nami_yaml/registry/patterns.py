@@ -71,7 +71,7 @@ def _search(pattern: str, text: str) -> bool:
         raise PatternTimeout(pattern, text) from None
 
 
-def _end_anchored(pattern: str) -> str:
+def end_anchored(pattern: str) -> str:
     """``$`` as JSON Schema (ECMA-262) means it: the end of the text, not also before a final newline."""
     out, in_class, escaped = [], False, False
     for index, char in enumerate(pattern):
@@ -98,7 +98,7 @@ def matches(pattern: str, text: str) -> bool:
 
     Raises PatternTimeout past the budget, BadPattern for a pattern that does not compile.
     """
-    return _search(pattern, text) and (not text.endswith("\n") or _search(_end_anchored(pattern), text))
+    return _search(pattern, text) and (not text.endswith("\n") or _search(end_anchored(pattern), text))
 
 
 def _pattern(validator: Any, pattern: str, instance: Any, schema: dict[str, Any]) -> Iterator[ValidationError]:

@@ -7,6 +7,8 @@ from typing import Any
 
 from nami_yaml.registry.tool import Tool
 
+DOCS_READER = "tool_docs"  # the built-in that reads tools' docs on demand
+
 
 class Registry:
     """Tools in declaration order. The definitions are the same bytes every time they are asked for,
@@ -34,5 +36,12 @@ class Registry:
     def names(self) -> list[str]:
         return list(self._tools)
 
+    def unknown(self, name: str) -> str:
+        """The message for a name that is not here, for the model and for people alike."""
+        return f"unknown tool '{name}'. Available tools: {', '.join(self._tools) or 'none'}"
+
     def definitions(self) -> list[dict[str, Any]]:
-        return [tool.definition() for tool in self._tools.values()]
+        # A tool's description mentions its docs only if nami's own reader is there to read them.
+        reader = self._tools.get(DOCS_READER)
+        hint = reader is not None and reader.builtin
+        return [tool.definition(docs_hint=hint) for tool in self._tools.values()]

@@ -2,13 +2,17 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any, Protocol
 
+from nami_yaml.runners.base import ProcessOptions
 from nami_yaml.runtime import RuntimeContext
 
 
 class Invocation(Protocol):
+    kind: str  # "command" | "script" | "entrypoint"
+
     def describe(self) -> str: ...
     def plan(self) -> dict[str, Any]: ...
     def run(self) -> Any: ...
@@ -18,6 +22,19 @@ class Runner(Protocol):
     kind: str
 
     def invocation(self, tool: str, args: dict[str, Any], ctx: RuntimeContext) -> Invocation: ...
+
+
+DOCS_HINT = " Details: tool_docs."  # appended to the description of a tool with docs, when tool_docs is there
+
+
+@dataclass(frozen=True)
+class DocSource:
+    """A tool's longer docs, read on demand (never sent with requests): a file, or a command's output.
+    A command runs like the tool's own processes (its cwd, env and timeout; output capped)."""
+
+    file: Path | None = None
+    command: tuple[str, ...] | None = None
+    options: ProcessOptions = field(default_factory=ProcessOptions)
 
 
 @dataclass(frozen=True)
@@ -30,10 +47,13 @@ class Tool:
     source: str  # "file:line:col" of the tool's declaration, for messages that name where a tool came from
     builtin: bool = False
     writes: tuple[str, ...] = ()  # parameters holding paths the tool writes (`writes:` in the tool file)
+    docs: DocSource | None = None
 
-    def definition(self) -> dict[str, Any]:
-        """The entry of the OpenAI ``tools`` list, exactly as sent to the model."""
+    def definition(self, *, docs_hint: bool = False) -> dict[str, Any]:
+        """The entry of the OpenAI ``tools`` list, exactly as sent to the model. ``docs_hint``: say that
+        tool_docs can read this tool's docs (only when the agent has tool_docs)."""
+        description = self.description + (DOCS_HINT if docs_hint and self.docs is not None else "")
         return {
             "type": "function",
-            "function": {"name": self.name, "description": self.description, "parameters": self.parameters},
+            "function": {"name": self.name, "description": description, "parameters": self.parameters},
         }

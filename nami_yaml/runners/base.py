@@ -10,7 +10,7 @@ from pathlib import Path
 from typing import Any
 
 from nami_yaml.errors import ToolError
-from nami_yaml.result import ToolResult
+from nami_yaml.result import Streams, ToolResult
 from nami_yaml.runners.process import (
     NON_INTERACTIVE_ENV,
     ProcessRequest,
@@ -84,6 +84,8 @@ class ProcessInvocation:
     max_output: int
     ctx: RuntimeContext
     label: str | None = None  # replaces the argv in describe(), e.g. for scripts
+    kind: str = "command"
+    script: str | None = None  # the script text of a script tool, shown by approval and dry run
 
     def describe(self) -> str:
         text = self.label or shlex.join(self.argv)
@@ -93,7 +95,7 @@ class ProcessInvocation:
 
     def plan(self) -> dict[str, Any]:
         removed = sorted(k for k in self.ctx.host_env if k not in self.env)
-        return {
+        plan: dict[str, Any] = {
             "argv": self.argv,
             "cwd": str(self.cwd),
             "stdin": None if self.stdin is None else self.stdin.decode("utf-8", "replace"),
@@ -101,6 +103,9 @@ class ProcessInvocation:
             "env_set": self.env_changes,
             "env_removed": removed,
         }
+        if self.script is not None:
+            plan["script"] = self.script
+        return plan
 
     def run(self) -> ToolResult:
         request = ProcessRequest(
@@ -115,7 +120,8 @@ class ProcessInvocation:
             "spill_path": str(result.spill_path) if result.spill_path else None,
             "duration": round(result.duration, 3),
         }
-        return ToolResult(content=result.format(), ok=result.ok, details=details)
+        streams = Streams(result.stdout, result.stderr, tuple(result.status_lines()))
+        return ToolResult(content=result.format(), ok=result.ok, details=details, streams=streams)
 
 
 def build_invocation(
@@ -128,6 +134,8 @@ def build_invocation(
     call_env: dict[str, str] | None = None,
     drop_env: tuple[str, ...] = (),
     label: str | None = None,
+    kind: str = "command",
+    script: str | None = None,
 ) -> ProcessInvocation:
     fixed = fixed_environment(options, ctx)
     extra = {**fixed, **(call_env or {})}
@@ -140,5 +148,5 @@ def build_invocation(
         tool=tool, argv=argv, cwd=working_folder(options, ctx), env=env, env_changes=changes,
         stdin=None if stdin is None else stdin.encode("utf-8"),
         timeout=options.timeout or ctx.settings.default_timeout,
-        max_output=options.max_output or ctx.settings.max_output, ctx=ctx, label=label,
+        max_output=options.max_output or ctx.settings.max_output, ctx=ctx, label=label, kind=kind, script=script,
     )

@@ -64,6 +64,7 @@ class EntrypointInvocation:
     runner: EntrypointRunner
     args: dict[str, Any]
     ctx: RuntimeContext
+    kind = "entrypoint"
 
     def describe(self) -> str:
         return f"{self.tool} {summarize_arguments(self.args)}".rstrip()

@@ -1,7 +1,7 @@
 """Head + tail capping of tool output, with spill files that keep the full text.
 
-The model sees the first half of the budget and the last half; whatever it does not see is still on disk
-(when a spill directory is given), and the marker between head and tail says where.
+The model sees the first half of the budget and the last half, cut at line boundaries; whatever it does
+not see is still on disk (when a spill directory is given), and the marker between head and tail says where.
 """
 
 from __future__ import annotations
@@ -11,7 +11,7 @@ import os
 import secrets
 import time
 from pathlib import Path
-from typing import BinaryIO
+from typing import AnyStr, BinaryIO
 
 from nami_yaml.runtime import open_spill_dir
 
@@ -93,6 +93,29 @@ def _complete_tail(data: bytes) -> bytes:
     while start < min(3, len(data)) and data[start] & 0xC0 == 0x80:
         start += 1
     return data[start:]
+
+
+def _whole_lines(head: AnyStr, tail: AnyStr) -> tuple[AnyStr, AnyStr, bool]:
+    """Head and tail trimmed to whole lines, so no cut-off number reads like a real value. A trim that
+    would cost more than half of either (one line longer than the budget) is not made: that line is cut
+    inside, and the marker shows it. The flag says whether the tail now starts a line."""
+    newline = b"\n" if isinstance(head, bytes) else "\n"
+    end = head.rfind(newline) + 1  # type: ignore[arg-type]
+    if end and 2 * end >= len(head):
+        head = head[:end]
+    start = tail.find(newline, 0, max(0, len(tail) - 1)) + 1  # type: ignore[arg-type]  # a final newline ends the last line
+    if start and 2 * start <= len(tail):
+        return head, tail[start:], True
+    return head, tail, False
+
+
+def _join(head: str, marker: str, tail: str, tail_starts_line: bool) -> str:
+    """Head, marker and tail: the marker on a line of its own between whole lines, inside a cut line."""
+    if not head and not tail:
+        return marker
+    before = "" if not head or head.endswith("\n") else " "
+    after = "\n" if tail_starts_line or not tail else " "
+    return head + before + marker.strip("\n") + after + tail
 
 
 class OutputCapture:
@@ -198,12 +221,11 @@ class OutputCapture:
             return (bytes(self._head) + bytes(self._tail)).decode("utf-8", errors="replace")
         head = _complete_head(bytes(self._head))
         tail = _complete_tail(bytes(self._tail[len(self._tail) - self._tail_cap :]))
+        head, tail, tail_starts_line = _whole_lines(head, tail)
         omitted = self.total - len(head) - len(tail)
-        return (
-            head.decode("utf-8", errors="replace")
-            + omission_marker(omitted, self.spill_path, saved_only=self.saved if self.saved_cut else None)
-            + tail.decode("utf-8", errors="replace")
-        )
+        marker = omission_marker(omitted, self.spill_path, saved_only=self.saved if self.saved_cut else None)
+        return _join(head.decode("utf-8", errors="replace"), marker, tail.decode("utf-8", errors="replace"),
+                     tail_starts_line)
 
     def __enter__(self) -> OutputCapture:
         return self
@@ -240,8 +262,7 @@ def truncate_text(text: str, max_chars: int, spill_dir: Path | None,
                     path.unlink()
             path = None
     head_len = max_chars // 2
-    tail_len = max_chars - head_len
-    head = text[:head_len]
-    tail = text[len(text) - tail_len :]
-    omitted = len(text) - head_len - tail_len
-    return head + omission_marker(omitted, path, unit="characters", saved_only=saved_only) + tail, path
+    head, tail, tail_starts_line = _whole_lines(text[:head_len], text[len(text) - (max_chars - head_len) :])
+    omitted = len(text) - len(head) - len(tail)
+    marker = omission_marker(omitted, path, unit="characters", saved_only=saved_only)
+    return _join(head, marker, tail, tail_starts_line), path

@@ -167,21 +167,27 @@ class ProcessResult:
         err = self.stderr.rstrip()
         if err:
             sections.append("[stderr]\n" + err)
+        sections.extend(self.status_lines())
+        return "\n".join(sections) if sections else "(no output)"
+
+    def status_lines(self) -> list[str]:
+        """nami's own notes on how the process ended, only when notable (``[exit code: 1]``...)."""
+        lines = []
         if self.timed_out:
             limit = self.timeout if self.timeout is not None else self.duration
-            sections.append(f"[timed out after {limit:g} s; process group killed]")
+            lines.append(f"[timed out after {limit:g} s; process group killed]")
         elif self.interrupted:
-            sections.append("[interrupted]")
+            lines.append("[interrupted]")
         elif self.saved_capped:
-            sections.append(f"[the output passed {self.max_saved:,} bytes, the most nami saves for one call "
-                            "(limits.max_saved_output), so the tool was stopped]")
+            lines.append(f"[the output passed {self.max_saved:,} bytes, the most nami saves for one call "
+                         "(limits.max_saved_output), so the tool was stopped]")
         elif self.exit_code not in (0, None):
-            sections.append(f"[exit code: {self.exit_code}{_signal_suffix(self.exit_code)}]")
+            lines.append(f"[exit code: {self.exit_code}{_signal_suffix(self.exit_code)}]")
         if self.stragglers_killed:
-            sections.append("[background processes still holding the output were killed]")
+            lines.append("[background processes still holding the output were killed]")
         elif self.leftovers_killed:
-            sections.append("[background processes the tool left running were killed]")
-        return "\n".join(sections) if sections else "(no output)"
+            lines.append("[background processes the tool left running were killed]")
+        return lines
 
 
 def _signal_suffix(code: int | None) -> str:

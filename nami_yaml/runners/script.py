@@ -65,6 +65,6 @@ class ScriptRunner:
         shown = summarize_arguments(args)
         return build_invocation(
             tool, argv, self.options, ctx, stdin=stdin, call_env=call_env, drop_env=("BASH_ENV", "ENV"),
-            label=f"{tool} (bash script) {shown}".rstrip(),
+            label=f"{tool} (bash script) {shown}".rstrip(), kind="script", script=self.script,
         )
 

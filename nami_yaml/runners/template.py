@@ -10,6 +10,7 @@ import json
 import re
 from collections.abc import Iterator
 from dataclasses import dataclass
+from functools import lru_cache
 from typing import Any
 
 _NAME = r"[A-Za-z_][A-Za-z0-9_-]*"
@@ -27,6 +28,12 @@ class Piece:
 
 
 def parse(template: str) -> list[Piece]:
+    return list(_parse(template))
+
+
+@lru_cache(maxsize=4096)
+def _parse(template: str) -> tuple[Piece, ...]:
+    """Cached: the loader's checks and every call of a tool parse the same few templates again and again."""
     pieces: list[Piece] = []
     pos = 0
     literal = ""
@@ -51,20 +58,56 @@ def parse(template: str) -> list[Piece]:
     literal += template[pos:]
     if literal:
         pieces.append(Piece(literal))
-    return pieces
+    return tuple(pieces)
 
 
 def refs(template: str) -> list[str]:
     return [p.ref for p in parse(template) if p.ref]
 
 
-def walk_argv(items: list[Any], depth: int = 0) -> Iterator[tuple[str, int]]:
-    """Every string template in an argv list with its group depth (0 = not in an optional group)."""
-    for item in items:
+ArgvPath = tuple[int, ...]  # where an element sits in a nested argv template: [2, 1] is command[2][1]
+
+
+def is_element(item: Any) -> bool:
+    """A text or number element (anything else in an argv template is refused by the schema)."""
+    return isinstance(item, (str, int, float)) and not isinstance(item, bool)
+
+
+def walk_argv(items: list[Any], prefix: ArgvPath = ()) -> Iterator[tuple[ArgvPath, str, int]]:
+    """Every element of an argv template: its index path, its text, and its group depth (0 = not in a group)."""
+    for index, item in enumerate(items):
         if isinstance(item, list):
-            yield from walk_argv(item, depth + 1)
-        else:
-            yield str(item), depth
+            yield from walk_argv(item, (*prefix, index))
+        elif is_element(item):
+            yield (*prefix, index), str(item), len(prefix)
+
+
+def walk_groups(items: list[Any], prefix: ArgvPath = ()) -> Iterator[tuple[ArgvPath, list[Any]]]:
+    """Every optional group (a nested list) with its index path, outer groups first."""
+    for index, item in enumerate(items):
+        if isinstance(item, list):
+            yield (*prefix, index), item
+            yield from walk_groups(item, (*prefix, index))
+
+
+def group_switches(group: list[Any]) -> list[str]:
+    """The parameters that switch a group: those referenced directly in it, not in nested groups."""
+    names: list[str] = []
+    for item in group:
+        if is_element(item):
+            names.extend(refs(str(item)))
+    return names
+
+
+def whole_element_refs(group: list[Any]) -> list[str]:
+    """Parameters that fill a whole element directly in ``group``: an array among them repeats the group."""
+    names = []
+    for item in group:
+        if is_element(item):
+            pieces = parse(str(item))
+            if len(pieces) == 1 and pieces[0].ref:
+                names.append(pieces[0].ref)
+    return names
 
 
 def scalar_text(value: Any) -> str:
@@ -92,10 +135,27 @@ class ArgvRenderer:
         argv: list[str] = []
         for item in items:
             if isinstance(item, list):
-                if all(not is_off(args.get(name)) for name in _group_refs(item)):
-                    argv.extend(self.render(item, args))
+                argv.extend(self._group(item, args))
             else:
                 argv.extend(self._element(str(item), args))
+        return argv
+
+    def _group(self, group: list[Any], args: dict[str, Any]) -> list[str]:
+        """Kept when every switch is on; repeated once per item when an array fills a whole element in it."""
+        if any(is_off(args.get(name)) for name in group_switches(group)):
+            return []
+        arrays = list(dict.fromkeys(n for n in whole_element_refs(group) if isinstance(args.get(n), list)))
+        if not arrays:
+            return self.render(group, args)
+        if len(arrays) > 1:
+            raise TemplateError(f"an optional group repeats once per item of one array; "
+                                f"{' and '.join(map(repr, arrays))} are both arrays")
+        name = arrays[0]
+        argv: list[str] = []
+        for item in args[name]:
+            if isinstance(item, (dict, list)):
+                raise TemplateError(f"parameter '{name}' holds a nested {describe(item)}; expected text or numbers")
+            argv.extend(self.render(group, {**args, name: item}))
         return argv
 
     def _element(self, template: str, args: dict[str, Any]) -> list[str]:
@@ -110,7 +170,7 @@ class ArgvRenderer:
             value = args.get(piece.ref)
             if isinstance(value, (list, dict)):
                 raise TemplateError(
-                    f"parameter '{piece.ref}' is an {type(value).__name__}; it can only fill a whole argv element"
+                    f"parameter '{piece.ref}' is an {describe(value)}; it can only fill a whole argv element"
                 )
             rendered = scalar_text(value)
             if not text:  # this value starts the element ("{a}{b}" with a="" lets b start it)
@@ -144,15 +204,6 @@ class ArgvRenderer:
 
 def describe(value: Any) -> str:
     return "object" if isinstance(value, dict) else "array"
-
-
-def _group_refs(group: list[Any]) -> list[str]:
-    """The parameters that switch a group: those referenced directly in it, not in nested groups."""
-    names: list[str] = []
-    for item in group:
-        if not isinstance(item, list):
-            names.extend(refs(str(item)))
-    return names
 
 
 def _check_nul(text: str) -> None:

@@ -24,6 +24,7 @@ PATTERN_MEANINGS = {
         "module:function, e.g. mytools.helpers:run",
     "^[A-Za-z_][A-Za-z0-9_]*$": "a variable name (letters, digits and _, not starting with a digit)",
     "^https?://": "a URL starting with http:// or https://",
+    "^[a-z0-9_-]+(/[a-z0-9_-]+)?$": "a library group such as git, or group/file such as kubectl/logs",
 }
 
 _TYPE_NAMES = {
@@ -79,7 +80,9 @@ def error_message(error: jsonschema.ValidationError) -> str:
         return "missing required " + ", ".join(f"'{name}'" for name in missing)
     if kind == "enum":
         allowed = ", ".join(short(v) for v in error.validator_value)
-        return f"{short(value)} is not one of: {allowed}"
+        choices = [v for v in error.validator_value if isinstance(v, str)]
+        hint = did_you_mean(value, choices) if isinstance(value, str) else ""
+        return f"{short(value)} is not one of: {allowed}{hint}"
     if kind == "not" and isinstance(error.validator_value, dict) and "enum" in error.validator_value:
         return f"{short(value)} is reserved: nami sets it itself"
     if kind == "const":

@@ -13,7 +13,7 @@ from typing import Any
 
 import yaml
 
-from nami_yaml.errors import Problem
+from nami_yaml.errors import ERROR, Problem
 
 JsonPath = tuple[str | int, ...]
 
@@ -50,9 +50,9 @@ class Document:
             probe = probe[:-1]
         return self.positions.get((), (1, 1))
 
-    def problem(self, path: JsonPath, message: str, *, key: bool = False) -> Problem:
+    def problem(self, path: JsonPath, message: str, *, key: bool = False, severity: str = ERROR) -> Problem:
         line, col = self.position(path, key=key)
-        return Problem(self.file, line, col, format_path(path), message)
+        return Problem(self.file, line, col, format_path(path), message, severity)
 
 
 # Safe loaders only: no Python object tags, so parsing a YAML file can never run code. The libyaml
@@ -129,6 +129,19 @@ def _walk(loader: yaml.SafeLoader, node: yaml.Node, path: JsonPath, doc: Documen
     return loader.construct_object(node, deep=True)
 
 
+def _tab_in_indentation(text: str, line: int) -> int | None:
+    """The column of a tab in the indentation of ``line`` (1-based), where YAML stopped; else None.
+
+    Only asked once parsing failed: a tab inside a block scalar (a script's heredoc) is content, not an error.
+    """
+    lines = text.splitlines()
+    if not 0 < line <= len(lines):
+        return None
+    row = lines[line - 1]
+    indentation = row[: len(row) - len(row.lstrip(" \t"))]
+    return indentation.index("\t") + 1 if "\t" in indentation else None
+
+
 def parse_yaml(text: str, file: str) -> tuple[Document | None, list[Problem]]:
     """Parse one YAML document. Returns (document, problems); the document is None on a syntax error."""
     loader = _Loader(text)
@@ -143,6 +156,10 @@ def parse_yaml(text: str, file: str) -> tuple[Document | None, list[Problem]]:
     except yaml.MarkedYAMLError as exc:
         mark = exc.problem_mark or exc.context_mark
         line, col = (mark.line + 1, mark.column + 1) if mark else (1, 1)
+        tab = _tab_in_indentation(text, line)
+        if tab:
+            return None, [Problem(file, line, tab, "$", "YAML syntax error: tab characters are not allowed for "
+                                                       "indentation; indent with spaces")]
         context = exc.context
         start = exc.context_mark
         if context and start is not None and mark is not None and start.line != mark.line:

@@ -1,6 +1,8 @@
 """A scripted, OpenAI-compatible Chat Completions server for offline tests and demos (stdlib only).
 
-Run ``python -m nami_yaml.testing --port 8765 [--script script.json]`` to try nami offline.
+Run ``python -m nami_yaml.testing --port 8765 [--script script.json]`` to try nami offline. The responses
+and their builders live in ``responses``, the wire format in ``wire``, the choice of response per request
+in ``routing``, and the checked script file format in ``script_file``.
 """
 
 from __future__ import annotations
@@ -8,107 +10,40 @@ from __future__ import annotations
 import argparse
 import itertools
 import json
-import re
 import signal
 import sys
 import threading
-import time
-from collections import deque
-from collections.abc import Callable, Iterable, Iterator
-from dataclasses import dataclass, field
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
 
-__all__ = ["FakeOpenAIServer", "RecordedRequest", "ScriptedCall", "ScriptedResponse", "call", "demo_responder",
-           "error", "response_from_dict", "text", "tool_calls", "usage"]
+from nami_yaml.testing.responses import (
+    ScriptedCall,
+    ScriptedResponse,
+    call,
+    error,
+    response_from_dict,
+    text,
+    tool_calls,
+    usage,
+)
+from nami_yaml.testing.routing import Scripted, ScriptRouter
+from nami_yaml.testing.wire import (
+    completion_body,
+    completion_bytes,
+    null_content_problem,
+    protocol_problem,
+    stream_chunks,
+    stream_payloads,
+    text_pieces,
+)
 
-_AUTO: Any = object()  # "compute usage from the request", distinct from None ("send no usage at all")
-
-
-@dataclass
-class ScriptedCall:
-    name: str
-    arguments: str  # sent exactly as given, so tests can script malformed JSON
-    id: str | None = None
-
-
-@dataclass
-class ScriptedResponse:
-    """One reply the server gives, in order. Build with :func:`text`, :func:`tool_calls`, :func:`error`."""
-
-    content: str | None = None
-    calls: list[ScriptedCall] = field(default_factory=list)
-    finish_reason: str | None = None  # None: "tool_calls" when there are calls, else "stop"
-    usage: dict[str, Any] | None = _AUTO
-    reasoning: str | None = None  # DeepSeek-style reasoning_content
-    delay: float = 0.0  # seconds before the response starts
-    chunk_delay: float = 0.0  # seconds between streamed chunks
-    status: int = 200
-    error_body: dict[str, Any] | None = None
-    headers: dict[str, str] = field(default_factory=dict)
-    drop_after: int | None = None  # streamed chunks sent before the connection is cut mid-response
-
+__all__ = ["FakeOpenAIServer", "RecordedRequest", "ScriptedCall", "ScriptedResponse", "call",
+           "completion_body", "demo_responder", "error", "protocol_problem", "response_from_dict", "stream_chunks",
+           "text", "text_pieces", "tool_calls", "usage"]
 
 Responder = Callable[[dict[str, Any]], "ScriptedResponse | str | None"]
-
-
-def call(name: str, arguments: dict[str, Any] | str | None = None, *, id: str | None = None) -> ScriptedCall:
-    """A tool call; a dict is JSON-encoded, a string is sent verbatim (malformed JSON allowed)."""
-    args = arguments if isinstance(arguments, str) else json.dumps(arguments or {})
-    return ScriptedCall(name=name, arguments=args, id=id)
-
-
-def text(content: str, **options: Any) -> ScriptedResponse:
-    return ScriptedResponse(content=content, **options)
-
-
-def tool_calls(*calls: ScriptedCall, content: str | None = None, **options: Any) -> ScriptedResponse:
-    return ScriptedResponse(content=content, calls=list(calls), **options)
-
-
-def error(status: int, message: str, *, type: str | None = None, code: str | None = None,
-          retry_after: float | None = None, **options: Any) -> ScriptedResponse:
-    """An HTTP error with an OpenAI-style body. ``retry_after`` (seconds) sets ``retry-after-ms``,
-    which the SDK honours, so retry tests need not wait for its default backoff."""
-    headers = dict(options.pop("headers", {}))
-    if retry_after is not None:
-        headers["retry-after-ms"] = str(int(retry_after * 1000))
-    body = {"error": {"message": message, "type": type or _error_type(status), "param": None, "code": code}}
-    return ScriptedResponse(status=status, error_body=body, headers=headers, **options)
-
-
-def usage(prompt: int = 10, completion: int = 5, cached: int = 0, *, style: str = "openai") -> dict[str, Any]:
-    """A usage object; ``style="deepseek"`` reports cache hits the way DeepSeek does."""
-    data: dict[str, Any] = {"prompt_tokens": prompt, "completion_tokens": completion,
-                            "total_tokens": prompt + completion}
-    if style == "deepseek":
-        data["prompt_cache_hit_tokens"] = cached
-        data["prompt_cache_miss_tokens"] = prompt - cached
-    else:
-        data["prompt_tokens_details"] = {"cached_tokens": cached}
-    return data
-
-
-def response_from_dict(data: dict[str, Any] | str) -> ScriptedResponse:
-    """The JSON script format: ``"hi"``, ``{"content": ...}``, ``{"tool_calls": [{"name", "arguments"}]}``,
-    ``{"error": {"status": 500, "message": "boom"}}``, plus the ScriptedResponse option names."""
-    if isinstance(data, str):
-        return text(data)
-    data = dict(data)
-    if "error" in data:
-        err = data.pop("error")
-        return error(int(err.get("status", 500)), str(err.get("message", "error")), **data)
-    calls = [call(c["name"], c.get("arguments"), id=c.get("id")) for c in data.pop("tool_calls", [])]
-    return ScriptedResponse(calls=calls, **data)
-
-
-def _error_type(status: int) -> str:
-    if status == 429:
-        return "rate_limit_error"
-    if status in (401, 403):
-        return "authentication_error"
-    return "invalid_request_error" if status < 500 else "server_error"
 
 
 class RecordedRequest(dict):  # type: ignore[type-arg]
@@ -121,68 +56,34 @@ class RecordedRequest(dict):  # type: ignore[type-arg]
         self.raw = raw
 
 
-def _pieces(content: str) -> list[str]:
-    # Word-sized deltas, like real servers: several of them for any multi-word text.
-    return re.findall(r"\s*\S+\s*|\s+", content) or [content]
-
-
-def _split(text_: str, parts: int = 3) -> list[str]:
-    size = max(1, -(-len(text_) // parts))
-    return [text_[i:i + size] for i in range(0, len(text_), size)]
-
-
-def _protocol_problem(body: dict[str, Any]) -> str | None:
-    """What a strict real server (DeepSeek, OpenAI) would reject with a 400, or None."""
-    if not isinstance(body.get("model"), str):
-        return "you must provide a model parameter"
-    messages = body.get("messages")
-    if not isinstance(messages, list) or not messages:
-        return "messages must be a non-empty array"
-    pending: set[str] = set()
-    for i, msg in enumerate(messages):
-        role = msg.get("role") if isinstance(msg, dict) else None
-        if role not in ("system", "developer", "user", "assistant", "tool"):
-            return f"messages[{i}]: invalid role {role!r}"
-        if role != "tool" and pending:
-            return (f"messages[{i}]: an assistant message with 'tool_calls' must be followed by tool "
-                    f"messages responding to each 'tool_call_id' (missing: {', '.join(sorted(pending))})")
-        if "reasoning_content" in msg:
-            return f"messages[{i}]: reasoning_content must not be sent back in input messages"
-        if role == "assistant":
-            pending = {c.get("id") for c in msg.get("tool_calls") or []}
-        elif role == "tool":
-            if msg.get("tool_call_id") not in pending:
-                return (f"messages[{i}]: messages with role 'tool' must be a response to a preceding "
-                        f"message with 'tool_calls' (unknown tool_call_id {msg.get('tool_call_id')!r})")
-            pending.discard(msg["tool_call_id"])
-    if pending:
-        return f"tool calls without a tool message answering them: {', '.join(sorted(pending))}"
-    for i, tool in enumerate(body.get("tools") or []):
-        if not (isinstance(tool, dict) and tool.get("type") == "function"
-                and isinstance(tool.get("function", {}).get("name"), str)):
-            return f"tools[{i}]: expected {{'type': 'function', 'function': {{'name': ...}}}}"
-    if "tools" in body and not body["tools"]:
-        return "tools: empty array is invalid, omit the parameter instead"
-    return None
-
-
 class FakeOpenAIServer:
-    """A real HTTP server on 127.0.0.1 replaying scripted responses in order.
+    """A real HTTP server on 127.0.0.1 replaying scripted responses.
 
-    ``requests`` holds each chat request (a :class:`RecordedRequest`); ``raw_requests`` their exact
-    bytes. When the script runs out, ``responder`` (if given) answers; otherwise a 500 says so, marked
-    not-retryable so the SDK fails at once instead of retrying.
+    ``script`` is answered in order, whoever asks; ``runs`` gives each new conversation the next script of
+    its own; ``tasks`` maps a substring of a run's first user message to its script (see ``routing``).
+    ``requests`` holds each chat request (a :class:`RecordedRequest`); ``raw_requests`` their exact bytes.
+    When a script runs out, ``responder`` (if given) answers; otherwise a 500 says so, marked not-retryable
+    so the SDK fails at once instead of retrying.
+
+    ``strict`` refuses what OpenAI and DeepSeek refuse (400); ``refuse_null_content`` also refuses an
+    assistant message whose content is null, with the 500 a llama.cpp Python server gives.
     """
 
-    def __init__(self, script: Iterable[ScriptedResponse | str] = (), *, responder: Responder | None = None,
+    def __init__(self, script: Iterable[Scripted] = (), *, responder: Responder | None = None,
                  host: str = "127.0.0.1", port: int = 0, models: Iterable[str] = ("fake-model",),
-                 strict: bool = True):
+                 strict: bool = True, refuse_null_content: bool = False,
+                 runs: Iterable[Iterable[Scripted]] = (), tasks: Mapping[str, Iterable[Scripted]] | None = None):
         self._lock = threading.Lock()
-        self._script: deque[ScriptedResponse] = deque()
+        self._router = ScriptRouter()
         self.add(*script)
+        for run in runs:
+            self.add_run(*run)
+        for substring, responses in (tasks or {}).items():
+            self.add_task(substring, *responses)
         self.responder = responder
         self.models = list(models)
         self.strict = strict
+        self.refuse_null_content = refuse_null_content
         self.requests: list[RecordedRequest] = []
         self._served = 0
         self._closed = threading.Event()
@@ -192,14 +93,24 @@ class FakeOpenAIServer:
         self._thread: threading.Thread | None = None
 
     # -- script -------------------------------------------------------------------------------
-    def add(self, *responses: ScriptedResponse | str) -> FakeOpenAIServer:
-        with self._lock:
-            self._script.extend(text(r) if isinstance(r, str) else r for r in responses)
+    def add(self, *responses: Scripted) -> FakeOpenAIServer:
+        """Responses answered in order, by whichever request comes next."""
+        self._router.add(responses)
+        return self
+
+    def add_run(self, *responses: Scripted) -> FakeOpenAIServer:
+        """The script of the next conversation to start (its later requests continue it)."""
+        self._router.add_run(responses)
+        return self
+
+    def add_task(self, substring: str, *responses: Scripted) -> FakeOpenAIServer:
+        """The script of every run whose first user message contains ``substring``."""
+        self._router.add_task(substring, responses)
         return self
 
     @property
     def remaining(self) -> int:
-        return len(self._script)
+        return self._router.remaining
 
     @property
     def raw_requests(self) -> list[bytes]:
@@ -239,15 +150,23 @@ class FakeOpenAIServer:
         with self._lock:
             self._served += 1
             served = self._served
-            if self._script:
-                return self._script.popleft()
+        response, why = self._router.next_for(body)
+        if response is not None:
+            return response
         if self.responder is not None:
             answer = self.responder(body)
             if answer is not None:
                 return text(answer) if isinstance(answer, str) else answer
-        return error(500, f"FakeOpenAIServer: script exhausted: request #{served} has no scripted response "
+        return error(500, f"FakeOpenAIServer: {why}: request #{served} has no scripted response "
                           f"(add more with server.add(...) or pass responder=)",
                      type="fake_server_script_exhausted", headers={"x-should-retry": "false"})
+
+    def _problem(self, body: dict[str, Any]) -> tuple[int, str] | None:
+        problem = protocol_problem(body) if self.strict else None
+        if problem:
+            return 400, problem
+        problem = null_content_problem(body) if self.refuse_null_content else None
+        return (500, problem) if problem else None
 
     def _record(self, request: RecordedRequest) -> None:
         with self._lock:
@@ -259,74 +178,6 @@ class FakeOpenAIServer:
     def _sleep(self, seconds: float) -> bool:
         """Sleep unless the server closes first; False means stop responding."""
         return not (seconds > 0 and self._closed.wait(seconds))
-
-
-# -- wire format ------------------------------------------------------------------------------------
-
-def _usage_for(resp: ScriptedResponse, raw: bytes) -> dict[str, Any] | None:
-    if resp.usage is not _AUTO:
-        return resp.usage
-    produced = len(resp.content or "") + sum(len(c.arguments) + len(c.name) for c in resp.calls)
-    return usage(prompt=max(1, len(raw) // 4), completion=max(1, produced // 4))
-
-
-def _call_ids(resp: ScriptedResponse, completion_id: str) -> list[str]:
-    number = completion_id.rsplit("fake", 1)[-1]
-    return [c.id or f"call_{number}_{i}" for i, c in enumerate(resp.calls)]
-
-
-def _finish_reason(resp: ScriptedResponse) -> str:
-    return resp.finish_reason or ("tool_calls" if resp.calls else "stop")
-
-
-def completion_body(resp: ScriptedResponse, *, model: str, completion_id: str, raw: bytes) -> dict[str, Any]:
-    message: dict[str, Any] = {"role": "assistant", "content": resp.content}
-    if resp.reasoning is not None:
-        message["reasoning_content"] = resp.reasoning
-    if resp.calls:
-        message["tool_calls"] = [
-            {"id": cid, "type": "function", "function": {"name": c.name, "arguments": c.arguments}}
-            for cid, c in zip(_call_ids(resp, completion_id), resp.calls, strict=True)
-        ]
-    body: dict[str, Any] = {
-        "id": completion_id, "object": "chat.completion", "created": int(time.time()), "model": model,
-        "choices": [{"index": 0, "message": message, "logprobs": None, "finish_reason": _finish_reason(resp)}],
-    }
-    u = _usage_for(resp, raw)
-    if u is not None:
-        body["usage"] = u
-    return body
-
-
-def stream_chunks(resp: ScriptedResponse, *, model: str, completion_id: str, raw: bytes,
-                  include_usage: bool) -> Iterator[dict[str, Any]]:
-    """The chunk objects of a streamed response, split the way real servers split them."""
-    created = int(time.time())
-
-    def chunk(delta: dict[str, Any], finish: str | None = None) -> dict[str, Any]:
-        return {"id": completion_id, "object": "chat.completion.chunk", "created": created, "model": model,
-                "choices": [{"index": 0, "delta": delta, "logprobs": None, "finish_reason": finish}]}
-
-    yield chunk({"role": "assistant", "content": ""})
-    for piece in _pieces(resp.reasoning) if resp.reasoning else []:
-        yield chunk({"reasoning_content": piece})
-    for piece in _pieces(resp.content) if resp.content else []:
-        yield chunk({"content": piece})
-    ids = _call_ids(resp, completion_id)
-    for i, (cid, c) in enumerate(zip(ids, resp.calls, strict=True)):
-        yield chunk({"tool_calls": [{"index": i, "id": cid, "type": "function",
-                                     "function": {"name": c.name, "arguments": ""}}]})
-    # Argument fragments interleave across calls by index, the hardest order for a client to assemble.
-    fragments = [_split(c.arguments) for c in resp.calls]
-    for round_ in itertools.zip_longest(*fragments):
-        for i, frag in enumerate(round_):
-            if frag is not None:
-                yield chunk({"tool_calls": [{"index": i, "function": {"arguments": frag}}]})
-    yield chunk({}, _finish_reason(resp))
-    u = _usage_for(resp, raw)
-    if include_usage and u is not None:
-        yield {"id": completion_id, "object": "chat.completion.chunk", "created": created, "model": model,
-               "choices": [], "usage": u}
 
 
 def _make_handler(server: FakeOpenAIServer) -> type[BaseHTTPRequestHandler]:
@@ -362,9 +213,9 @@ def _make_handler(server: FakeOpenAIServer) -> type[BaseHTTPRequestHandler]:
                 return
             headers = {k.lower(): v for k, v in self.headers.items()}
             server._record(RecordedRequest(body, path=self.path, headers=headers, raw=raw))
-            problem = _protocol_problem(body) if server.strict else None
+            problem = server._problem(body)
             if problem:
-                self._send_error(400, problem)
+                self._send_error(*problem)
                 return
             resp = server._next_response(body)
             if not server._sleep(resp.delay):
@@ -372,17 +223,20 @@ def _make_handler(server: FakeOpenAIServer) -> type[BaseHTTPRequestHandler]:
             if resp.status >= 400:
                 self._send_json(resp.status, resp.error_body or {"error": {"message": "error"}}, resp.headers)
                 return
-            model = str(body.get("model"))
+            model, completion_id = str(body.get("model")), server._new_id()
             if body.get("stream"):
                 include = bool((body.get("stream_options") or {}).get("include_usage"))
-                self._stream(resp, stream_chunks(resp, model=model, completion_id=server._new_id(), raw=raw,
-                                                 include_usage=include))
+                chunks = stream_chunks(resp, model=model, completion_id=completion_id, raw=raw,
+                                       include_usage=include)
+                self._stream(resp, stream_payloads(resp, chunks, completion_id))
             else:
-                self._send_json(resp.status, completion_body(resp, model=model, completion_id=server._new_id(),
-                                                             raw=raw), resp.headers)
+                self._send_bytes(resp.status, completion_bytes(resp, model=model, completion_id=completion_id,
+                                                               raw=raw), resp.headers)
 
         def _send_json(self, status: int, payload: dict[str, Any], headers: dict[str, str] | None = None) -> None:
-            data = json.dumps(payload).encode()
+            self._send_bytes(status, json.dumps(payload).encode(), headers)
+
+        def _send_bytes(self, status: int, data: bytes, headers: dict[str, str] | None = None) -> None:
             try:
                 self.send_response(status)
                 self.send_header("content-type", "application/json")
@@ -397,7 +251,7 @@ def _make_handler(server: FakeOpenAIServer) -> type[BaseHTTPRequestHandler]:
         def _send_error(self, status: int, message: str) -> None:
             self._send_json(status, error(status, message).error_body or {})
 
-        def _stream(self, resp: ScriptedResponse, chunks: Iterator[dict[str, Any]]) -> None:
+        def _stream(self, resp: ScriptedResponse, payloads: Iterator[bytes]) -> None:
             # Chunked encoding, so a cut connection (drop_after) is a visible protocol error to the client.
             self.close_connection = True
             try:
@@ -408,13 +262,12 @@ def _make_handler(server: FakeOpenAIServer) -> type[BaseHTTPRequestHandler]:
                 for k, v in resp.headers.items():
                     self.send_header(k, v)
                 self.end_headers()
-                events = (f"data: {json.dumps(c)}\n\n" for c in chunks)
-                for n, event in enumerate(itertools.chain(events, ["data: [DONE]\n\n"])):
+                for n, payload in enumerate(payloads):
                     if resp.drop_after is not None and n >= resp.drop_after:
                         return
                     if n and not server._sleep(resp.chunk_delay):
                         return
-                    data = event.encode()
+                    data = b"data: " + payload + b"\n\n"
                     self.wfile.write(b"%x\r\n%s\r\n" % (len(data), data))
                     self.wfile.flush()
                 self.wfile.write(b"0\r\n\r\n")
@@ -436,11 +289,25 @@ def main(argv: list[str] | None = None) -> int:
                                      description="Serve a scripted OpenAI-compatible Chat Completions API.")
     parser.add_argument("--host", default="127.0.0.1")
     parser.add_argument("--port", type=int, default=8765, help="0 picks a free port")
-    parser.add_argument("--script", type=Path, help="JSON list of responses; without it, a demo echo answers")
+    parser.add_argument("--script", type=Path, help="JSON script: a list of responses, {\"runs\": [...]} or "
+                                                    "{\"tasks\": {...}}; without it, a demo echo answers")
+    parser.add_argument("--refuse-null-content", action="store_true",
+                        help="refuse assistant messages with null content, as llama.cpp's Python server does")
     args = parser.parse_args(argv)
-    script = [response_from_dict(r) for r in json.loads(args.script.read_text())] if args.script else []
-    server = FakeOpenAIServer(script, responder=None if args.script else demo_responder,
-                              host=args.host, port=args.port)
+    if args.script:
+        from nami_yaml.errors import SpecError
+        from nami_yaml.testing.script_file import load_script
+
+        try:
+            plan = load_script(args.script)
+        except SpecError as exc:
+            sys.stderr.write(f"{exc}\n")
+            return 2
+        server = FakeOpenAIServer(plan.responses, runs=plan.runs, tasks=plan.tasks, host=args.host,
+                                  port=args.port, refuse_null_content=args.refuse_null_content)
+    else:
+        server = FakeOpenAIServer(responder=demo_responder, host=args.host, port=args.port,
+                                  refuse_null_content=args.refuse_null_content)
     stop = threading.Event()
     # SIGTERM as well as Ctrl-C: a shell running us in the background makes us ignore SIGINT.
     signal.signal(signal.SIGTERM, lambda *_: stop.set())

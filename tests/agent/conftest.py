@@ -16,7 +16,7 @@ from typing import Any
 import jsonschema
 import pytest
 
-from nami_yaml.agent import AgentLoop, Event
+from nami_yaml.agent import AgentLoop, Decision, Event, EventBus, Hooks
 from nami_yaml.result import ToolResult
 from nami_yaml.runtime import RuntimeContext
 from nami_yaml.testing.fake_server import FakeOpenAIServer
@@ -46,8 +46,16 @@ class Prepared:
     def risk(self) -> str:
         return self.tool.risk
 
+    kind = "python"
+
     def describe(self) -> str:
         return f"{self.name} " + " ".join(f"{k}={v}" for k, v in sorted(self.arguments.items()))
+
+    def plan(self) -> dict[str, Any]:
+        return {"function": self.tool.func.__name__, "arguments": self.arguments}
+
+    def cancel(self) -> None:
+        self.toolbox.ctx.cancel.set()
 
     def run(self) -> ToolResult:
         try:
@@ -187,7 +195,7 @@ class Harness:
     approvals: list[str] = field(default_factory=list)
     answer: bool = True
 
-    def approve(self, call: Any) -> bool:
+    def approve(self, call: Any, pending: Decision) -> bool:
         self.approvals.append(call.describe())
         return self.answer
 
@@ -196,8 +204,9 @@ class Harness:
 
         model = OpenAIChatModel(model="fake-model", base_url=self.server.base_url, api_key="sk-test",
                                 stream=options.pop("stream", True), max_retries=options.pop("max_retries", 0))
-        return AgentLoop(model=model, toolbox=self.toolbox, approve=self.approve, cancel=self.ctx.cancel,
-                         on_event=self.events.append, **options)
+        hooks = options.pop("hooks", None) or Hooks(ask=self.approve)
+        return AgentLoop(model=model, toolbox=self.toolbox, hooks=hooks, cancel=self.ctx.cancel,
+                         events=EventBus(self.events.append), **options)
 
     def of_type(self, kind: str) -> list[dict[str, Any]]:
         return [e.to_json() for e in self.events if e.type == kind]

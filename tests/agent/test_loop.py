@@ -11,7 +11,7 @@ from typing import Any
 
 import pytest
 
-from nami_yaml.agent.loop import ABANDONED, CUT_OFF, NOT_RUN
+from nami_yaml.agent.tool_phase import ABANDONED, CUT_OFF, NOT_RUN
 from nami_yaml.testing.fake_server import FakeOpenAIServer, call, error, text, tool_calls
 
 USER = [{"role": "user", "content": "do the thing"}]
@@ -301,13 +301,13 @@ def test_a_tool_ignoring_cancel_is_abandoned_after_the_grace_period(harness: Any
 
 
 def test_an_approval_that_fails_is_a_denial(harness: Any, server: FakeOpenAIServer) -> None:
-    def broken(call: Any) -> bool:
+    def broken(call: Any, pending: Any) -> bool:
         raise EOFError("stdin is closed")
 
     server.add(tool_calls(call("write_note", {"path": "y.txt", "text": "y"})), text("understood"))
     messages = _history()
     loop = harness.loop()
-    loop.approve = broken
+    loop.hooks.ask = broken
     outcome = loop.run(messages)
 
     assert outcome.status == "answered"
@@ -368,7 +368,9 @@ def test_request_prefix_is_byte_stable_over_20_steps(harness: Any, server: FakeO
         assert tools == next_tools
         assert next_msgs.startswith(msgs[:-1])  # all but the closing "]"
         assert len(next_msgs) > len(msgs)
-    assert json.loads(spans[-1][0]) == messages[:-1]
+    # As sent: an assistant turn with only tool calls has "" for content (strict servers refuse null).
+    assert json.loads(spans[-1][0]) == [{**m, "content": ""} if m["role"] == "assistant" and m["content"] is None
+                                        else m for m in messages[:-1]]
 
 
 def _json_span(raw: bytes, key: bytes) -> bytes:

@@ -1,6 +1,7 @@
 """grep and glob on real trees. Both engines run the same tests, so their output cannot drift apart: the
-`engine` fixture gives a context whose PATH decides which one runs (ripgrep must be installed: without it the
-"rg" cases fail rather than quietly testing the Python engine twice)."""
+`engine` fixture gives a context whose PATH decides which one runs. ripgrep is optional for users, so
+without it the "rg" cases are skipped with the reason; CI sets NAMI_REQUIRE_RG=1, and there a missing rg
+fails them, so CI always tests both engines."""
 
 from __future__ import annotations
 
@@ -38,8 +39,10 @@ def engine(request: pytest.FixtureRequest, ctx: RuntimeContext, tmp_path: Path) 
         return ectx
     rg = shutil.which("rg")
     if rg is None:
-        pytest.fail("ripgrep (rg) is not on PATH, so the rg engine cannot be tested; install it "
-                    "(e.g. apt-get install ripgrep) - the Python engine alone is not enough")
+        reason = "ripgrep (rg) is not on PATH, so the rg engine cannot be tested; install it (apt-get install ripgrep)"
+        if os.environ.get("NAMI_REQUIRE_RG") == "1":
+            pytest.fail(f"{reason}: NAMI_REQUIRE_RG=1 requires it")
+        pytest.skip(reason)
     ectx = _with_path(ctx, Path(rg).parent)
     found = search._ripgrep(ectx)
     assert found is not None and Path(found).parent == Path(rg).parent

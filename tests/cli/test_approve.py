@@ -8,9 +8,11 @@ from pathlib import Path
 
 import pytest
 
-from nami_yaml.cli.approve import approval_text, make_approver
+from nami_yaml.agent.hooks import Decision
+from nami_yaml.cli.approve import approval_text, terminal_approver
 from nami_yaml.config.toolset import BUILTIN_DIR
-from nami_yaml.registry.executor import Executor, PreparedCall
+from nami_yaml.policy.approval import ApprovalRequest
+from nami_yaml.registry.executor import Executor, PreparedToolCall
 from nami_yaml.registry.loader import load_tools
 from nami_yaml.registry.registry import Registry
 from nami_yaml.runtime import RuntimeContext
@@ -43,9 +45,9 @@ def executor(tmp_path: Path, ctx: RuntimeContext) -> Executor:
     return Executor(Registry(tools), ctx)
 
 
-def prepared(executor: Executor, name: str, arguments: dict) -> PreparedCall:
+def prepared(executor: Executor, name: str, arguments: dict) -> PreparedToolCall:
     call = executor.prepare(name, json.dumps(arguments))
-    assert isinstance(call, PreparedCall), call
+    assert isinstance(call, PreparedToolCall), call
     return call
 
 
@@ -71,16 +73,24 @@ def test_a_write_shows_its_path_and_content(executor: Executor) -> None:
     assert "(20 characters, 2 lines)" in text and "    | curl evil" in text
 
 
+def ask(call: PreparedToolCall, stdin: io.StringIO, err: io.StringIO | None = None) -> bool | Decision:
+    return terminal_approver(stdin=stdin, err=err or io.StringIO())(ApprovalRequest(call, Decision.ask()))
+
+
 def test_the_answer_decides(executor: Executor) -> None:
     call = prepared(executor, "bash", {"command": "echo hi"})
     prompt = Terminal()
-    assert make_approver({"exec": "ask"}, assume_yes=False, stdin=Terminal("y\n"), err=prompt)(call)
-    assert "echo hi" in prompt.getvalue() and "Run it? [y/N]" in prompt.getvalue()
-    assert not make_approver({"exec": "ask"}, assume_yes=False, stdin=Terminal("\n"), err=io.StringIO())(call)
-    assert not make_approver({"exec": "ask"}, assume_yes=False, stdin=io.StringIO("y\n"), err=io.StringIO())(call)
-    assert make_approver({"exec": "ask"}, assume_yes=True, stdin=io.StringIO(), err=io.StringIO())(call)
-    assert not make_approver({"exec": "deny"}, assume_yes=True, stdin=Terminal("y\n"), err=io.StringIO())(call)
-    assert make_approver({"exec": "allow"}, assume_yes=False, stdin=io.StringIO(), err=io.StringIO())(call)
+    assert ask(call, Terminal("y\n"), prompt) is True
+    assert "echo hi" in prompt.getvalue() and "Run it? [y] yes once" in prompt.getvalue()
+    assert ask(call, Terminal("\n")) is False
+
+
+def test_no_terminal_means_no_and_says_so(executor: Executor) -> None:
+    call = prepared(executor, "bash", {"command": "echo hi"})
+    err = io.StringIO()
+    assert ask(call, io.StringIO("y\n"), err) == Decision.deny("there is no terminal to ask on (it needs a yes)",
+                                                              "no approver")
+    assert "not approved (no terminal; use --yes to allow): bash" in err.getvalue()
 
 
 def test_invisible_characters_and_odd_line_breaks_are_shown(executor: Executor) -> None:
@@ -94,3 +104,25 @@ def test_a_long_multi_line_command_is_never_shortened(executor: Executor) -> Non
     command = "\n".join(f"echo step {n}" for n in range(200))
     text = approval_text(prepared(executor, "bash", {"command": command}))
     assert "echo step 199" in text and "more lines" not in text
+
+
+def test_yes_for_the_session_and_no_with_a_reason(executor: Executor) -> None:
+    from nami_yaml.policy.approval import SESSION_SOURCE
+    from nami_yaml.policy.session import SessionApprovals
+
+    call = prepared(executor, "bash", {"command": "make test"})
+    session = SessionApprovals()
+    approve = terminal_approver(stdin=Terminal("a\n"), err=io.StringIO())
+    pending = Decision.ask("tests touch the database", "rule agent.yaml:9:5")
+    answer = approve(ApprovalRequest(call, pending, session))
+    assert answer == Decision.allow(source=SESSION_SOURCE) and session.approved(call)
+    assert not session.approved(prepared(executor, "bash", {"command": "make test "}))
+    prompt = io.StringIO()
+    answer = terminal_approver(stdin=Terminal("r\n  use   make check\n"), err=prompt)(
+        ApprovalRequest(call, pending))
+    assert answer == Decision.deny("use make check", "user")
+    assert "  (asked by rule agent.yaml:9:5: tests touch the database)\n" in prompt.getvalue()
+    assert "Why not? (the model is told): " in prompt.getvalue()
+    assert terminal_approver(stdin=Terminal("r\n\n"), err=io.StringIO())(ApprovalRequest(call, pending)) == \
+        Decision.deny(None, "user")
+    assert terminal_approver(stdin=Terminal("n\n"), err=io.StringIO())(ApprovalRequest(call, pending)) is False

@@ -36,14 +36,15 @@ def test_check_ok_prints_a_summary(workdir: Path) -> None:
                                         "  - {name: c, description: d, entrypoint: 'm:f'}\n")
     result = nami("check")
     assert result.exit_code == 0, result.output
-    assert result.stdout == (f"ok: {agent}; 5 tools (2 built-in, 1 command, 1 entrypoint, 1 script) "
+    # read_file and bash have docs, so tool_docs comes with them
+    assert result.stdout == (f"ok: {agent}; 6 tools (3 built-in, 1 command, 1 entrypoint, 1 script) "
                              "from 2 tool files\n")
 
 
 def test_check_without_agent_yaml_uses_defaults(workdir: Path) -> None:
     result = nami("check")
     assert result.exit_code == 0
-    n = len(DEFAULT_BUILTINS)
+    n = len(DEFAULT_BUILTINS) + 1  # and tool_docs, which reads their docs
     assert result.stdout == f"ok: no agent.yaml (defaults); {n} tools ({n} built-in) from 0 tool files\n"
 
 
@@ -158,3 +159,106 @@ def test_real_nami_check_exit_codes(workdir: Path) -> None:
     assert bad.returncode == 1
     assert bad.stderr == "t.yaml:1:1: $: missing runner: a tool needs one of command, script or entrypoint\n" \
                          "1 problem found\n"
+
+
+UNUSED_AND_MISSING = """\
+name: pods
+description: List pods.
+parameters:
+  type: object
+  properties:
+    namespace: {type: string, default: default}
+    selector: {type: string}
+command: [kubectl-not-installed-here, get, pods, --namespace, "{namespace}"]
+"""
+
+
+def test_warnings_are_shown_but_do_not_fail(workdir: Path) -> None:
+    agent = write(workdir / "agent.yaml", "tools: {builtin: [], files: [t.yaml]}\n")
+    write(workdir / "t.yaml", UNUSED_AND_MISSING)
+    result = nami("check")
+    assert result.exit_code == 0, result.output
+    assert result.stderr.splitlines() == [
+        "t.yaml:7:5: $.parameters.properties.selector: warning: parameter 'selector' is never used by the command "
+        "or stdin",
+        "t.yaml:8:11: $.command[0]: warning: program 'kubectl-not-installed-here' is not found on PATH here "
+        "(the machine that runs the tool needs it)",
+    ]
+    assert result.stdout == f"ok: {agent}; 1 tool (1 command) from 1 tool file; 2 warnings\n"
+
+
+def test_strict_turns_warnings_into_failures(workdir: Path) -> None:
+    write(workdir / "agent.yaml", "tools: {builtin: [], files: [t.yaml]}\n")
+    write(workdir / "t.yaml", UNUSED_AND_MISSING)
+    result = nami("check", "--strict")
+    assert result.exit_code == 1
+    assert result.stdout == ""
+    assert result.stderr.splitlines()[-1] == "2 warnings found (--strict)"
+
+
+def test_errors_and_warnings_are_counted_apart(workdir: Path) -> None:
+    write(workdir / "agent.yaml", "tools: {builtin: [], files: [t.yaml]}\n")
+    write(workdir / "t.yaml", UNUSED_AND_MISSING.replace("default: default", "default: 5"))
+    result = nami("check")
+    assert result.exit_code == 1
+    lines = result.stderr.splitlines()
+    assert lines[0] == ("t.yaml:6:40: $.parameters.properties.namespace.default: default 5 is not valid for this "
+                        "parameter: expected string, got integer 5")
+    assert lines[-1] == "1 problem and 2 warnings found"
+
+
+def test_the_program_check_follows_path(workdir: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    write(workdir / "agent.yaml", "tools: {builtin: [], files: [t.yaml]}\n")
+    write(workdir / "t.yaml", "name: t\ndescription: d\ncommand: [my-tool, --version]\n")
+    assert "not found on PATH" in nami("check").stderr
+    stub = write(workdir / "bin" / "my-tool", "#!/bin/sh\nexit 0\n")
+    stub.chmod(0o755)
+    monkeypatch.setenv("PATH", f"{workdir / 'bin'}{os.pathsep}{os.environ['PATH']}")
+    result = nami("check", "--strict")
+    assert (result.exit_code, result.stderr) == (0, "")
+
+
+def test_check_json_lists_every_problem_with_its_position(workdir: Path) -> None:
+    write(workdir / "agent.yaml", "tools: {builtin: [], files: [tools]}\n")
+    write(workdir / "tools" / "a.yaml", "name: a\ndescription: d\nrisk: reed\ncommand: [echo]\n")
+    write(workdir / "tools" / "b.yaml", UNUSED_AND_MISSING)
+    result = nami("check", "--json")
+    assert result.exit_code == 1
+    report = json.loads(result.stdout)
+    assert (report["ok"], report["errors"], report["warnings"], report["tools"]) == (False, 1, 2, None)
+    assert report["problems"][0] == {
+        "file": "tools/a.yaml", "line": 3, "col": 7, "path": "$.risk",
+        "message": "\"reed\" is not one of: \"read\", \"write\", \"exec\"; did you mean 'read'?", "severity": "error",
+    }
+    assert [(p["file"], p["line"], p["severity"]) for p in report["problems"][1:]] == [
+        ("tools/b.yaml", 7, "warning"), ("tools/b.yaml", 8, "warning")]
+
+
+def test_check_json_when_all_is_well_and_with_strict(workdir: Path) -> None:
+    write(workdir / "agent.yaml", "tools: {builtin: [read_file], files: [t.yaml]}\n")
+    write(workdir / "t.yaml", UNUSED_AND_MISSING)
+    report = json.loads(nami("check", "--json").stdout)
+    # read_file, t.yaml's tool, and tool_docs (added because read_file has docs on demand)
+    assert (report["ok"], report["errors"], report["warnings"], report["tools"]) == (True, 0, 2, 3)
+    strict = nami("check", "--json", "--strict")
+    assert strict.exit_code == 1 and json.loads(strict.stdout)["warnings"] == 2
+
+
+def test_check_json_for_a_broken_agent_yaml_and_a_config_error(workdir: Path) -> None:
+    write(workdir / "agent.yaml", "model:\n  nmae: x\n")
+    report = json.loads(nami("check", "--json").stdout)
+    assert report["problems"] == [{"file": "agent.yaml", "line": 2, "col": 3, "path": "$.model.nmae",
+                                   "message": "unknown key 'nmae'; did you mean 'name'?", "severity": "error"}]
+    write(workdir / "agent.yaml", "tools: {builtin: [gerp]}\n")
+    result = nami("check", "--json")
+    assert result.exit_code == 1
+    (problem,) = json.loads(result.stdout)["problems"]
+    assert problem["severity"] == "error" and "unknown built-in tool 'gerp'" in problem["message"]
+
+
+def test_a_tab_in_the_indentation_is_named(workdir: Path) -> None:
+    write(workdir / "agent.yaml", "tools: {builtin: [], files: [t.yaml]}\n")
+    write(workdir / "t.yaml", "name: t\ndescription: d\nparameters:\n  type: object\n\tproperties: {}\ncommand: [echo]\n")
+    result = nami("check")
+    assert result.stderr == ("t.yaml:5:1: $: YAML syntax error: tab characters are not allowed for indentation; "
+                             "indent with spaces\n1 problem found\n")

@@ -149,7 +149,9 @@ def test_write_denied_without_terminal_or_yes(fake_openai: FakeOpenAIServer, wor
     result = nami(fake_openai, "run", "write", cwd=workdir)
     assert result.returncode == 0
     assert not (workdir / "x.txt").exists()
-    assert "Denied by the user" in tool_messages(fake_openai.requests[1])[0]["content"]
+    refusal = tool_messages(fake_openai.requests[1])[0]["content"]
+    assert refusal.startswith("Denied by no approver: ")
+    assert "there is no terminal to ask on (permissions.write asks)" in refusal
 
 
 def test_json_events(fake_openai: FakeOpenAIServer, workdir: Path) -> None:
@@ -238,7 +240,7 @@ def test_chat_clear_forgets(fake_openai: FakeOpenAIServer, workdir: Path) -> Non
     assert [m["role"] for m in fake_openai.requests[1]["messages"]] == ["system", "user"]
 
 
-@pytest.mark.parametrize("args", [["--help"], ["tools", "list"], ["check"]])
+@pytest.mark.parametrize("args", [["--help"], ["tools", "list"], ["check"], ["context"], ["sessions"]])
 def test_light_commands_do_not_import_openai(args: list[str], workdir: Path) -> None:
     code = ("import sys\nfrom nami_yaml.cli.main import cli\n"
             f"try:\n    cli({args!r}, prog_name='nami')\nexcept SystemExit:\n    pass\n"

@@ -79,7 +79,8 @@ def test_tools_list(project: Path) -> None:
     lines = result.stdout.splitlines()
     # the built-in's wording belongs to another module; only its row's shape is checked here
     assert lines[0].startswith("read_file    read   Read ") and lines[0].endswith("  [built-in]")
-    assert lines[1:] == [
+    assert lines[1].startswith("tool_docs    read   Read ")  # read_file has docs: their reader comes too
+    assert lines[2:] == [
         "show_args    read   Print the argv it receives as JSON.  [tools/ops.yaml:2:5]",
         "make_marker  write  Create a marker file and say so.  [tools/ops.yaml:17:5]",
         "fail         exec   Always fails.  [tools/ops.yaml:29:5]",
@@ -93,16 +94,17 @@ def test_tools_list_json(project: Path) -> None:
     rows = json.loads(result.stdout)
     assert [(r["name"], r["runner"], r["builtin"], r["risk"]) for r in rows] == [
         ("read_file", "entrypoint", True, "read"),
+        ("tool_docs", "entrypoint", True, "read"),
         ("show_args", "command", False, "read"),
         ("make_marker", "command", False, "write"),
         ("fail", "command", False, "exec"),
         ("shorten", "entrypoint", False, "exec"),
     ]
-    assert rows[1]["parameters"]["required"] == ["label"]
+    assert rows[2]["parameters"]["required"] == ["label"]
 
 
-def test_tools_show_prints_the_exact_definition(project: Path) -> None:
-    result = nami("tools", "show", "show_args")
+def test_tools_show_json_prints_the_exact_definition(project: Path) -> None:
+    result = nami("tools", "show", "show_args", "--json")
     assert result.exit_code == 0
     tools, _ = load_tools([project / "tools" / "ops.yaml"])
     tool = tools[0]
@@ -117,14 +119,14 @@ def test_tools_show_prints_the_exact_definition(project: Path) -> None:
 def test_tools_show_unknown_name(project: Path) -> None:
     result = nami("tools", "show", "nope")
     assert result.exit_code == 2
-    assert result.stderr == ("nami: unknown tool 'nope'. Available tools: read_file, show_args, make_marker, "
-                             "fail, shorten\n")
+    assert result.stderr == ("nami: unknown tool 'nope'. Available tools: read_file, tool_docs, show_args, "
+                             "make_marker, fail, shorten\n")
 
 
 def test_tools_call_coerces_values_per_schema(project: Path) -> None:
     result = nami("tools", "call", "show_args", "label=007", "count=3", "loud=true", 'tags=["a b", "c"]')
     assert result.exit_code == 0, result.output
-    assert json.loads(result.stdout) == ["--count=3", "--loud", "007", "--tag", "a b", "c"]
+    assert json.loads(result.stdout) == ["--count=3", "--loud", "007", "--tag", "a b", "--tag", "c"]
 
 
 def test_tools_call_with_args_json_and_overrides(project: Path) -> None:
@@ -138,11 +140,12 @@ def test_tools_call_with_args_json_and_overrides(project: Path) -> None:
 def test_tools_call_exit_codes(project: Path) -> None:
     failed = nami("tools", "call", "fail")
     assert failed.exit_code == 1
-    assert failed.stdout == "[stderr]\nit broke\n[exit code: 1]\n"
+    assert (failed.stdout, failed.stderr) == ("", "it broke\n[exit code: 1]\n")
     invalid = nami("tools", "call", "show_args", "count=0")
     assert invalid.exit_code == 1
-    assert "- $: missing required 'label'" in invalid.stdout
-    assert "- $.count: 0 is less than the minimum of 1" in invalid.stdout
+    assert invalid.stdout == ""
+    assert "- $: missing required 'label'" in invalid.stderr
+    assert "- $.count: 0 is less than the minimum of 1" in invalid.stderr
     entry = nami("tools", "call", "shorten", "text=one two three four")
     assert (entry.exit_code, entry.stdout) == (0, "one [...]\n")
 
@@ -192,6 +195,7 @@ def test_dry_run_of_an_entrypoint(project: Path) -> None:
         "tool:    shorten (risk: exec)",
         "calls:   textwrap:shorten",
         'with:    {"text": "abc", "width": 12}',
+        "decision: allow (permissions.exec asks about the model's calls; calling it by hand is your yes)",
     ]
 
 
@@ -218,7 +222,7 @@ def test_real_process_tools_list_and_call(project: Path) -> None:
     listed = run_nami(project, "tools", "list", "--json")
     assert listed.returncode == 0, listed.stderr
     assert [row["name"] for row in json.loads(listed.stdout)] == [
-        "read_file", "show_args", "make_marker", "fail", "shorten"
+        "read_file", "tool_docs", "show_args", "make_marker", "fail", "shorten"
     ]
     called = run_nami(project, "tools", "call", "show_args", "label=$(touch pwned)", "count=2")
     assert called.returncode == 0, called.stderr
@@ -229,7 +233,7 @@ def test_real_process_tools_list_and_call(project: Path) -> None:
 
 
 def test_real_process_via_python_dash_c(project: Path) -> None:
-    argv = [sys.executable, "-c", "from nami_yaml.cli.main import main; main()", "tools", "show", "shorten"]
+    argv = [sys.executable, "-c", "from nami_yaml.cli.main import main; main()", "tools", "show", "shorten", "--json"]
     shown = subprocess.run(argv, cwd=project, env=dict(os.environ), capture_output=True, text=True, timeout=60)
     assert shown.returncode == 0, shown.stderr
     assert json.loads(shown.stdout)["function"]["name"] == "shorten"
@@ -256,6 +260,39 @@ parameters:
 env: {NOTE: "a\e[8mhidden"}
 stdin: "line\e[2K"
 command: [rm, -rf, "/\e[2K\rkubectl get pods", "{target}"]
+"""
+
+
+SPLIT = """\
+tools:
+  - name: both_streams
+    description: Write to stdout and stderr, then fail.
+    command: [PYTHON, -c, "import sys; print('to stdout'); print('to stderr', file=sys.stderr); sys.exit(3)"]
+  - name: chatty
+    description: Print much more than max_output.
+    max_output: 200
+    command: [PYTHON, -c, "print('x' * 5000)"]
+  - name: deploy
+    description: Deploy with secrets from the host.
+    risk: exec
+    cwd: ops
+    timeout: 30
+    env: {TF_IN_AUTOMATION: "1", CONFIG: "${HOME}/.deploy"}
+    env_passthrough: [DEPLOY_TOKEN]
+    parameters:
+      type: object
+      properties:
+        target: {type: string, pattern: "^[a-z]+$"}
+        extra: {type: array, items: {type: string}}
+      required: [target]
+    allow_dash: [extra]
+    stdin: "deploying {target}"
+    command: [./deploy.sh, "{target}", [--extra, "{extra}"]]
+  - name: lines
+    description: Count lines.
+    script: |
+      set -eu
+      wc -l
 """
 
 
@@ -293,11 +330,19 @@ def test_tool_listings_escape_what_the_repository_wrote(evil_project: Path) -> N
     assert "\\u009b2J\\u202e" in nami("tools", "show", "sneaky").stdout
 
 
-def test_tool_output_printed_by_tools_call_is_escaped(project: Path) -> None:
+def test_tool_output_is_escaped_on_a_terminal_and_kept_when_redirected(
+        project: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch) -> None:
+    from nami_yaml.cli.tools import print_result
+    from nami_yaml.result import ToolResult
+
     result = nami("tools", "call", "shorten", "text=a \x1b[2J\u202e b", "width=40")
     assert result.exit_code == 0
-    _nothing_live(result.stdout)
-    assert result.stdout == "a \\x1b[2J\\u202e b\n"
+    assert result.stdout == "a \x1b[2J\u202e b\n"  # redirected: the bytes the tool produced
+    monkeypatch.setattr(sys.stdout, "isatty", lambda: True)
+    print_result(ToolResult("a \x1b[2J\u202e b"))
+    shown = capsys.readouterr().out
+    _nothing_live(shown)
+    assert shown == "a \\x1b[2J\\u202e b\n"
 
 
 def test_env_scrub_in_the_user_config_keeps_variables_from_tools(workdir: Path, temp_home: Path,
@@ -312,3 +357,89 @@ def test_env_scrub_in_the_user_config_keeps_variables_from_tools(workdir: Path, 
     result = nami("tools", "call", "show_env", "--tools", "env.yaml")
     assert result.exit_code == 0, result.output
     assert result.stdout == "[]\n"
+
+
+@pytest.fixture
+def split_project(project: Path) -> Path:
+    (project / "tools" / "split.yaml").write_text(SPLIT.replace("PYTHON", sys.executable), encoding="utf-8")
+    assert CliRunner().invoke(cli, ["trust", "--yes"]).exit_code == 0
+    return project
+
+
+def test_tools_call_keeps_stdout_and_stderr_apart(split_project: Path) -> None:
+    result = nami("tools", "call", "both_streams")
+    assert result.exit_code == 1
+    assert result.stdout == "to stdout\n"
+    assert result.stderr == "to stderr\n[exit code: 3]\n"
+    real = run_nami(split_project, "tools", "call", "both_streams")
+    assert (real.returncode, real.stdout, real.stderr) == (1, "to stdout\n", "to stderr\n[exit code: 3]\n")
+
+
+def test_tools_call_json_prints_the_whole_result(split_project: Path) -> None:
+    result = nami("tools", "call", "both_streams", "--json")
+    assert result.exit_code == 1
+    shown = json.loads(result.stdout)
+    assert (shown["ok"], shown["exit_code"], shown["saved_output"]) == (False, 3, None)
+    assert shown["content"] == "to stdout\n[stderr]\nto stderr\n[exit code: 3]"
+    assert shown["details"]["timed_out"] is False
+    chatty = json.loads(nami("tools", "call", "chatty", "--json").stdout)
+    assert chatty["ok"] and chatty["details"]["truncated"]
+    assert Path(chatty["saved_output"]).read_text() == "x" * 5000 + "\n"
+    invalid = json.loads(nami("tools", "call", "show_args", "--json").stdout)
+    assert invalid["ok"] is False and "missing required 'label'" in invalid["content"]
+    plan = json.loads(nami("tools", "call", "show_args", "label=x", "--dry-run", "--json").stdout)
+    assert (plan["tool"], plan["risk"], plan["plan"]["argv"][-1]) == ("show_args", "read", "x")
+
+
+def test_tools_show_says_how_a_tool_runs(split_project: Path) -> None:
+    result = nami("tools", "show", "deploy")
+    assert result.exit_code == 0, result.output
+    head, definition = result.stdout.split("definition sent to the model:\n")
+    assert head.splitlines() == [
+        "name:       deploy",
+        "risk:       exec",
+        "source:     tools/split.yaml:9:5",
+        "runner:     command",
+        'argv:       ["./deploy.sh", "{target}", ["--extra", "{extra}"]]',
+        "timeout:    30 s",
+        "cwd:        ops (in the workspace)",
+        "env:        TF_IN_AUTOMATION=1",
+        "env:        CONFIG=${HOME}/.deploy",
+        "env_passthrough: DEPLOY_TOKEN",
+        'stdin:      "deploying {target}"',
+        "allow_dash: extra",
+        "max_output: 50,000 bytes (default)",
+    ]
+    assert json.loads(definition) == json.loads(nami("tools", "show", "deploy", "--json").stdout)
+    script = nami("tools", "show", "lines").stdout.splitlines()
+    assert script[3:8] == ["runner:     script", "script:", "  | set -eu", "  | wc -l", "timeout:    120 s (default)"]
+    entry = nami("tools", "show", "shorten").stdout.splitlines()
+    assert entry[3:6] == ["runner:     entrypoint", "entrypoint: textwrap:shorten", "max_output: 50,000 bytes (default)"]
+
+
+def test_tools_library_lists_groups_programs_and_how_to_select(workdir: Path, tmp_path: Path,
+                                                               monkeypatch: pytest.MonkeyPatch) -> None:
+    bin_dir = tmp_path / "bin"
+    bin_dir.mkdir()
+    for program in ("git", "bash"):
+        (bin_dir / program).write_text("#!/bin/sh\n")
+        (bin_dir / program).chmod(0o755)
+    monkeypatch.setenv("PATH", str(bin_dir))
+    result = nami("tools", "library", "git", "kubectl")
+    assert result.exit_code == 0, result.output
+    lines = result.output.splitlines()
+    assert "tools: {library: [git, kubectl/logs]}" in lines[1]
+    assert "git: 6 tools; runs git" in lines
+    assert "kubectl: 12 tools; runs kubectl (not on PATH)" in lines
+    assert any(line.split()[:2] == ["kubectl_apply", "write"] and line.endswith("[kubectl/apply]") for line in lines)
+    assert not any(line.startswith("docker") for line in lines)
+
+
+def test_tools_library_json_and_unknown_group(workdir: Path) -> None:
+    data = json.loads(nami("tools", "library", "--json").output)
+    groups = {group["name"]: group for group in data["groups"]}
+    assert "terraform" in groups and Path(data["root"]).is_dir()
+    plan = next(t for t in groups["terraform"]["tools"] if t["name"] == "terraform_plan")
+    assert plan["select"] == "terraform/plan" and plan["risk"] == "read" and Path(plan["file"]).is_file()
+    unknown = nami("tools", "library", "kubctl")
+    assert unknown.exit_code == 2 and "unknown library group 'kubctl'" in unknown.output

@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner, Result
 
-from nami_yaml.cli.common import session
+from nami_yaml.cli.common import load_project
 from nami_yaml.cli.main import cli
 from nami_yaml.config.settings import load_settings
 from nami_yaml.config.trust import covered_files, fingerprint
@@ -189,8 +189,94 @@ def test_nami_writes_no_bytecode_into_the_project_and_trust_holds(project: Path,
 def test_a_tool_changed_in_the_same_session_is_not_imported(project: Path) -> None:
     """The model writes tools/*.py, then calls a read tool: the fingerprint is checked again at import."""
     code = _entry_project(project, "greeter_same_session", "greeter_same_session.py")
-    _, registry, ctx = session(None, will_run=True)
+    project_ = load_project(None, will_run=True)
+    registry, ctx = project_.registry, project_.context
     assert ctx.code_check is not None
     code.write_text("import os\ndef greet(name):\n    return 'ran new code'\n")
     result = Executor(registry, ctx).execute("greet", '{"name": "x"}')
     assert not result.ok and "changed since it was trusted" in result.content
+
+
+def test_summary_shows_programs_secrets_and_folders_outside(project: Path, tmp_path: Path) -> None:
+    outside = tmp_path / "elsewhere"
+    outside.mkdir()
+    (project / "linked").symlink_to(outside)
+    (project / "tools" / "deploy.yaml").write_text(
+        "name: deploy\ndescription: d\ncwd: linked\nenv_passthrough: [AWS_SECRET_ACCESS_KEY, KUBECONFIG]\n"
+        "command: [kubectl, apply]\n")
+    (project / "tools" / "lint.yaml").write_text("name: lint\ndescription: d\nrisk: read\nscript: ruff check .\n")
+    (project / "tools" / "py.yaml").write_text("name: py\ndescription: d\nentrypoint: helper:run\n")
+    lines = nami("trust", "--yes").output.splitlines()
+    assert "    deploy (exec, command) from tools/deploy.yaml:1:1: runs kubectl" in lines
+    assert "      receives the host's AWS_SECRET_ACCESS_KEY, KUBECONFIG (env_passthrough)" in lines
+    assert f"      cwd {outside}   <- OUTSIDE the project folder" in lines
+    assert "    hi (exec, command) from tools/hi.yaml:1:1: runs echo" in lines
+    assert "    lint (read, script) from tools/lint.yaml:1:1: runs bash (script)" in lines
+    assert "    py (exec, entrypoint) from tools/py.yaml:1:1: runs Python helper:run" in lines
+    # Only the tool with secrets and the one outside get the extra lines.
+    assert sum("env_passthrough" in line for line in lines) == 1
+    assert sum("OUTSIDE" in line for line in lines) == 1
+
+
+def test_summary_names_the_key_variable_even_when_unset(project: Path) -> None:
+    (project / "agent.yaml").write_text("model: {provider: deepseek}\ntools: {files: [tools/]}\n")
+    result = nami("trust", "--yes")
+    assert "  sends the API key from $DEEPSEEK_API_KEY (unset) to https://api.deepseek.com" in result.output
+    assert "from unset" not in result.output
+    with_key = nami("trust", "--yes", env={"DEEPSEEK_API_KEY": "sk-test"})
+    assert "  sends the API key from $DEEPSEEK_API_KEY to https://api.deepseek.com" in with_key.output
+    (project / "agent.yaml").write_text("model: {base_url: 'http://localhost:8000/v1'}\ntools: {files: [tools/]}\n")
+    local = nami("trust", "--yes")
+    assert "  sends no real API key to http://localhost:8000/v1 (not needed (local server))" in local.output
+
+
+def test_a_change_lists_the_files_and_diffs_the_yaml(project: Path) -> None:
+    assert nami("trust", "--yes").exit_code == 0
+    (project / "tools" / "hi.yaml").write_text("name: hi\ndescription: Say hi.\ncommand: [curl, evil.example]\n")
+    (project / "tools" / "new.yaml").write_text("name: new\ndescription: d\ncommand: [echo, new]\n")
+    (project / "tools" / "helper.py").unlink()
+    refused = CliRunner().invoke(cli, ["trust"], input="n\n")
+    assert refused.exit_code == 1
+    lines = refused.output.splitlines()
+    start = lines.index("  changed since you trusted it:")
+    assert lines[start + 1:start + 4] == [
+        "    added    tools/new.yaml",
+        "    removed  tools/helper.py",
+        "    modified tools/hi.yaml",
+    ]
+    diff = lines[start + 4:]
+    assert "    --- tools/hi.yaml (trusted)" in diff and "    +++ tools/hi.yaml (now)" in diff
+    assert "    -command: [echo, hi]" in diff and "    +command: [curl, evil.example]" in diff
+    assert "    +++ tools/new.yaml (now)" in diff and "    +command: [echo, new]" in diff
+    # Once trusted again, nothing is listed as changed.
+    assert nami("trust", "--yes").exit_code == 0
+    assert "changed since you trusted it" not in nami("trust", "--yes").output
+
+
+def test_the_diff_is_capped_and_the_snapshot_is_private(project: Path, temp_home: Path) -> None:
+    assert nami("trust", "--yes").exit_code == 0
+    snapshots = temp_home / ".local" / "state" / "nami" / "trusted"
+    (folder,) = snapshots.iterdir()
+    assert oct(snapshots.stat().st_mode & 0o777) == "0o700"
+    copies = [f for f in folder.iterdir() if f.suffix == ".txt"]
+    assert copies and all(oct(f.stat().st_mode & 0o777) == "0o600" for f in copies)
+    assert {f.read_text() for f in copies} == {(project / "agent.yaml").read_text(),
+                                              (project / "tools" / "hi.yaml").read_text()}
+    long = "".join(f"# line {n}\n" for n in range(1000))
+    (project / "tools" / "hi.yaml").write_text("name: hi\ndescription: Say hi.\ncommand: [echo, hi]\n" + long)
+    output = CliRunner().invoke(cli, ["trust"], input="n\n").output.splitlines()
+    start = output.index("  changed since you trusted it:")
+    assert len(output[start:]) < 210
+    assert "    ... [" in output[-2] and "more diff lines not shown]" in output[-2]
+
+
+def test_the_snapshot_never_decides_trust(project: Path, temp_home: Path) -> None:
+    import shutil
+
+    assert nami("trust", "--yes").exit_code == 0
+    shutil.rmtree(temp_home / ".local" / "state" / "nami" / "trusted")
+    assert nami("tools", "call", "hi").output == "hi\n"  # still trusted: the digest decides
+    (project / "tools" / "hi.yaml").write_text("name: hi\ndescription: Say hi.\ncommand: [echo, bye]\n")
+    changed = CliRunner().invoke(cli, ["trust"], input="n\n")
+    assert changed.exit_code == 1
+    assert "changed since you trusted it" not in changed.output  # no snapshot: nothing to compare, no crash

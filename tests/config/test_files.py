@@ -111,3 +111,8 @@ def test_missing_system_file_and_tool_files_are_problems(tmp_path: Path) -> None
     assert lines[0].endswith(f"1:14: $.system_file: cannot read {project / 'nope.md'}: No such file or directory")
     assert lines[1].endswith(f"3:11: $.tools.files[0]: 'tools/' matches no tool file (relative to {project})")
     assert lines[2].endswith(f"3:19: $.tools.files[1]: '*.tool.yaml' matches no tool file (relative to {project})")
+
+
+def test_a_schema_key_for_editors_is_not_a_setting(tmp_path: Path) -> None:
+    config = read_config(write(tmp_path / "agent.yaml", "$schema: .nami/schemas/agent.schema.json\nsystem: hi\n"))
+    assert config.data == {"system": "hi"}

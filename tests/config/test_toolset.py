@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import re
 from pathlib import Path
 
@@ -25,7 +26,7 @@ def settings(home: Path, cwd: Path):
 def test_default_builtins_all_exist_and_load(temp_home: Path, workdir: Path) -> None:
     assert set(DEFAULT_BUILTINS) <= set(builtin_catalog())
     registry = build_registry(settings(temp_home, workdir))
-    assert registry.names() == DEFAULT_BUILTINS
+    assert registry.names() == [*DEFAULT_BUILTINS, "tool_docs"]  # they have docs: their reader comes too
     assert all(tool.builtin for tool in registry)
 
 
@@ -39,8 +40,8 @@ def test_tool_files_are_relative_to_the_config_file(temp_home: Path, tmp_path: P
     effective = settings(temp_home, nested)
     assert [p.name for p in tool_files(effective)] == ["a.yaml", "b.yaml"]
     registry = build_registry(effective)
-    assert registry.names() == ["read_file", "first", "second"]
-    assert [t.builtin for t in registry] == [True, False, False]
+    assert registry.names() == ["read_file", "tool_docs", "first", "second"]
+    assert [t.builtin for t in registry] == [True, True, False, False]
 
 
 def test_extra_tool_paths_are_relative_to_the_current_folder(temp_home: Path, workdir: Path) -> None:
@@ -85,3 +86,39 @@ def test_every_problem_of_every_tool_file_is_reported_together(temp_home: Path, 
         "tools/a.yaml:2:14: $.description: expected string, got integer 5",
         "tools/b.yaml:1:1: $: missing runner: a tool needs one of command, script or entrypoint",
     ]
+
+
+def test_library_tools_are_selected_by_group_or_file_before_the_tool_files(temp_home: Path, workdir: Path) -> None:
+    write(workdir / "agent.yaml", "tools:\n  builtin: [read_file]\n  library: [jq, git/status]\n  files: [mine.yaml]\n")
+    write(workdir / "mine.yaml", "name: mine\ndescription: d\ncommand: [echo]\n")
+    registry = build_registry(settings(temp_home, workdir))
+    assert registry.names() == ["read_file", "tool_docs", "jq_filter", "git_status", "mine"]  # read_file has docs
+    assert not registry.get("jq_filter").builtin
+
+
+def test_an_unknown_library_name_is_reported_with_its_position(temp_home: Path, workdir: Path) -> None:
+    write(workdir / "agent.yaml", "tools:\n  library: [git, kubctl]\n")
+    with pytest.raises(ConfigError) as info:
+        build_registry(settings(temp_home, workdir))
+    assert str(info.value).startswith("agent.yaml:2:18: $.tools.library[1]: unknown library group 'kubctl'; "
+                                      "did you mean 'kubectl'?")
+
+
+def test_a_library_name_must_look_like_one(temp_home: Path, workdir: Path) -> None:
+    write(workdir / "agent.yaml", "tools:\n  library: [Git]\n")
+    with pytest.raises(SpecError) as info:
+        settings(temp_home, workdir)
+    assert [p.message for p in info.value.problems] == [
+        '"Git" must be a library group such as git, or group/file such as kubectl/logs']
+
+
+def test_the_user_configs_library_joins_the_projects(temp_home: Path, workdir: Path) -> None:
+    write(temp_home / ".config" / "nami" / "config.yaml", "tools: {library: [jq, git/status]}\n")
+    write(workdir / "agent.yaml", "tools: {builtin: [], library: [git/status, git/log]}\n")
+    registry = build_registry(settings(temp_home, workdir))
+    assert registry.names() == ["jq_filter", "git_status", "git_log"]
+    write(temp_home / ".config" / "nami" / "config.yaml", "tools:\n  library: [jq, gti]\n")
+    with pytest.raises(ConfigError) as info:
+        build_registry(settings(temp_home, workdir))
+    assert str(info.value).startswith(f"{os.path.relpath(temp_home / '.config' / 'nami' / 'config.yaml')}:2:17: "
+                                      "$.tools.library[1]: unknown library group 'gti'; did you mean 'git'?")

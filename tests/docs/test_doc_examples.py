@@ -1,5 +1,5 @@
-"""Every ```yaml block in README.md and docs/ is loaded: tool files by the tool loader, agent configs by
-the agent schema. A block whose first line is ``# invalid`` must produce problems instead."""
+"""Every ```yaml block in README.md and docs/ is loaded: tool files by the tool loader (warnings count),
+agent configs by the agent schema. A block whose first line is ``# invalid`` must produce problems instead."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from nami_yaml.registry.loader import load_tool_file
+from nami_yaml.registry.loader import check_tools
 from nami_yaml.spec.validate import problems_for, validator
 from nami_yaml.spec.yamlpos import parse_yaml
 
@@ -37,7 +37,7 @@ def test_doc_yaml_block_is_valid(where: str, text: str, tmp_path: Path) -> None:
     if is_tool_file(doc.value):
         file = tmp_path / "example.yaml"
         file.write_text(text, encoding="utf-8")
-        tools, problems = load_tool_file(file)
+        tools, problems = check_tools([file])
     else:
         problems = problems_for(doc, doc.value, (), validator("agent"))
     if expect_invalid:
@@ -48,3 +48,27 @@ def test_doc_yaml_block_is_valid(where: str, text: str, tmp_path: Path) -> None:
 
 def test_docs_have_examples() -> None:
     assert len(blocks()) >= 10
+
+
+def test_permission_rules_name_real_tools_and_parameters(tmp_path: Path) -> None:
+    """The agent.yaml examples of permissions.md, with the tool files shown beside them: their rules name
+    tools and parameters that exist, compile, and give plain command prefixes (what `nami check` checks)."""
+    from nami_yaml.config.settings import load_settings
+    from nami_yaml.config.toolset import build_registry
+    from nami_yaml.policy.layers import rule_problems
+
+    parsed = [parse_yaml(text, where)[0] for where, text in blocks() if where.startswith("permissions.md#")]
+    texts = [text for where, text in blocks() if where.startswith("permissions.md#")]
+    (tmp_path / "tools").mkdir()
+    for index, (doc, text) in enumerate(zip(parsed, texts, strict=True)):
+        if doc is not None and is_tool_file(doc.value):
+            (tmp_path / "tools" / f"example{index}.yaml").write_text(text, encoding="utf-8")
+    checked = 0
+    for doc, text in zip(parsed, texts, strict=True):
+        if doc is None or not isinstance(doc.value, dict) or "rules" not in doc.value or "tools" not in doc.value:
+            continue
+        (tmp_path / "agent.yaml").write_text(text, encoding="utf-8")
+        effective = load_settings(config=str(tmp_path / "agent.yaml"), env={}, cwd=tmp_path, use_user_config=False)
+        assert rule_problems(effective, build_registry(effective)) == [], text
+        checked += 1
+    assert checked >= 3

@@ -19,7 +19,9 @@ def test_deepseek_is_the_default() -> None:
 @pytest.mark.parametrize("name", sorted(PRESETS))
 def test_every_preset_is_complete(name: str) -> None:
     preset = get_preset(name)
-    assert set(preset) == {"base_url", "model", "api_key_env", "api_key", "context_window", "quirks"}
+    assert set(preset) - {"pricing"} == {"base_url", "model", "api_key_env", "api_key", "context_window", "quirks"}
+    for price in (preset.get("pricing") or {}).values():
+        assert set(price) == {"input", "cached_input", "output"} and price["cached_input"] <= price["input"]
     assert preset["base_url"].startswith(("https://", "http://localhost:"))
     assert isinstance(preset["context_window"], int) and preset["context_window"] >= 4096
     assert set(preset["quirks"]) == set(QUIRKS)

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from nami_yaml.registry.executor import Executor, PreparedCall
+from nami_yaml.registry.executor import Executor, PreparedToolCall
 from nami_yaml.registry.loader import load_tools
 from nami_yaml.registry.registry import Registry
 from nami_yaml.runtime import RuntimeContext
@@ -37,22 +37,22 @@ def executor(tmp_path: Path, ctx: RuntimeContext) -> Executor:
 @pytest.mark.parametrize("constant", ["NaN", "Infinity", "-Infinity"])
 def test_non_json_numbers_are_refused(executor: Executor, constant: str) -> None:
     result = executor.prepare("scale", f'{{"unit": "web", "replicas": {constant}}}')
-    assert not isinstance(result, PreparedCall)
+    assert not isinstance(result, PreparedToolCall)
     assert f"{constant} is not a JSON number" in result.content
 
 
 def test_dollar_means_end_of_text(executor: Executor) -> None:
     refused = executor.prepare("scale", json.dumps({"unit": "nginx\n", "replicas": 1}))
-    assert not isinstance(refused, PreparedCall)
+    assert not isinstance(refused, PreparedToolCall)
     assert "$.unit" in refused.content
     accepted = executor.prepare("scale", json.dumps({"unit": "nginx.service", "replicas": 1}))
-    assert isinstance(accepted, PreparedCall)
+    assert isinstance(accepted, PreparedToolCall)
     assert accepted.plan()["argv"] == ["echo", "nginx.service", "--replicas=1"]
 
 
 def test_overflowing_numbers_are_refused(executor: Executor) -> None:
     result = executor.prepare("scale", '{"unit": "web", "replicas": 1e400}')
-    assert not isinstance(result, PreparedCall)
+    assert not isinstance(result, PreparedToolCall)
     assert "1e400 is not a finite number" in result.content
 
 
@@ -69,6 +69,6 @@ def test_dollar_inside_classes_and_escapes_keeps_its_meaning(tmp_path: Path, ctx
     tools, problems = load_tools([tmp_path / "p.yaml"])
     assert problems == []
     executor = Executor(Registry(tools), ctx)
-    assert isinstance(executor.prepare("p", json.dumps({"v": good})), PreparedCall)
+    assert isinstance(executor.prepare("p", json.dumps({"v": good})), PreparedToolCall)
     refused = executor.prepare("p", json.dumps({"v": bad}))
-    assert not isinstance(refused, PreparedCall) and "does not match" in refused.content
+    assert not isinstance(refused, PreparedToolCall) and "does not match" in refused.content

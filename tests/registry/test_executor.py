@@ -11,7 +11,7 @@ from typing import Any
 import pytest
 
 from nami_yaml.errors import ToolError
-from nami_yaml.registry.executor import Executor, PreparedCall, apply_defaults
+from nami_yaml.registry.executor import Executor, PreparedToolCall, apply_defaults
 from nami_yaml.registry.loader import load_tools
 from nami_yaml.registry.registry import Registry
 from nami_yaml.registry.tool import Tool
@@ -109,7 +109,7 @@ def test_empty_arguments_mean_no_arguments(executor: Executor, raw: str | None) 
 
 def test_prepare_returns_a_call_that_can_be_inspected_before_running(executor: Executor, workdir: Path) -> None:
     prepared = executor.prepare("show_args", {"label": "hi", "count": 3})
-    assert isinstance(prepared, PreparedCall)
+    assert isinstance(prepared, PreparedToolCall)
     assert prepared.arguments == {"label": "hi", "count": 3}
     assert prepared.plan()["argv"][-2:] == ["--count=3", "hi"]
     assert prepared.plan()["cwd"] == str(workdir)
@@ -118,7 +118,7 @@ def test_prepare_returns_a_call_that_can_be_inspected_before_running(executor: E
 
 def test_entrypoint_gets_defaults_and_plans_without_running(executor: Executor) -> None:
     prepared = executor.prepare("shorten", '{"text": "one two three four"}')
-    assert isinstance(prepared, PreparedCall)
+    assert isinstance(prepared, PreparedToolCall)
     assert prepared.plan() == {"entrypoint": "textwrap:shorten",
                                "arguments": {"text": "one two three four", "width": 12}}
     assert prepared.run().content == "one [...]"
@@ -219,3 +219,39 @@ def test_unknown_keys_of_a_nested_object_name_that_objects_keys(ctx: RuntimeCont
         "- $.meta.a: expected string, got integer 5",
         "- $.opts: unknown parameter(s) 'wet'; known: dry",
     ]
+
+
+SLEEPERS = """\
+tools:
+  - name: sleeper
+    description: Sleeps.
+    risk: read
+    parameters:
+      type: object
+      properties:
+        label: {type: string}
+      required: [label]
+    command: [PYTHON, -c, "import time,sys; time.sleep(30); print(sys.argv[1])", "{label}"]
+"""
+
+
+def test_cancelling_one_call_leaves_the_others_running(ctx: RuntimeContext, tmp_path: Path) -> None:
+    import threading
+    import time
+
+    executor = Executor(Registry(build(tmp_path, SLEEPERS)), ctx)
+    first, second = (executor.prepare("sleeper", {"label": x}) for x in ("a", "b"))
+    assert isinstance(first, PreparedToolCall) and isinstance(second, PreparedToolCall)
+    results: dict[str, Any] = {}
+    threads = [threading.Thread(target=lambda c=c, k=k: results.__setitem__(k, c.run())) for k, c in
+               (("a", first), ("b", second))]
+    for thread in threads:
+        thread.start()
+    time.sleep(0.5)
+    first.cancel()
+    threads[0].join(timeout=10)
+    assert not threads[0].is_alive() and results["a"].details["interrupted"] is True
+    assert threads[1].is_alive()  # the other call goes on
+    ctx.cancel.set()  # cancelling the run cancels every call in it
+    threads[1].join(timeout=10)
+    assert not threads[1].is_alive() and results["b"].details["interrupted"] is True

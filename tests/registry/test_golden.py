@@ -1,7 +1,9 @@
 """Golden error reports: each folder under golden/ holds broken tool files and the exact problems.
 
 The loader runs with the case folder as the current directory, so the file names in ``expected.txt``
-are relative to it. ``NAMI_UPDATE_GOLDEN=1`` rewrites the expected files (review the diff after).
+are relative to it; warnings are included. A case with a ``bin/`` folder is also checked against that
+machine: ``bin/`` is the whole PATH and the case folder the workspace. ``NAMI_UPDATE_GOLDEN=1`` rewrites
+the expected files (review the diff after).
 """
 
 from __future__ import annotations
@@ -12,7 +14,7 @@ from pathlib import Path
 import pytest
 
 from nami_yaml.errors import SpecError
-from nami_yaml.registry.loader import load_tools
+from nami_yaml.registry.loader import Host, check_tools, load_tools
 
 GOLDEN = Path(__file__).resolve().parent / "golden"
 CASES = sorted(p.name for p in GOLDEN.iterdir() if p.is_dir())
@@ -20,7 +22,8 @@ CASES = sorted(p.name for p in GOLDEN.iterdir() if p.is_dir())
 
 def report(case: Path) -> str:
     files = sorted(p.relative_to(case) for p in case.iterdir() if p.suffix in (".yaml", ".yml"))
-    _, problems = load_tools(files)
+    host = Host(case.resolve(), str(case.resolve() / "bin")) if (case / "bin").is_dir() else None
+    _, problems = check_tools(files, host=host)
     return "".join(f"{p}\n" for p in SpecError(problems).problems)
 
 

@@ -6,7 +6,8 @@ from pathlib import Path
 
 import pytest
 
-from nami_yaml.registry.loader import expand_tool_paths, load_tool_file, load_tools
+from nami_yaml.errors import SpecError
+from nami_yaml.registry.loader import Host, check_tools, load_tool_file, load_tools
 from nami_yaml.runners.command import CommandRunner
 from nami_yaml.runners.entrypoint import EntrypointRunner
 from nami_yaml.runners.script import ScriptRunner
@@ -97,6 +98,14 @@ def test_keys_next_to_tools_are_refused(workdir: Path) -> None:
     assert messages(workdir, "tools: []\n") == ["$.tools: `tools:` must be a non-empty list of tools"]
 
 
+def test_a_schema_key_for_editors_is_allowed_and_ignored(workdir: Path) -> None:
+    listed = "$schema: ../s.json\ntools:\n  - {name: a, description: d, command: [echo]}\n"
+    single = "$schema: ../s.json\nname: b\ndescription: d\ncommand: [echo]\n"
+    tools, problems = load_tools([write(workdir, "a.yaml", listed), write(workdir, "b.yaml", single)])
+    assert problems == [] and [t.name for t in tools] == ["a", "b"]
+    assert "$schema" not in tools[1].parameters
+
+
 def test_a_file_that_is_not_a_mapping(workdir: Path) -> None:
     assert messages(workdir, "- a\n- b\n") == [
         "$: a tool file holds a tool (a mapping) or `tools:` with a list; found a list"
@@ -160,18 +169,6 @@ def test_loading_an_entrypoint_imports_nothing(workdir: Path) -> None:
     assert tool.runner.base_dir == workdir.resolve()
 
 
-def test_expand_tool_paths(workdir: Path) -> None:
-    for name in ("a.yaml", "sub/b.yml", "sub/deeper/c.yaml", ".hidden/d.yaml", "__pycache__/e.yaml", "notes.txt"):
-        write(workdir, name, "x: 1\n")
-    found = expand_tool_paths("", workdir)
-    assert [p.relative_to(workdir).as_posix() for p in found] == ["a.yaml", "sub/b.yml", "sub/deeper/c.yaml"]
-    assert expand_tool_paths("sub/b.yml", workdir) == [workdir / "sub/b.yml"]
-    assert [p.name for p in expand_tool_paths("sub/**/*.y*ml", workdir)] == ["b.yml", "c.yaml"]
-    assert [p.name for p in expand_tool_paths("*.yaml", workdir)] == ["a.yaml"]
-    assert expand_tool_paths(str(workdir / "a.yaml"), Path("/nowhere")) == [workdir / "a.yaml"]
-    assert expand_tool_paths("missing.yaml", workdir) == []
-
-
 def test_load_tools_marks_builtins_and_keeps_file_order(workdir: Path) -> None:
     first = write(workdir, "z.yaml", "name: zed\ndescription: d\ncommand: [echo]\n")
     second = write(workdir, "a.yaml", "name: ay\ndescription: d\ncommand: [echo]\n")
@@ -218,3 +215,111 @@ def test_invalid_parameter_schemas_are_caught(workdir: Path, parameters: str, fr
     text = f"name: t\ndescription: d\nparameters: {parameters}\nentrypoint: m:f\n"
     found = messages(workdir, text)
     assert any(line.startswith(f"$.parameters.{fragment}: not a valid JSON Schema") for line in found), found
+
+
+def findings(folder: Path, text: str, host: Host | None = None) -> list[str]:
+    _, problems = check_tools([write(folder, "t.yaml", text)], host=host)
+    return [f"{p.path}: {p.severity}: {p.message}" for p in SpecError(problems).problems]  # in file order
+
+
+def test_a_warning_does_not_stop_the_tool_from_loading(workdir: Path) -> None:
+    text = ("name: t\ndescription: d\nparameters: {type: object, properties: {unused: {type: string}}}\n"
+            "command: [echo]\n")
+    tools, errors = load_tools([write(workdir, "t.yaml", text)])
+    assert [t.name for t in tools] == ["t"] and errors == []
+    loaded, problems = check_tools([workdir / "t.yaml"])
+    assert [t.name for t in loaded] == ["t"]
+    assert [(p.severity, str(p)) for p in problems] == [
+        ("warning", "t.yaml:3:41: $.parameters.properties.unused: warning: parameter 'unused' is never used by "
+                    "the command or stdin")]
+
+
+def test_parameters_a_script_or_entry_point_may_use_are_not_reported(workdir: Path) -> None:
+    params = "parameters: {type: object, properties: {a: {type: string}, b: {type: integer}}}\n"
+    assert findings(workdir, f"name: t\ndescription: d\n{params}script: echo \"$a\" $((b + 1))\n") == []
+    assert findings(workdir, f"name: t\ndescription: d\n{params}script: jq .a <<<\"$NAMI_ARGS\"\n") == []
+    assert findings(workdir, f"name: t\ndescription: d\n{params}entrypoint: m:f\n") == []
+    assert findings(workdir, f"name: t\ndescription: d\n{params}stdin: '{{a}} {{b}}'\ncommand: [cat]\n") == []
+
+
+def test_own_values_are_checked_through_refs_and_nested_objects(workdir: Path) -> None:
+    text = """\
+name: t
+description: d
+parameters:
+  type: object
+  $defs:
+    level: {type: string, enum: [info, warn]}
+  properties:
+    level: {$ref: "#/$defs/level", default: debug}
+    filter:
+      type: object
+      properties:
+        since: {type: integer, minimum: 0, default: -5}
+      default: {since: 1}
+    remote: {$ref: "https://example.com/schema.json", default: 1}
+command: [app, [--level, "{level}"]]
+stdin: "{filter} {remote}"
+"""
+    assert findings(workdir, text) == [
+        "$.parameters.properties.level.default: error: default \"debug\" is not valid for this parameter: "
+        "\"debug\" is not one of: \"info\", \"warn\"",
+        "$.parameters.properties.filter.properties.since.default: error: default -5 is not valid for this "
+        "parameter: -5 is less than the minimum of 0",
+        # A remote reference is refused outright (issue 10): its default is never checked against it.
+        "$.parameters.properties.remote['$ref']: error: $ref 'https://example.com/schema.json' points outside "
+        "this schema; only local references (#/...) are allowed, so validating arguments never reads a file or "
+        "the network",
+    ]
+
+
+def test_a_dash_value_is_fine_where_it_cannot_start_an_argument_or_is_allowed(workdir: Path) -> None:
+    base = ("name: t\ndescription: d\nparameters: {type: object, properties: {n: {type: integer, default: -1, "
+            "enum: [-1, 1]}}}\n")
+    assert findings(workdir, base + "command: [head, '--lines={n}']\n") == []
+    assert findings(workdir, base + "allow_dash: [n]\ncommand: [head, -n, '{n}']\n") == []
+    assert findings(workdir, base + "command: [head, -n, '{n}']\n") == [
+        "$.parameters.properties.n.default: error: default -1 starts with '-', so it is always refused where {n} "
+        "starts an argument ($.command[2]); list 'n' in allow_dash if it may",
+        "$.parameters.properties.n.enum[0]: error: enum value -1 starts with '-', so it is always refused where "
+        "{n} starts an argument ($.command[2]); list 'n' in allow_dash if it may",
+    ]
+
+
+def test_the_item_of_a_repeated_group_may_fill_part_of_an_element(workdir: Path) -> None:
+    text = ("name: t\ndescription: d\nparameters: {type: object, properties: {names: {type: array, "
+            "items: {type: string}}}}\ncommand: [find, ., '(', -false, [-o, -name, '{names}', '--x={names}'], ')']\n")
+    assert findings(workdir, text) == []
+
+
+def test_a_broken_runner_does_not_hide_the_other_problems(workdir: Path) -> None:
+    text = ("name: t\ndescription: d\nparameters: {type: object, properties: {a: {type: boolean, default: 1}}}\n"
+            "comand: [echo, '{b}']\ncwd: ../x\n")
+    assert findings(workdir, text) == [
+        "$: error: missing runner: a tool needs one of command, script or entrypoint",
+        "$.parameters.properties.a: warning: parameter 'a' is never used by the command or stdin",
+        "$.parameters.properties.a.default: error: default 1 is not valid for this parameter: expected boolean, "
+        "got integer 1",
+        "$.comand: error: unknown key 'comand'; did you mean 'command'?",
+        "$.comand[1]: error: placeholder {b} names no parameter (declared: a)",
+        "$.cwd: error: cwd '../x' leaves the workspace; it must be a folder inside it",
+    ]
+
+
+def test_host_checks_find_programs_and_folders(workdir: Path) -> None:
+    (workdir / "bin").mkdir()
+    stub = write(workdir, "bin/tool", "#!/bin/sh\n")
+    stub.chmod(0o755)
+    write(workdir, "not-executable", "")
+    (workdir / "ops").mkdir()
+    (workdir / "out").symlink_to(workdir.parent)
+    host = Host(workdir, str(workdir / "bin"))
+    ok = "name: t\ndescription: d\ncwd: ops\ncommand: [tool]\n"
+    assert findings(workdir, ok, host) == []
+    assert findings(workdir, ok) == []
+    assert findings(workdir, "name: t\ndescription: d\ncwd: out\ncommand: ['{x}']\n"
+                             "parameters: {type: object, properties: {x: {type: string}}, required: [x]}\n", host) == [
+        "$.cwd: warning: cwd 'out' leads outside the workspace (.) through a link; the tool will refuse to run"]
+    assert findings(workdir, f"name: t\ndescription: d\ncommand: [{workdir / 'not-executable'}]\n", host) == [
+        "$.command[0]: warning: program "
+        f"{workdir / 'not-executable'} is not an executable file here (not-executable)"]

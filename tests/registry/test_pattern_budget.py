@@ -14,7 +14,7 @@ from typing import Any
 
 import pytest
 
-from nami_yaml.registry.executor import Executor, PreparedCall
+from nami_yaml.registry.executor import Executor, PreparedToolCall
 from nami_yaml.registry.registry import Registry
 from nami_yaml.registry.tool import Tool
 from nami_yaml.runners.base import ProcessOptions
@@ -89,7 +89,7 @@ def test_the_time_limit_is_reported_for_the_model(ctx: RuntimeContext) -> None:
     outcome = _prepare(ctx, {"type": "object", "properties": {"x": {"type": "string", "pattern": "^(a|aa)+$"}}},
                        {"x": "a" * 5000 + "!"})
     assert time.monotonic() - started < 5
-    assert not isinstance(outcome, PreparedCall)
+    assert not isinstance(outcome, PreparedToolCall)
     assert "could not be checked against the pattern '^(a|aa)+$' in time" in outcome.content
 
 
@@ -100,19 +100,19 @@ def test_the_time_limit_is_reported_for_the_model(ctx: RuntimeContext) -> None:
 ])
 def test_patterns_keep_their_meaning(ctx: RuntimeContext, schema: dict[str, Any], good: str, bad: str) -> None:
     parameters = {"type": "object", "properties": {"x": {"type": "string", **schema}}}
-    assert isinstance(_prepare(ctx, parameters, {"x": good}), PreparedCall)
-    assert not isinstance(_prepare(ctx, parameters, {"x": bad}), PreparedCall)
+    assert isinstance(_prepare(ctx, parameters, {"x": good}), PreparedToolCall)
+    assert not isinstance(_prepare(ctx, parameters, {"x": bad}), PreparedToolCall)
 
 
 def test_pattern_properties_and_unevaluated_properties_keep_their_meaning(ctx: RuntimeContext) -> None:
     parameters = {"type": "object", "properties": {"a": {}}, "patternProperties": {"^x_": {"type": "integer"}},
                   "additionalProperties": False}
-    assert isinstance(_prepare(ctx, parameters, {"a": 1, "x_1": 2}), PreparedCall)
+    assert isinstance(_prepare(ctx, parameters, {"a": 1, "x_1": 2}), PreparedToolCall)
     refused = _prepare(ctx, parameters, {"a": 1, "x_1": "two", "y": 3})
     assert "unknown parameter(s) 'y'" in refused.content and "$.x_1: expected integer" in refused.content
     loose = {"type": "object", "allOf": [{"properties": {"a": {}}}, {"patternProperties": {"^x_": {}}}],
              "unevaluatedProperties": False}
-    assert isinstance(_prepare(ctx, loose, {"a": 1, "x_1": 2}), PreparedCall)
+    assert isinstance(_prepare(ctx, loose, {"a": 1, "x_1": 2}), PreparedToolCall)
     assert "y" in _prepare(ctx, loose, {"a": 1, "y": 2}).content
 
 

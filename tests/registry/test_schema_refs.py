@@ -12,7 +12,7 @@ from typing import Any
 
 import pytest
 
-from nami_yaml.registry.executor import Executor, PreparedCall
+from nami_yaml.registry.executor import Executor, PreparedToolCall
 from nami_yaml.registry.loader import load_tool_file
 from nami_yaml.registry.registry import Registry
 from nami_yaml.registry.tool import Tool
@@ -63,7 +63,7 @@ def test_validating_arguments_sends_no_request_for_a_remote_ref(ctx: RuntimeCont
     started = time.monotonic()
     outcome = _prepare(ctx, parameters, {"x": "anything"})
     assert seen == []
-    assert not isinstance(outcome, PreparedCall) and not outcome.ok
+    assert not isinstance(outcome, PreparedToolCall) and not outcome.ok
     assert "cannot be resolved" in outcome.content and "from-the-network" not in outcome.content
     assert time.monotonic() - started < 5
 
@@ -73,22 +73,22 @@ def test_validating_arguments_reads_no_file_for_a_file_ref(ctx: RuntimeContext, 
     secret.write_text(json.dumps({"enum": ["s3cr3t-value-outside-the-workspace"]}))
     parameters = {"type": "object", "properties": {"x": {"$ref": secret.as_uri()}}, "required": ["x"]}
     outcome = _prepare(ctx, parameters, {"x": "guess"})
-    assert not isinstance(outcome, PreparedCall)
+    assert not isinstance(outcome, PreparedToolCall)
     assert "s3cr3t" not in outcome.content and "cannot be resolved" in outcome.content
 
 
 def test_local_refs_still_work(ctx: RuntimeContext) -> None:
     parameters = {"type": "object", "$defs": {"name": {"type": "string", "pattern": "^[a-z]+$"}},
                   "properties": {"x": {"$ref": "#/$defs/name"}}, "required": ["x"]}
-    assert isinstance(_prepare(ctx, parameters, {"x": "abc"}), PreparedCall)
+    assert isinstance(_prepare(ctx, parameters, {"x": "abc"}), PreparedToolCall)
     refused = _prepare(ctx, parameters, {"x": "ABC"})
-    assert not isinstance(refused, PreparedCall) and "does not match" in refused.content
+    assert not isinstance(refused, PreparedToolCall) and "does not match" in refused.content
 
 
 def test_a_metaschema_ref_resolves_offline(ctx: RuntimeContext, listener: tuple[str, list[str]]) -> None:
     """The draft's own metaschema ships with jsonschema: referring to it needs no network."""
     parameters = {"type": "object", "properties": {"x": {"$ref": "https://json-schema.org/draft/2020-12/schema"}}}
-    assert isinstance(_prepare(ctx, parameters, {"x": {"type": "string"}}), PreparedCall)
+    assert isinstance(_prepare(ctx, parameters, {"x": {"type": "string"}}), PreparedToolCall)
 
 
 TOOL = """\
@@ -137,7 +137,7 @@ def test_local_refs_load(tmp_path: Path) -> None:
 
 def test_properties_named_like_data_keywords_are_still_searched() -> None:
     """A parameter called `default` or `enum` is a schema, not data: its $ref counts."""
-    from nami_yaml.registry.loader import non_local_refs
+    from nami_yaml.registry.schema_checks import non_local_refs
 
     schema = {"type": "object", "properties": {
         "default": {"$ref": "http://a/x"}, "enum": {"items": [{"$ref": "file:///b"}]},

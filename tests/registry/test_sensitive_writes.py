@@ -13,10 +13,13 @@ from pathlib import Path
 
 import pytest
 
-from nami_yaml.cli.approve import approval_text, make_approver
+from nami_yaml.agent.hooks import Decision
+from nami_yaml.cli.approve import approval_text, terminal_approver
 from nami_yaml.config.toolset import builtin_catalog
+from nami_yaml.policy.approval import ApprovalRequest
+from nami_yaml.policy.permissions import RiskPolicy
 from nami_yaml.policy.sensitive_paths import ProtectedPaths
-from nami_yaml.registry.executor import Executor, PreparedCall
+from nami_yaml.registry.executor import Executor, PreparedToolCall
 from nami_yaml.registry.loader import load_tools
 from nami_yaml.registry.registry import Registry
 from nami_yaml.runtime import RuntimeContext
@@ -39,8 +42,12 @@ def executor(ctx: RuntimeContext) -> Executor:
     return Executor(Registry(tools), ctx)
 
 
-def _approved_without_a_terminal(call: PreparedCall) -> bool:
-    return make_approver(PERMISSIONS, assume_yes=False, stdin=io.StringIO(), err=io.StringIO())(call)
+def _approved_without_a_terminal(call: PreparedToolCall) -> bool:
+    decision = RiskPolicy(PERMISSIONS)(call)
+    if decision.action == "ask":
+        answer = terminal_approver(stdin=io.StringIO(), err=io.StringIO())(ApprovalRequest(call, decision))
+        return answer.action == "allow" if isinstance(answer, Decision) else bool(answer)
+    return decision.action == "allow"
 
 
 @pytest.mark.parametrize("name, arguments", [
@@ -55,7 +62,7 @@ def _approved_without_a_terminal(call: PreparedCall) -> bool:
 def test_writes_that_run_code_need_exec_approval(executor: Executor, ctx: RuntimeContext, name: str,
                                                  arguments: dict[str, str]) -> None:
     call = executor.prepare(name, arguments)
-    assert isinstance(call, PreparedCall)
+    assert isinstance(call, PreparedToolCall)
     assert call.risk == "exec" and call.risk_reason
     assert not _approved_without_a_terminal(call)  # write: allow no longer lets it through
     assert "exec approval" in approval_text(call)
@@ -63,7 +70,7 @@ def test_writes_that_run_code_need_exec_approval(executor: Executor, ctx: Runtim
 
 def test_ordinary_writes_stay_writes(executor: Executor) -> None:
     call = executor.prepare("write_file", {"path": "src/app.py", "content": "print('hi')\n"})
-    assert isinstance(call, PreparedCall) and call.risk == "write" and call.risk_reason is None
+    assert isinstance(call, PreparedToolCall) and call.risk == "write" and call.risk_reason is None
     assert _approved_without_a_terminal(call)
     assert call.run().ok
 
@@ -71,7 +78,7 @@ def test_ordinary_writes_stay_writes(executor: Executor) -> None:
 def test_a_path_that_turns_sensitive_after_approval_is_not_written(executor: Executor, ctx: RuntimeContext) -> None:
     (ctx.workspace / "docs").mkdir()
     call = executor.prepare("write_file", {"path": "docs/hooks/pre-commit", "content": "touch pwned\n"})
-    assert isinstance(call, PreparedCall) and call.risk == "write"
+    assert isinstance(call, PreparedToolCall) and call.risk == "write"
     # Meanwhile something replaces docs/ with a link into .git.
     (ctx.workspace / "docs").rmdir()
     (ctx.workspace / "docs").symlink_to(ctx.workspace / ".git", target_is_directory=True)
@@ -97,4 +104,21 @@ def test_a_command_tool_declaring_writes_is_raised_too(ctx: RuntimeContext, tmp_
     tools, problems = load_tools([path])
     assert problems == []
     call = Executor(Registry(tools), ctx).prepare("cp", {"dest": ".git/hooks/pre-push"})
-    assert isinstance(call, PreparedCall) and call.risk == "exec"
+    assert isinstance(call, PreparedToolCall) and call.risk == "exec"
+
+
+def test_an_allow_rule_for_the_tool_cannot_let_a_code_write_through(workdir: Path) -> None:
+    from nami_yaml import Agent
+    from nami_yaml.testing import ScriptedModel, call, text, tool_calls
+
+    (workdir / ".git").mkdir()
+    (workdir / "agent.yaml").write_text(
+        "tools: {builtin: [write_file]}\npermissions: {write: allow, exec: ask}\n"
+        "rules:\n  - tool: write_file\n    decision: allow\n")
+    model = ScriptedModel([tool_calls(call("write_file", {"path": ".git/config", "content": "[core]\n"}),
+                                      call("write_file", {"path": "notes.txt", "content": "ok\n"})),
+                           text("done")])
+    Agent.from_config(client=model, trust=True).run("write")
+    refused, written = (m["content"] for m in model.requests[1]["messages"] if m["role"] == "tool")
+    assert not (workdir / ".git" / "config").exists() and (workdir / "notes.txt").read_text() == "ok\n"
+    assert refused.startswith("Denied by no approver: write_file") and "git runs its hooks" in refused

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from nami_yaml.registry.executor import Executor, PreparedCall
+from nami_yaml.registry.executor import Executor, PreparedToolCall
 from nami_yaml.registry.loader import load_tools
 from nami_yaml.registry.registry import Registry
 from nami_yaml.result import ToolResult
@@ -128,7 +128,7 @@ parameters:
     sort: {{type: string, enum: [name, size]}}
     n: {{type: integer, default: 20}}
     paths: {{type: array, items: {{type: string}}}}
-command: [{ARGV}, "--max-count={{n}}", [--all, "{{all}}"], [--sort, "{{sort}}"], [--, "{{paths}}"]]
+command: [{ARGV}, "--max-count={{n}}", [--all, "{{all}}"], [--sort, "{{sort}}"], [--path, "{{paths}}"]]
 """
 
 
@@ -138,7 +138,7 @@ command: [{ARGV}, "--max-count={{n}}", [--all, "{{all}}"], [--sort, "{{sort}}"],
     ({"all": False, "sort": "size", "n": 5}, ["--max-count=5", "--sort", "size"]),
     ({"paths": ["a b", "-rf", "c"]}, None),
     ({"paths": []}, ["--max-count=20"]),
-    ({"paths": ["x", "y"]}, ["--max-count=20", "--", "x", "y"]),
+    ({"paths": ["x", "y"]}, ["--max-count=20", "--path", "x", "--path", "y"]),
 ])
 def test_groups_switches_arrays_and_defaults(ctx: RuntimeContext, args: dict, argv: list[str] | None) -> None:
     result = run(ctx, LS_LIKE, args)
@@ -242,13 +242,20 @@ def test_cwd_inside_the_workspace(ctx: RuntimeContext) -> None:
     assert Path(default.content) == ctx.workspace
 
 
-@pytest.mark.parametrize("cwd", ["../", "sub/../..", "link_out"])
-def test_cwd_escaping_the_workspace_is_refused(ctx: RuntimeContext, cwd: str) -> None:
-    (ctx.workspace / "sub").mkdir()
+@pytest.mark.parametrize("cwd", ["../", "sub/../.."])
+def test_cwd_escaping_the_workspace_is_refused_at_load(ctx: RuntimeContext, cwd: str) -> None:
+    path = ctx.workspace.parent / "tool.yaml"
+    path.write_text(f"name: where\ndescription: d\ncwd: '{cwd}'\ncommand: [{CWD}]\n".replace("PYTHON", sys.executable))
+    tools, problems = load_tools([path])
+    assert tools == []
+    assert [p.message for p in problems] == [f"cwd '{cwd}' leaves the workspace; it must be a folder inside it"]
+
+
+def test_cwd_escaping_the_workspace_through_a_link_is_refused_at_run(ctx: RuntimeContext) -> None:
     (ctx.workspace / "link_out").symlink_to(ctx.workspace.parent)
-    result = run(ctx, f"name: where\ndescription: d\ncwd: '{cwd}'\ncommand: [{CWD}]\n", {})
+    result = run(ctx, f"name: where\ndescription: d\ncwd: link_out\ncommand: [{CWD}]\n", {})
     assert not result.ok
-    assert f"the tool's cwd '{cwd}' is outside the workspace" in result.content
+    assert "the tool's cwd 'link_out' is outside the workspace" in result.content
 
 
 def test_missing_cwd_is_refused(ctx: RuntimeContext) -> None:
@@ -285,7 +292,7 @@ def test_max_output_caps_what_the_model_sees(ctx: RuntimeContext) -> None:
 def test_describe_and_plan_show_the_exact_argv(ctx: RuntimeContext) -> None:
     ex = executor(ctx, ECHO_VALUE)
     prepared = ex.prepare("echo_value", {"value": "a b"})
-    assert isinstance(prepared, PreparedCall)
+    assert isinstance(prepared, PreparedToolCall)
     assert prepared.plan()["argv"][-2:] == ["a b", "prefix:a b"]
     assert prepared.describe().endswith("'a b' 'prefix:a b'")
     assert prepared.plan()["stdin"] is None

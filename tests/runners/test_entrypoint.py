@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from nami_yaml.registry.executor import Executor, PreparedCall
+from nami_yaml.registry.executor import Executor, PreparedToolCall
 from nami_yaml.registry.loader import load_tools
 from nami_yaml.registry.registry import Registry
 from nami_yaml.runners.entrypoint import EntrypointRunner
@@ -125,7 +125,7 @@ def test_module_is_imported_on_first_call_not_at_load(setup: tuple[Executor, Pat
     executor, marker = setup
     assert not marker.exists(), "loading tool files must not import their modules"
     prepared = executor.prepare("greet", {"name": "nami"})
-    assert isinstance(prepared, PreparedCall)
+    assert isinstance(prepared, PreparedToolCall)
     assert not marker.exists(), "preparing (e.g. for --dry-run or approval) must not import either"
     result = prepared.run()
     assert result.ok and result.content == "hello nami!"

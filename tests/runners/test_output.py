@@ -43,12 +43,9 @@ def test_overflow_keeps_head_and_tail_and_spills_everything(tmp_path: Path) -> N
     assert capture.total == len(data)
     assert capture.spill_path is not None
     assert capture.spill_path.read_bytes() == data
-    expected = (
-        data[:500].decode()
-        + omission_marker(len(data) - 1000, capture.spill_path)
-        + data[-500:].decode()
-    )
-    assert capture.text() == expected
+    # 500-byte halves, each trimmed to whole 12-byte lines: the marker sits on a line of its own.
+    marker = omission_marker(len(data) - 2 * 492, capture.spill_path).lstrip("\n")
+    assert capture.text() == data[:492].decode() + marker + data[-492:].decode()
     assert "stdout" in capture.spill_path.name
 
 
@@ -57,7 +54,9 @@ def test_single_chunk_bigger_than_the_limit(tmp_path: Path) -> None:
     capture = OutputCapture(10, tmp_path)
     capture.feed(data)
     capture.close()
-    assert capture.text() == "abcde" + omission_marker(len(data) - 10, capture.spill_path) + "vwxyz"
+    # One line longer than the budget: cut inside, the marker inside the line.
+    marker = omission_marker(len(data) - 10, capture.spill_path).strip("\n")
+    assert capture.text() == f"abcde {marker} vwxyz"
     assert capture.spill_path is not None and capture.spill_path.read_bytes() == data
 
 
@@ -67,7 +66,7 @@ def test_exactly_at_the_limit_is_not_truncated(tmp_path: Path) -> None:
     assert not capture.truncated and capture.text() == "0123456789"
     capture.feed(b"!")
     assert capture.truncated
-    assert capture.text() == "01234" + omission_marker(1, capture.spill_path) + "6789!"
+    assert capture.text() == "01234 " + omission_marker(1, capture.spill_path).strip("\n") + " 6789!"
 
 
 def test_memory_stays_bounded_for_a_large_stream() -> None:
@@ -91,7 +90,7 @@ def test_no_spill_dir_still_truncates_with_plain_marker() -> None:
     capture = OutputCapture(4, None)
     _feed_all(capture, b"abcdefgh", chunk=1)
     assert capture.spill_path is None
-    assert capture.text() == "ab\n... [4 bytes omitted] ...\ngh"
+    assert capture.text() == "ab ... [4 bytes omitted] ... gh"
 
 
 def test_unusable_spill_dir_degrades_to_no_spill(tmp_path: Path) -> None:
@@ -110,8 +109,8 @@ def test_utf8_sequences_cut_at_the_boundaries_are_dropped_cleanly(tmp_path: Path
     _feed_all(capture, data, chunk=1000)
     text = capture.text()
     assert "\ufffd" not in text
-    head, _, rest = text.partition("\n... [")
-    tail = rest.split("] ...\n", 1)[1]
+    head, _, rest = text.partition(" ... [")
+    tail = rest.split("] ... ", 1)[1]
     assert head == "€" * 166
     assert tail == "€" * 166
     assert f"[{len(data) - 2 * 166 * 3:,} bytes omitted" in text
@@ -154,7 +153,10 @@ def test_truncate_text_caps_and_spills(tmp_path: Path) -> None:
     capped, path = truncate_text(text, 200, tmp_path / "spill")
     assert path is not None
     assert path.read_text(encoding="utf-8") == text
-    assert capped == text[:100] + omission_marker(len(text) - 200, path, unit="characters") + text[-100:]
+    head, tail = text[:100], text[-100:]
+    head, tail = head[: head.rindex("\n") + 1], tail[tail.index("\n") + 1:]  # whole lines only
+    marker = omission_marker(len(text) - len(head) - len(tail), path, unit="characters").lstrip("\n")
+    assert capped == head + marker + tail
     assert capped.endswith("ünïcödé end")
 
 
@@ -162,7 +164,7 @@ def test_truncate_text_without_spill_dir_and_with_lone_surrogates() -> None:
     text = "a" * 50 + "\ud800" + "b" * 50
     capped, path = truncate_text(text, 10, None)
     assert path is None
-    assert capped == "aaaaa\n... [91 characters omitted] ...\nbbbbb"
+    assert capped == "aaaaa ... [91 characters omitted] ... bbbbb"
 
 
 def test_truncate_text_spills_lone_surrogates_without_failing(tmp_path: Path) -> None:
@@ -202,3 +204,21 @@ def test_spill_files_never_go_through_a_planted_symlink(tmp_path: Path) -> None:
     capture.close()
     assert list(target.iterdir()) == []
     assert capture.spill_path is None and "[4 bytes omitted]" in capture.text()
+
+
+def test_lines_are_never_cut_in_half_so_no_fragment_looks_like_a_value(tmp_path: Path) -> None:
+    data = b"".join(b"%d\n" % i for i in range(1, 100_001))  # seq 1 100000
+    capture = OutputCapture(200, tmp_path)
+    _feed_all(capture, data, chunk=4096)
+    head, marker, rest = capture.text().partition("... [")
+    tail = rest.split("] ...\n", 1)[1]
+    assert head.endswith("\n") and marker
+    assert head.splitlines() + tail.splitlines() == [str(n) for n in range(1, 37)] + [str(n) for n in range(99_985, 100_001)]
+    assert f"[{len(data) - len(head) - len(tail):,} bytes omitted" in capture.text()
+
+
+def test_a_long_line_between_short_ones_is_cut_inside_with_the_marker() -> None:
+    text = "first\n" + "x" * 1000 + "\nlast\n"
+    capped, _ = truncate_text(text, 100, None)
+    assert capped.startswith("first\n" + "x" * 44 + " ... [")  # trimming to "first\n" would lose most of the head
+    assert capped.endswith("] ... " + "x" * 44 + "\nlast\n")

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from nami_yaml.registry.executor import Executor, PreparedCall
+from nami_yaml.registry.executor import Executor, PreparedToolCall
 from nami_yaml.registry.loader import load_tools
 from nami_yaml.registry.registry import Registry
 from nami_yaml.result import ToolResult
@@ -201,7 +201,7 @@ def test_failure_exit_code_and_tool_name_in_errors(ctx: RuntimeContext) -> None:
 
 def test_describe_names_the_tool_and_arguments(ctx: RuntimeContext) -> None:
     prepared = executor(ctx, REPORT).prepare("report", {"name": "x"})
-    assert isinstance(prepared, PreparedCall)
+    assert isinstance(prepared, PreparedToolCall)
     assert prepared.describe() == 'report (bash script) name="x" count=3'
     plan = prepared.plan()
     assert plan["argv"][1:4] == ["--noprofile", "--norc", "-c"]

@@ -10,12 +10,15 @@ from nami_yaml.runners.template import (
     ArgvRenderer,
     Piece,
     TemplateError,
+    group_switches,
     is_off,
     parse,
     refs,
     render_text,
     summarize_arguments,
     walk_argv,
+    walk_groups,
+    whole_element_refs,
 )
 
 
@@ -33,10 +36,18 @@ def test_unmatched_braces_are_refused(bad: str) -> None:
         parse(bad)
 
 
-def test_walk_argv_reports_group_depth() -> None:
+def test_walk_argv_reports_index_paths_and_group_depth() -> None:
     assert list(walk_argv(["git", ["-n", "{n}", ["--x"]], 3])) == [
-        ("git", 0), ("-n", 1), ("{n}", 1), ("--x", 2), ("3", 0)
+        ((0,), "git", 0), ((1, 0), "-n", 1), ((1, 1), "{n}", 1), ((1, 2, 0), "--x", 2), ((2,), "3", 0)
     ]
+
+
+def test_walk_groups_and_what_switches_or_repeats_them() -> None:
+    template = ["curl", [-1, "-H", "{headers}", ["--x={x}"]], "{url}"]
+    assert list(walk_groups(template)) == [((1,), template[1]), ((1, 3), ["--x={x}"])]
+    assert group_switches(template[1]) == ["headers"]
+    assert whole_element_refs(template[1]) == ["headers"]
+    assert whole_element_refs(["--x={x}", "{y}"]) == ["y"]
 
 
 def render(template: list[Any], args: dict[str, Any], allow_dash: frozenset[str] = frozenset()) -> list[str]:
@@ -56,7 +67,7 @@ def test_optional_groups_switch_on_every_direct_reference() -> None:
     assert render(template, {"long": True, "key": "size"}) == ["ls", "-l"]
     assert render(template, {"long": False, "key": "size", "n": 2}) == ["ls", "--sort=size", "--limit=2"]
     assert render(template, {"paths": []}) == ["ls"]
-    assert render(template, {"paths": ["a", "b"], "long": None}) == ["ls", "--", "a", "b"]
+    assert render(template, {"paths": ["a"], "long": None}) == ["ls", "--", "a"]
 
 
 def test_zero_and_empty_string_are_present_values() -> None:
@@ -79,8 +90,39 @@ def test_array_filling_a_whole_element_expands_one_per_item() -> None:
 
 
 def test_array_in_a_partial_element_is_refused() -> None:
-    with pytest.raises(TemplateError, match="can only fill a whole argv element"):
+    with pytest.raises(TemplateError, match="parameter 'paths' is an array; it can only fill a whole argv element"):
         render(["x", "--files={paths}"], {"paths": ["a"]})
+
+
+def test_a_group_with_an_array_filling_a_whole_element_repeats_once_per_item() -> None:
+    curl = ["curl", "-s", ["-H", "{headers}"], "{url}"]
+    assert render(curl, {"headers": ["Accept: text/plain", "X-Trace: 1"], "url": "http://h/"}) == [
+        "curl", "-s", "-H", "Accept: text/plain", "-H", "X-Trace: 1", "http://h/"]
+    assert render(curl, {"headers": [], "url": "u"}) == ["curl", "-s", "u"]
+    assert render(curl, {"url": "u"}) == ["curl", "-s", "u"]
+    # A scalar in the same group is rendered with every item; a nested group inside it too.
+    docker = ["docker", "ps", ["--filter", "{filters}", ["--last={n}"]], ["--format", "{format}"]]
+    assert render(docker, {"filters": ["status=exited", "label=a"], "n": 2, "format": "{{.ID}}"}) == [
+        "docker", "ps", "--filter", "status=exited", "--last=2", "--filter", "label=a", "--last=2",
+        "--format", "{{.ID}}"]
+    # The item may appear in a partial element of the repeated group as well.
+    assert render(["x", ["-e", "{names}", "--note=n-{names}"]], {"names": ["a", "b"]}) == [
+        "x", "-e", "a", "--note=n-a", "-e", "b", "--note=n-b"]
+
+
+def test_a_repeated_group_keeps_every_rule_per_item() -> None:
+    with pytest.raises(TemplateError, match="starts with '-'"):
+        render(["tar", ["--exclude", "{patterns}"]], {"patterns": ["*.o", "--to-command=sh"]})
+    assert render(["tar", ["--exclude", "{patterns}"]], {"patterns": ["-x"]}, frozenset({"patterns"})) == [
+        "tar", "--exclude", "-x"]
+    with pytest.raises(TemplateError, match="nested array"):
+        render(["x", ["-H", "{h}"]], {"h": [["a", "b"]]})
+    with pytest.raises(TemplateError, match="one array; 'a' and 'b' are both arrays"):
+        render(["x", ["{a}", "{b}"]], {"a": ["1"], "b": ["2"]})
+
+
+def test_an_array_outside_a_group_still_expands_in_place() -> None:
+    assert render(["rm", "--", "{paths}"], {"paths": ["a", "b"]}) == ["rm", "--", "a", "b"]
 
 
 def test_nested_values_in_an_array_are_refused() -> None:

@@ -102,3 +102,46 @@ def test_tool_definition_schema_via_defs() -> None:
     assert _messages("name: t\ndescription: ''\nscript: x\nrisk: read\n", "tool", "tool") == [
         "f.yaml:2:14: $.description: '' should be non-empty",
     ]
+
+
+# Keywords that mean the same in draft 7 (what older editor plugins validate with) and draft 2020-12.
+_DRAFT7_COMPATIBLE = {"$schema", "$id", "$ref", "$defs", "title", "description", "type", "properties", "required",
+                      "additionalProperties", "items", "minItems", "uniqueItems", "enum", "const", "pattern",
+                      "minLength", "minimum", "maximum", "exclusiveMinimum", "oneOf", "if", "then", "else",
+                      "propertyNames", "not", "default", "examples", "anyOf", "minProperties", "maxProperties"}
+_SCHEMA_MAPS = ("properties", "$defs")
+
+
+def _keywords(node: Any) -> set[str]:
+    if not isinstance(node, dict):
+        return set()
+    found = set(node)
+    for key, value in node.items():
+        if key in _SCHEMA_MAPS:
+            found |= {k for sub in value.values() for k in _keywords(sub)}
+        elif key in ("oneOf", "anyOf", "allOf"):
+            found |= {k for sub in value for k in _keywords(sub)}
+        elif isinstance(value, dict) and key not in ("enum", "const", "default"):
+            found |= _keywords(value)
+    return found
+
+
+@pytest.mark.parametrize("name", SCHEMA_NAMES)
+def test_schema_ids_are_names_not_addresses_and_keywords_read_the_same_in_draft_7(name: str) -> None:
+    document = schema(name)
+    assert document["$id"] == f"urn:nami-yaml:schemas:{name}"  # no web address nobody serves
+    assert _keywords(document) <= _DRAFT7_COMPATIBLE
+
+
+@pytest.mark.parametrize(("name", "text"), [
+    ("agent", "$schema: .nami/schemas/agent.schema.json\nmodel: {name: m}\n"),
+    ("tool", "$schema: ../.nami/schemas/tool.schema.json\nname: t\ndescription: d\ncommand: [echo]\n"),
+    ("tool", "$schema: ../.nami/schemas/tool.schema.json\ntools:\n  - {name: t, description: d, command: [echo]}\n"),
+])
+def test_a_top_level_schema_key_is_accepted(name: str, text: str) -> None:
+    doc, problems = parse_yaml(text, "f.yaml")
+    assert doc is not None and problems == []
+    assert problems_for(doc, doc.value, (), validator(name)) == []
+    bad, _ = parse_yaml(text.replace("$schema: ", "$schema: 5 #", 1), "f.yaml")
+    assert bad is not None
+    assert [p.message for p in problems_for(bad, bad.value, (), validator(name))] == ["expected string, got integer 5"]

@@ -9,6 +9,7 @@ import sys
 from pathlib import Path
 
 from nami_yaml.testing import response_from_dict
+from nami_yaml.testing.script_file import load_script
 
 DOC = Path(__file__).resolve().parents[2] / "docs" / "testing.md"
 
@@ -33,8 +34,12 @@ def test_python_examples_pass_as_a_user_test_suite(tmp_path: Path) -> None:
     assert f"{expected} passed" in result.stdout
 
 
-def test_json_script_example_loads() -> None:
-    (block,) = _blocks("json")
+def test_json_script_examples_load(tmp_path: Path) -> None:
+    block, by_task = _blocks("json")
+    for number, example in enumerate((block, by_task)):
+        (tmp_path / f"{number}.json").write_text(example)
+        load_script(tmp_path / f"{number}.json")  # passes the schema check
+    assert list(load_script(tmp_path / "1.json").tasks) == ["nginx", "disk"]
     responses = [response_from_dict(item) for item in json.loads(block)]
     assert [r.status for r in responses] == [200, 200, 429, 200]
     assert responses[0].calls[0].name == "list_dir"

@@ -1,0 +1,59 @@
+"""The conversation, as the list of messages sent to the model, and one event per change.
+
+Every message is kept exactly as it goes into the request (an assistant's tool-call arguments are the raw
+text the model sent, not a defaults-filled copy), so a session file written from these events rebuilds
+each request byte for byte. Changes other than appending (``/clear``, compaction) are explicit and
+reported, because they change the request prefix.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable, Iterator
+from typing import Any
+
+from nami_yaml.agent.events import Event, HistoryReplaced, MessageAppended
+
+Message = dict[str, Any]
+
+
+class History:
+    def __init__(self, messages: list[Message] | None = None, emit: Callable[[Event], None] | None = None):
+        # The list is used as it is (not copied): a caller that passed one sees it grow.
+        self._messages: list[Message] = messages if messages is not None else []
+        self.emit = emit
+
+    @property
+    def messages(self) -> list[Message]:
+        """The live list sent with each request. Change it only through this object."""
+        return self._messages
+
+    def __len__(self) -> int:
+        return len(self._messages)
+
+    def __iter__(self) -> Iterator[Message]:
+        return iter(self._messages)
+
+    def __getitem__(self, index: int) -> Message:
+        return self._messages[index]
+
+    def append(self, message: Message) -> None:
+        self._messages.append(message)
+        self._report(len(self._messages) - 1, message)
+
+    def extend(self, messages: Iterable[Message]) -> None:
+        """All at once, so an interrupt can never leave half of them in the list."""
+        added = list(messages)
+        start = len(self._messages)
+        self._messages.extend(added)
+        for offset, message in enumerate(added):
+            self._report(start + offset, message)
+
+    def replace(self, messages: list[Message], reason: str) -> None:
+        """Swap the whole list (``reason``: "clear", "compaction", …); the next request has a new prefix."""
+        self._messages[:] = messages
+        if self.emit is not None:
+            self.emit(HistoryReplaced(reason=reason, messages=list(messages)))
+
+    def _report(self, index: int, message: Message) -> None:
+        if self.emit is not None:
+            self.emit(MessageAppended(index=index, message=message))

@@ -1,0 +1,113 @@
+"""The places where policy, approval, audit, sessions and compaction attach to the loop.
+
+The loop calls these and knows nothing of what is behind them: a policy module decides, the CLI or an API
+user answers questions, an audit log or a session file records.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any, Literal
+
+from nami_yaml.model.types import ModelError, ToolCall, Usage
+from nami_yaml.result import ToolResult
+
+if TYPE_CHECKING:
+    from nami_yaml.agent.history import History
+    from nami_yaml.agent.toolbox import PreparedCall
+
+Action = Literal["allow", "deny", "ask"]
+_STRICTNESS: dict[str, int] = {"allow": 0, "ask": 1, "deny": 2}
+
+
+@dataclass(frozen=True)
+class Decision:
+    """Whether a call may run. ``reason`` travels to the model (for a deny) and to events and audit lines;
+    ``source`` says who decided: ``permissions.exec``, ``rule agent.yaml:14:5``, ``user``, ``--yes``…"""
+
+    action: Action
+    reason: str | None = None
+    source: str | None = None
+
+    @classmethod
+    def allow(cls, reason: str | None = None, source: str | None = None) -> Decision:
+        return cls("allow", reason, source)
+
+    @classmethod
+    def deny(cls, reason: str | None = None, source: str | None = None) -> Decision:
+        return cls("deny", reason, source)
+
+    @classmethod
+    def ask(cls, reason: str | None = None, source: str | None = None) -> Decision:
+        return cls("ask", reason, source)
+
+    def to_json(self) -> dict[str, Any]:
+        return {"action": self.action, "reason": self.reason, "source": self.source}
+
+
+def strictest(decisions: Iterable[Decision | None]) -> Decision | None:
+    """deny > ask > allow; the first of equally strict decisions wins (it is the one reported)."""
+    best: Decision | None = None
+    for decision in decisions:
+        if decision is not None and (best is None or _STRICTNESS[decision.action] > _STRICTNESS[best.action]):
+            best = decision
+    return best
+
+
+@dataclass
+class CallRecord:
+    """One call from the model's request to its result, for ``after_tool`` hooks (audit, sessions)."""
+
+    call: ToolCall  # as the model sent it: raw argument text
+    prepared: PreparedCall | None  # None when the call never got past validation
+    decision: Decision | None  # None when nothing was decided (invalid call, cut-off turn, interrupted)
+    result: ToolResult
+    started: float | None = None  # time.time() when it started running; None if it never ran
+    duration: float | None = None
+
+
+@dataclass
+class RequestInfo:
+    """What a ``before_request`` hook sees before each model request."""
+
+    history: History
+    tools: list[dict[str, Any]]
+    step: int  # the number of this request in the run, from 1
+    last_usage: Usage | None  # the previous request's usage, if the server reported it
+    error: ModelError | None = None  # set when the request is retried after a context-length error
+
+
+BeforeTool = Callable[["PreparedCall"], "Decision | None"]
+"""Returns a decision, or None for "no opinion"; of all opinions the strictest wins."""
+
+Asker = Callable[["PreparedCall", Decision], "Decision | bool"]
+"""Answers a decision of ``ask``: allow or deny (a bool means allow/deny by the user)."""
+
+AfterTool = Callable[[CallRecord], None]
+
+BeforeRequest = Callable[[RequestInfo], "list[dict[str, Any]] | None"]
+"""May return a new message list (compaction, elision); it replaces the history before the request.
+May raise :class:`StopRun` to end the run before the request is sent (a cost limit)."""
+
+AfterRun = Callable[[Any], "dict[str, Any] | None"]
+"""Called with the RunOutcome before the ``final`` event; a returned dict is merged into
+``outcome.totals`` and sent in the event (token totals and cost, from an accounting hook)."""
+
+
+class StopRun(Exception):
+    """Raised by a ``before_request`` hook to end the run cleanly before the next request: the loop
+    returns an outcome with this ``status`` (e.g. ``max_cost``) and the message as its error."""
+
+    def __init__(self, message: str, status: str = "stopped"):
+        super().__init__(message)
+        self.status = status
+
+
+@dataclass
+class Hooks:
+    before_tool: list[BeforeTool] = field(default_factory=list)
+    ask: Asker | None = None  # None: nobody can be asked, so "ask" becomes "deny"
+    after_tool: list[AfterTool] = field(default_factory=list)
+    before_request: list[BeforeRequest] = field(default_factory=list)
+    after_run: list[AfterRun] = field(default_factory=list)

@@ -1,0 +1,278 @@
+"""The tool half of a step: decide on every call, run them (reads in parallel), answer each in order."""
+
+from __future__ import annotations
+
+import threading
+import time
+from collections.abc import Callable
+from concurrent.futures import FIRST_COMPLETED, Future, wait
+from dataclasses import dataclass
+from typing import Any
+
+from nami_yaml.agent.events import ApprovalEvent, Event, ToolCallEvent, ToolResultEvent
+from nami_yaml.agent.history import History
+from nami_yaml.agent.hooks import CallRecord, Decision, Hooks, strictest
+from nami_yaml.agent.toolbox import READ, PreparedCall, Toolbox
+from nami_yaml.cancel import CancelToken
+from nami_yaml.model.types import AssistantTurn, ToolCall
+from nami_yaml.result import ToolResult
+
+CUT_OFF = (
+    "Error: Not run: your response was cut off (finish_reason: length) before this tool call was complete. "
+    "Retry with shorter output, for example by splitting large content over several smaller calls."
+)
+NOT_RUN = "Error: Not run: the user interrupted the run before this call started."
+INTERRUPTED = "Error: Interrupted by the user while this call was running."
+ABANDONED = "Error: Interrupted by the user; the call did not stop in time, so its outcome is unknown."
+NOBODY_TO_ASK = "approval is needed and there is no one to ask"
+RETRY_HINT = "Do not retry the same call; ask the user or try another way."
+
+_POLL = 0.2  # seconds between checks of the cancel switch while tools run
+
+# A running call: its result, and whether it was cancelled when it came back.
+_Pending = Future[tuple[ToolResult, bool]]
+
+
+class Interrupted(Exception):
+    """The run was cancelled by someone other than our own KeyboardInterrupt handler."""
+
+
+@dataclass
+class _Slot:
+    """One tool call of a turn, from request to result."""
+
+    call: ToolCall
+    prepared: PreparedCall | None
+    result: ToolResult | None = None
+    decision: Decision | None = None
+    started: float | None = None
+    reported: bool = False  # a tool_result event went out
+    parallel: bool = False  # a read that needed nobody's approval: runs side by side with other such reads
+
+
+class ToolPhase:
+    def __init__(self, toolbox: Toolbox, hooks: Hooks, emit: Callable[[Event], None], cancel: CancelToken, *,
+                 max_parallel: int, interrupt_grace: float):
+        self.toolbox = toolbox
+        self.hooks = hooks
+        self.emit = emit
+        self.cancel = cancel
+        self.limit = max(1, max_parallel)
+        self.interrupt_grace = interrupt_grace
+
+    def run(self, turn: AssistantTurn, history: History) -> bool:
+        """Answer every call of ``turn`` with one tool message, in call order. False if interrupted."""
+        slots = [self._prepare(call) for call in turn.tool_calls]
+        for slot in slots:
+            arguments = slot.prepared.arguments if slot.prepared is not None else slot.call.arguments
+            self.emit(ToolCallEvent(slot.call.id, slot.call.name, arguments, _describe(slot)))
+        completed = True
+        if turn.finish_reason == "length":
+            # Arguments of a cut-off response may be truncated mid-value; running them could do harm.
+            for slot in slots:
+                slot.result = ToolResult(CUT_OFF, ok=False, details={"not_run": "cut_off"})
+                self._report(slot)
+        else:
+            completed = self._execute(slots)
+        # One extend, so an interrupt can never leave half of the answers in the history.
+        history.extend(
+            {"role": "tool", "tool_call_id": s.call.id, "content": s.result.content if s.result else NOT_RUN}
+            for s in slots
+        )
+        return completed
+
+    def _prepare(self, call: ToolCall) -> _Slot:
+        try:
+            prepared = self.toolbox.prepare(call.name, call.arguments)
+        except Exception as exc:  # a toolbox bug must not break the transcript
+            return _Slot(call, None, ToolResult.error(f"could not prepare {call.name}: {exc}"))
+        if isinstance(prepared, ToolResult):
+            return _Slot(call, None, prepared)
+        return _Slot(call, prepared)
+
+    # -- deciding -------------------------------------------------------------------------------------
+
+    def _decide(self, slot: _Slot) -> Decision:
+        """The before_tool hooks' strictest opinion; with none, reads run and everything else asks."""
+        assert slot.prepared is not None
+        opinions: list[Decision | None] = []
+        for hook in self.hooks.before_tool:
+            try:
+                opinions.append(hook(slot.prepared))
+            except Exception as exc:  # a broken policy must fail closed
+                opinions.append(Decision.deny(f"the policy failed: {type(exc).__name__}: {exc}", "policy"))
+        decided = strictest(opinions)
+        if decided is None:
+            decided = Decision.allow() if slot.prepared.risk == READ else Decision.ask()
+        return decided
+
+    def _ask(self, slot: _Slot, pending: Decision) -> tuple[Decision, dict[str, Any]]:
+        assert slot.prepared is not None
+        if self.hooks.ask is None:
+            return Decision.deny(NOBODY_TO_ASK, "no approver"), {}
+        try:
+            answer = self.hooks.ask(slot.prepared, pending)
+        except Exception as exc:  # an approval that cannot be asked is a "no"
+            return Decision.deny(None, "user"), {"approval_error": f"{type(exc).__name__}: {exc}"}
+        if isinstance(answer, Decision):
+            return answer, {}
+        return Decision("allow" if answer else "deny", None, "user"), {}
+
+    def _approved(self, slot: _Slot) -> bool:
+        """Settle an ``ask`` or ``deny`` before the call starts; a refusal becomes the call's result."""
+        assert slot.prepared is not None and slot.decision is not None
+        extra: dict[str, Any] = {}
+        asked = slot.decision.action == "ask"
+        if asked:
+            slot.decision, extra = self._ask(slot, slot.decision)
+        decision = slot.decision
+        approved = decision.action == "allow"
+        if approved and not asked and slot.prepared.risk == READ:
+            return True  # a read that runs as reads do: nothing worth reporting
+        self.emit(ApprovalEvent(slot.call.id, slot.call.name, approved, decision.reason, decision.source))
+        if not approved:
+            slot.result = ToolResult(_refusal(decision, _describe(slot)), ok=False,
+                                     details={"denied": True, **_decision_details(decision), **extra})
+        return approved
+
+    # -- running --------------------------------------------------------------------------------------
+
+    def _execute(self, slots: list[_Slot]) -> bool:
+        """Run the calls: consecutive allowed reads in parallel, everything else alone after everything
+        before it (so a read that follows a write sees the write). Approval is asked on this thread."""
+        running: dict[_Pending, _Slot] = {}
+        i = 0
+        try:
+            while i < len(slots) or running:
+                if self.cancel.is_set():
+                    raise Interrupted
+                while i < len(slots):
+                    slot = slots[i]
+                    if slot.prepared is None:  # already answered by prepare()
+                        self._report(slot)
+                        i += 1
+                        continue
+                    if slot.decision is None:
+                        slot.decision = self._decide(slot)
+                        slot.parallel = slot.prepared.risk == READ and slot.decision.action == "allow"
+                    if slot.parallel:
+                        if len(running) >= self.limit or any(not s.parallel for s in running.values()):
+                            break
+                    elif running:
+                        break
+                    if self._approved(slot):
+                        self._start(slot, running)
+                    else:
+                        self._report(slot)
+                    i += 1
+                if running:
+                    done, _ = wait(list(running), timeout=_POLL, return_when=FIRST_COMPLETED)
+                    for fut in done:
+                        slot = running.pop(fut)
+                        slot.result = _collect(fut)
+                        self._report(slot)
+        except (KeyboardInterrupt, Interrupted):
+            self._interrupt(slots, running)
+            return False
+        return True
+
+    def _start(self, slot: _Slot, running: dict[_Pending, _Slot]) -> None:
+        prepared = slot.prepared
+        assert prepared is not None
+        fut: _Pending = Future()
+        fut.set_running_or_notify_cancel()
+        running[fut] = slot
+        slot.started = time.time()
+        cancel = self.cancel
+
+        def work() -> None:
+            try:
+                result = prepared.run()
+            except BaseException as exc:  # run() must not raise; if it does, the model still gets an answer
+                result = ToolResult.error(f"{prepared.name} failed unexpectedly: {type(exc).__name__}: {exc}")
+            # A result that arrives after cancel was set is most likely the runner reporting the kill.
+            fut.set_result((result, cancel.is_set()))
+
+        # Daemon threads, unlike ThreadPoolExecutor workers, cannot keep the process alive after Ctrl-C
+        # if a tool ignores the cancel switch.
+        threading.Thread(target=work, name=f"nami-tool-{prepared.name}", daemon=True).start()
+
+    def _interrupt(self, slots: list[_Slot], running: dict[_Pending, _Slot]) -> None:
+        """Stop everything, wait a bounded time for running tools, and give every call a result."""
+        self.cancel.set()
+        for slot in running.values():
+            if slot.prepared is not None:
+                slot.prepared.cancel()
+        deadline = time.monotonic() + self.interrupt_grace
+        try:
+            while running and time.monotonic() < deadline:
+                for fut in [f for f in running if f.done()]:
+                    running.pop(fut).result = _collect(fut)
+                wait(list(running), timeout=min(_POLL, max(0.0, deadline - time.monotonic())))
+            for fut in [f for f in running if f.done()]:
+                running.pop(fut).result = _collect(fut)
+        except KeyboardInterrupt:
+            pass  # a second Ctrl-C: stop waiting
+        for slot in running.values():
+            slot.result = ToolResult(ABANDONED, ok=False, details={"interrupted": True})
+        for slot in slots:
+            if slot.result is None:
+                slot.result = ToolResult(NOT_RUN, ok=False, details={"interrupted": True, "not_run": True})
+        # Events go out in call order after the fact; emitting earlier could itself be interrupted.
+        try:
+            for slot in slots:
+                if not slot.reported:
+                    self._report(slot)
+        except KeyboardInterrupt:
+            pass
+
+    def _report(self, slot: _Slot) -> None:
+        """The tool_result event, then the after_tool hooks (audit, sessions)."""
+        assert slot.result is not None
+        r = slot.result
+        slot.reported = True
+        self.emit(ToolResultEvent(slot.call.id, slot.call.name, r.ok, r.content, r.details))
+        duration = None if slot.started is None else round(time.time() - slot.started, 3)
+        record = CallRecord(slot.call, slot.prepared, slot.decision, r, slot.started, duration)
+        for hook in self.hooks.after_tool:
+            hook(record)
+
+
+def _collect(fut: _Pending) -> ToolResult:
+    result, cancelled = fut.result()
+    if not cancelled:
+        return result
+    # Keep what the tool said: for a half-done deploy, its partial output is what the model needs most.
+    return ToolResult(
+        f"{INTERRUPTED} What it returned:\n{result.content}",
+        ok=False,
+        details={**result.details, "interrupted": True},
+    )
+
+
+def _refusal(decision: Decision, described: str) -> str:
+    if decision.source == "user":
+        said = f" The user said: {decision.reason}." if decision.reason else ""
+        return f"Denied by the user: {described}.{said} {RETRY_HINT}"
+    by = decision.source or "policy"
+    why = f" Reason: {decision.reason}." if decision.reason else ""
+    return f"Denied by {by}: {described}.{why} {RETRY_HINT}"
+
+
+def _decision_details(decision: Decision) -> dict[str, Any]:
+    details: dict[str, Any] = {}
+    if decision.reason:
+        details["reason"] = decision.reason
+    if decision.source and decision.source != "user":
+        details["source"] = decision.source
+    return details
+
+
+def _describe(slot: _Slot) -> str:
+    if slot.prepared is None:
+        raw = slot.call.arguments
+        return f"{slot.call.name} {raw[:200]}{'...' if len(raw) > 200 else ''}"
+    try:
+        return slot.prepared.describe()
+    except Exception:
+        return slot.call.name

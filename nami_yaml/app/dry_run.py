@@ -1,0 +1,132 @@
+"""``--dry-run``: the model works as usual, the policy decides as usual, and no tool runs (reads
+included). Each call's result says it was not executed and shows what would have run; the run ends with
+the list of every call and what would have happened to it (a ``dry_run`` event just before ``final``)."""
+
+from __future__ import annotations
+
+import shlex
+import threading
+from collections.abc import Callable
+from typing import Any
+
+from nami_yaml.agent.events import DryRunEvent, Event, FinalEvent, ToolCallEvent
+from nami_yaml.agent.hooks import CallRecord, Decision
+from nami_yaml.agent.toolbox import PreparedCall, Toolbox
+from nami_yaml.result import ToolResult
+
+NOT_EXECUTED = "dry run: not executed"
+
+
+class DryRunCall:
+    """A prepared call whose ``run`` only says what it would have run."""
+
+    def __init__(self, inner: PreparedCall):
+        self.inner = inner
+        self.name = inner.name
+        self.arguments = inner.arguments
+        self.risk = inner.risk
+        self.kind = inner.kind
+        self.would_ask: Decision | None = None  # set when the policy asked: nobody is asked in a dry run
+
+    def describe(self) -> str:
+        return self.inner.describe()
+
+    def plan(self) -> dict[str, Any]:
+        return self.inner.plan()
+
+    def cancel(self) -> None:
+        self.inner.cancel()
+
+    def run(self) -> ToolResult:
+        shown = rendered(self.inner)
+        return ToolResult(f"{NOT_EXECUTED}. It would run: {shown}", ok=True,
+                          details={"dry_run": True, "would_run": shown})
+
+
+class DryRunToolbox:
+    def __init__(self, inner: Toolbox):
+        self.inner = inner
+
+    def definitions(self) -> list[dict[str, Any]]:
+        return self.inner.definitions()
+
+    def prepare(self, name: str, raw_arguments: str) -> PreparedCall | ToolResult:
+        prepared = self.inner.prepare(name, raw_arguments)
+        return prepared if isinstance(prepared, ToolResult) else DryRunCall(prepared)
+
+
+class DryRun:
+    """Collects what each call of a run would have done, and hands the list out before ``final``."""
+
+    def __init__(self) -> None:
+        self.calls: list[dict[str, Any]] = []
+        self._order: dict[str, int] = {}  # call id -> its place in the run (reads may finish out of order)
+        self._lock = threading.Lock()
+
+    def toolbox(self, inner: Toolbox) -> DryRunToolbox:
+        return DryRunToolbox(inner)
+
+    def ask(self, call: PreparedCall, pending: Decision) -> Decision:
+        """The ask hook: nobody is asked; the call is noted as one that would need a yes."""
+        if isinstance(call, DryRunCall):
+            call.would_ask = pending
+        return Decision.allow(pending.reason, "dry run")
+
+    def record(self, record: CallRecord) -> None:
+        """The after_tool hook."""
+        entry: dict[str, Any] = {"id": record.call.id, "tool": record.call.name}
+        prepared, decision = record.prepared, record.decision
+        if prepared is None:
+            entry.update(outcome="invalid", detail=record.result.content)
+        elif decision is not None and decision.action == "deny":
+            entry.update(outcome="denied", command=rendered(prepared), by=decision.source, detail=decision.reason)
+        elif record.started is None:
+            entry.update(outcome="not run", command=rendered(prepared), detail=record.result.content)
+        elif isinstance(prepared, DryRunCall) and prepared.would_ask is not None:
+            asked = prepared.would_ask
+            entry.update(outcome="would ask", command=rendered(prepared), by=asked.source, detail=asked.reason)
+        else:
+            entry.update(outcome="would run", command=rendered(prepared), by=decision.source if decision else None)
+        if prepared is not None:
+            entry["plan"] = _safe_plan(prepared)
+        with self._lock:
+            self.calls.append(entry)
+
+    def take(self) -> list[dict[str, Any]]:
+        with self._lock:
+            calls, self.calls = self.calls, []
+            order, self._order = self._order, {}
+        return sorted(calls, key=lambda entry: order.get(entry["id"], len(order)))
+
+    def events(self, emit: Callable[[Event], None]) -> Callable[[Event], None]:
+        """``emit`` with the list of calls sent just before each ``final`` event."""
+
+        def forward(event: Event) -> None:
+            if isinstance(event, ToolCallEvent):
+                with self._lock:
+                    self._order.setdefault(event.id, len(self._order))
+            elif isinstance(event, FinalEvent):
+                emit(DryRunEvent(self.take()))
+            emit(event)
+
+        return forward
+
+
+def rendered(call: PreparedCall) -> str:
+    """The command line (argv and folder) for a process, else the call as ``describe()`` shows it."""
+    try:
+        plan = call.plan()
+    except Exception:
+        return call.describe()
+    if "argv" in plan and call.kind == "command":
+        return f"{shlex.join(plan['argv'])} (in {plan['cwd']})"
+    if "argv" in plan:
+        return f"{call.describe()} (in {plan['cwd']})"
+    return call.describe()
+
+
+def _safe_plan(call: PreparedCall) -> dict[str, Any] | None:
+    try:
+        return call.plan()
+    except Exception:
+        return None

@@ -1,0 +1,44 @@
+"""The token economy of an agent, from its settings: a usage meter (with prices), compaction within the
+context window, and limits.max_cost, as the hooks the loop calls."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from nami_yaml.agent.hooks import AfterRun, BeforeRequest
+from nami_yaml.config.settings import Effective
+from nami_yaml.errors import ConfigError
+from nami_yaml.model.types import Model
+from nami_yaml.session.compaction import CompactionSettings, Compactor
+from nami_yaml.session.cost import CostLimit, Pricing
+from nami_yaml.session.usage import UsageMeter
+
+
+@dataclass
+class TokenEconomy:
+    meter: UsageMeter  # also an event sink: add it to the agent's bus
+    compactor: Compactor
+    pricing: Pricing | None
+    before_request: list[BeforeRequest]
+    after_run: list[AfterRun]
+
+
+def token_economy(settings: Effective, model: Model) -> TokenEconomy:
+    get = settings.get
+    pricing = Pricing.from_settings(get("model.pricing"))
+    meter = UsageMeter(price=pricing)
+    window = get("model.context_window")
+    compactor = Compactor(model, meter, int(window) if window else None,
+                          CompactionSettings.from_settings(get("compaction")))
+    # A summary request is a request too: counted, priced, and saved with the others.
+    compactor.listeners.append(lambda record: meter.record(record.usage) if record.usage is not None else None)
+    limit = get("limits.max_cost")
+    limits: list[BeforeRequest] = []
+    if limit is not None:
+        if pricing is None:
+            raise ConfigError(f"{settings.where('limits', 'max_cost')}: limits.max_cost needs prices, and there "
+                              f"are none for model {get('model.name')!r}: set model.pricing (input and output, "
+                              "USD per million tokens)")
+        limits.append(CostLimit(float(limit), pricing, meter))
+    # Compaction first: the estimate and the cost limit then see the request as it will be sent.
+    return TokenEconomy(meter, compactor, pricing, [compactor, meter.before_request, *limits], [meter.after_run])

@@ -1,0 +1,151 @@
+"""From an agent.yaml (or none) to what every command and API user needs: the effective settings, the
+tool registry, the runtime context, and the trust check before anything of a project runs."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from nami_yaml.config.prompt import system_prompt
+from nami_yaml.config.protected import protected_paths
+from nami_yaml.config.settings import Effective, env_scrub_rules, load_settings, protected_env_names
+from nami_yaml.config.skills import Skill, load_skills
+from nami_yaml.config.toolset import build_registry
+from nami_yaml.config.trust import TrustState, code_check, needs_trust, remember, summary, trust_state
+from nami_yaml.errors import ConfigError
+from nami_yaml.registry.executor import Executor
+from nami_yaml.registry.registry import Registry
+from nami_yaml.runtime import RuntimeContext, ToolSettings, session_spill_dir
+from nami_yaml.session.store import SessionStore
+
+
+@dataclass(frozen=True)
+class TrustRequest:
+    """What a trust callback is shown: a project's agent.yaml that is new or changed since trusted."""
+
+    config: Path
+    changed: bool  # trusted before, changed since
+    summary: list[str]  # what it sets and which tools it adds, escaped for a terminal
+
+
+TrustCallback = Callable[[TrustRequest], bool]
+Trust = bool | TrustCallback | None
+"""``None``: refuse an untrusted project. ``True``: run it this time without recording trust. A callable:
+asked; when it returns True the trust is recorded (as ``nami trust`` does)."""
+
+
+class UntrustedProject(ConfigError):
+    def __init__(self, request: TrustRequest):
+        self.request = request
+        what = "changed since you trusted it" if request.changed else "is not trusted yet"
+        super().__init__(
+            f"{request.config} {what} (with its tools and prompt). Review it (`nami tools list`, `nami config`), "
+            "then run `nami trust` in this folder, or name it with --config / $NAMI_CONFIG."
+        )
+
+
+@dataclass
+class Project:
+    settings: Effective
+    registry: Registry
+    context: RuntimeContext
+    # True once trusted (or when no trust is needed); None when nobody checked (opened to look, not to run).
+    trusted: bool | None = None
+    cwd: Path | None = None  # where it was opened from; the workspace is often the project's root above it
+
+    def executor(self) -> Executor:
+        return Executor(self.registry, self.context)
+
+    def is_trusted(self) -> bool:
+        """Whether its agent.yaml may decide what runs, checked quietly (nobody is asked)."""
+        if self.trusted is None:
+            self.trusted = not needs_trust(self.settings) or trust_state(self.settings).trusted
+        return self.trusted
+
+    def require_trust(self) -> None:
+        """Refuse an untrusted project before anything of it runs or decides (UntrustedProject)."""
+        if not self.is_trusted():
+            ensure_trusted(self.settings, self.registry, None)
+
+    def system_prompt(self) -> str:
+        """The system message every conversation starts with."""
+        return system_prompt(self.settings, self.context.workspace, skills=self.context.skills.values(), cwd=self.cwd)
+
+
+def read_settings(config: str | Path | None = None, *, cwd: Path | None = None, env: Mapping[str, str] | None = None,
+                  flags: Mapping[str, Any] | None = None) -> Effective:
+    """The effective settings: flags > NAMI_* variables > agent.yaml > user config > defaults."""
+    return load_settings(config=None if config is None else str(config), env=os.environ if env is None else env,
+                         cwd=cwd or Path.cwd(), flags=flags)
+
+
+def open_project(config: str | Path | None = None, *, cwd: Path | None = None, env: Mapping[str, str] | None = None,
+                 flags: Mapping[str, Any] | None = None, extra_tools: Sequence[str] = (), trust: Trust = None,
+                 will_run: bool = False) -> Project:
+    """Load settings and tools. ``will_run``: tools are about to run, so a project agent.yaml found by
+    walking up must be trusted (see :data:`Trust`); looking at tools needs no trust."""
+    env = os.environ if env is None else env
+    cwd = cwd or Path.cwd()
+    effective = read_settings(config, cwd=cwd, env=env, flags=flags)
+    skills = load_skills(effective)
+    registry = build_registry(effective, list(extra_tools), base=cwd, skills=skills)
+    trusted = None if needs_trust(effective) else True
+    if will_run and trusted is None:
+        ensure_trusted(effective, registry, trust)
+        trusted = True
+    return Project(effective, registry, runtime_context(effective, env=env, cwd=cwd, registry=registry, skills=skills,
+                                                        extra_tools=extra_tools),
+                   trusted, cwd=cwd)
+
+
+def ensure_trusted(effective: Effective, registry: Registry, trust: Trust) -> None:
+    state = trust_state(effective)
+    if state.trusted or trust is True:
+        return
+    request = trust_request(effective, registry, state)
+    if callable(trust) and trust(request):
+        remember(state)
+        return
+    raise UntrustedProject(request)
+
+
+def trust_request(effective: Effective, registry: Registry, state: TrustState) -> TrustRequest:
+    return TrustRequest(state.config, state.changed, summary(effective, registry))
+
+
+def tool_settings(effective: Effective) -> ToolSettings:
+    get = effective.get
+    return ToolSettings(
+        default_timeout=float(get("limits.tool_timeout")),
+        max_output=int(get("limits.max_output")),
+        max_saved_output=int(get("limits.max_saved_output")),
+        bash_timeout=float(get("tools.bash.timeout")),
+        bash_max_timeout=float(get("tools.bash.max_timeout")),
+        fetch_allow_hosts=tuple(get("tools.fetch_url.allow_hosts") or ()),
+        fetch_max_bytes=int(get("tools.fetch_url.max_bytes")),
+        fetch_timeout=float(get("tools.fetch_url.timeout")),
+    )
+
+
+def runtime_context(effective: Effective, *, env: Mapping[str, str] | None = None, cwd: Path | None = None,
+                    registry: Registry | None = None, skills: Sequence[Skill] = (),
+                    extra_tools: Sequence[str] = ()) -> RuntimeContext:
+    """What tools may know: the workspace, limits, environment, the saved-output folder, and the text
+    read on demand (the ``registry``'s tools' docs, the ``skills``); and what guards them: the variables
+    kept from them, the paths where a write runs code, and (for a project that needed trust) the check
+    every module an entry point imports from the project must pass."""
+    workspace = Path(effective.get("workspace") or cwd or Path.cwd())
+    if not workspace.is_dir():
+        raise ConfigError(f"the workspace {workspace} is not a folder")
+    return RuntimeContext(
+        workspace=workspace, settings=tool_settings(effective), host_env=dict(os.environ if env is None else env),
+        protected_env=protected_env_names(effective), env_scrub=env_scrub_rules(effective),
+        code_check=code_check(effective) if needs_trust(effective) else None,
+        protected_paths=protected_paths(effective, list(extra_tools), cwd),
+        spill_dir=session_spill_dir(keep=SessionStore().has),
+        tool_docs={t.name: t.docs for t in registry or () if t.docs is not None},
+        skills={skill.name: skill for skill in skills},
+    )

@@ -1,0 +1,55 @@
+"""tool_docs and skill: text the model reads only when it needs it, so it is not sent with every request.
+
+A tool's docs are a file next to its YAML, or the output of a command (``[kubectl, explain, pods]``) run
+through the same process path as the tool itself: its working folder and environment rules, a timeout,
+and capped output.
+"""
+
+from __future__ import annotations
+
+from nami_yaml.errors import ToolError
+from nami_yaml.registry.tool import DocSource
+from nami_yaml.result import ToolResult
+from nami_yaml.runners.base import build_invocation
+from nami_yaml.runtime import RuntimeContext
+from nami_yaml.spec.validate import did_you_mean
+
+DOCS_MAX_BYTES = 1_000_000  # read at most this much of a docs file; the result is capped further
+
+
+def tool_docs(name: str, *, ctx: RuntimeContext) -> ToolResult:
+    source = ctx.tool_docs.get(name)
+    if source is None:
+        known = sorted(ctx.tool_docs)
+        raise ToolError(f"no docs for {name!r}{did_you_mean(name, known)}. Tools with docs: "
+                        f"{', '.join(known) or 'none'}")
+    return read_docs(name, source, ctx)
+
+
+def read_docs(name: str, source: DocSource, ctx: RuntimeContext) -> ToolResult:
+    if source.file is not None:
+        try:
+            with open(source.file, "rb") as file:
+                data = file.read(DOCS_MAX_BYTES + 1)
+        except OSError as exc:
+            raise ToolError(f"cannot read the docs of {name}: {exc.strerror or exc}") from None
+        text = data[:DOCS_MAX_BYTES].decode("utf-8", "replace")
+        if len(data) > DOCS_MAX_BYTES:
+            text += f"\n[docs cut at {DOCS_MAX_BYTES:,} bytes]"
+        return ToolResult(text)
+    assert source.command is not None
+    invocation = build_invocation(name, list(source.command), source.options, ctx, stdin=None,
+                                  label=f"docs of {name}")
+    return invocation.run()
+
+
+def skill(name: str, *, ctx: RuntimeContext) -> str:
+    found = ctx.skills.get(name)
+    if found is None:
+        known = sorted(ctx.skills)
+        raise ToolError(f"no skill {name!r}{did_you_mean(name, known)}. Skills: {', '.join(known) or 'none'}")
+    try:
+        body = found.body()
+    except (OSError, ValueError) as exc:
+        raise ToolError(f"cannot read skill {name}: {exc}") from None
+    return f"{body}\n\n(Skill folder: {found.folder})"

@@ -1,0 +1,51 @@
+"""``nami context``: what each request sends before the conversation starts, and what that costs."""
+
+from __future__ import annotations
+
+import json
+
+import click
+
+from nami_yaml.cli.common import config_option, handle_errors, load_project, tools_option
+from nami_yaml.display import visible
+from nami_yaml.session.context import request_parts, total_chars
+from nami_yaml.session.cost import Pricing, money
+from nami_yaml.session.usage import CHARS_PER_TOKEN, estimate_tokens
+
+
+@click.command("context")
+@config_option
+@tools_option
+@click.option("--json", "as_json", is_flag=True, help="The parts as JSON.")
+@handle_errors
+def context(config: str | None, extra_tools: tuple[str, ...], as_json: bool) -> None:
+    """Show what every request sends before the conversation: the system prompt and each tool definition,
+    in characters (as sent) and estimated tokens, largest first, with the total and its cost."""
+    project = load_project(config, extra_tools=list(extra_tools))
+    parts = request_parts(project.system_prompt(), project.registry.definitions())
+    chars = total_chars(parts)
+    tokens = estimate_tokens(chars)
+    pricing = Pricing.from_settings(project.settings.get("model.pricing"))
+    on_demand = [t.name for t in project.registry if t.docs is not None]
+    skills = list(project.context.skills)
+    if as_json:
+        click.echo(json.dumps({"parts": [{"label": p.label, "chars": p.chars, "tokens": p.tokens} for p in parts],
+                               "chars": chars, "tokens": tokens,
+                               "cost": None if pricing is None else pricing.cost(tokens, 0, 0),
+                               "docs_on_demand": on_demand, "skills": skills}, indent=2))
+        return
+    width = max(len(p.label) for p in parts)
+    click.echo(f"{'':<{width}}  {'chars':>7}  {'~tokens':>7}")
+    for part in parts:
+        click.echo(visible(f"{part.label:<{width}}  {part.chars:>7,}  {part.tokens:>7,}"))
+    click.echo(f"{'total':<{width}}  {chars:>7,}  {tokens:>7,}")
+    notes = [f"tokens estimated at {CHARS_PER_TOKEN} characters each"]
+    if pricing is not None:
+        notes.append(f"about {money(pricing.cost(tokens, 0, 0))} per request uncached, "
+                     f"{money(pricing.cost(tokens, tokens, 0))} from the prompt cache")
+    unsent = [f"the docs of {len(on_demand)} tool{'s' if len(on_demand) != 1 else ''}"] if on_demand else []
+    if skills:
+        unsent.append(f"the {'bodies' if len(skills) != 1 else 'body'} of {len(skills)} skill{'s' if len(skills) != 1 else ''}")
+    if unsent:
+        notes.append(f"not sent: {' and '.join(unsent)}, read on demand")
+    click.echo("; ".join(notes))

@@ -1,0 +1,97 @@
+"""``nami sessions``: list, show and export the saved conversations."""
+
+from __future__ import annotations
+
+import json
+import os
+import time
+from pathlib import Path
+
+import click
+
+from nami_yaml.cli.common import handle_errors
+from nami_yaml.display import visible
+from nami_yaml.errors import NamiError
+from nami_yaml.session.export import export_html
+from nami_yaml.session.loader import SessionSummary, load_session, summarize
+from nami_yaml.session.show import format_cost, session_lines
+from nami_yaml.session.store import SessionStore
+
+
+def _one_line(text: str | None, limit: int) -> str:
+    flat = " ".join((text or "").split())
+    return flat if len(flat) <= limit else flat[: limit - 1] + "…"
+
+
+def _home_relative(path: str) -> str:
+    home = os.path.expanduser("~")
+    return "~" + path[len(home):] if home != "/" and (path == home or path.startswith(home + "/")) else path
+
+
+def _summaries(store: SessionStore, here: bool) -> list[SessionSummary]:
+    workspace = str(Path.cwd().resolve())
+    found = []
+    for path, header in store.by_recent_use():
+        if here and header.get("workspace") != workspace:
+            continue
+        try:
+            found.append(summarize(path))
+        except NamiError:
+            continue  # a damaged file is reported by `show`, not allowed to hide the others
+    return found
+
+
+@click.group("sessions", invoke_without_command=True)
+@click.option("--here", is_flag=True, help="Only sessions of the current folder's workspace.")
+@click.option("--limit", "-n", type=click.IntRange(min=1), default=20, show_default=True, help="How many to list.")
+@click.option("--json", "as_json", is_flag=True, help="One JSON array, newest first.")
+@click.pass_context
+@handle_errors
+def sessions_group(context: click.Context, here: bool, limit: int, as_json: bool) -> None:
+    """List, show and export saved sessions (newest first). Every `nami run` and `nami chat` is saved;
+    continue one with `nami run --continue` or `nami chat --resume [ID]`."""
+    if context.invoked_subcommand is not None:
+        return
+    store = SessionStore()
+    rows = _summaries(store, here)[:limit]
+    if as_json:
+        click.echo(json.dumps([{"id": s.id, "created": s.created, "workspace": s.workspace, "model": s.model,
+                                "first_task": s.first_task, "runs": s.runs, **s.totals.to_json()} for s in rows],
+                              indent=2, ensure_ascii=False))
+        return
+    if not rows:
+        click.echo(f"no sessions{' in this workspace' if here else ''} yet ({store.folder})", err=True)
+        return
+    click.echo(f"{'ID':<22}  {'LAST USED':<16}  {'STEPS':>5}  {'TOKENS':>9}  {'COST':>8}  WORKSPACE / FIRST TASK")
+    for s in rows:
+        used = time.strftime("%Y-%m-%d %H:%M", time.localtime(s.updated))
+        mark = "~" if s.totals.estimated_requests else ""
+        cost = "-" if s.totals.known_cost is None else format_cost(s.totals.known_cost)
+        line = (f"{s.id:<22}  {used:<16}  {s.totals.steps:>5}  {mark + format(s.totals.tokens, ','):>9}  {cost:>8}  "
+                f"{_home_relative(s.workspace)}: {_one_line(s.first_task, 60)}")
+        click.echo(visible(line))
+
+
+@sessions_group.command("show")
+@click.argument("session_id", metavar="ID")
+@handle_errors
+def show(session_id: str) -> None:
+    """Print session ID (or a unique start of it) readably: messages, tool calls, results, usage."""
+    session = load_session(SessionStore().find(session_id))
+    for line in session_lines(session):
+        click.echo(visible(line))
+
+
+@sessions_group.command("export")
+@click.argument("session_id", metavar="ID")
+@click.option("--html", "html_file", required=True, type=click.Path(dir_okay=False), metavar="FILE",
+              help="Write one self-contained HTML page (loads nothing from the network).")
+@handle_errors
+def export(session_id: str, html_file: str) -> None:
+    """Export session ID for sharing: the conversation, with tool calls and results collapsed."""
+    session = load_session(SessionStore().find(session_id))
+    try:
+        export_html(session, Path(html_file))
+    except OSError as exc:
+        raise NamiError(f"cannot write {html_file}: {exc.strerror or exc}") from None
+    click.echo(f"wrote {html_file}", err=True)

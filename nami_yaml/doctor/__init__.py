@@ -1,0 +1,51 @@
+"""`nami doctor`: is this machine ready to run the agent? Each check returns a result; only the CLI prints.
+
+The checks, in order: Python, agent.yaml (found, valid), its tools (valid), trust, the API key, the endpoint
+(reachable, listing models), the model (listed by the server), optionally one live completion with a tool
+call, the programs the tools run, ripgrep, nami's own folders, and the project's schema copies.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Mapping
+from pathlib import Path
+
+from nami_yaml.doctor.endpoint import endpoint_checks, live_check
+from nami_yaml.doctor.local import (
+    config_checks,
+    folder_check,
+    program_check,
+    python_check,
+    ripgrep_check,
+    schema_copies_check,
+)
+from nami_yaml.doctor.result import FAIL, OK, WARN, Check
+
+
+def run_doctor(config: str | Path | None = None, *, live: bool = False, env: Mapping[str, str] | None = None,
+               cwd: Path | None = None, timeout: float = 10.0) -> list[Check]:
+    """Every check, in order. Never raises for what it finds: a problem is a FAIL or WARN result."""
+    env = os.environ if env is None else env
+    cwd = cwd or Path.cwd()
+    checks = [python_check()]
+    found = config_checks(config, env=env, cwd=cwd)
+    checks.extend(found.checks)
+    if found.settings is not None:
+        model_checks = endpoint_checks(found.settings, timeout=timeout)
+        checks.extend(model_checks)
+        if live:
+            reachable = not any(c.name == "endpoint" and c.status == FAIL for c in model_checks)
+            checks.append(live_check(found.settings) if reachable else
+                          Check("live", WARN, "not tried: the endpoint did not answer"))
+    if found.registry is not None:
+        checks.append(program_check(found.registry, env=env, workspace=found.workspace or cwd))
+    checks.append(ripgrep_check(env))
+    checks.append(folder_check(env))
+    schemas = schema_copies_check(found.project_root or cwd)
+    if schemas is not None:
+        checks.append(schemas)
+    return checks
+
+
+__all__ = ["FAIL", "OK", "WARN", "Check", "run_doctor"]

@@ -1,0 +1,87 @@
+"""What an approver is asked, and how answers are found before anyone is asked: calls approved earlier in
+the session, ``--approve RISK,…`` and ``--yes``."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Collection
+from dataclasses import dataclass
+from typing import Any
+
+from nami_yaml.agent.hooks import Asker, Decision
+from nami_yaml.agent.toolbox import PreparedCall
+from nami_yaml.policy.session import SessionApprovals
+
+SESSION_SOURCE = "user (for this session)"
+NOBODY_TO_ASK = "approval is needed and there is no one to ask"
+
+
+@dataclass(frozen=True)
+class ApprovalRequest:
+    """A call that needs a yes or no, and why it was not simply allowed."""
+
+    call: PreparedCall
+    pending: Decision  # the "ask" decision: its source says which setting or rule asks, its reason why
+    session: SessionApprovals | None = None
+
+    @property
+    def name(self) -> str:
+        return self.call.name
+
+    @property
+    def risk(self) -> str:
+        return self.call.risk
+
+    @property
+    def arguments(self) -> dict[str, Any]:
+        return self.call.arguments
+
+    def describe(self) -> str:
+        return self.call.describe()
+
+    def plan(self) -> dict[str, Any]:
+        return self.call.plan()
+
+    def approve_for_session(self) -> Decision:
+        """Yes, and yes again without asking to this tool with these same argument values."""
+        if self.session is not None:
+            self.session.remember(self.call)
+        return Decision.allow(source=SESSION_SOURCE)
+
+
+Approver = Callable[[ApprovalRequest], "Decision | bool"]
+"""Returns True/False (the user's yes or no) or a Decision (to give a reason, or name who decided)."""
+
+
+def as_asker(approver: Approver, session: SessionApprovals | None = None) -> Asker:
+    def ask(call: PreparedCall, pending: Decision) -> Decision | bool:
+        return approver(ApprovalRequest(call, pending, session))
+
+    return ask
+
+
+def approve_all(request: ApprovalRequest) -> Decision:
+    """``--yes``: every question is answered yes. A deny is never asked, so it stays a deny."""
+    return Decision.allow(source="--yes")
+
+
+def build_asker(approver: Approver | None, *, assume_yes: bool = False, approve_risks: Collection[str] = (),
+                session: SessionApprovals | None = None) -> Asker:
+    """The loop's ``ask`` hook: calls approved earlier in the session, then ``--approve`` by risk, then
+    ``--yes``, then the approver. With none of them every question is a no that says who asked."""
+    risks = frozenset(approve_risks)
+    asker = as_asker(approver, session) if approver is not None else None
+
+    def ask(call: PreparedCall, pending: Decision) -> Decision | bool:
+        if session is not None and session.approved(call):
+            return Decision.allow("approved earlier in this session", SESSION_SOURCE)
+        if call.risk in risks:
+            return Decision.allow(source=f"--approve {call.risk}")
+        if assume_yes:
+            return Decision.allow(source="--yes")
+        if asker is None:
+            asked = f"{pending.source} asks" if pending.source else "it needs a yes"
+            return Decision.deny(f"{NOBODY_TO_ASK} ({asked}{': ' + pending.reason if pending.reason else ''})",
+                                 "no approver")
+        return asker(call, pending)
+
+    return ask

@@ -1,0 +1,297 @@
+"""The audit log: one JSON line for every tool call, run or refused, from every nami process.
+
+Each line is written whole, with one ``write`` on a file opened with O_APPEND, under an exclusive
+``flock`` (O_APPEND alone is not enough on NFS, where team logs often live), so lines from concurrent
+processes never interleave. The log is opened once before anything runs, so a log that cannot be written
+is an error up front; if a write fails later (a full disk), no further tool runs: the policy denies
+every call, saying why, rather than losing records silently.
+
+Values of secret-looking parameters (and of environment variables with such names) are redacted,
+wherever they appear in the rendered command.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import errno
+import fcntl
+import getpass
+import hashlib
+import json
+import os
+import socket
+import stat
+import threading
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from nami_yaml.agent.hooks import CallRecord, Decision
+from nami_yaml.agent.toolbox import PreparedCall
+from nami_yaml.errors import NamiError
+from nami_yaml.runners.process import NON_INTERACTIVE_ENV, is_secret_name
+from nami_yaml.runtime import default_state_dir
+
+REDACTED = "[redacted]"
+MIN_FREE_BYTES = 1 << 20  # below this the log is treated as full before anything runs
+MIN_SECRET_LENGTH = 4  # shorter secret values are replaced only where they are a whole value
+
+
+class AuditError(NamiError):
+    """The audit log cannot be written."""
+
+
+def default_audit_path() -> Path:
+    return default_state_dir() / "audit.jsonl"
+
+
+def configured_path(setting: str | None) -> Path:
+    return Path(setting) if setting else default_audit_path()
+
+
+@dataclass
+class AuditContext:
+    """What every line of one agent (or one ``nami tools call``) shares."""
+
+    session: str
+    workspace: str
+    via: str  # "run", "chat", "tools call", "api", …
+    config: str | None = None
+    config_trust: str | None = None  # why its rules count: "trusted" (found, then trusted) or "named by --config"
+
+
+class AuditLog:
+    """``after_tool`` writes a line per call; ``before_tool`` refuses every call once a write failed."""
+
+    def __init__(self, path: Path, context: AuditContext, on_error: Callable[[str], None] | None = None):
+        self.path = path
+        self.context = context
+        self.on_error = on_error
+        self.failure: str | None = None
+        self._lock = threading.Lock()  # one line at a time from this process (reads run in parallel)
+        self._host = socket.gethostname()
+        self._user = _user()
+
+    @classmethod
+    def open(cls, path: Path, context: AuditContext, on_error: Callable[[str], None] | None = None) -> AuditLog:
+        """Check the log can be appended to, creating it (0600, its folder 0700) if needed."""
+        problem = writable_problem(path)
+        if problem:
+            raise AuditError(f"the audit log {path} cannot be written: {problem}. Nothing was run. "
+                             "Fix it, or set audit.path in agent.yaml or your user config.")
+        return cls(path, context, on_error)
+
+    # -- hooks ----------------------------------------------------------------------------------------
+
+    def before_tool(self, call: PreparedCall) -> Decision | None:
+        if self.failure is None:
+            return None
+        return Decision.deny(f"the audit log {self.path} cannot be written ({self.failure}), and no tool runs "
+                             "without a record", "audit log")
+
+    def after_tool(self, record: CallRecord) -> None:
+        if record.result.details.get("dry_run"):
+            return  # nothing ran
+        try:
+            self.write(self.entry(record))
+        except OSError as exc:
+            with self._lock:
+                first = self.failure is None
+                self.failure = exc.strerror or str(exc)
+            if first and self.on_error is not None:
+                self.on_error(f"the audit log {self.path} cannot be written ({self.failure}); "
+                              "no further tool will run")
+
+    # -- lines ----------------------------------------------------------------------------------------
+
+    def entry(self, record: CallRecord) -> dict[str, Any]:
+        prepared, decision, result = record.prepared, record.decision, record.result
+        secrets = secret_values(prepared.arguments) if prepared is not None else []
+        content = result.content.encode("utf-8", "surrogateescape")
+        line: dict[str, Any] = {
+            "time": iso_time(time.time()),
+            "session": self.context.session,
+            "via": self.context.via,
+            "user": self._user,
+            "host": self._host,
+            "pid": os.getpid(),
+            "workspace": self.context.workspace,
+            "config": self.context.config,
+            "config_trust": self.context.config_trust,
+            "call_id": record.call.id,
+            "tool": record.call.name,
+            "status": status(record),
+        }
+        if prepared is not None:
+            line["risk"] = prepared.risk
+            line["arguments"] = redact(prepared.arguments)
+            line["plan"] = plan_entry(prepared, secrets)
+        else:
+            raw = record.call.arguments.encode("utf-8", "surrogateescape")
+            line["raw_arguments"] = {"bytes": len(raw), "sha256": hashlib.sha256(raw).hexdigest()}
+        line["decision"] = decision.action if decision else None
+        line["decided_by"] = decision.source if decision else None
+        line["reason"] = _scrub(decision.reason, secrets) if decision and decision.reason else None
+        line["started"] = iso_time(record.started) if record.started is not None else None
+        line["duration"] = record.duration
+        line["ok"] = result.ok
+        line["exit_code"] = result.details.get("exit_code")
+        for flag in ("timed_out", "interrupted", "truncated"):
+            if result.details.get(flag):
+                line[flag] = True
+        line["output_bytes"] = len(content)
+        line["output_sha256"] = hashlib.sha256(content).hexdigest()
+        return line
+
+    def write(self, entry: dict[str, Any]) -> None:
+        data = (json.dumps(entry, ensure_ascii=False, separators=(",", ":"), default=str) + "\n").encode(
+            "utf-8", "surrogateescape")
+        with self._lock:
+            append_line(self.path, data)
+
+
+def status(record: CallRecord) -> str:
+    """ran | denied | invalid | not run (cut off or interrupted before it started)."""
+    if record.prepared is None:
+        return "invalid"
+    if record.decision is not None and record.decision.action == "deny":
+        return "denied"
+    if record.started is None:
+        return "not run"
+    return "ran"
+
+
+def plan_entry(call: PreparedCall, secrets: list[str]) -> dict[str, Any]:
+    """What ran: argv, cwd, timeout, environment changes (secret names redacted), a digest of stdin and
+    of a script's text; or the Python entry point."""
+    try:
+        plan = call.plan()
+    except Exception as exc:  # the record must still be written
+        return {"error": f"{type(exc).__name__}: {exc}"}
+    entry: dict[str, Any] = {"kind": call.kind}
+    if "argv" in plan:
+        script = plan.get("script")
+        entry["argv"] = ["[script]" if script is not None and part == script else _scrub(part, secrets)
+                         for part in plan["argv"]]
+        entry["cwd"] = plan["cwd"]
+        entry["timeout"] = plan.get("timeout")
+        # The tool's own variables; the fixed non-interactive ones (PAGER=cat, …) are the same in every line.
+        entry["env_set"] = {name: REDACTED if is_secret_name(name) else _scrub(value, secrets)
+                            for name, value in (plan.get("env_set") or {}).items()
+                            if NON_INTERACTIVE_ENV.get(name) != value}
+        if plan.get("stdin") is not None:
+            stdin = plan["stdin"].encode("utf-8", "surrogateescape")
+            entry["stdin"] = {"bytes": len(stdin), "sha256": hashlib.sha256(stdin).hexdigest()}
+        if script is not None:
+            entry["script_sha256"] = hashlib.sha256(script.encode("utf-8", "surrogateescape")).hexdigest()
+    elif "entrypoint" in plan:
+        entry["entrypoint"] = plan["entrypoint"]
+    return entry
+
+
+def redact(value: Any, name: str = "") -> Any:
+    """A copy of ``value`` with the values of secret-looking keys replaced, at any depth."""
+    if name and is_secret_name(name):
+        return REDACTED
+    if isinstance(value, dict):
+        return {key: redact(item, str(key)) for key, item in value.items()}
+    if isinstance(value, list):
+        return [redact(item) for item in value]
+    return value
+
+
+def secret_values(value: Any, name: str = "") -> list[str]:
+    """The text of every value under a secret-looking key, longest first (so "abcd" inside "abcdef" is
+    not half-replaced)."""
+    found: list[str] = []
+    if name and is_secret_name(name):
+        if isinstance(value, (dict, list)):
+            found.extend(_strings(value))
+        elif value is not None and not isinstance(value, bool):
+            found.append(str(value))
+    elif isinstance(value, dict):
+        for key, item in value.items():
+            found.extend(secret_values(item, str(key)))
+    elif isinstance(value, list):
+        for item in value:
+            found.extend(secret_values(item))
+    return sorted({s for s in found if s}, key=len, reverse=True)
+
+
+def _strings(value: Any) -> list[str]:
+    if isinstance(value, dict):
+        return [s for item in value.values() for s in _strings(item)]
+    if isinstance(value, list):
+        return [s for item in value for s in _strings(item)]
+    return [] if value is None or isinstance(value, bool) else [str(value)]
+
+
+def _scrub(text: str, secrets: list[str]) -> str:
+    for secret in secrets:
+        if text == secret:
+            return REDACTED
+        if len(secret) >= MIN_SECRET_LENGTH:
+            text = text.replace(secret, REDACTED)
+    return text
+
+
+def iso_time(seconds: float) -> str:
+    whole = int(seconds)
+    return time.strftime("%Y-%m-%dT%H:%M:%S", time.gmtime(whole)) + f".{int((seconds - whole) * 1000):03d}Z"
+
+
+def _user() -> str:
+    try:
+        return getpass.getuser()
+    except Exception:  # no name for this uid (containers)
+        return str(os.getuid())
+
+
+# -- the file ------------------------------------------------------------------------------------------
+
+def writable_problem(path: Path) -> str | None:
+    """Why ``path`` cannot take audit lines, or None. Creates the file (and its folder) if missing."""
+    try:
+        if not path.parent.exists():
+            path.parent.mkdir(parents=True, mode=0o700)
+        fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT | os.O_CLOEXEC, 0o600)
+    except OSError as exc:
+        return exc.strerror or str(exc)
+    try:
+        info = os.fstat(fd)
+        if not stat.S_ISREG(info.st_mode):
+            return "it is not a regular file"
+        space = os.fstatvfs(fd)
+        if space.f_bavail * space.f_frsize < MIN_FREE_BYTES:
+            return "its file system is full"
+    finally:
+        os.close(fd)
+    return None
+
+
+def append_line(path: Path, data: bytes) -> None:
+    """Append ``data`` (one line) whole: O_APPEND, an exclusive lock, and a retry for short writes."""
+    try:
+        fd = os.open(path, os.O_RDWR | os.O_APPEND | os.O_CREAT | os.O_CLOEXEC, 0o600)
+        readable = True
+    except PermissionError:  # an append-only shared log may be writable and not readable
+        fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT | os.O_CLOEXEC, 0o600)
+        readable = False
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX)
+        if readable:
+            size = os.fstat(fd).st_size
+            # A line an earlier failure cut short stays alone on its line; the next one starts afresh.
+            if size and os.pread(fd, 1, size - 1) != b"\n":
+                data = b"\n" + data
+        view = memoryview(data)
+        while view:
+            written = os.write(fd, view)
+            if written <= 0:
+                raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC))
+            view = view[written:]
+    finally:
+        with contextlib.suppress(OSError):
+            os.close(fd)

@@ -1,0 +1,119 @@
+"""Reading the audit log back (``nami log``): filtering by tool, session, decision and time, and one
+readable line per call."""
+
+from __future__ import annotations
+
+import fnmatch
+import json
+import re
+import shlex
+from collections.abc import Iterator
+from dataclasses import dataclass
+from datetime import datetime, timedelta, timezone
+from pathlib import Path
+from typing import Any
+
+from nami_yaml.runners.template import summarize_arguments
+
+_RELATIVE = re.compile(r"^(\d+)\s*([smhdw])$")
+_UNITS = {"s": "seconds", "m": "minutes", "h": "hours", "d": "days", "w": "weeks"}
+
+
+@dataclass(frozen=True)
+class LogLine:
+    number: int  # 1-based line number in the file
+    text: str  # exactly as written, without the newline
+    record: dict[str, Any] | None  # None when the line is not a JSON object (cut short by a crash)
+
+
+@dataclass(frozen=True)
+class LogFilter:
+    tool: str | None = None  # a name or glob
+    session: str | None = None  # an id or its beginning
+    decision: str | None = None  # allow | deny
+    by: str | None = None  # text in decided_by: "rule", "user", "--yes", "agent.yaml:14"…
+    since: datetime | None = None
+    until: datetime | None = None
+
+    def matches(self, record: dict[str, Any]) -> bool:
+        if self.tool and not fnmatch.fnmatchcase(str(record.get("tool")), self.tool):
+            return False
+        if self.session and not str(record.get("session", "")).startswith(self.session):
+            return False
+        if self.decision and record.get("decision") != self.decision:
+            return False
+        if self.by and self.by not in str(record.get("decided_by") or ""):
+            return False
+        if self.since or self.until:
+            when = parse_time(record.get("time"))
+            if when is None or (self.since and when < self.since) or (self.until and when > self.until):
+                return False
+        return True
+
+
+def read_log(path: Path) -> Iterator[LogLine]:
+    with path.open("rb") as handle:
+        for number, raw in enumerate(handle, 1):
+            text = raw.decode("utf-8", "replace").rstrip("\n")
+            if not text.strip():
+                continue
+            try:
+                record = json.loads(text)
+            except ValueError:
+                record = None
+            yield LogLine(number, text, record if isinstance(record, dict) else None)
+
+
+def parse_time(text: Any) -> datetime | None:
+    if not isinstance(text, str):
+        return None
+    try:
+        when = datetime.fromisoformat(text.replace("Z", "+00:00"))
+    except ValueError:
+        return None
+    return when if when.tzinfo else when.astimezone()
+
+
+def parse_when(text: str, now: datetime | None = None) -> datetime:
+    """``30m``, ``2h``, ``7d``, ``1w`` ago, or an ISO date or time (local unless it names a zone)."""
+    now = now or datetime.now(timezone.utc)
+    relative = _RELATIVE.match(text.strip())
+    if relative:
+        return now - timedelta(**{_UNITS[relative.group(2)]: int(relative.group(1))})
+    when = parse_time(text.strip())
+    if when is None:
+        raise ValueError(f"{text!r} is not a time: give e.g. 30m, 2h, 7d, 2025-01-31 or 2025-01-31T14:00")
+    return when
+
+
+def describe(record: dict[str, Any], width: int = 160) -> str:
+    """What ran: the argv for a command, else the tool and its arguments."""
+    plan = record.get("plan") or {}
+    if plan.get("kind") == "command" and isinstance(plan.get("argv"), list):
+        text = shlex.join(str(part) for part in plan["argv"])
+    elif isinstance(record.get("arguments"), dict):
+        text = f"{record.get('tool')} {summarize_arguments(record['arguments'], limit=width)}".rstrip()
+    else:
+        text = f"{record.get('tool')} (arguments not valid)"
+    return text if len(text) <= width else text[: width - 1] + "…"
+
+
+def format_record(record: dict[str, Any]) -> str:
+    when = parse_time(record.get("time"))
+    shown = when.astimezone().strftime("%Y-%m-%d %H:%M:%S") if when else "????-??-?? ??:??:??"
+    parts = [shown, f"{record.get('status', '?'):<7}", str(record.get("tool")), describe(record)]
+    if record.get("status") == "ran":
+        outcome = f"exit {record['exit_code']}" if record.get("exit_code") is not None else (
+            "ok" if record.get("ok") else "failed")
+        parts.append(f"→ {outcome}, {record.get('duration') or 0:.2f} s, {record.get('output_bytes', 0):,} bytes")
+        parts += [flag.replace("_", " ") for flag in ("timed_out", "interrupted") if record.get(flag)]
+    if record.get("decided_by"):
+        parts.append(f"by {record['decided_by']}")
+    if record.get("status") == "denied" and record.get("reason"):
+        parts.append(f"({record['reason']})")
+    return "  ".join(parts)
+
+
+def session_header(record: dict[str, Any]) -> str:
+    return (f"session {record.get('session')} ({record.get('via')}, {record.get('user')}@{record.get('host')}, "
+            f"{record.get('workspace')})")

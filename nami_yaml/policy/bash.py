@@ -1,0 +1,466 @@
+"""Reading a bash command line the way bash will, so rules can decide on the commands in it.
+
+Rules never match shell text: ``git status; rm -rf x`` is not "a command starting with git status". The
+line is parsed with tree-sitter-bash (a real grammar, imported only when a bash rule is evaluated) and is
+*clear* only when it is simple commands of static words joined by ``&&``, ``||``, ``;``, newlines or
+``|``. Anything whose effect the words do not show makes it *opaque*, with the reason: substitutions,
+expansions, globs, redirections to files, here-documents, subshells and groups, control flow, functions,
+variable assignments, background jobs, commands that run other commands (``bash -c``, ``eval``, ``env``,
+``xargs``, ``sudo``…), options that run or write something (``find -exec``, ``git -c``…), characters the
+parser and bash may read differently, and anything that does not parse.
+
+Separately, every command that can be seen anywhere in the line (inside substitutions, behind ``sudo`` or
+``xargs``, in a ``bash -c`` string) is collected, so a deny rule also catches a denied command that is
+hidden; that search is best effort, and whatever it misses is opaque and therefore asked about.
+"""
+
+from __future__ import annotations
+
+import os
+import unicodedata
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from functools import cache
+from itertools import pairwise
+from typing import Any
+
+MAX_LENGTH = 100_000  # longer command lines are not analysed (they are asked about)
+MAX_NESTED_PARSES = 64  # `bash -c` strings, eval arguments… parsed for hidden commands, per command line
+MAX_DEPTH = 4
+MAX_TAILS = 32  # of a runner's words, the tails that are read as the command it runs
+
+Word = str | None  # a word's value after quote removal, or None when bash computes it (expansion, glob…)
+
+# Commands whose arguments are (or contain) another command: a prefix rule never allows them, since the
+# command they run is not the one the rule names.
+RUNNERS = frozenset({
+    "bash", "sh", "zsh", "dash", "ksh", "mksh", "yash", "fish", "csh", "tcsh", "busybox", "eval", "source", ".",
+    "exec", "command", "builtin", "env", "xargs", "parallel", "sudo", "doas", "su", "runuser", "pkexec",
+    "nohup", "nice", "ionice", "chrt", "taskset", "timeout", "time", "stdbuf", "unbuffer", "watch", "setsid",
+    "chroot", "unshare", "nsenter", "flock", "script", "strace", "ltrace", "gdb", "systemd-run", "ssh",
+    "trap", "coproc", "fc",
+})
+# Runners whose argument is a whole command line: parsed for hidden commands.
+SHELL_STRING = frozenset({"bash", "sh", "zsh", "dash", "ksh", "mksh", "yash", "eval", "su", "runuser", "watch",
+                          "script", "flock", "ssh", "parallel", "busybox", "trap"})
+
+# Options that make an otherwise harmless command run another program or write a file of its choosing.
+# A safety net for broad prefixes (`git`, `find`), not a complete list: prefer narrow prefixes.
+_EXEC_OPTIONS: dict[str, tuple[str, ...]] = {
+    "find": ("-exec", "-execdir", "-ok", "-okdir", "-delete", "-fprint", "-fprint0", "-fprintf", "-fls"),
+    "git": ("--output", "--upload-pack", "--receive-pack", "--exec", "-O", "--open-files-in-pager",
+            "--ext-diff", "--config-env", "--exec-path="),
+    "python": ("-c",), "python3": ("-c",), "python2": ("-c",),
+    "perl": ("-e", "-E"), "ruby": ("-e",), "node": ("-e", "-p", "--eval", "--print"), "nodejs": ("-e", "-p"),
+    "php": ("-r",),
+    "tar": ("--to-command", "--checkpoint-action", "--use-compress-program", "-I", "--info-script",
+            "--new-volume-script", "-F"),
+    "rsync": ("-e", "--rsh", "--rsync-path"),
+    "zip": ("-TT", "--unzip-command"),
+}
+# git options that come before the sub-command and change what git runs or where it reads config from.
+_GIT_GLOBAL = ("-c", "--config-env", "--exec-path=", "--git-dir", "--work-tree", "--namespace")
+_GIT_GLOBAL_WITH_VALUE = frozenset({"-c", "-C", "--git-dir", "--work-tree", "--namespace", "--config-env",
+                                    "--super-prefix"})
+
+_ALLOWED_TEXT = frozenset(" \t\n")
+_GLOB = frozenset("*?[")
+_DUP_TARGET = "0123456789-"
+
+
+@dataclass(frozen=True)
+class SimpleCommand:
+    words: tuple[Word, ...]
+    problem: str | None = None  # a runner or an option that runs something: never allowed by a prefix
+
+    @property
+    def name(self) -> str | None:
+        return self.words[0] if self.words else None
+
+    def text(self) -> str:
+        import shlex
+
+        return " ".join("…" if w is None else shlex.quote(w) for w in self.words)
+
+
+@dataclass
+class Analysis:
+    commands: list[SimpleCommand] = field(default_factory=list)  # the top-level simple commands, in order
+    seen: list[SimpleCommand] = field(default_factory=list)  # every command found anywhere, for deny/ask
+    syntax: str | None = None  # why the structure is not simple commands of static words
+
+    @property
+    def opaque(self) -> str | None:
+        """Why rules cannot see what this command line runs, or None when they can."""
+        if self.syntax:
+            return self.syntax
+        if not self.commands:
+            return "it runs no command"
+        return next((c.problem for c in self.commands if c.problem), None)
+
+
+class ParserMissing(RuntimeError):
+    pass
+
+
+@cache
+def _parser() -> Any:
+    try:
+        import tree_sitter_bash
+        from tree_sitter import Language, Parser
+    except ImportError as exc:  # a core dependency; a broken install must not become an allow
+        raise ParserMissing(f"the bash parser is not installed ({exc}); pip install tree-sitter-bash") from None
+    return Parser(Language(tree_sitter_bash.language()))
+
+
+def analyse(command: str) -> Analysis:
+    """What ``bash -c command`` would run, as far as rules can tell."""
+    analysis = Analysis()
+    if len(command) > MAX_LENGTH:
+        analysis.syntax = f"it is longer than {MAX_LENGTH:,} characters"
+        return analysis
+    budget = [MAX_NESTED_PARSES]
+    try:
+        root = _parse(command)
+    except ParserMissing as exc:
+        analysis.syntax = str(exc)
+        return analysis
+    odd = _odd_character(command)
+    if odd:
+        analysis.syntax = f"it contains {odd}, which bash and the parser may read differently"
+    elif "\\\n" in command:
+        # tree-sitter-bash splits a word at a backslash-newline; bash joins it (r\<newline>m is rm).
+        analysis.syntax = "it contains a line continuation (backslash-newline)"
+    elif "\\ " in command or "\\\t" in command:
+        # tree-sitter-bash drops an escaped blank that starts a word (`\ ls` reads as `ls`; bash runs " ls").
+        analysis.syntax = "it contains an escaped space (backslash-space)"
+    elif root.has_error:
+        analysis.syntax = "it does not parse as bash"
+    elif _split_word(root, command):
+        analysis.syntax = f"bash reads `{_split_word(root, command)}` as one word where the parser sees two"
+    else:
+        reasons: list[str] = []
+        _structure(root, analysis.commands, reasons)
+        analysis.syntax = reasons[0] if reasons else None
+    analysis.seen = list(_seen(root, budget, 0))
+    if "\\\n" in command:  # what bash reads once the continuations are joined (best effort, for deny rules)
+        analysis.seen += _seen(_parse(command.replace("\\\n", "")), budget, 0)
+    return analysis
+
+
+def prefix_words(text: str) -> tuple[str, ...] | str:
+    """The words of a rule's command prefix, or why it is not one simple command of static words."""
+    try:
+        root = _parse(text)
+    except ParserMissing as exc:
+        return str(exc)
+    commands: list[SimpleCommand] = []
+    reasons: list[str] = []
+    if (root.has_error or _odd_character(text) or "\\\n" in text or "\\ " in text or "\\\t" in text
+            or _split_word(root, text)):
+        return "it does not parse as one command"
+    _structure(root, commands, reasons)
+    if reasons:
+        return reasons[0]
+    if len(commands) != 1:
+        return "give one command per entry (a list holds several)"
+    return tuple(w for w in commands[0].words if w is not None)
+
+
+def _parse(text: str) -> Any:
+    return _parser().parse(text.encode("utf-8", "surrogatepass")).root_node
+
+
+def _odd_character(text: str) -> str | None:
+    """Control, format and separator characters other than space, tab and newline: tree-sitter counts
+    some of them as blanks where bash sees part of a word (a carriage return, a no-break space)."""
+    for char in text:
+        if char not in _ALLOWED_TEXT and unicodedata.category(char)[0] in "CZ":
+            return f"the character U+{ord(char):04X}"
+    return None
+
+
+_SEPARATED = frozenset({"program", "list", "pipeline", "negated_command", "redirected_statement", "command",
+                        "file_redirect"})
+_OPERATOR_CHARS = frozenset("<>&|;()")
+
+
+def _split_word(root: Any, text: str) -> str | None:
+    """Two sibling words with nothing between them: tree-sitter-bash starts a new word at a backslash
+    after a quote (`cat''\\-la`, `>/dev/null''\\x`), where bash goes on with the same word."""
+    data = text.encode("utf-8", "surrogatepass")
+    for node in _walk(root):
+        if node.type not in _SEPARATED:
+            continue
+        named = [c for c in node.children if c.is_named]
+        for left, right in pairwise(named):
+            if left.end_byte != right.start_byte or left.end_byte == 0 or right.start_byte >= len(data):
+                continue
+            if chr(data[left.end_byte - 1]) in _OPERATOR_CHARS or chr(data[right.start_byte]) in _OPERATOR_CHARS:
+                continue  # ls>x, x|y: an operator separates them in bash too
+            return data[left.start_byte:right.end_byte].decode("utf-8", "replace")
+    return None
+
+
+# -- the structure: what runs, in which order ----------------------------------------------------------
+
+def _structure(node: Any, out: list[SimpleCommand], reasons: list[str]) -> None:
+    kind = node.type
+    if kind == "program":
+        for child in node.children:
+            if child.type == "&":
+                reasons.append("it runs a command in the background (&)")
+            elif not child.is_named:
+                if child.type != ";":
+                    reasons.append(f"it uses {child.type}")
+            elif child.type != "comment":
+                _structure(child, out, reasons)
+    elif kind in ("list", "pipeline"):
+        joins = ("&&", "||") if kind == "list" else ("|", "|&")
+        for child in node.children:
+            if child.is_named:
+                _structure(child, out, reasons)
+            elif child.type not in joins:
+                reasons.append(f"it uses {child.type}")
+    elif kind == "negated_command":
+        for child in node.named_children:
+            _structure(child, out, reasons)
+    elif kind == "redirected_statement":
+        for index, child in enumerate(node.children):
+            if node.field_name_for_child(index) == "body":
+                _structure(child, out, reasons)
+            elif child.is_named:
+                _redirect(child, reasons)
+    elif kind == "command":
+        out.append(_simple(node, reasons))
+    else:
+        reasons.append(_CONSTRUCTS.get(kind, f"it uses a {kind.replace('_', ' ')}"))
+
+
+_CONSTRUCTS = {
+    "subshell": "it runs a subshell ( … )",
+    "compound_statement": "it groups commands in { … }",
+    "function_definition": "it defines a function",
+    "variable_assignment": "it sets a variable",
+    "variable_assignments": "it sets variables",
+    "declaration_command": "it declares or exports variables",
+    "unset_command": "it unsets variables",
+    "if_statement": "it uses if", "while_statement": "it uses a loop", "for_statement": "it uses a loop",
+    "c_style_for_statement": "it uses a loop", "case_statement": "it uses case",
+    "test_command": "it uses a [[ … ]] test",
+}
+
+
+def _simple(node: Any, reasons: list[str]) -> SimpleCommand:
+    words: list[Word] = []
+    for index, child in enumerate(node.children):
+        role = node.field_name_for_child(index)
+        if child.type == "variable_assignment":
+            reasons.append("it sets environment variables for a command (NAME=value cmd)")
+        elif child.type in ("file_redirect", "heredoc_redirect", "herestring_redirect"):
+            _redirect(child, reasons)
+        elif role == "name":
+            value = _static(child.named_children[0]) if child.named_children else None
+            if value is None:
+                reasons.append("the command name is computed (" + _why_dynamic(child) + ")")
+            words.append(value)
+        elif child.is_named and child.type != "comment":
+            value = _static(child)
+            if value is None:
+                reasons.append(f"an argument is computed ({_why_dynamic(child)})")
+            words.append(value)
+        elif not child.is_named:
+            reasons.append(f"it uses {child.type}")
+    return SimpleCommand(tuple(words), command_problem(tuple(words)))
+
+
+def _redirect(node: Any, reasons: list[str]) -> None:
+    """Allowed: duplicating or closing descriptors (2>&1, >&-) and /dev/null; anything else is a file."""
+    if node.type != "file_redirect":
+        reasons.append("it uses a here-document or here-string")
+        return
+    operator = next((c.type for c in node.children if not c.is_named), "")
+    destination = [c for i, c in enumerate(node.children) if node.field_name_for_child(i) == "destination"]
+    target = _static(destination[0]) if destination else None
+    if operator in (">&-", "<&-"):
+        return
+    if operator in (">&", "<&") and target and all(ch in _DUP_TARGET for ch in target):
+        return
+    if operator in (">", ">>", "&>", "&>>", ">|", "<") and target == "/dev/null":
+        return
+    reasons.append(f"it redirects to or from a file ({node.text.decode('utf-8', 'replace')})")
+
+
+def command_problem(words: tuple[Word, ...]) -> str | None:
+    if not words or words[0] is None:
+        return None
+    name = os.path.basename(words[0])
+    if name in RUNNERS:
+        return f"`{name}` runs another command"
+    for option in _EXEC_OPTIONS.get(name, ()):
+        if any(w is not None and _is_option(w, option) for w in words[1:]):
+            return f"`{name} {option}` runs a program or writes a file"
+    if name == "git":
+        for word in _git_global_options(words):
+            for option in _GIT_GLOBAL:
+                if _is_option(word, option):
+                    return f"`git {option}` changes what git runs or which repository it reads"
+    return None
+
+
+def _is_option(word: str, option: str) -> bool:
+    if option.endswith("="):
+        return word.startswith(option)
+    if option.startswith("--") or len(option) != 2:
+        return word == option or word.startswith(option + "=")
+    # A short option alone, with its value attached (-Ofoo) or in a cluster (python -Sc, rsync -avze).
+    return word.startswith("-") and not word.startswith("--") and option[1] in word[1:]
+
+
+def _git_global_options(words: tuple[Word, ...]) -> Iterator[str]:
+    index = 1
+    while index < len(words):
+        word = words[index]
+        if word is None or not word.startswith("-"):
+            return
+        yield word
+        index += 2 if word in _GIT_GLOBAL_WITH_VALUE else 1
+
+
+# -- words ---------------------------------------------------------------------------------------------
+
+def _static(node: Any) -> Word:
+    """The value of a word after quote removal, or None when bash computes it."""
+    kind = node.type
+    text = node.text.decode("utf-8", "surrogateescape")
+    if text == "{}" and kind in ("word", "concatenation"):
+        return "{}"  # no brace expansion without a comma or ..: find -exec … {} +, xargs -I{}
+    if kind == "word":
+        return _unquoted_word(text)
+    if kind == "number":
+        return text if text.lstrip("-").isalnum() else None
+    if kind == "raw_string":
+        return text[1:-1]
+    if kind == "string":
+        # Taken from the source between the quotes: tree-sitter leaves the newlines out of its children.
+        if any(child.type not in ('"', "string_content") for child in node.children):
+            return None
+        return _double_quoted(text[1:-1])
+    if kind == "concatenation":
+        parts = node.children
+        if any(a.end_byte != b.start_byte for a, b in pairwise(parts)):
+            return None
+        values = [_static(child) for child in parts]
+        return None if any(v is None for v in values) else "".join(v for v in values if v is not None)
+    return None
+
+
+def _unquoted_word(text: str) -> Word:
+    out = []
+    escaped = False
+    for char in text:
+        if escaped:
+            out.append(char)
+            escaped = False
+        elif char == "\\":
+            escaped = True
+        elif char in _GLOB or char in "{}$`":
+            return None  # globs and brace expansion make file names or several words
+        else:
+            out.append(char)
+    return "".join(out)
+
+
+def _double_quoted(text: str) -> str:
+    out = []
+    index = 0
+    while index < len(text):
+        char = text[index]
+        if char == "\\" and index + 1 < len(text) and text[index + 1] in '$`"\\\n':
+            if text[index + 1] != "\n":
+                out.append(text[index + 1])
+            index += 2
+            continue
+        out.append(char)
+        index += 1
+    return "".join(out)
+
+
+_DYNAMIC = {
+    "command_substitution": "command substitution $(…)",
+    "process_substitution": "process substitution <(…)",
+    "simple_expansion": "variable expansion $NAME",
+    "expansion": "variable expansion ${…}",
+    "arithmetic_expansion": "arithmetic expansion $((…))",
+    "ansi_c_string": "a $'…' string",
+    "translated_string": "a $\"…\" string",
+    "brace_expression": "brace expansion {…}",
+}
+
+
+def _why_dynamic(node: Any) -> str:
+    for child in _walk(node):
+        if child.type in _DYNAMIC:
+            return _DYNAMIC[child.type]
+    text = node.text.decode("utf-8", "replace")
+    if any(ch in text for ch in "{}"):
+        return "brace expansion {…}"
+    if any(ch in text for ch in _GLOB):
+        return "a glob pattern that expands to file names"
+    return f"`{text}`"
+
+
+def _walk(node: Any) -> Iterator[Any]:
+    stack = [node]
+    while stack:
+        current = stack.pop()
+        yield current
+        stack.extend(reversed(current.children))
+
+
+# -- every command in sight, for deny and ask rules ----------------------------------------------------
+
+def _seen(root: Any, budget: list[int], depth: int) -> Iterator[SimpleCommand]:
+    for node in _walk(root):
+        if node.type != "command":
+            continue
+        words = tuple(_static(c.named_children[0]) if c.type == "command_name" and c.named_children else _static(c)
+                      for c in node.children
+                      if c.is_named and c.type not in ("variable_assignment", "file_redirect", "heredoc_redirect",
+                                                       "herestring_redirect", "comment"))
+        if not words or words[0] is None:
+            continue
+        yield SimpleCommand(words)
+        yield from _behind(words, budget, depth)
+
+
+def _behind(words: tuple[Word, ...], budget: list[int], depth: int) -> Iterator[SimpleCommand]:
+    """Commands a runner would run: every tail of its words (``sudo -u x rm …`` holds ``rm …``), and its
+    string arguments read as command lines (``bash -c 'rm …'``, ``eval rm …``)."""
+    assert words[0] is not None
+    name = os.path.basename(words[0])
+    tails: list[int] = []
+    if name in RUNNERS:
+        tails = list(range(1, len(words)))
+    elif name == "find":
+        tails = [i + 1 for i, w in enumerate(words) if w in _EXEC_OPTIONS["find"][:4]]
+    for start in tails[:MAX_TAILS]:
+        tail = words[start:]
+        if tail[0] is None:
+            continue
+        yield SimpleCommand(tail)
+        # A runner behind a runner (sudo bash -c '…', xargs find -exec …): its tails are already among
+        # these, but its strings still need reading.
+        inner = os.path.basename(tail[0])
+        if (inner in SHELL_STRING or inner == "find") and depth < MAX_DEPTH:
+            yield from _behind(tail, budget, depth + 1)
+    if name in SHELL_STRING and depth < MAX_DEPTH:
+        static = [w for w in words[1:] if w is not None]
+        for text in {*static, " ".join(static)}:
+            if budget[0] <= 0:
+                return
+            budget[0] -= 1
+            try:
+                yield from _seen(_parse(text), budget, depth + 1)
+            except ParserMissing:
+                return

@@ -1,0 +1,50 @@
+"""The per-risk defaults of agent.yaml's ``permissions:`` as a before_tool decision."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+
+from nami_yaml.agent.hooks import Decision
+from nami_yaml.agent.toolbox import PreparedCall
+
+DEFAULT_PERMISSIONS: dict[str, str] = {"read": "allow", "write": "ask", "exec": "ask"}
+
+
+class RiskPolicy:
+    """``allow`` runs, ``deny`` refuses without asking, ``ask`` leaves it to the approver. A risk the
+    configuration does not name falls back to the defaults (reads run, writes and commands ask)."""
+
+    def __init__(self, permissions: Mapping[str, str] | None = None):
+        self.permissions = {**DEFAULT_PERMISSIONS, **(permissions or {})}
+
+    def __call__(self, call: PreparedCall) -> Decision:
+        risk = call.risk if call.risk in self.permissions else "exec"
+        setting = self.permissions[risk]
+        source = f"permissions.{risk}"
+        if setting == "allow":
+            return Decision.allow(source=None if risk == "read" else source)
+        if setting == "deny":
+            return Decision.deny(f"{risk} tools are not allowed here ({source}: deny)", source)
+        return Decision.ask(source=source)
+
+
+class CodeWrites:
+    """A write into a path where writing runs code (the executor marks it: ``risk_reason``) is decided as
+    an ``exec`` call is, whatever rule allows the tool. As its own before_tool opinion it cannot be
+    loosened: of all opinions the strictest wins, so ``allow write_file`` never lets it through."""
+
+    def __init__(self, permissions: Mapping[str, str] | None = None):
+        self.exec = RiskPolicy(permissions).permissions["exec"]
+
+    def __call__(self, call: PreparedCall) -> Decision | None:
+        reason = getattr(call, "risk_reason", None)
+        if not reason:
+            return None
+        why = f"it {reason}"
+        if self.exec == "allow":
+            return Decision.allow(why, "permissions.exec")
+        if self.exec == "deny":
+            return Decision.deny(f"{why}, and exec tools are not allowed here (permissions.exec: deny)",
+                                 "permissions.exec")
+        return Decision.ask(why, "permissions.exec")
+

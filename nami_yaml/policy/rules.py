@@ -1,0 +1,233 @@
+"""Rules from agent.yaml (or the user config): a decision for the calls whose tool name and argument
+values match. Within one file the strictest matching rule wins; ``layers.py`` combines the files.
+
+Each rule carries its position (``rule agent.yaml:14:5``): it is the decision's source, so it reaches the
+model (for a deny), the person asked, the approval event and the audit line.
+"""
+
+from __future__ import annotations
+
+import fnmatch
+import os
+from dataclasses import dataclass
+from functools import lru_cache
+from pathlib import Path
+from typing import Any
+
+from nami_yaml.agent.hooks import Action, Decision, strictest
+from nami_yaml.agent.toolbox import PreparedCall
+from nami_yaml.config.files import ConfigFile
+from nami_yaml.errors import Problem
+from nami_yaml.policy.bash import Analysis, SimpleCommand, analyse, command_problem, prefix_words
+from nami_yaml.policy.matchers import Matcher, MatcherError, compile_matcher, condition_holds
+from nami_yaml.registry.registry import Registry
+from nami_yaml.spec.validate import did_you_mean
+
+BASH = "bash"
+
+
+@dataclass(frozen=True)
+class Rule:
+    tools: tuple[str, ...]  # names or globs
+    args: tuple[tuple[str, Matcher], ...]
+    commands: tuple[tuple[str, ...], ...]  # bash command prefixes, as words
+    decision: Action
+    reason: str | None
+    label: str  # "rule agent.yaml:14:5"
+
+    def names(self, tool: str) -> bool:
+        return any(fnmatch.fnmatchcase(tool, pattern) for pattern in self.tools)
+
+    def args_hold(self, arguments: dict[str, Any], workspace: Path) -> bool:
+        # An allow must hold for every reading of a value; a deny or ask for any one of them.
+        every = self.decision == "allow"
+        return all(name in arguments and condition_holds(matcher, arguments[name], workspace, every_reading=every)
+                   for name, matcher in self.args)
+
+    def describe(self) -> str:
+        what = "|".join(self.tools)
+        conditions = [f"{name} {matcher.describe()}" for name, matcher in self.args]
+        return what + (f" where {' and '.join(conditions)}" if conditions else "")
+
+
+@dataclass
+class RuleSet:
+    """The rules of one file (the project's agent.yaml, or the user config)."""
+
+    rules: list[Rule]
+    origin: str  # the file, as shown in messages
+
+    def decide(self, call: PreparedCall, workspace: Path) -> Decision | None:
+        """The strictest decision of the rules matching ``call``, or None when none does."""
+        relevant = [r for r in self.rules if r.names(call.name) and r.args_hold(call.arguments, workspace)]
+        decisions: list[Decision | None] = [_decision(r, call) for r in relevant if not r.commands]
+        command_rules = [r for r in relevant if r.commands]
+        if command_rules:
+            decisions.append(self._command_decision(call, command_rules))
+        return strictest(decisions)
+
+    def _command_decision(self, call: PreparedCall, rules: list[Rule]) -> Decision | None:
+        command = call.arguments.get("command")
+        if not isinstance(command, str):
+            return None
+        analysis = analysed(command)
+        for action in ("deny", "ask"):
+            for rule in (r for r in rules if r.decision == action):
+                hit = _hidden_match(rule, analysis)
+                if hit is not None:
+                    prefix, seen = hit
+                    why = rule.reason or (f"`{' '.join(prefix)}` is {'denied' if action == 'deny' else 'asked about'}"
+                                          f" here (found `{seen.text()}`)")
+                    return Decision(action, why, rule.label)
+        if analysis.opaque:
+            return Decision.ask(f"{analysis.opaque}, so command rules cannot tell what it runs",
+                                f"command rules ({self.origin})")
+        allowing = [r for r in rules if r.decision == "allow"]
+        labels: list[str] = []
+        for simple in analysis.commands:
+            rule = next((r for r in allowing if any(_starts_with(simple, p) for p in r.commands)), None)
+            if rule is None:
+                return None  # a part no rule allows: the other rules, or the defaults, decide
+            if rule.label not in labels:
+                labels.append(rule.label)
+        reasons = [r.reason for r in allowing if r.label in labels and r.reason]
+        return Decision.allow("; ".join(reasons) or None, _join_labels(labels))
+
+
+@lru_cache(maxsize=256)
+def analysed(command: str) -> Analysis:
+    return analyse(command)
+
+
+def _decision(rule: Rule, call: PreparedCall) -> Decision:
+    reason = rule.reason
+    if reason is None and rule.decision != "allow":
+        verb = "denies" if rule.decision == "deny" else "asks about"
+        reason = f"a rule {verb} {rule.describe()}"
+    return Decision(rule.decision, reason, rule.label)
+
+
+def _starts_with(simple: SimpleCommand, prefix: tuple[str, ...]) -> bool:
+    """An allow prefix: the same words in the same places (the command's own path included)."""
+    return simple.words[: len(prefix)] == prefix
+
+
+def _hidden_match(rule: Rule, analysis: Analysis) -> tuple[tuple[str, ...], SimpleCommand] | None:
+    """A deny or ask prefix found in any command in sight: the same program (``/bin/rm`` is ``rm``) with
+    the prefix's other words in order among its arguments (``git -C . push`` is a ``git push``)."""
+    for seen in analysis.seen:
+        name = seen.words[0]
+        if name is None:
+            continue
+        for prefix in rule.commands:
+            if os.path.basename(name) != os.path.basename(prefix[0]):
+                continue
+            if _in_order(prefix[1:], seen.words[1:]):
+                return prefix, seen
+    return None
+
+
+def _in_order(wanted: tuple[str, ...], words: tuple[str | None, ...]) -> bool:
+    """``wanted`` among ``words`` in order, with only options (and the word after an option, its
+    likely value) in between: ``git -C . push`` holds ``push``; ``git log --grep push`` does not."""
+    index = 0
+    for word in wanted:
+        while index < len(words) and words[index] != word:
+            current, previous = words[index], words[index - 1] if index else None
+            is_option = current is not None and current.startswith("-")
+            is_value = previous is not None and previous.startswith("-") and "=" not in previous
+            if not (is_option or is_value):
+                return False
+            index += 1
+        if index == len(words):
+            return False
+        index += 1
+    return True
+
+
+def _join_labels(labels: list[str]) -> str:
+    if len(labels) == 1:
+        return labels[0]
+    return "rules " + ", ".join(label.removeprefix("rule ") for label in labels)
+
+
+# -- loading and checking ------------------------------------------------------------------------------
+
+def shown_path(path: Path, cwd: Path | None = None) -> str:
+    """A config file as messages name it: relative below the current folder, ~/… in the home folder."""
+    cwd = cwd or Path.cwd()
+    home = Path(os.path.expanduser("~"))
+    for base, prefix in ((cwd, ""), (home, "~/")):
+        try:
+            return prefix + str(path.relative_to(base))
+        except ValueError:
+            continue
+    return str(path)
+
+
+def load_rules(config: ConfigFile, registry: Registry | None, *, check_tools: bool) -> tuple[RuleSet, list[Problem]]:
+    """The rules of one config file, and what is wrong with them: a tool that does not exist (when
+    ``check_tools``), a parameter none of the named tools has, a regex that does not compile, a command
+    prefix on a tool other than bash or one that is not a plain command."""
+    origin = shown_path(config.path)
+    doc = config.doc
+    rules: list[Rule] = []
+    problems: list[Problem] = []
+    for index, data in enumerate(config.data.get("rules") or []):
+        where = ("rules", index)
+        line, col = doc.position(where)
+        tools = (data["tool"],) if isinstance(data["tool"], str) else tuple(data["tool"])
+        known = [t for t in registry if any(fnmatch.fnmatchcase(t.name, p) for p in tools)] if registry else []
+        if registry is not None and check_tools:
+            for position, pattern in _tool_entries(data["tool"]):
+                if not any(fnmatch.fnmatchcase(t.name, pattern) for t in registry):
+                    problems.append(doc.problem((*where, "tool", *position),
+                                                f"no tool is named {pattern!r}{_known_names(registry, pattern)}"))
+        args: list[tuple[str, Matcher]] = []
+        for name, spec in (data.get("args") or {}).items():
+            if known and not any(name in (t.parameters.get("properties") or {}) for t in known):
+                params = sorted({p for t in known for p in (t.parameters.get("properties") or {})})
+                problems.append(doc.problem((*where, "args", name), f"{'/'.join(tools)} has no parameter {name!r} "
+                                            f"(its parameters: {', '.join(params) or 'none'})", key=True))
+            try:
+                args.append((name, compile_matcher(spec)))
+            except MatcherError as exc:
+                problems.append(doc.problem((*where, "args", name, *exc.path), str(exc)))
+        commands, command_problems = _commands(data, where, doc)
+        problems.extend(command_problems)
+        rules.append(Rule(tools, tuple(args), commands, data["decision"], data.get("reason"),
+                          f"rule {origin}:{line}:{col}"))
+    return RuleSet(rules, origin), problems
+
+
+def _commands(data: dict[str, Any], where: tuple[str | int, ...], doc: Any) -> tuple[tuple[tuple[str, ...], ...], list[Problem]]:
+    if "command" not in data:
+        return (), []
+    problems: list[Problem] = []
+    if any(pattern != BASH for _, pattern in _tool_entries(data["tool"])):
+        problems.append(doc.problem((*where, "command"), "command prefixes apply to the bash tool only: "
+                                    "give tool: bash (use args: for other tools)", key=True))
+    entries = [((), data["command"])] if isinstance(data["command"], str) else \
+        [((i,), text) for i, text in enumerate(data["command"])]
+    commands = []
+    for position, text in entries:
+        words = prefix_words(text)
+        if isinstance(words, str):
+            problems.append(doc.problem((*where, "command", *position), f"{text!r} is not a plain command: {words}"))
+            continue
+        if data["decision"] == "allow":
+            problem = command_problem(words)
+            if problem:
+                problems.append(doc.problem((*where, "command", *position),
+                                            f"an allow rule cannot allow {text!r}: {problem}, so it is always asked about"))
+                continue
+        commands.append(words)
+    return tuple(commands), problems
+
+
+def _tool_entries(tool: str | list[str]) -> list[tuple[tuple[int, ...], str]]:
+    return [((), tool)] if isinstance(tool, str) else [((i,), name) for i, name in enumerate(tool)]
+
+
+def _known_names(registry: Registry, pattern: str) -> str:
+    return did_you_mean(pattern, [t.name for t in registry])

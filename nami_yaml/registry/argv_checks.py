@@ -1,0 +1,260 @@
+"""Checks of a ``command:`` argv template against the tool's parameters.
+
+Everything here would otherwise fail, or misbehave, only when the tool runs: a placeholder naming no
+parameter, an optional value outside a group (an empty argument), an array inside ``--type={x}``, a group
+that would repeat over two arrays, enum values a dash rule refuses, a program that is not installed.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import shlex
+import shutil
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from nami_yaml.paths import path_for_messages
+from nami_yaml.registry.code_args import code_placeholders
+from nami_yaml.registry.draft import ToolDraft, schema_types
+from nami_yaml.runners.template import (
+    ArgvPath,
+    TemplateError,
+    group_switches,
+    is_element,
+    parse,
+    refs,
+    walk_argv,
+    walk_groups,
+    whole_element_refs,
+)
+from nami_yaml.spec.validate import did_you_mean, short
+from nami_yaml.spec.yamlpos import format_path
+
+_SHELL_TOKENS = frozenset({"|", "||", "&&", ";", ">", ">>", "<", "&", "2>&1"})
+_PLAIN = re.compile(r"[A-Za-z0-9_./@%+=~^:-]+")
+
+
+def _argv(draft: ToolDraft) -> list[Any] | None:
+    if draft.runner_kind != "command" or draft.runner_key is None:
+        return None
+    value = draft.raw.get(draft.runner_key)
+    return value if isinstance(value, list) else None
+
+
+def template_refs(template: str) -> list[str]:
+    try:
+        return refs(template)
+    except TemplateError:
+        return []  # reported where the element itself is checked
+
+
+def check_placeholders(draft: ToolDraft, where: tuple[str | int, ...], template: str) -> list[str]:
+    """Report a malformed template or a placeholder naming no parameter; return the names it uses."""
+    try:
+        names = refs(template)
+    except TemplateError as exc:
+        draft.error(where, str(exc))
+        return []
+    for name in names:
+        if name not in draft.properties:
+            declared = ", ".join(draft.properties) or "none"
+            draft.error(where, f"placeholder {{{name}}} names no parameter (declared: {declared})"
+                               f"{did_you_mean(name, list(draft.properties))}")
+    return names
+
+
+def check_command_text(draft: ToolDraft) -> None:
+    """``command: "git log {ref}"`` is a list written as one string: show the list it should be."""
+    if draft.runner_kind == "command" and draft.runner_key and isinstance(draft.raw.get(draft.runner_key), str):
+        draft.error((draft.runner_key,), _as_list_message(draft.raw[draft.runner_key]))
+
+
+def _as_list_message(text: str) -> str:
+    try:
+        items = shlex.split(text)
+    except ValueError:
+        items = text.split()
+    listing = "[" + ", ".join(_flow_item(item) for item in items) + "]"
+    message = f"command is one string; write it as a list, one argument per item: {listing}"
+    if any(item in _SHELL_TOKENS or "$(" in item or "`" in item for item in items):
+        message += " (no shell runs a command: for pipes, redirections or && use script:)"
+    return message
+
+
+def _flow_item(item: str) -> str:
+    """``item`` as it would be written in a YAML flow list: bare when YAML reads it back unchanged."""
+    if _PLAIN.fullmatch(item):
+        try:
+            if yaml.safe_load(f"[{item}]") == [item]:
+                return item
+        except yaml.YAMLError:
+            pass
+    return json.dumps(item, ensure_ascii=False)
+
+
+def check_command(draft: ToolDraft) -> None:
+    argv = _argv(draft)
+    if argv is None:
+        return
+    key = draft.runner_key
+    assert key is not None
+    repeating = _repeating_groups(draft, argv)
+    starts: dict[str, tuple[str | int, ...]] = {}
+    for index_path, template, depth in walk_argv(argv):
+        where = (key, *index_path)
+        names = check_placeholders(draft, where, template)
+        try:
+            pieces = parse(template)
+        except TemplateError:
+            continue
+        whole = len(pieces) == 1 and pieces[0].ref is not None
+        repeated = set().union(*(repeating.get(index_path[:n], set()) for n in range(1, len(index_path))))
+        if pieces and pieces[0].ref in draft.properties:
+            starts.setdefault(pieces[0].ref, where)
+        for name in dict.fromkeys(names):
+            if name not in draft.properties:
+                continue
+            _check_use(draft, where, name, whole=whole, depth=depth, repeated=name in repeated, template=template)
+    _check_groups(draft, key, argv, repeating)
+    _check_dash_values(draft, starts)
+
+
+def _check_use(draft: ToolDraft, where: tuple[str | int, ...], name: str, *, whole: bool, depth: int,
+               repeated: bool, template: str) -> None:
+    schema = draft.schema_of(name)
+    types = schema_types(schema)
+    if depth == 0 and name not in draft.required and "default" not in schema:
+        draft.error(where, f"'{name}' is optional with no default: put it in an optional group "
+                           f"(a nested list, e.g. [--flag, \"{{{name}}}\"]) or give it a default")
+    if depth == 0 and whole and types == {"boolean"}:
+        draft.error(where, f"boolean '{name}' can only switch an optional group, e.g. [--{name}, \"{{{name}}}\"]")
+    # Only when every type it may take is a container: `type: [string, array]` may be fine at run time.
+    containers = types & {"array", "object"}
+    if not containers or not types <= {"array", "object", "null"}:
+        return
+    if containers == {"object"}:
+        draft.error(where, f"'{name}' is an object, which cannot {'fill' if whole else 'be part of'} an argument; "
+                           f"pass it on stdin (stdin: \"{{{name}}}\" sends it as JSON) or split it into parameters")
+    elif not whole and not repeated:
+        draft.error(where, _partial_message(name, template))
+
+
+def _partial_message(name: str, template: str) -> str:
+    prefix = template.split("{" + name + "}", 1)[0]
+    flag = prefix[:-1] if prefix.endswith("=") and prefix.startswith("-") else None
+    if flag:
+        return (f"'{name}' is an array, which cannot be part of an argument; write [{flag}, \"{{{name}}}\"] "
+                f"to repeat {flag} once per item")
+    return (f"'{name}' is an array, which cannot be part of an argument; make \"{{{name}}}\" a whole element "
+            f"(one argument per item), or put it in an optional group to repeat the group per item")
+
+
+def _repeating_groups(draft: ToolDraft, argv: list[Any]) -> dict[ArgvPath, set[str]]:
+    """The array parameters each group repeats over (those filling a whole element directly in it)."""
+    return {path: {n for n in whole_element_refs_safe(group) if "array" in schema_types(draft.schema_of(n))}
+            for path, group in walk_groups(argv)}
+
+
+def _check_groups(draft: ToolDraft, key: str, argv: list[Any], repeating: dict[ArgvPath, set[str]]) -> None:
+    for path, group in walk_groups(argv):
+        try:
+            switched = bool(group_switches(group))
+        except TemplateError:
+            switched = True  # the malformed element is reported on its own
+        if not switched:
+            draft.error((key, *path), "an optional group needs a {parameter} of its own that switches it on")
+        arrays = list(dict.fromkeys(n for n in whole_element_refs_safe(group) if n in repeating[path]))
+        if len(arrays) > 1:
+            listed = " and ".join(f"'{name}'" for name in arrays)
+            draft.error((key, *path), f"an optional group repeats once per item of one array; {listed} are both "
+                                      f"arrays: put each in a group of its own")
+
+
+def whole_element_refs_safe(group: list[Any]) -> list[str]:
+    try:
+        return whole_element_refs(group)
+    except TemplateError:
+        return []
+
+
+def _dash_values(draft: ToolDraft, name: str) -> list[tuple[tuple[str | int, ...], str, Any]]:
+    """(path, what, value) of the values of ``name`` the author chose that would start with '-'."""
+    schema = draft.schema_of(name)
+    found: list[tuple[tuple[str | int, ...], str, Any]] = []
+
+    def add(path: tuple[str | int, ...], what: str, value: Any) -> None:
+        if _starts_with_dash(value):
+            found.append((draft.parameter_path(name, *path), what, value))
+
+    for node, base in ((schema, ()), (schema.get("items"), ("items",))):
+        if not isinstance(node, dict):
+            continue
+        enum = node.get("enum")
+        for index, value in enumerate(enum if isinstance(enum, list) else []):
+            add((*base, "enum", index), "enum value", value)
+        if "const" in node:
+            add((*base, "const"), "const", node["const"])
+    default = schema.get("default")
+    if isinstance(default, list):
+        for index, value in enumerate(default):
+            add(("default", index), "default item", value)
+    elif "default" in schema:
+        add(("default",), "default", default)
+    return found
+
+
+def _starts_with_dash(value: Any) -> bool:
+    if isinstance(value, bool):
+        return False
+    return (isinstance(value, str) and value.startswith("-")) or (isinstance(value, (int, float)) and value < 0)
+
+
+def _check_dash_values(draft: ToolDraft, starts: dict[str, tuple[str | int, ...]]) -> None:
+    allowed = set(draft.strings("allow_dash"))
+    for name, where in starts.items():
+        if name in allowed:
+            continue
+        element = format_path((*draft.where, *where))
+        for path, what, value in _dash_values(draft, name):
+            draft.error(path, f"{what} {short(value)} starts with '-', so it is always refused where {{{name}}} "
+                              f"starts an argument ({element}); list '{name}' in allow_dash if it may")
+
+
+def command_refs(argv: list[Any]) -> set[str]:
+    return {name for _, template, _ in walk_argv(argv) for name in template_refs(template)}
+
+
+def check_program(draft: ToolDraft) -> None:
+    """Warn when the program is not installed here: the machine that runs the tool may still have it."""
+    argv = _argv(draft)
+    host = draft.host
+    if host is None or not argv or not is_element(argv[0]):
+        return
+    program = str(argv[0])
+    if template_refs(program) or "{" in program:
+        return
+    where = (draft.runner_key or "command", 0)
+    if os.sep in program:
+        cwd = draft.text("cwd") or "."
+        target = Path(program) if os.path.isabs(program) else host.workspace / cwd / program
+        if not (target.is_file() and os.access(target, os.X_OK)):
+            draft.warn(where, f"program {program} is not an executable file here ({path_for_messages(target)})")
+    elif shutil.which(program, path=host.search_path) is None:
+        draft.warn(where, f"program '{program}' is not found on PATH here (the machine that runs the tool "
+                          f"needs it)")
+
+
+def check_code_arguments(draft: ToolDraft) -> None:
+    """``[sh, -c, "echo {x}"]`` is shell injection by the author's hand: refused, pointing to ``script:``."""
+    argv = _argv(draft)
+    if argv is None:
+        return
+    key = draft.runner_key
+    elements = [((key, *where), template) for where, template, _ in walk_argv(argv)]
+    for where, message in code_placeholders(elements, draft.properties):
+        draft.error(where, message)
+

@@ -1,0 +1,129 @@
+"""A tool as read from YAML, before it becomes a Tool: what every load-time check looks at.
+
+Checks see the raw mapping (which may be wrong in any way the schema reports), so every accessor here
+answers with a safe value for a malformed field instead of raising: one mistake must not hide the others.
+"""
+
+from __future__ import annotations
+
+import difflib
+from dataclasses import dataclass, field
+from functools import cache, cached_property
+from pathlib import Path
+from typing import Any
+
+from nami_yaml.errors import ERROR, WARNING, Problem
+from nami_yaml.spec.validate import schema
+from nami_yaml.spec.yamlpos import Document, JsonPath
+
+RUNNER_KEYS = ("command", "script", "entrypoint")
+NO_PARAMETERS: dict[str, Any] = {"type": "object", "properties": {}}
+
+
+@dataclass(frozen=True)
+class Host:
+    """The machine `nami check` runs on. Given, the loader also warns about programs missing from
+    ``search_path`` (PATH) and ``cwd:`` folders missing from ``workspace``; plain loading skips that."""
+
+    workspace: Path
+    search_path: str | None
+
+
+@dataclass
+class ToolDraft:
+    doc: Document
+    where: JsonPath  # the tool's own path in the file: () or ("tools", 3)
+    raw: dict[str, Any]
+    file: Path
+    problems: list[Problem] = field(default_factory=list)
+    host: Host | None = None
+
+    def error(self, sub: JsonPath, message: str, *, key: bool = False) -> None:
+        self.problems.append(self.doc.problem((*self.where, *sub), message, key=key, severity=ERROR))
+
+    def warn(self, sub: JsonPath, message: str, *, key: bool = False) -> None:
+        self.problems.append(self.doc.problem((*self.where, *sub), message, key=key, severity=WARNING))
+
+    def intended_key(self, key: str) -> str | None:
+        """``key`` if present, else an unknown key that is a misspelling of it (`paramters:`).
+
+        The misspelling is reported by the schema; reading it anyway lets the checks that depend on it
+        (placeholders need the parameters) report their problems in the same run.
+        """
+        if key in self.raw:
+            return key
+        known = _known_keys()
+        for candidate in self.raw:
+            if candidate not in known and difflib.get_close_matches(candidate, known, n=1, cutoff=0.6) == [key]:
+                return candidate
+        return None
+
+    @cached_property
+    def parameters_key(self) -> str:
+        return self.intended_key("parameters") or "parameters"
+
+    @cached_property
+    def parameters(self) -> dict[str, Any]:
+        value = self.raw.get(self.parameters_key, NO_PARAMETERS)
+        return value if isinstance(value, dict) else NO_PARAMETERS
+
+    @cached_property
+    def properties(self) -> dict[str, Any]:
+        value = self.parameters.get("properties")
+        return value if isinstance(value, dict) else {}
+
+    @cached_property
+    def required(self) -> set[str]:
+        value = self.parameters.get("required")
+        return {name for name in value if isinstance(name, str)} if isinstance(value, list) else set()
+
+    def schema_of(self, name: str) -> dict[str, Any]:
+        value = self.properties.get(name)
+        return value if isinstance(value, dict) else {}
+
+    def parameter_path(self, name: str, *rest: str | int) -> JsonPath:
+        return (self.parameters_key, "properties", name, *rest)
+
+    @cached_property
+    def runners(self) -> list[str]:
+        return [key for key in RUNNER_KEYS if key in self.raw]
+
+    @cached_property
+    def runner(self) -> tuple[str, str] | None:
+        """(kind, key) of the runner to check: the first runner, else a misspelt one (`comand:`)."""
+        if self.runners:
+            return self.runners[0], self.runners[0]
+        for kind in RUNNER_KEYS:
+            key = self.intended_key(kind)
+            if key is not None:
+                return kind, key
+        return None
+
+    @property
+    def runner_kind(self) -> str | None:
+        return self.runner[0] if self.runner else None
+
+    @property
+    def runner_key(self) -> str | None:
+        return self.runner[1] if self.runner else None
+
+    def text(self, key: str) -> str | None:
+        value = self.raw.get(key)
+        return value if isinstance(value, str) else None
+
+    def strings(self, key: str) -> list[str]:
+        value = self.raw.get(key)
+        return [item for item in value if isinstance(item, str)] if isinstance(value, list) else []
+
+
+def schema_types(parameter: dict[str, Any]) -> set[str]:
+    """The JSON types a parameter's schema names directly (``type: [string, array]`` -> both)."""
+    declared = parameter.get("type")
+    if isinstance(declared, str):
+        return {declared}
+    return {t for t in declared if isinstance(t, str)} if isinstance(declared, list) else set()
+
+
+@cache
+def _known_keys() -> tuple[str, ...]:
+    return tuple(schema("tool")["$defs"]["tool"]["properties"])

@@ -1,0 +1,63 @@
+"""How a tool runs, as plain data: for `nami tools show` and the trust summary (not sent to the model)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from nami_yaml.registry.tool import Tool
+from nami_yaml.runners.base import ProcessOptions
+from nami_yaml.runners.command import CommandRunner
+from nami_yaml.runners.entrypoint import EntrypointRunner
+from nami_yaml.runners.script import ScriptRunner
+from nami_yaml.runners.template import is_element
+
+
+def runner_overview(tool: Tool) -> dict[str, Any]:
+    """The runner (argv template, script or entry point) and its process settings, as written.
+
+    ``None`` for a setting means "not set: the configured default applies"; ``env`` values are shown as
+    written (``${HOME}``), never expanded, so no host value leaks into a listing.
+    """
+    runner = tool.runner
+    info: dict[str, Any] = {"runner": runner.kind}
+    options: ProcessOptions | None = None
+    if isinstance(runner, CommandRunner):
+        info["argv"] = runner.argv
+        info["allow_dash"] = sorted(runner.allow_dash)
+        options = runner.options
+    elif isinstance(runner, ScriptRunner):
+        info["script"] = runner.script
+        options = runner.options
+    elif isinstance(runner, EntrypointRunner):
+        info["entrypoint"] = runner.target
+        info["max_output"] = runner.max_output
+    if options is not None:
+        info.update(timeout=options.timeout, cwd=options.cwd, env=dict(options.env),
+                    env_passthrough=list(options.env_passthrough), stdin=options.stdin,
+                    max_output=options.max_output)
+    return info
+
+
+def programs(tool: Tool) -> list[str]:
+    """What the tool starts: its program, ``bash`` for a script, the Python function of an entry point."""
+    runner = tool.runner
+    if isinstance(runner, CommandRunner):
+        first = runner.argv[0] if runner.argv else None
+        return [str(first)] if is_element(first) else []
+    if isinstance(runner, ScriptRunner):
+        return ["bash (script)"]
+    if isinstance(runner, EntrypointRunner):
+        return [f"Python {runner.target}"]
+    return []
+
+
+def executables(tool: Tool) -> list[str]:
+    """The executables a tool needs: a command's program (as written: a name looked up on PATH, or a path),
+    ``bash`` for a script; none for an entry point (it runs in nami) or a program chosen by a placeholder."""
+    runner = tool.runner
+    if isinstance(runner, CommandRunner):
+        first = runner.argv[0] if runner.argv else None
+        return [str(first)] if is_element(first) and "{" not in str(first) else []
+    if isinstance(runner, ScriptRunner):
+        return ["bash"]
+    return []

@@ -1,0 +1,161 @@
+"""Checks of a tool's ``parameters`` schema: a valid JSON Schema of an object, whose own values fit it.
+
+A ``default: "no"`` on a boolean, or a ``default: up`` outside its enum, would otherwise only fail when the
+tool runs (and then render ``--all no``); a ``pattern`` that is not a regular expression would fail every call.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterator
+from functools import cache
+from typing import Any
+
+from jsonschema import Draft202012Validator
+from jsonschema.exceptions import best_match
+
+from nami_yaml.registry.draft import ToolDraft
+from nami_yaml.registry.patterns import ArgumentValidator
+from nami_yaml.spec.fastcheck import parameters_surely_valid
+from nami_yaml.spec.validate import did_you_mean, error_message, short
+from nami_yaml.spec.yamlpos import JsonPath
+
+_SCHEMA_MAPS = ("properties", "patternProperties", "$defs", "dependentSchemas")
+_SCHEMA_ONE = ("items", "additionalProperties", "not", "if", "then", "else", "contains", "propertyNames",
+               "unevaluatedItems", "unevaluatedProperties")
+_SCHEMA_LISTS = ("prefixItems", "anyOf", "oneOf", "allOf")
+
+
+@cache
+def _meta_validator() -> Draft202012Validator:
+    return Draft202012Validator(Draft202012Validator.META_SCHEMA)
+
+
+def check_parameters_schema(draft: ToolDraft) -> None:
+    """A valid draft 2020-12 schema, of ``type: object``, whose ``required`` names are declared."""
+    parameters = draft.raw.get(draft.parameters_key)
+    if parameters is None or not isinstance(parameters, dict):
+        return  # absent: no arguments; not a mapping: the tool schema says so
+    key = draft.parameters_key
+    meta_errors = [] if parameters_surely_valid(parameters) else _meta_validator().iter_errors(parameters)
+    for error in meta_errors:
+        # `type: strin` fails an anyOf; its enum branch says what was meant, the wrapper does not.
+        leaf = best_match(error.context) if error.context else error
+        hint = ""
+        if leaf.validator == "enum" and isinstance(leaf.instance, str):
+            hint = did_you_mean(leaf.instance, [str(v) for v in leaf.validator_value])
+        draft.error((key, *error.absolute_path), f"not a valid JSON Schema: {leaf.message}{hint}")
+    if parameters.get("type") != "object":
+        draft.error((key,), "parameters must be a schema of `type: object` (the arguments are one object)")
+    required = parameters.get("required")
+    if isinstance(required, list) and isinstance(parameters.get("properties", {}), dict):
+        for name in required:
+            if isinstance(name, str) and name not in draft.properties:
+                draft.error((key, "required"), f"required parameter '{name}' is not declared in properties")
+
+
+def subschemas(node: Any, path: JsonPath) -> Iterator[tuple[JsonPath, dict[str, Any]]]:
+    """Every schema object in a schema, with its path, the schema itself first."""
+    if not isinstance(node, dict):
+        return
+    yield path, node
+    for key in _SCHEMA_MAPS:
+        children = node.get(key)
+        if isinstance(children, dict):
+            for name, child in children.items():
+                yield from subschemas(child, (*path, key, name))
+    for key in _SCHEMA_ONE:
+        if key in node:
+            yield from subschemas(node[key], (*path, key))
+    for key in _SCHEMA_LISTS:
+        children = node.get(key)
+        if isinstance(children, list):
+            for index, child in enumerate(children):
+                yield from subschemas(child, (*path, key, index))
+
+
+def check_patterns(draft: ToolDraft) -> None:
+    """Every ``pattern`` compiles; otherwise every call with that parameter would fail."""
+    for path, node in subschemas(draft.raw.get(draft.parameters_key), (draft.parameters_key,)):
+        pattern = node.get("pattern")
+        if isinstance(pattern, str):
+            try:
+                re.compile(pattern)
+            except re.error as exc:
+                draft.error((*path, "pattern"), f"pattern {short(pattern)} is not a valid regular expression: {exc}")
+
+
+def check_own_values(draft: ToolDraft) -> None:
+    """``default``, ``examples``, ``const`` and ``enum`` values are valid for the schema they sit in."""
+    parameters = draft.raw.get(draft.parameters_key)
+    if not isinstance(parameters, dict) or not any(_has_values(node) for _, node in subschemas(parameters, ())):
+        return
+    root = ArgumentValidator(parameters)
+    for path, node in subschemas(parameters, (draft.parameters_key,)):
+        if not _has_values(node):
+            continue
+        if "default" in node:
+            _check_value(draft, root, node, (*path, "default"), node["default"], "default")
+        examples = node.get("examples")
+        if isinstance(examples, list):
+            for index, example in enumerate(examples):
+                _check_value(draft, root, node, (*path, "examples", index), example, "example")
+        if "const" in node:
+            rest = {k: v for k, v in node.items() if k != "const"}
+            _check_value(draft, root, rest, (*path, "const"), node["const"], "const")
+        enum = node.get("enum")
+        if isinstance(enum, list):
+            rest = {k: v for k, v in node.items() if k != "enum"}
+            for index, value in enumerate(enum):
+                _check_value(draft, root, rest, (*path, "enum", index), value, "enum value")
+
+
+def _has_values(node: dict[str, Any]) -> bool:
+    return any(key in node for key in ("default", "examples", "const", "enum"))
+
+
+def _check_value(draft: ToolDraft, root: Any, node: dict[str, Any], path: JsonPath, value: Any, what: str) -> None:
+    try:
+        errors = list(root.evolve(schema=node).iter_errors(value))
+    except Exception:  # noqa: BLE001 - a schema jsonschema cannot use is reported by check_parameters_schema
+        return
+    if errors:
+        first = best_match(errors) or errors[0]
+        where = "".join(f"[{p}]" if isinstance(p, int) else f".{p}" for p in first.absolute_path)
+        draft.error(path, f"{what} {short(value)} is not valid for this parameter: "
+                          f"{('$' + where + ': ') if where else ''}{error_message(first)}")
+
+
+REF_KEYWORDS = ("$ref", "$dynamicRef")
+# Keywords whose values are data, never schemas: a "$ref" key inside them is just a key.
+_DATA_KEYWORDS = frozenset({"enum", "const", "default", "examples"})
+# Keywords whose values map names to schemas: the names are not keywords (a property may be called "enum").
+_NAMED_SCHEMAS = frozenset({"properties", "patternProperties", "$defs", "definitions", "dependentSchemas"})
+
+
+def non_local_refs(schema: Any, path: JsonPath = ()) -> list[tuple[JsonPath, str]]:
+    """Every ``$ref``/``$dynamicRef`` in ``schema`` that does not start with ``#``, with its path."""
+    found: list[tuple[JsonPath, str]] = []
+    if isinstance(schema, list):
+        for index, item in enumerate(schema):
+            found.extend(non_local_refs(item, (*path, index)))
+    elif isinstance(schema, dict):
+        for key, value in schema.items():
+            if key in REF_KEYWORDS:
+                if isinstance(value, str) and not value.startswith("#"):  # a non-string fails the metaschema
+                    found.append(((*path, key), str(value)))
+            elif key in _NAMED_SCHEMAS and isinstance(value, dict):
+                for name, sub in value.items():
+                    found.extend(non_local_refs(sub, (*path, key, name)))
+            elif key not in _DATA_KEYWORDS:
+                found.extend(non_local_refs(value, (*path, key)))
+    return found
+
+
+def check_local_refs(draft: ToolDraft) -> None:
+    """Only ``#/...`` references: a URL or file reference would make validating a model's arguments read
+    a file or the network (jsonschema retrieves them), from a schema an untrusted repository wrote."""
+    for where, ref in non_local_refs(draft.parameters, (draft.parameters_key,)):
+        draft.error(where, f"{where[-1]} {ref!r} points outside this schema; only local references (#/...) are "
+                           "allowed, so validating arguments never reads a file or the network")
+

@@ -1,0 +1,173 @@
+"""Sessions as a user meets them: real ``nami`` processes, the real openai SDK and the fake server.
+Continuing a session must send, byte for byte, what one process that never stopped would have sent."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import time
+from html.parser import HTMLParser
+from pathlib import Path
+
+import pytest
+
+from nami_yaml.session.store import SessionStore
+from nami_yaml.testing import FakeOpenAIServer, call, text, tool_calls
+from tests.cli.test_run_cli import NAMI, nami
+
+
+def script() -> list:
+    return [tool_calls(call("list_dir", {}, id="call_look")), text("One file."), text("Still one file.")]
+
+
+def only_session() -> tuple[str, Path]:
+    store = SessionStore()
+    [session_id] = store.ids()
+    return session_id, store.path(session_id)
+
+
+@pytest.mark.parametrize("how", ["run --continue", "chat --resume ID", "chat --resume"])
+def test_continuing_sends_exactly_what_an_uninterrupted_conversation_sends(how: str, workdir: Path) -> None:
+    (workdir / "a.txt").write_text("a\n")
+    with FakeOpenAIServer(script()) as straight:
+        result = nami(straight, "chat", cwd=workdir, stdin="look around\nlook again\n")
+        assert result.returncode == 0, result.stderr
+    for leftover in SessionStore().ids():
+        SessionStore().path(leftover).unlink()
+
+    with FakeOpenAIServer(script()) as server:
+        first = nami(server, "run", "look around", cwd=workdir)
+        assert first.returncode == 0 and first.stdout == "One file.\n", first.stderr
+        session_id, path = only_session()
+        if how == "run --continue":
+            second = nami(server, "run", "--continue", "look again", cwd=workdir)
+        else:
+            args = ["chat", "--resume", session_id[:15]] if how.endswith("ID") else ["chat", "--resume"]
+            second = nami(server, *args, cwd=workdir, stdin="look again\n")
+        assert second.returncode == 0, second.stderr
+        assert "Still one file." in second.stdout
+    assert len(server.raw_requests) == 3 == len(straight.raw_requests)
+    assert server.raw_requests[2] == straight.raw_requests[2]
+    assert SessionStore().ids() == [session_id]  # continued, not a new session
+    types = [json.loads(line)["type"] for line in path.read_text().splitlines()]
+    assert types.count("final") == 2 and types.count("resume") == 1
+
+
+def test_a_killed_run_continues_with_a_valid_request(workdir: Path) -> None:
+    with FakeOpenAIServer([tool_calls(call("bash", {"command": "echo $$ > started; exec sleep 60"}))]) as server:
+        env = dict(os.environ, NAMI_BASE_URL=server.base_url)
+        process = subprocess.Popen([*NAMI, "run", "--yes", "build it"], cwd=workdir, env=env,
+                                   stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+        try:
+            deadline = time.monotonic() + 30
+            while not (workdir / "started").exists() or not (workdir / "started").read_text().strip():
+                assert time.monotonic() < deadline and process.poll() is None, "the tool never started"
+                time.sleep(0.05)
+            process.kill()  # SIGKILL: no handler runs, nothing answers the call
+            process.communicate(timeout=30)
+        finally:
+            if process.poll() is None:
+                process.kill()
+            os.killpg(int((workdir / "started").read_text()), signal.SIGKILL)
+        server.add(text("The build was cut short."))
+        result = nami(server, "run", "--continue", "what happened?", cwd=workdir)
+    assert result.returncode == 0, result.stderr
+    assert "answered as interrupted" in result.stderr
+    sent = server.requests[1]["messages"]
+    assert [m["role"] for m in sent] == ["system", "user", "assistant", "tool", "user"]
+    assert sent[3]["content"].startswith("Error: Interrupted") and sent[3]["tool_call_id"] == sent[2]["tool_calls"][0]["id"]
+
+
+def test_continue_with_nothing_to_continue_is_a_usage_error(workdir: Path) -> None:
+    result = nami(None, "run", "--continue", "go on", cwd=workdir, env={"NAMI_BASE_URL": "http://127.0.0.1:9/v1"})
+    assert result.returncode == 2
+    assert "no earlier session in" in result.stderr and "Traceback" not in result.stderr
+
+
+class _Resources(HTMLParser):
+    """Everything in a page that could make a browser fetch something."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.tags: list[str] = []
+        self.fetching: list[str] = []
+        self.text: list[str] = []
+        self.csp: str | None = None
+
+    def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
+        self.tags.append(tag)
+        values = dict(attrs)
+        if values.get("http-equiv", "").lower() == "content-security-policy":
+            self.csp = values.get("content")
+        for name, value in attrs:
+            if name in ("src", "href", "srcset", "action", "data", "poster", "background") or (
+                    value and ("url(" in value or "://" in value)) and name != "content":
+                self.fetching.append(f"{tag} {name}={value}")
+
+    def handle_data(self, data: str) -> None:
+        self.text.append(data)
+
+
+def test_list_show_and_an_html_export_that_loads_nothing(fake_openai: FakeOpenAIServer, workdir: Path) -> None:
+    hostile = '<script src="https://evil.example/x.js"></script><img src=x onerror=alert(1)>'
+    (workdir / "page.html").write_text(hostile + "\n")
+    fake_openai.add(tool_calls(call("read_file", {"path": "page.html"})),
+                    text(f"The page holds {hostile}. See https://example.com/docs."))
+    assert nami(fake_openai, "run", "what is in page.html?", cwd=workdir).returncode == 0
+    session_id, _ = only_session()
+
+    listing = nami(None, "sessions", cwd=workdir)
+    assert listing.returncode == 0, listing.stderr
+    assert session_id in listing.stdout and "what is in page.html?" in listing.stdout
+    rows = json.loads(nami(None, "sessions", "--json", cwd=workdir).stdout)
+    assert rows[0]["id"] == session_id and rows[0]["steps"] == 2 and rows[0]["prompt_tokens"] > 0
+
+    shown = nami(None, "sessions", "show", session_id, cwd=workdir)
+    assert shown.returncode == 0, shown.stderr
+    assert "› what is in page.html?" in shown.stdout and "→ read_file" in shown.stdout
+    assert f"    ← {1:>6}\t{hostile}" in shown.stdout  # the read_file result, as text
+
+    target = workdir / "review.html"
+    exported = nami(None, "sessions", "export", session_id[:10], "--html", str(target), cwd=workdir)
+    assert exported.returncode == 0, exported.stderr
+    page = target.read_text()
+    parser = _Resources()
+    parser.feed(page)
+    assert parser.fetching == []
+    assert not {"script", "img", "link", "iframe", "object", "embed", "base"} & set(parser.tags)
+    assert "@import" not in page and "url(" not in page
+    assert parser.csp is not None and "default-src 'none'" in parser.csp
+    assert "&lt;script src=&quot;https://evil.example/x.js&quot;&gt;" in page
+    text_content = "".join(parser.text)
+    assert "what is in page.html?" in text_content and f"The page holds {hostile}" in text_content
+    assert parser.tags.count("details") >= 3  # system prompt, the call, its result: collapsed
+
+    missing = nami(None, "sessions", "show", "1999", cwd=workdir)
+    assert missing.returncode == 2 and "no session '1999'" in missing.stderr
+
+
+def test_max_steps_says_how_to_go_on(fake_openai: FakeOpenAIServer, workdir: Path) -> None:
+    fake_openai.add(tool_calls(call("list_dir", {})), text("done"))
+    result = nami(fake_openai, "run", "--max-steps", "1", "look", cwd=workdir)
+    assert result.returncode == 3
+    assert 'nami run --continue "go on"' in result.stderr
+    assert nami(fake_openai, "run", "--continue", "go on", cwd=workdir).stdout == "done\n"
+
+
+def test_a_continued_session_still_reads_the_output_its_results_saved(workdir: Path, temp_home: Path) -> None:
+    (workdir / "agent.yaml").write_text("limits: {max_output: 1000}\n")
+    env = {"NAMI_CONFIG": "agent.yaml"}
+    with FakeOpenAIServer([tool_calls(call("bash", {"command": "seq 1 20000"})), text("long")]) as server:
+        first = nami(server, "run", "--yes", "count", cwd=workdir, env=env)
+        assert first.returncode == 0, first.stderr
+        session_id, _ = only_session()
+        result = next(m["content"] for m in server.requests[1]["messages"] if m["role"] == "tool")
+        spill = result.split("full output: ")[1].split("]")[0]
+        assert Path(spill).parent == temp_home / ".local" / "state" / "nami" / "output" / f"session-{session_id}"
+        server.add(tool_calls(call("read_file", {"path": spill, "offset": 19999})), text("the end is 20000"))
+        second = nami(server, "run", "--continue", "what is the last number?", cwd=workdir, env=env)
+    assert second.returncode == 0, second.stderr
+    read = [m["content"] for m in server.requests[3]["messages"] if m["role"] == "tool"][-1]
+    assert read.split("\n")[:2] == [f"{19999:>6}\t19999", f"{20000:>6}\t20000"]

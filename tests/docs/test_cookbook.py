@@ -1,0 +1,60 @@
+"""What docs/cookbook.md says its tools run is what they run (rendered by the executor, nothing started)."""
+
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+
+import pytest
+
+from nami_yaml.registry.executor import Executor, PreparedToolCall
+from nami_yaml.registry.loader import load_tools
+from nami_yaml.registry.registry import Registry
+from nami_yaml.runtime import RuntimeContext
+
+DOC = Path(__file__).resolve().parents[2] / "docs" / "cookbook.md"
+BLOCK = re.compile(r"^```yaml\n(.*?)^```", re.S | re.M)
+
+
+@pytest.fixture
+def cookbook(tmp_path: Path, ctx: RuntimeContext) -> Executor:
+    tools = []
+    for index, block in enumerate(BLOCK.findall(DOC.read_text(encoding="utf-8"))):
+        file = tmp_path / f"block{index}.yaml"
+        file.write_text(block, encoding="utf-8")
+        loaded, problems = load_tools([file])
+        assert problems == []
+        tools.extend(loaded)
+    latest = {tool.name: tool for tool in tools}  # the page refines kubectl_pods: the last version counts
+    return Executor(Registry(latest.values()), ctx)
+
+
+def argv(executor: Executor, tool: str, **arguments: object) -> list[str]:
+    prepared = executor.prepare(tool, json.dumps(arguments))
+    assert isinstance(prepared, PreparedToolCall), prepared
+    return prepared.plan()["argv"]
+
+
+def test_the_commands_the_page_shows(cookbook: Executor) -> None:
+    assert argv(cookbook, "kubectl_pods", namespace="shop", output="wide") == [
+        "kubectl", "get", "pods", "-o", "wide", "--namespace", "shop"]
+    assert argv(cookbook, "kubectl_diff_files", paths=["k8s/web.yaml", "k8s/db/"]) == [
+        "kubectl", "diff", "-f", "k8s/web.yaml", "-f", "k8s/db/"]
+    assert argv(cookbook, "kubectl_delete", kind="pod", name="web-1", namespace="dev") == [
+        "kubectl", "delete", "pod", "web-1", "--namespace", "dev", "--wait=false"]
+    assert argv(cookbook, "manifests_changed", paths=["-odd.yaml"])[-2:] == ["--", "-odd.yaml"]
+
+
+@pytest.mark.parametrize(("tool", "arguments", "reason"), [
+    ("kubectl_pods", {"name": "--kubeconfig=/tmp/evil"}, "$.name"),
+    ("kubectl_pods", {"namespace": "kube-system; rm -rf /"}, "$.namespace"),
+    ("kubectl_diff_files", {"paths": ["https://example.com/x.yaml"]}, "$.paths[0]"),
+    ("kubectl_pods_eks", {"namespace": "-A"}, "$.namespace"),
+    ("manifests_changed", {"since": "--output=/tmp/x"}, "starts with '-'"),
+])
+def test_what_the_page_says_is_refused(cookbook: Executor, tool: str, arguments: dict[str, object],
+                                       reason: str) -> None:
+    refused = cookbook.prepare(tool, json.dumps(arguments))
+    assert not isinstance(refused, PreparedToolCall)
+    assert reason in refused.content

@@ -1,0 +1,119 @@
+"""Running library tools for real: the loader and executor the agent uses, with stub programs on PATH that
+record the argv (and stdin, cwd, environment) they were started with."""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from nami_yaml.registry.executor import Executor
+from nami_yaml.registry.library import library_groups
+from nami_yaml.registry.loader import load_tools
+from nami_yaml.registry.registry import Registry
+from nami_yaml.result import ToolResult
+from nami_yaml.runtime import RuntimeContext
+
+STUB = """#!{python}
+import json, os, sys
+stdin = sys.stdin.read() if sys.stdin is not None else None
+record = {{"program": os.path.basename(sys.argv[0]), "argv": sys.argv[1:], "stdin": stdin, "cwd": os.getcwd(),
+          "env": dict(os.environ)}}
+with open({log!r}, "a", encoding="utf-8") as log:
+    log.write(json.dumps(record) + "\\n")
+sys.stdout.write({stdout!r})
+sys.exit({exit_code})
+"""
+
+
+@dataclass
+class Call:
+    program: str
+    argv: list[str]
+    stdin: str | None
+    cwd: str
+    env: dict[str, str]
+
+    @property
+    def command(self) -> list[str]:
+        return [self.program, *self.argv]
+
+
+class Stubs:
+    """Executables in one folder, put first on PATH; each records every start in a shared log."""
+
+    def __init__(self, folder: Path):
+        self.folder = folder
+        self.log = folder / "calls.jsonl"
+        folder.mkdir(parents=True, exist_ok=True)
+
+    def add(self, program: str, *, stdout: str = "", exit_code: int = 0) -> None:
+        path = self.folder / program
+        path.write_text(STUB.format(python=sys.executable, log=str(self.log), stdout=stdout, exit_code=exit_code))
+        path.chmod(0o755)
+
+    def calls(self) -> list[Call]:
+        if not self.log.exists():
+            return []
+        return [Call(**json.loads(line)) for line in self.log.read_text(encoding="utf-8").splitlines()]
+
+    def only_call(self) -> Call:
+        calls = self.calls()
+        assert len(calls) == 1, [c.command for c in calls]
+        return calls[0]
+
+    def clear(self) -> None:
+        self.log.unlink(missing_ok=True)
+
+
+def all_library_tools() -> Registry:
+    files = [file for files in library_groups().values() for file in files]
+    tools, problems = load_tools(files)
+    assert problems == []
+    return Registry(tools)
+
+
+LIBRARY_PROGRAMS = ("git", "kubectl", "docker", "systemctl", "journalctl", "terraform", "helm", "jq", "curl",
+                    "df", "du", "ps")
+
+
+@pytest.fixture
+def stubs(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Stubs:
+    """Every program the library starts, stubbed, first on PATH (bash, sort, sed and awk stay real)."""
+    made = Stubs(tmp_path / "stub-bin")
+    for program in LIBRARY_PROGRAMS:
+        made.add(program)
+    monkeypatch.setenv("PATH", f"{made.folder}{os.pathsep}{os.environ.get('PATH', '')}")
+    return made
+
+
+class LibraryRunner:
+    """Calls library tools by name through the executor, as the agent would."""
+
+    def __init__(self, ctx: RuntimeContext):
+        self.executor = Executor(all_library_tools(), ctx)
+
+    def __call__(self, tool: str, /, **arguments: Any) -> ToolResult:
+        assert tool in self.executor.registry, tool
+        return self.executor.execute(tool, json.dumps(arguments))
+
+
+@pytest.fixture
+def library(workdir: Path, temp_home: Path, stubs: Stubs) -> LibraryRunner:
+    """The library over stubs. The context is built after PATH changed, so tools see the stubs."""
+    ctx = RuntimeContext(workspace=workdir, host_env=dict(os.environ),
+                         spill_dir=temp_home / ".local" / "state" / "nami" / "output")
+    return LibraryRunner(ctx)
+
+
+@pytest.fixture
+def real_library(workdir: Path, temp_home: Path) -> LibraryRunner:
+    """The library over the real programs of this machine."""
+    ctx = RuntimeContext(workspace=workdir, host_env=dict(os.environ),
+                         spill_dir=temp_home / ".local" / "state" / "nami" / "output")
+    return LibraryRunner(ctx)

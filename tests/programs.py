@@ -1,0 +1,45 @@
+"""Tests that run a real program (kubectl, terraform, curl…) skip, with the reason, where it is absent.
+
+CI sets NAMI_REQUIRE_PROGRAMS (a comma-separated list, in .ci/run) to the programs its machines have: there
+a missing one fails the run instead of being skipped, so those tests can never be skipped silently.
+"""
+
+from __future__ import annotations
+
+import functools
+import os
+import shutil
+from collections.abc import Callable
+from typing import Any
+
+import pytest
+
+REQUIRED_VARIABLE = "NAMI_REQUIRE_PROGRAMS"
+
+
+def required() -> set[str]:
+    return {p.strip() for p in os.environ.get(REQUIRED_VARIABLE, "").split(",") if p.strip()}
+
+
+def need(program: str) -> None:
+    """Inside a test: skip (or fail, where CI requires it) when ``program`` is not on PATH."""
+    if shutil.which(program) is not None:
+        return
+    reason = f"{program} is not installed here"
+    if program in required():
+        pytest.fail(f"{reason}: {REQUIRED_VARIABLE} requires it")
+    pytest.skip(reason)
+
+
+def needs(program: str) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
+    """As a decorator: the test calls :func:`need` before it starts."""
+
+    def decorate(test: Callable[..., Any]) -> Callable[..., Any]:
+        @functools.wraps(test)
+        def checked(*args: Any, **kwargs: Any) -> Any:
+            need(program)
+            return test(*args, **kwargs)
+
+        return checked
+
+    return decorate
