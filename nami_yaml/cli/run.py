@@ -23,6 +23,7 @@ from nami_yaml.cli.common import (
     tools_option,
 )
 from nami_yaml.cli.piped import piped_stdin, with_attached_input
+from nami_yaml.display import visible
 
 STATUS_EXIT = {"answered": EXIT_OK, "error": EXIT_ERROR, "max_steps": EXIT_MAX_STEPS, "max_cost": EXIT_MAX_STEPS,
                "stopped": EXIT_ERROR, "interrupted": EXIT_INTERRUPTED}
@@ -178,7 +179,7 @@ def chat(**options: Any) -> None:
                 from nami_yaml.cli.tools import first_sentence
 
                 for tool in agent.registry:
-                    click.echo(f"{tool.name:<16} {tool.risk:<5} {first_sentence(tool.description)}")
+                    click.echo(visible(f"{tool.name:<16} {tool.risk:<5} {first_sentence(tool.description)}"))
                 continue
             if text == "/cost":
                 from nami_yaml.session.show import format_totals
