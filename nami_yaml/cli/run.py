@@ -22,6 +22,7 @@ from nami_yaml.cli.common import (
     load_project,
     tools_option,
 )
+from nami_yaml.cli.completion import complete_session_ids
 from nami_yaml.cli.piped import piped_stdin, with_attached_input
 from nami_yaml.display import visible
 
@@ -148,6 +149,7 @@ Commands:
 @click.command("chat")
 @agent_options
 @click.option("--resume", is_flag=False, flag_value="", default=None, metavar="[ID]",
+              shell_complete=complete_session_ids,
               help="Continue a saved session: ID (or its start), else the latest of this workspace.")
 @force_option
 @handle_errors
