@@ -156,3 +156,10 @@ def test_the_schema_is_published(workdir: Path) -> None:
     assert set(schema["$defs"]["check"]["properties"]) == {
         "answer_matches", "file_exists", "file_contains", "command", "called", "not_called"}
 
+
+def test_batch_run_refuses_a_bad_task_file_before_anything_runs(workdir: Path) -> None:
+    (workdir / "bad.yaml").write_text(BAD_YAML)
+    result = CliRunner().invoke(cli, ["batch", "run", "bad.yaml"])
+    assert result.exit_code == 2
+    assert "bad.yaml:4:17: $.tasks[0].workspace.gti" in result.output
+    assert not (workdir / "bad.results.jsonl").exists()
