@@ -15,6 +15,8 @@ import signal
 import sys
 from collections import defaultdict
 
+from nami_yaml.procfs import processes
+
 _PR_SET_CHILD_SUBREAPER = 36
 _MAX_ROUNDS = 50
 
@@ -33,24 +35,14 @@ def adopt_orphans() -> bool:
 
 
 def _children() -> dict[int, list[int]] | None:
-    """Parent pid -> child pids, from /proc (None where there is no /proc)."""
-    try:
-        entries = os.listdir("/proc")
-    except OSError:
+    """Parent pid -> live child pids (None where there is no /proc)."""
+    listed = processes()
+    if listed is None:
         return None
     children: dict[int, list[int]] = defaultdict(list)
-    for entry in entries:
-        if not entry.isdigit():
-            continue
-        try:
-            with open(f"/proc/{entry}/stat", "rb") as handle:
-                stat = handle.read()
-        except OSError:
-            continue
-        # The command name may hold spaces and parentheses; the fields after the last ")" do not.
-        fields = stat[stat.rfind(b")") + 2 :].split()
-        if len(fields) > 1 and fields[0] not in (b"Z", b"X"):
-            children[int(fields[1])].append(int(entry))
+    for process in listed:
+        if process.alive:
+            children[process.ppid].append(process.pid)
     return children
 
 

@@ -66,8 +66,10 @@ class TaskRun:
                                     timeout=self.remaining(), cancel=self.cancel)
             if self.job.keep_workspace:
                 self.result["workspace"] = str(folder)
-            if self._setup(folder, env):
-                self._run(folder, env)
+            project = self._project(folder, env)  # before setup: a configuration error fails here, first
+            commands_env = command_env(project.context, self.task.get("env") or {})
+            if self._setup(folder, commands_env):
+                self._run(project, folder, commands_env)
         except WorkspaceError as exc:
             self._end(self._stopped_status() or "setup_failed", f"workspace: {exc}")
         except NamiError as exc:  # the configuration cannot be used: the same for every task, most likely
@@ -100,8 +102,7 @@ class TaskRun:
     def _setup(self, folder: Path, env: dict[str, str]) -> bool:
         commands = self.task.get("setup") or []
         for number, command in enumerate(commands, start=1):
-            run = run_command(command, folder, command_env(self.task.get("env") or {}, env), self.remaining(),
-                              self.cancel)
+            run = run_command(command, folder, env, self.remaining(), self.cancel)
             if not run.ok:
                 stopped = self._stopped_status()
                 what = f"setup command {number} of {len(commands)}: {run.describe()}"
@@ -109,8 +110,7 @@ class TaskRun:
                 return False
         return True
 
-    def _run(self, folder: Path, env: dict[str, str]) -> None:
-        from nami_yaml.app.agent import Agent, build_model
+    def _project(self, folder: Path, env: dict[str, str]) -> Any:
         from nami_yaml.app.project import open_project
 
         project_ref = self.job.project
@@ -121,6 +121,11 @@ class TaskRun:
         project = open_project(project_ref.config, cwd=Path(project_ref.cwd), env=env, flags=flags,
                                extra_tools=list(project_ref.tools), trust=True, will_run=True)
         self.result["model"] = project.settings.get("model.name")
+        return project
+
+    def _run(self, project: Any, folder: Path, commands_env: dict[str, str]) -> None:
+        from nami_yaml.app.agent import Agent, build_model
+
         self.agent = agent = Agent(project, build_model(project.settings), approve=None,
                                    approve_risks=self.job.approve_risks, via="batch")
         session = agent.record_session()
@@ -145,8 +150,8 @@ class TaskRun:
         self.result["status"] = outcome.status
         self.result["error"] = outcome.error
         checks = self.task.get("checks") or []
-        facts = RunFacts(outcome.final_text, called_tools(outcome.messages), folder,
-                         command_env(self.task.get("env") or {}, env), self.remaining, self.cancel)
+        facts = RunFacts(outcome.final_text, called_tools(outcome.messages), folder, commands_env, self.remaining,
+                         self.cancel)
         self.result["checks"] = run_checks(checks, facts)
         stopped = self._stopped_status()
         if stopped:

@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from nami_yaml.runners.process import ProcessRequest, ProcessResult, child_environment, run_process
+from nami_yaml.runtime import RuntimeContext
 
 COMMAND_OUTPUT = 4_000  # bytes of a setup or check command's output kept for the result's reason
 _REMOTE = re.compile(r"^[\w.+-]+://|^[\w.-]+@[\w.-]+:")  # a URL, or scp-like user@host:path
@@ -48,10 +49,11 @@ class CommandRun:
         return f"`{shown}`: {how}" + (f"\n{tail}" if tail else "")
 
 
-def command_env(task_env: Mapping[str, str], host_env: Mapping[str, str]) -> dict[str, str]:
-    """What setup and check commands run with: what a tool would get (secrets scrubbed, nothing
-    interactive), plus the task's own ``env``."""
-    return child_environment(host_env, extra=task_env)
+def command_env(context: RuntimeContext, task_env: Mapping[str, str]) -> dict[str, str]:
+    """What setup and check commands run with: what the task's tools get (secrets scrubbed as the
+    project's settings say, the model's key never, nothing interactive), plus the task's own ``env``."""
+    return child_environment(context.host_env, extra=task_env, protected=context.protected_env,
+                             scrub=context.env_scrub)
 
 
 def run_command(command: str | list[str], cwd: Path, env: Mapping[str, str], timeout: float,

@@ -9,6 +9,7 @@ from pathlib import Path
 import pytest
 
 from nami_yaml.batch.workspace import WorkspaceError, command_env, make_workspace, run_command
+from nami_yaml.runtime import RuntimeContext
 from tests.programs import need
 
 
@@ -85,7 +86,8 @@ def test_an_unknown_ref_is_a_workspace_error(repository: Path, tmp_path: Path) -
 
 
 def test_commands_get_a_scrubbed_environment_with_the_tasks_own_variables(tmp_path: Path) -> None:
-    env = command_env({"GREETING": "hi"}, {"PATH": os.environ["PATH"], "MY_API_KEY": "secret"})
+    context = RuntimeContext(tmp_path, host_env={"PATH": os.environ["PATH"], "MY_API_KEY": "secret"})
+    env = command_env(context, {"GREETING": "hi"})
     run = run_command('echo "$GREETING ${MY_API_KEY:-none}"', tmp_path, env, 10)
     assert run.ok and run.result.stdout.strip() == "hi none"
     failed = run_command(["sh", "-c", "echo oops >&2; exit 4"], tmp_path, env, 10)
