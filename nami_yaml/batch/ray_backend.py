@@ -59,18 +59,19 @@ def shipped_root(config: Path | None, cwd: Path) -> Path:
 
 
 def for_nodes(jobs: list[Job], settings: Any, *, root: Path, shared: bool) -> list[Job]:
-    """The jobs as a node sees them: this machine's model settings in their environment, records brought
-    back, and (unless ``shared``) paths relative to ``root``, the uploaded folder, with the agent.yaml
-    named explicitly (a node cannot walk up out of the upload)."""
+    """The jobs as a node sees them: this machine's model settings in their environment, the agent.yaml
+    named explicitly (a node cannot walk up out of the upload, nor knows what was trusted here), records
+    brought back, and (unless ``shared``) paths relative to ``root``, the uploaded folder."""
     env = forwarded_env(settings)
     config = settings.config_path
     shipped = []
     for job in jobs:
-        job = replace(job, env={**env, **job.env}, bring_back=True)
+        # Named, so a node (which has no record of this machine's trust) runs what was trusted here.
+        job = replace(job, env={**env, **job.env}, bring_back=True,
+                      project=replace(job.project, config=str(config) if config else None))
         if shared:
             shipped.append(job)
             continue
-        job = replace(job, project=replace(job.project, config=str(config) if config else None))
         try:
             shipped.append(job.relative_to(root))
         except ValueError as exc:

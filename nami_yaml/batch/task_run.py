@@ -117,9 +117,10 @@ class TaskRun:
         limits = self.task.get("limits") or {}
         flags = {**project_ref.flags, "workspace": str(folder), "limits.max_steps": limits.get("max_steps"),
                  "limits.max_cost": limits.get("max_cost")}
-        # Trust was settled by whoever started the batch (its agent.yaml was trusted, or named explicitly).
+        # Nobody can be asked here: an agent.yaml found upwards must already be trusted on this machine (the
+        # batch asked, and recorded it, before starting), so one changed since is refused, not run.
         project = open_project(project_ref.config, cwd=Path(project_ref.cwd), env=env, flags=flags,
-                               extra_tools=list(project_ref.tools), trust=True, will_run=True)
+                               extra_tools=list(project_ref.tools), trust=None, will_run=True)
         self.result["model"] = project.settings.get("model.name")
         return project
 

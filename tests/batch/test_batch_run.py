@@ -14,8 +14,11 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from click.testing import CliRunner
 
 from nami_yaml.batch import isolate
+from nami_yaml.batch.results import read_results
+from nami_yaml.cli.main import cli
 from nami_yaml.testing import call, text, tool_calls
 from tests.batch.conftest import BatchProject, comparable
 
@@ -259,3 +262,15 @@ def test_ctrl_c_stops_cleanly_and_resume_finishes_the_rest(batch_project: BatchP
     result, rows = batch_project.run(str(tasks_file), "--resume")
     assert result.exit_code == 0, result.output
     assert sorted(r["id"] for r in rows) == names
+
+
+def test_an_untrusted_agent_yaml_found_upwards_is_refused_before_any_task(batch_project: BatchProject) -> None:
+    tasks_file = batch_project.tasks([{"id": "a", "prompt": "[a] go"}])
+    refused = CliRunner().invoke(cli, ["batch", "run", str(tasks_file)])  # found from here, never trusted
+    assert refused.exit_code == 2 and "is not trusted yet" in refused.output
+    assert not (batch_project.folder / "tasks.results.jsonl").exists()
+    assert CliRunner().invoke(cli, ["trust", "--yes"]).exit_code == 0
+    batch_project.server.add_task("[a]", text("fine"))
+    trusted = CliRunner().invoke(cli, ["batch", "run", str(tasks_file)])
+    assert trusted.exit_code == 0, trusted.output
+    assert read_results(batch_project.folder / "tasks.results.jsonl")[0]["passed"]
