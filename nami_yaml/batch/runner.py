@@ -95,11 +95,12 @@ def _absolute(path: str, cwd: Path) -> Path:
     return candidate if candidate.is_absolute() else cwd / candidate
 
 
-def run_batch(jobs: list[Job], backend: Backend, results: ResultsFile, *, expected: list[str],
+def run_batch(jobs: list[Job], backend: Backend, results: ResultsFile, *, expected: list[str] | None = None,
               on_progress: Callable[[str, Progress, dict[str, Any] | None], None] | None = None,
               audit_path: Path | None = None) -> BatchOutcome:
     """Run ``jobs`` on ``backend``, appending each result to ``results``. ``on_progress(kind, progress,
-    result)``: kind is "start", "result" or "stopping". ``expected``: every id of the task file."""
+    result)``: kind is "start", "result" or "stopping". ``expected``: every id of the task file (default: the
+    jobs' and those already in ``results``), for the summary's tasks not run."""
     progress = Progress(total=len(jobs), skipped=len(results.previous))
     written: list[dict[str, Any]] = []
     events: queue.Queue[tuple[str, Any]] = queue.Queue()
@@ -121,6 +122,8 @@ def run_batch(jobs: list[Job], backend: Backend, results: ResultsFile, *, expect
                 backend.stop()
                 _tell(on_progress, "stopping", progress, None)
     everything = results.previous + written
+    if expected is None:
+        expected = [r["id"] for r in results.previous] + [job.task_id for job in jobs]
     return BatchOutcome(everything, summarize(everything, expected), progress.stopping)
 
 
