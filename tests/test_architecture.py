@@ -22,6 +22,7 @@ FORBIDDEN = {
     "doctor": ("nami_yaml.cli", "click", "openai"),
     "session": ("nami_yaml.cli", "nami_yaml.app", "click", "openai"),
     "model": ("nami_yaml.cli", "nami_yaml.agent", "click"),
+    "batch": ("nami_yaml.cli", "click", "openai"),
 }
 
 

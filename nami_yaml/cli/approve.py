@@ -18,7 +18,7 @@ from nami_yaml.agent.hooks import Decision
 from nami_yaml.agent.toolbox import PreparedCall
 from nami_yaml.cli.style import Paint, terminal
 from nami_yaml.diffs import FileChange, preview_call
-from nami_yaml.display import visible
+from nami_yaml.display import visible, visible_line
 from nami_yaml.policy.approval import ApprovalRequest, Approver
 
 MAX_LINES_SHOWN = 60
@@ -55,6 +55,9 @@ def approval_text(call: PreparedCall, paint: Paint = NO_PAINT, *, whole: bool = 
 def approval_lines(call: PreparedCall, change: FileChange | None, paint: Paint, *, whole: bool) -> list[str]:
     plan = call.plan()
     lines = [paint.bold(f"{call.risk} tool {call.name} wants to run:")]
+    reason = getattr(call, "risk_reason", None)
+    if reason:  # a write raised to exec: say why before what
+        lines.append(paint.yellow(f"  (exec approval: it {visible(reason)})"))
     if change is not None:
         lines.extend(change_view(change, paint, whole=whole))
         if change.exact or change.action == "fail":
@@ -66,7 +69,7 @@ def approval_lines(call: PreparedCall, change: FileChange | None, paint: Paint, 
             lines.append("  the tool's bash script, with arguments:")
             lines.extend(arguments_view(call.arguments, shorten=False))
         else:
-            lines.append(f"  {visible(shlex.join(argv))}")
+            lines.append(f"  {visible_line(shlex.join(argv))}")  # a newline in a value cannot fake a line
         lines.append(f"  in {visible(plan['cwd'])}")
         if plan.get("stdin") is not None:
             lines.append("  with stdin:")
@@ -79,9 +82,9 @@ def approval_lines(call: PreparedCall, change: FileChange | None, paint: Paint, 
 
 def change_view(change: FileChange, paint: Paint, *, whole: bool = False) -> list[str]:
     """A file change as a reviewer reads it: what happens to which file, +/- counts, notes, the diff."""
-    path = visible(change.path)
+    path = visible_line(change.path)  # a newline in a name cannot fake a line of the diff
     if change.action == "fail":
-        return [f"  {paint.red('would fail')}: {visible(change.error or '')}"]
+        return [f"  {paint.red('would fail')}: " + visible(change.error or "").replace("\n", "\n    ")]
     counts = f"{paint.green(f'+{change.added}')} {paint.red(f'-{change.removed}')}"
     if change.action == "create":
         head = f"  create {paint.bold(path)}: {change.new_bytes:,} bytes, {change.new_lines:,} lines"
@@ -89,7 +92,7 @@ def change_view(change: FileChange, paint: Paint, *, whole: bool = False) -> lis
         verb = "edit" if change.action == "edit" else "overwrite"
         head = f"  {verb} {paint.bold(path)}: {counts}"
     lines = [head]
-    lines.extend(f"  ({visible(note)})" for note in change.notes)
+    lines.extend(f"  ({visible_line(note)})" for note in change.notes)
     shown = change.diff if whole else change.diff[:MAX_DIFF_SHOWN]
     lines.extend("  " + _diff_line(line, paint) for line in shown)
     hidden = len(change.diff) - len(shown)

@@ -10,6 +10,7 @@ import click
 
 from nami_yaml.app.agent import Agent
 from nami_yaml.cli.common import handle_errors
+from nami_yaml.cli.completion import complete_session_ids
 from nami_yaml.cli.lineinput import LineReader
 from nami_yaml.cli.render import HumanRenderer
 from nami_yaml.cli.run import agent_options, build_agent, force_option, human_renderer
@@ -45,6 +46,7 @@ def chat_help() -> str:
 @click.command("chat")
 @agent_options
 @click.option("--resume", is_flag=False, flag_value="", default=None, metavar="[ID]",
+              shell_complete=complete_session_ids,
               help="Continue a saved session: ID (or its start), else the latest of this workspace.")
 @force_option
 @handle_errors

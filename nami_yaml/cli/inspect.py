@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 import os
 from collections import Counter
 from pathlib import Path
@@ -15,7 +14,8 @@ from nami_yaml.config.files import find_config
 from nami_yaml.config.settings import mask
 from nami_yaml.config.toolset import build_registry, check_toolset
 from nami_yaml.config.trust import remember, summary, trust_state
-from nami_yaml.errors import ERROR, ConfigError, SpecError
+from nami_yaml.display import safe_json, visible_line
+from nami_yaml.errors import ERROR, ConfigError, Problem, SpecError
 from nami_yaml.policy.layers import rule_problems
 from nami_yaml.registry.draft import Host
 from nami_yaml.registry.registry import Registry
@@ -31,20 +31,24 @@ from nami_yaml.spec.validate import SCHEMA_NAMES, schema_text
               help="Print one JSON object: ok, counts and every problem (file, line, col, path, message, severity).")
 @handle_errors
 def check(paths: tuple[str, ...], config: str | None, strict: bool, as_json: bool) -> None:
-    """Validate agent.yaml, every tool it loads, and any tool files or folders given as PATH.
+    """Validate agent.yaml, every tool it loads, and any tool files or folders given as PATH (a batch task
+    file given as PATH, .jsonl or YAML with `tasks:`, is checked as one).
 
     Prints every problem as file:line:col: $.json.path: message and exits 1, or prints a one-line summary.
     Warnings (file:line:col: $.path: warning: message) are shown but fail only with --strict.
     """
     effective = None
     tools: list[Tool] = []
+    task_files, tool_paths = _split_task_files(paths)
+    tasks: dict[str, int] = {}
     try:
         effective = settings(config)
         host = Host(Path(effective.get("workspace") or Path.cwd()), os.environ.get("PATH"))
-        tools, found = check_toolset(effective, list(paths), host=host)
+        tools, found = check_toolset(effective, tool_paths, host=host)
         if not any(p.is_error for p in found):
             # Rules are only read and compiled here: nothing is matched or run.
             found = [*found, *rule_problems(effective, Registry(tools))]
+        found = [*found, *_check_task_files(task_files, tasks)]
         problems = SpecError(found).problems  # sorted by file and position
     except SpecError as exc:
         problems = exc.problems
@@ -75,8 +79,28 @@ def check(paths: tuple[str, ...], config: str | None, strict: bool, as_json: boo
     where = effective.config_path or "no agent.yaml (defaults)"
     detail = ", ".join(f"{n} {k}" for k, n in sorted(kinds.items()))
     noted = f"; {_plural(warnings, 'warning')}" if warnings else ""
+    batches = "".join(f"; {name}: {_plural(count, 'task')}" for name, count in tasks.items())
     click.echo(f"ok: {where}; {_plural(len(tools), 'tool')} ({detail or 'none'}) from "
-               f"{_plural(files, 'tool file')}{noted}")
+               f"{_plural(files, 'tool file')}{batches}{noted}")
+
+
+def _split_task_files(paths: tuple[str, ...]) -> tuple[list[Path], list[str]]:
+    """Batch task files apart from tool files and folders."""
+    from nami_yaml.batch.tasks import is_task_file
+
+    task_files = [Path(p) for p in paths if is_task_file(Path(p))]
+    return task_files, [p for p in paths if Path(p) not in task_files]
+
+
+def _check_task_files(files: list[Path], counts: dict[str, int]) -> list[Problem]:
+    from nami_yaml.batch.tasks import check_task_file
+
+    problems: list[Problem] = []
+    for path in files:
+        tasks, found = check_task_file(path)
+        problems += found
+        counts[str(path)] = len(tasks)
+    return problems
 
 
 def _plural(count: int, noun: str) -> str:
@@ -85,8 +109,8 @@ def _plural(count: int, noun: str) -> str:
 
 def _print_json(problems: list[dict[str, object]], tools: int | None) -> None:
     errors = sum(p["severity"] == ERROR for p in problems)
-    click.echo(json.dumps({"ok": errors == 0, "errors": errors, "warnings": len(problems) - errors,
-                           "tools": tools, "problems": problems}, indent=2, ensure_ascii=False))
+    click.echo(safe_json({"ok": errors == 0, "errors": errors, "warnings": len(problems) - errors,
+                          "tools": tools, "problems": problems}, indent=2))
 
 
 @click.command("schema")
@@ -114,13 +138,12 @@ def show_config(config: str | None, as_json: bool) -> None:
         line, col = file.doc.position(("rules", index))
         rows[f"rules[{number}]"] = {"value": file.data["rules"][index], "source": f"{file.path}:{line}:{col}"}
     if as_json:
-        click.echo(json.dumps({"config_file": str(path) if path else None, "values": rows}, indent=2, default=str))
+        click.echo(safe_json({"config_file": str(path) if path else None, "values": rows}, indent=2, default=str))
         return
-    click.echo(f"# config file: {path or '(none)'} ({how})")
+    click.echo(visible_line(f"# config file: {path or '(none)'} ({how})"))
     width = max(len(k) for k in rows)
     for key, row in rows.items():
-        click.echo(f"{key:<{width}} = {json.dumps(row['value'], default=str, ensure_ascii=False)}"
-                   f"    # {row['source']}")
+        click.echo(f"{key:<{width}} = {safe_json(row['value'], default=str)}    # {visible_line(str(row['source']))}")
 
 
 @click.command("trust")

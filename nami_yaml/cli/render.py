@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import contextlib
-import json
 import shutil
 import sys
 from collections.abc import Callable
@@ -14,7 +13,7 @@ import click
 from nami_yaml.agent.events import HISTORY_EVENTS, ErrorEvent, Event, FinalEvent, usage_dict
 from nami_yaml.cli.status import StatusLine
 from nami_yaml.cli.style import Terminal
-from nami_yaml.display import visible
+from nami_yaml.display import safe_json, visible
 from nami_yaml.errors import NamiError
 from nami_yaml.model.types import Usage
 from nami_yaml.session.show import format_totals
@@ -322,7 +321,8 @@ class JsonRenderer:
         if event.type in HISTORY_EVENTS:  # whole messages, for session files; not part of the event stream
             return
         self.finished = self.finished or event.type == "final"
-        self.out.write(json.dumps(event.to_json(), ensure_ascii=False, default=str) + "\n")
+        # Control characters from the model or a tool stay \u escapes: the same JSON, nothing live on a terminal.
+        self.out.write(safe_json(event.to_json(), default=str) + "\n")
         self.out.flush()
 
     def fail(self, exc: BaseException) -> None:

@@ -4,8 +4,10 @@ from __future__ import annotations
 
 import subprocess
 import sys
+from pathlib import Path
 
 import click
+import pytest
 from click.testing import CliRunner
 
 from nami_yaml.cli.main import COMMANDS, cli
@@ -34,3 +36,17 @@ def test_help_imports_neither_the_loader_nor_openai() -> None:
             "print(sorted(m for m in ('jsonschema', 'yaml', 'openai', 'nami_yaml.registry.loader') if m in sys.modules))")
     result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
     assert result.stdout.strip().endswith("[]"), result.stdout + result.stderr
+
+
+@pytest.mark.parametrize("module", ["nami_yaml", "nami_yaml.testing"])
+def test_python_dash_m_does_not_import_modules_planted_in_the_current_folder(tmp_path: Path, module: str) -> None:
+    """`python -m` puts the current folder first on sys.path: a click.py or yaml.py in a cloned repository
+    would run in place of the real package."""
+    for planted in ("click", "yaml", "openai", "http"):
+        (tmp_path / f"{planted}.py").write_text(
+            f"import pathlib; pathlib.Path({str(tmp_path / ('ran-' + planted))!r}).write_text('x')\n"
+            "raise SystemExit('planted module imported')\n")
+    done = subprocess.run([sys.executable, "-m", module, "--help"], cwd=tmp_path, capture_output=True, text=True,
+                          timeout=60)
+    assert sorted(p.name for p in tmp_path.glob("ran-*")) == []
+    assert done.returncode == 0, done.stderr

@@ -67,3 +67,19 @@ def test_the_answer_is_rendered_only_where_colours_go() -> None:
     out = io.StringIO()
     HumanRenderer(out, io.StringIO(), live_stdout=False).answer("**hi**")
     assert out.getvalue() == "**hi**\n"
+
+
+def test_json_events_carry_no_live_control_characters() -> None:
+    import json as jsonlib
+
+    from nami_yaml.cli.render import JsonRenderer
+
+    out = io.StringIO()
+    render = JsonRenderer(out)
+    render(TextDelta("model says \u009b2J and \u202eevil\U000e0041"))
+    render(ToolResultEvent("c1", "bash", True, "out \x1b[2K\u2800", {"exit_code": 0}))
+    text = out.getvalue()
+    for char in ("\u009b", "\u202e", "\U000e0041", "\x1b", "\u2800"):
+        assert char not in text
+    first, second = (jsonlib.loads(line) for line in text.splitlines())
+    assert first["text"] == "model says \u009b2J and \u202eevil\U000e0041" and second["content"] == "out \x1b[2K\u2800"
