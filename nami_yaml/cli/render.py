@@ -5,6 +5,7 @@ from __future__ import annotations
 import contextlib
 import shutil
 import sys
+import threading
 from collections.abc import Callable
 from typing import Any, TextIO
 
@@ -104,9 +105,12 @@ class HumanRenderer:
             self._after_progress = True
 
     def begin(self) -> None:
-        """A run starts: the first request goes out."""
+        """A run starts: the first request goes out. rich is loaded meanwhile, so the first words of the
+        answer do not wait for it."""
         self.step = 1
         self._wait("thinking")
+        if self.live_stdout and self.term.markdown and "nami_yaml.cli.markdown" not in sys.modules:
+            threading.Thread(target=_load_markdown, name="nami-load-rich", daemon=True).start()
 
     def close(self) -> None:
         if self.status is not None:
@@ -140,7 +144,8 @@ class HumanRenderer:
             else:
                 self.step += 1
                 self._wait("thinking")
-        elif kind == "approval" and not event.approved:  # type: ignore[union-attr]
+        elif kind == "approval" and not event.approved and event.source != "user":  # type: ignore[union-attr]
+            # (a user's own no was just answered on screen; a policy's is news)
             by = f" (by {event.source})" if event.source else ""  # type: ignore[union-attr]
             if self.verbosity > QUIET:
                 self.progress(f"  denied: {event.name}{by}", "yellow")  # type: ignore[union-attr]
@@ -253,6 +258,11 @@ class HumanRenderer:
                 text = visible(text)
                 self.out.write(text if text.endswith("\n") else text + "\n")
                 self.out.flush()
+
+
+def _load_markdown() -> None:
+    with contextlib.suppress(ImportError):
+        import nami_yaml.cli.markdown  # noqa: F401
 
 
 def markdown_stream(out: TextIO, term: Terminal) -> Any:
