@@ -32,6 +32,8 @@ Status = Literal["answered", "max_steps", "max_cost", "stopped", "interrupted", 
 
 ANSWER_CUT_OFF = "The answer was cut off at the model's output limit (finish_reason: length)."
 INTERRUPTED_RUN = "Interrupted by the user."
+# Ends the text of an answer stopped while it streamed; kept in the history so the next turn knows.
+INTERRUPTED_MARK = "[Interrupted by the user: this answer is incomplete.]"
 
 
 @dataclass
@@ -54,6 +56,7 @@ class RunState:
     usage: Usage = field(default_factory=lambda: Usage(reported=False))  # until a server reports some
     steps: int = 0
     last_usage: Usage | None = None
+    streamed: list[str] | None = None  # text of the model request in flight, as it arrived
 
 
 @dataclass
@@ -83,6 +86,7 @@ class AgentLoop:
         except (KeyboardInterrupt, Interrupted):
             self.cancel.set()
             _answer_dangling(history)
+            _keep_partial_answer(history, state.streamed)
             return self._finish(state, "interrupted", None, INTERRUPTED_RUN)
         steps = f"{self.max_steps} step{'s' if self.max_steps != 1 else ''}"
         message = (f"Stopped after {steps} without a final answer (max_steps reached). Let the agent go "
@@ -94,6 +98,7 @@ class AgentLoop:
         if self.cancel.is_set():
             return self._finish(state, "interrupted", None, INTERRUPTED_RUN)
         turn = self._query(state)
+        state.streamed = None
         if isinstance(turn, RunOutcome):
             return turn
         state.steps += 1
@@ -129,18 +134,27 @@ class AgentLoop:
         """The before_request hooks, then the request. Raises ModelError, or StopRun from a hook."""
         self._before_request(state, None)
         try:
-            return self.model.complete(state.history.messages, state.tools, on_text=self._on_text)
+            return self._complete(state)
         except ModelError as error:
             # A context that no longer fits may fit once a hook has compacted it: one more try.
             if error.kind != "context_length" or not self._before_request(state, error):
                 raise
         try:
-            return self.model.complete(state.history.messages, state.tools, on_text=self._on_text)
+            return self._complete(state)
         except ModelError as error:
             if error.kind != "context_length":
                 raise
             raise ModelError(f"{error} (even after compacting the history once)", status=error.status,
                              kind=error.kind) from error
+
+    def _complete(self, state: RunState) -> AssistantTurn:
+        streamed = state.streamed = []
+
+        def on_text(text: str) -> None:
+            self._on_text(text)
+            streamed.append(text)
+
+        return self.model.complete(state.history.messages, state.tools, on_text=on_text)
 
     def _before_request(self, state: RunState, error: ModelError | None) -> bool:
         """Run the before_request hooks; True if one of them replaced the history."""
@@ -171,6 +185,14 @@ class AgentLoop:
         self._emit(FinalEvent(text=text, status=status, usage=usage_dict(state.usage), error=error,
                               totals=outcome.totals or None, usage_reported=state.usage.reported))
         return outcome
+
+
+def _keep_partial_answer(history: History, streamed: list[str] | None) -> None:
+    """An answer stopped while it streamed stays in the history, marked, so the conversation goes on
+    from what the user saw (a plain assistant message: any tool calls it was making are dropped)."""
+    text = "".join(streamed or ()).rstrip()
+    if text:
+        history.append({"role": "assistant", "content": f"{text}\n\n{INTERRUPTED_MARK}"})
 
 
 def _answer_dangling(history: History) -> None:

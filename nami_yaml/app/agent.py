@@ -17,10 +17,11 @@ from nami_yaml.app.economy import token_economy
 from nami_yaml.app.project import Project, Trust, open_project
 from nami_yaml.app.safety import Safeguards
 from nami_yaml.app.sessions import record_session, resume_session
-from nami_yaml.config.settings import Effective
+from nami_yaml.config.settings import Effective, with_model
 from nami_yaml.errors import ConfigError
 from nami_yaml.model.types import Model
 from nami_yaml.policy.approval import Approver
+from nami_yaml.session.cost import CostLimit, Pricing
 from nami_yaml.session.loader import LoadedSession
 from nami_yaml.session.store import SessionStore
 from nami_yaml.session.writer import SessionWriter
@@ -147,6 +148,23 @@ class Agent:
         """Stop the current run from another thread: tools are killed, every call gets a result."""
         self.loop.cancel.set()
 
+    def use_model(self, name: str) -> None:
+        """Talk to model ``name`` from the next request on, on the same endpoint with the same key (chat's
+        /model). Costs are priced for that name: agent.yaml's model.pricing, else the provider's list price."""
+        with self._lock:
+            settings = with_model(self.project.settings, name)
+            pricing = Pricing.from_settings(settings.get("model.pricing"))
+            limits = [hook for hook in self.hooks.before_request if isinstance(hook, CostLimit)]
+            if limits and pricing is None:
+                raise ConfigError(f"limits.max_cost needs prices, and there are none for model {name!r}: "
+                                  "set model.pricing in agent.yaml to use it")
+            model = build_model(settings)
+            self.project.settings = settings
+            self.model = self.loop.model = self.compactor.model = model
+            self.pricing = self.meter.price = pricing
+            for limit in limits:
+                limit.pricing = pricing  # type: ignore[assignment]
+
     def reset(self) -> None:
         """Forget the conversation, keeping the system prompt (chat's /clear)."""
         self.history.replace([dict(self.system_message)], "clear")
@@ -164,6 +182,11 @@ class Agent:
         file stays locked until :meth:`close`, so no other process appends to it meanwhile."""
         self._session = record_session(self, store)
         return self._session
+
+    @property
+    def session_file(self) -> Path | None:
+        """The file this conversation is saved in (it exists once the first message is written)."""
+        return self._session.path if self._session is not None else None
 
     def resume_session(self, ref: str | None = None, *, store: SessionStore | None = None,
                        force: bool = False) -> LoadedSession:

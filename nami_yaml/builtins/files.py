@@ -7,6 +7,7 @@ import difflib
 import os
 import secrets
 import stat
+from dataclasses import dataclass
 from pathlib import Path
 from typing import BinaryIO
 
@@ -169,6 +170,19 @@ def write_file(path: str, content: str, *, ctx: RuntimeContext) -> ToolResult:
                       details={"path": shown, "bytes": len(data), "created": not existed})
 
 
+def write_target(path: str, ctx: RuntimeContext) -> tuple[Path, str]:
+    """The file write_file would write, and its name as shown; ToolError where it would refuse (checked
+    again, without following links, when it writes)."""
+    target = resolve_path(ctx, path, write=True)
+    shown = display_path(ctx, target)
+    if os.path.lexists(target):
+        if not target.is_file():
+            raise ToolError(f"{shown} exists and is not a regular file; refusing to replace it")
+        if not os.access(target, os.W_OK):
+            raise ToolError(f"{shown} is read-only (no write permission); refusing to replace it")
+    return target, shown
+
+
 def atomic_write(target: Path, data: bytes, *, shown: str | None = None) -> bool:
     """Replace ``target`` with ``data`` so that a crash at any moment leaves the old or the new file;
     returns whether a file was replaced (False: created).
@@ -245,6 +259,17 @@ def _replace_in(folder: int, name: str, data: bytes, shown: str) -> bool:
 
 def edit_file(path: str, old_text: str, new_text: str, replace_all: bool = False, *,
               ctx: RuntimeContext) -> ToolResult:
+    target, shown, raw = read_for_edit(path, ctx)
+    edit = edited_text(raw, old_text, new_text, replace_all, shown)
+    atomic_write(target, edit.encoded(), shown=shown)
+    where = "line " + str(edit.line_numbers[0]) if edit.count == 1 else f"{edit.count} places"
+    return ToolResult(f"Edited {shown}: replaced {where}.\n{_short_diff(edit.before, edit.after, shown)}",
+                      details={"path": shown, "replacements": edit.count, "lines": edit.line_numbers})
+
+
+def read_for_edit(path: str, ctx: RuntimeContext) -> tuple[Path, str, bytes]:
+    """The file edit_file would change: its resolved path, its name as shown, and its bytes. Only reads;
+    raises ToolError where edit_file would refuse (outside the workspace, missing, too large, read-only)."""
     target = resolve_path(ctx, path, write=True)
     shown = display_path(ctx, target)
     _require_regular_file(path, target)
@@ -255,7 +280,30 @@ def edit_file(path: str, old_text: str, new_text: str, replace_all: bool = False
         if not os.access(target, os.W_OK):  # checked again, in the folder, when writing
             raise ToolError(f"{shown} is read-only (no write permission); refusing to replace it. Ask the user "
                             "to change its permissions if it should be changed")
-        raw = f.read(EDIT_MAX_BYTES + 1)
+        return target, shown, f.read(EDIT_MAX_BYTES + 1)
+
+
+@dataclass(frozen=True)
+class EditedText:
+    """What edit_file makes of a file, before anything is written (an approval prompt shows it as a diff).
+    ``before`` and ``after`` have LF line ends when the whole file uses CRLF (``crlf``), which
+    :meth:`encoded` puts back, with the byte-order mark when there was one."""
+
+    before: str
+    after: str
+    count: int  # replacements made
+    line_numbers: list[int]  # where (1-based, in ``before``)
+    crlf: bool = False
+    bom: bool = False
+
+    def encoded(self) -> bytes:
+        body = self.after.replace("\n", "\r\n") if self.crlf else self.after
+        return (UTF8_BOM if self.bom else b"") + body.encode("utf-8", errors="surrogateescape")
+
+
+def edited_text(raw: bytes, old_text: str, new_text: str, replace_all: bool, shown: str) -> EditedText:
+    """The file's text with ``old_text`` replaced, as edit_file matches it (exactly, once unless
+    ``replace_all``, with the file's line endings); raises ToolError with what to do instead."""
     if b"\x00" in raw[:BINARY_SNIFF_BYTES]:
         raise ToolError(f"{shown} looks like a binary file; edit_file only edits text")
     if not old_text:
@@ -286,13 +334,8 @@ def edit_file(path: str, old_text: str, new_text: str, replace_all: bool = False
                         "surrounding lines to make it unique, or set replace_all=true to change all of them")
 
     updated = text.replace(old, new) if replace_all else text.replace(old, new, 1)
-    body = updated.replace("\n", "\r\n") if crlf else updated
-    atomic_write(target, (UTF8_BOM if bom else b"") + body.encode("utf-8", errors="surrogateescape"),
-                 shown=shown)
     count = len(starts) if replace_all else 1
-    where = "line " + str(line_numbers[0]) if count == 1 else f"{count} places"
-    return ToolResult(f"Edited {shown}: replaced {where}.\n{_short_diff(text, updated, shown)}",
-                      details={"path": shown, "replacements": count, "lines": line_numbers[:count]})
+    return EditedText(text, updated, count, line_numbers[:count], crlf=crlf, bom=bom)
 
 
 def _find_all(text: str, needle: str) -> list[int]:

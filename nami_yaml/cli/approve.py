@@ -1,22 +1,28 @@
 """The approval prompt on a terminal: what the policy decided to ask about (and which rule asks), shown in
-full, answered yes once, yes for the session, no, or no with a reason for the model.
+full, answered by one key: yes once, yes for the session, no, or no with a reason for the model. A write
+to a file is shown as the diff it would make (nami_yaml.diffs), coloured when the terminal takes colours.
 
 The decision to ask is the policy's (nami_yaml.policy); this module only asks.
 """
 
 from __future__ import annotations
 
+import contextlib
 import json
 import shlex
 import sys
+from collections.abc import Callable, Iterator
 from typing import Any, TextIO
 
 from nami_yaml.agent.hooks import Decision
 from nami_yaml.agent.toolbox import PreparedCall
+from nami_yaml.cli.style import Paint, terminal
+from nami_yaml.diffs import FileChange, preview_call
 from nami_yaml.display import visible, visible_line
 from nami_yaml.policy.approval import ApprovalRequest, Approver
 
 MAX_LINES_SHOWN = 60
+MAX_DIFF_SHOWN = 80  # diff lines shown before [v] is offered to see the rest
 
 
 def arguments_view(arguments: dict[str, Any], *, shorten: bool) -> list[str]:
@@ -36,15 +42,28 @@ def arguments_view(arguments: dict[str, Any], *, shorten: bool) -> list[str]:
     return lines
 
 
-def approval_text(call: PreparedCall) -> str:
+NO_PAINT = Paint(False)
+
+
+def approval_text(call: PreparedCall, paint: Paint = NO_PAINT, *, whole: bool = False) -> str:
     """Everything that will run, in full: the user approves what they see, so nothing is summarised,
-    and control characters are shown escaped so a value cannot repaint the prompt."""
+    and control characters are shown escaped so a value cannot repaint the prompt. A file write is
+    shown as its diff (``whole``: every line of it), with the exact arguments where a diff cannot say it."""
+    return "\n".join(approval_lines(call, preview_call(call), paint, whole=whole))
+
+
+def approval_lines(call: PreparedCall, change: FileChange | None, paint: Paint, *, whole: bool) -> list[str]:
     plan = call.plan()
-    lines = [f"{call.risk} tool {call.name} wants to run:"]
+    lines = [paint.bold(f"{call.risk} tool {call.name} wants to run:")]
     reason = getattr(call, "risk_reason", None)
     if reason:  # a write raised to exec: say why before what
-        lines.append(f"  (exec approval: it {visible(reason)})")
-    if "argv" in plan:
+        lines.append(paint.yellow(f"  (exec approval: it {visible(reason)})"))
+    if change is not None:
+        lines.extend(change_view(change, paint, whole=whole))
+        if change.exact or change.action == "fail":
+            lines.append("  arguments:")
+            lines.extend(arguments_view(call.arguments, shorten=not change.exact))
+    elif "argv" in plan:
         argv = plan["argv"]
         if call.kind == "script":
             lines.append("  the tool's bash script, with arguments:")
@@ -58,10 +77,49 @@ def approval_text(call: PreparedCall) -> str:
     else:
         lines.append("  arguments:")
         lines.extend(arguments_view(call.arguments, shorten=call.risk == "write"))
-    return "\n".join(lines)
+    return lines
+
+
+def change_view(change: FileChange, paint: Paint, *, whole: bool = False) -> list[str]:
+    """A file change as a reviewer reads it: what happens to which file, +/- counts, notes, the diff."""
+    path = visible_line(change.path)  # a newline in a name cannot fake a line of the diff
+    if change.action == "fail":
+        return [f"  {paint.red('would fail')}: " + visible(change.error or "").replace("\n", "\n    ")]
+    counts = f"{paint.green(f'+{change.added}')} {paint.red(f'-{change.removed}')}"
+    if change.action == "create":
+        head = f"  create {paint.bold(path)}: {change.new_bytes:,} bytes, {change.new_lines:,} lines"
+    else:
+        verb = "edit" if change.action == "edit" else "overwrite"
+        head = f"  {verb} {paint.bold(path)}: {counts}"
+    lines = [head]
+    lines.extend(f"  ({visible_line(note)})" for note in change.notes)
+    shown = change.diff if whole else change.diff[:MAX_DIFF_SHOWN]
+    lines.extend("  " + _diff_line(line, paint) for line in shown)
+    hidden = len(change.diff) - len(shown)
+    if hidden:
+        lines.append(paint.dim(f"  … {hidden:,} more diff lines ([v] shows them)"))
+    if change.more_lines:
+        lines.append(paint.dim(f"  … {change.more_lines:,} more lines"))
+    return lines
+
+
+def _diff_line(line: str, paint: Paint) -> str:
+    text = visible(line)
+    if line.startswith(("+++", "---")):
+        return paint.bold(text)
+    if line.startswith("@@"):
+        return paint.cyan(text)
+    if line.startswith("+"):
+        return paint.green(text)
+    if line.startswith("-"):
+        return paint.red(text)
+    if line.startswith("\\"):
+        return paint.dim(text)
+    return text
 
 
 PROMPT = "Run it? [y] yes once, [a] yes to these same arguments for this session, [N] no, [r] no with a reason: "
+MORE = " [v] whole diff"
 
 
 def why_asked(pending: Decision) -> str | None:
@@ -72,10 +130,18 @@ def why_asked(pending: Decision) -> str | None:
     return visible(f"  ({who}{': ' + pending.reason if pending.reason else ''})")
 
 
-def terminal_approver(stdin: TextIO | None = None, err: TextIO | None = None) -> Approver:
+# The answer each key (or typed word, where keys cannot be read one by one) gives.
+ANSWERS = {"y": "yes", "yes": "yes", "a": "always", "always": "always", "r": "reason", "reason": "reason",
+           "v": "view", "view": "view"}
+SAID = {"yes": "yes", "always": "yes, for this session", "reason": "no, because…", "no": "no"}
+
+
+def terminal_approver(stdin: TextIO | None = None, err: TextIO | None = None,
+                      pause: Callable[[], contextlib.AbstractContextManager[Any]] | None = None) -> Approver:
     """Asks on the terminal: yes once; yes for this tool with these argument values for the rest of the
-    session; no; or no with a reason that goes back to the model. With no terminal on stdin the answer is
-    no (``--yes`` or ``--approve`` answer before this is reached)."""
+    session; no; or no with a reason that goes back to the model. One key answers (Enter or anything else
+    is no). With no terminal on stdin the answer is no (``--yes`` or ``--approve`` answer before this is
+    reached). ``pause`` hides a status line while the question is on screen."""
     source = stdin or sys.stdin
     out = err or sys.stderr
 
@@ -86,19 +152,79 @@ def terminal_approver(stdin: TextIO | None = None, err: TextIO | None = None) ->
             asked = f"{pending.source} asks" if pending.source else "it needs a yes"
             why = f"{asked}: {pending.reason}" if pending.reason else asked
             return Decision.deny(f"there is no terminal to ask on ({why})", "no approver")
+        with pause() if pause is not None else contextlib.nullcontext():
+            return ask(request)
+
+    def ask(request: ApprovalRequest) -> bool | Decision:
+        paint = terminal().err
         reason_line = why_asked(request.pending)
-        out.write(f"\n{approval_text(request.call)}\n{reason_line + chr(10) if reason_line else ''}{PROMPT}")
-        out.flush()
-        answer = source.readline().strip().lower()
-        if answer in ("y", "yes"):
-            return True
-        if answer in ("a", "always"):
-            return request.approve_for_session()
-        if answer in ("r", "reason"):
-            out.write("Why not? (the model is told): ")
+        change = preview_call(request.call)
+        text = "\n".join(approval_lines(request.call, change, paint, whole=False))
+        more = MORE if change is not None and len(change.diff) > MAX_DIFF_SHOWN else ""
+        out.write(f"\n{text}\n{reason_line + chr(10) if reason_line else ''}")
+        while True:
+            out.write(paint.bold(PROMPT.rstrip(": ") + more + ": "))
             out.flush()
-            reason = " ".join(source.readline().split())
-            return Decision.deny(reason or None, "user")
-        return False
+            answer = ANSWERS.get(read_key(source), "no")
+            if answer == "view" and more:
+                out.write("\n" + "\n".join(approval_lines(request.call, change, paint, whole=True)) + "\n")
+                continue
+            if answer == "view":
+                answer = "no"
+            out.write(SAID[answer] + "\n")
+            out.flush()
+            if answer == "yes":
+                return True
+            if answer == "always":
+                return request.approve_for_session()
+            if answer == "reason":
+                out.write("Why not? (the model is told): ")
+                out.flush()
+                reason = " ".join(source.readline().split())
+                return Decision.deny(reason or None, "user")
+            return False
 
     return approve
+
+
+def read_key(source: TextIO) -> str:
+    """One key from a terminal, lower-cased, without waiting for Enter (Ctrl-C still interrupts). Where
+    the input cannot be read key by key (not a real terminal), the first word of a line."""
+    with _cbreak(source) as fd:
+        if fd is None:
+            words = source.readline().split()
+            return words[0].lower() if words else ""
+        import os
+
+        data = os.read(fd, 1)
+        if data == b"\x1b":  # an arrow or function key sends a sequence; drop the rest of it
+            _drain(fd)
+        return data.decode("utf-8", errors="replace").lower()
+
+
+@contextlib.contextmanager
+def _cbreak(source: TextIO) -> Iterator[int | None]:
+    try:
+        import termios
+        import tty
+
+        fd = source.fileno()
+        saved = termios.tcgetattr(fd)
+    except (ImportError, OSError, ValueError, AttributeError):
+        yield None
+        return
+    try:
+        termios.tcflush(fd, termios.TCIFLUSH)  # keys pressed while the model was talking do not answer
+        tty.setcbreak(fd)
+        yield fd
+    finally:
+        termios.tcsetattr(fd, termios.TCSADRAIN, saved)
+
+
+def _drain(fd: int) -> None:
+    import os
+    import select
+
+    while select.select([fd], [], [], 0.02)[0]:
+        if not os.read(fd, 64):
+            return

@@ -11,6 +11,7 @@ from typing import Any, NoReturn, TypeVar
 import click
 
 from nami_yaml.app.project import Project, TrustRequest, open_project, read_settings
+from nami_yaml.cli.style import Paint, terminal
 from nami_yaml.config.settings import Effective
 from nami_yaml.errors import ConfigError, NamiError, SpecError
 
@@ -67,7 +68,24 @@ def prompt_trust(request: TrustRequest) -> bool:
     if not (sys.stdin.isatty() and sys.stderr.isatty()):
         return False
     what = "changed since you trusted it" if request.changed else "is not trusted yet"
-    click.echo(f"This project's agent.yaml {what}. Its tools run commands on your machine.", err=True)
-    for line in request.summary:
+    paint = terminal().err
+    click.echo(paint.bold(f"This project's agent.yaml {what}. Its tools run commands on your machine."), err=True)
+    for line in painted_summary(request.summary, paint):
         click.echo(line, err=True)
     return click.confirm("Trust it and go on?", default=False, err=True)
+
+
+def painted_summary(lines: list[str], paint: Paint) -> list[str]:
+    """The trust summary (already escaped) with warnings in red and its diff coloured like a diff."""
+    out, in_diff = [], False
+    for line in lines:
+        body = line.lstrip()
+        in_diff = in_diff or body.startswith("changed since you trusted it")
+        if body.startswith("WARNING"):
+            line = paint(line, "red", "bold")
+        elif in_diff and line.startswith("    ") and body.startswith(("+++", "---")):
+            line = paint.bold(line)
+        elif in_diff and line.startswith("    ") and body[:1] in ("+", "-", "@"):
+            line = {"+": paint.green, "-": paint.red, "@": paint.cyan}[body[0]](line)
+        out.append(line)
+    return out

@@ -8,7 +8,8 @@ from pathlib import Path
 
 import click
 
-from nami_yaml.cli.common import EXIT_ERROR, EXIT_OK, config_option, handle_errors, settings
+from nami_yaml.cli.common import EXIT_ERROR, EXIT_OK, config_option, handle_errors, painted_summary, settings
+from nami_yaml.cli.style import terminal
 from nami_yaml.config.files import find_config
 from nami_yaml.config.settings import mask
 from nami_yaml.config.toolset import build_registry, check_toolset
@@ -160,7 +161,7 @@ def trust(config: str | None, assume_yes: bool) -> None:
         raise ConfigError("no agent.yaml found here or above; nothing to trust")
     registry = build_registry(effective)
     state = trust_state(effective)
-    for line in summary(effective, registry):
+    for line in painted_summary(summary(effective, registry), terminal().out):
         click.echo(line)
     if state.trusted:
         click.echo("already trusted")

@@ -11,7 +11,7 @@ from nami_yaml.privacy import keep_environment_private
 # loads click and nothing else (the loader, jsonschema, openai stay out); tests check the help lines match.
 COMMANDS: dict[str, tuple[str, str, str]] = {
     "batch": ("nami_yaml.cli.batch", "batch_group", "Run many tasks at once, each in a fresh workspace, checked."),
-    "chat": ("nami_yaml.cli.run", "chat", "Talk with the agent; the conversation carries across turns."),
+    "chat": ("nami_yaml.cli.chat", "chat", "Talk with the agent; the conversation carries across turns."),
     "check": ("nami_yaml.cli.inspect", "check", "Validate agent.yaml, its tools and any tool files given."),
     "completion": ("nami_yaml.cli.completion", "completion", "Print the shell completion script (bash, zsh, fish)."),
     "config": ("nami_yaml.cli.inspect", "show_config", "Show the effective configuration and its sources."),

@@ -7,7 +7,7 @@ first model request.
 from __future__ import annotations
 
 import sys
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import click
 
@@ -22,9 +22,12 @@ from nami_yaml.cli.common import (
     load_project,
     tools_option,
 )
-from nami_yaml.cli.completion import complete_session_ids
 from nami_yaml.cli.piped import piped_stdin, with_attached_input
-from nami_yaml.display import visible
+from nami_yaml.cli.style import color_option, configure, plain_option
+
+if TYPE_CHECKING:
+    from nami_yaml.cli.render import HumanRenderer
+    from nami_yaml.cli.status import StatusLine
 
 STATUS_EXIT = {"answered": EXIT_OK, "error": EXIT_ERROR, "max_steps": EXIT_MAX_STEPS, "max_cost": EXIT_MAX_STEPS,
                "stopped": EXIT_ERROR, "interrupted": EXIT_INTERRUPTED}
@@ -42,6 +45,10 @@ def agent_options(function: Any) -> Any:
         click.option("--max-steps", type=click.IntRange(min=1), help="Stop after this many model requests (exit 3)."),
         click.option("--no-stream", is_flag=True, help="Wait for whole responses instead of streaming."),
         tools_option,
+        color_option,
+        plain_option,
+        click.option("--verbose", "-v", is_flag=True, help="Show each tool's whole result, not its first lines."),
+        click.option("--quiet", "-q", is_flag=True, help="Show only the answer (and errors): no tool lines, no totals."),
     ]
     for option in reversed(options):
         function = option(function)
@@ -62,15 +69,17 @@ def parse_risks(ctx: click.Context, param: click.Parameter, value: str | None) -
 def build_agent(config: str | None, model_name: str | None, base_url: str | None, assume_yes: bool,
                 approve_risks: tuple[str, ...], dry_run: bool, max_steps: int | None, no_stream: bool,
                 extra_tools: tuple[str, ...], on_event: Any, via: str, resume: str | None = None,
-                force: bool = False) -> Agent:
+                force: bool = False, pause: StatusLine | None = None) -> Agent:
     """The library's Agent, with the terminal's trust and approval prompts, saving its session: a new one,
-    or (``resume``: an id, or "" for the latest here) an earlier one continued."""
+    or (``resume``: an id, or "" for the latest here) an earlier one continued. ``pause``: the status
+    line to hide while an approval is asked."""
     from nami_yaml.cli.approve import terminal_approver
 
     flags = {"model.name": model_name, "model.base_url": base_url, "limits.max_steps": max_steps,
              "model.stream": False if no_stream else None}
     project = load_project(config, flags, list(extra_tools), will_run=True)
-    agent = Agent(project, build_model(project.settings), approve=terminal_approver(), assume_yes=assume_yes,
+    approver = terminal_approver(pause=pause.paused if pause is not None else None)
+    agent = Agent(project, build_model(project.settings), approve=approver, assume_yes=assume_yes,
                   approve_risks=approve_risks, dry_run=dry_run, on_event=on_event, via=via)
     if resume is None:
         agent.record_session()
@@ -92,7 +101,8 @@ force_option = click.option("--force", is_flag=True,
 @click.option("--continue", "continue_", is_flag=True, help="Continue the latest session of this workspace.")
 @force_option
 @handle_errors
-def run(task: str, as_json: bool, continue_: bool, **options: Any) -> None:
+def run(task: str, as_json: bool, continue_: bool, color: str, plain: bool, verbose: bool, quiet: bool,
+        **options: Any) -> None:
     """Run one TASK to completion. The answer goes to stdout, progress to stderr.
 
     Input piped to nami is attached to TASK (`journalctl -u nginx | nami run "why does it fail?"`);
@@ -100,19 +110,26 @@ def run(task: str, as_json: bool, continue_: bool, **options: Any) -> None:
 
     Exit codes: 0 answered, 1 error, 2 usage or config error, 3 step or cost limit reached, 130 interrupted.
     """
-    from nami_yaml.cli.render import HumanRenderer, JsonRenderer
+    from nami_yaml.cli.render import JsonRenderer
 
-    renderer = JsonRenderer() if as_json else HumanRenderer()
+    if as_json:
+        configure(color, plain)  # for the trust prompt; the events themselves are never styled
+    renderer = JsonRenderer() if as_json else human_renderer(color, plain, verbose, quiet)
     try:
         piped = piped_stdin()
         if task == "-":
             task, piped = task_from_stdin(piped), None
-        agent = build_agent(on_event=renderer, via="run", resume="" if continue_ else None, **options)
+        agent = build_agent(on_event=renderer, via="run", resume="" if continue_ else None,
+                            pause=getattr(renderer, "status", None), **options)
+        renderer.tokens = lambda: agent.meter.run.tokens
+        renderer.begin()
         outcome = agent.run(attach(task, piped, agent))
     except BaseException as exc:
         if isinstance(renderer, JsonRenderer):  # a reader of the event stream learns why, and where it ends
             renderer.fail(exc)
         raise
+    finally:
+        renderer.close()
     if outcome.status == "answered":
         renderer.answer(outcome.final_text)
         if outcome.error and not as_json:
@@ -120,6 +137,18 @@ def run(task: str, as_json: bool, continue_: bool, **options: Any) -> None:
     elif not as_json and outcome.status != "error":  # model errors were already shown by the renderer
         click.echo(f"nami: {outcome.error}", err=True)
     sys.exit(STATUS_EXIT[outcome.status])
+
+
+def human_renderer(color: str, plain: bool, verbose: bool, quiet: bool, *,
+                   live_stdout: bool | None = None) -> HumanRenderer:
+    """The terminal view, once this process's colours are decided (the trust prompt uses them too)."""
+    from nami_yaml.cli.render import NORMAL, QUIET, VERBOSE, HumanRenderer
+
+    if verbose and quiet:
+        raise click.UsageError("--verbose and --quiet cannot be used together")
+    term = configure(color, plain)
+    return HumanRenderer(term=term, live_stdout=live_stdout,
+                         verbosity=QUIET if quiet else VERBOSE if verbose else NORMAL)
 
 
 def task_from_stdin(piped: bytes | None) -> str:
@@ -135,72 +164,3 @@ def attach(task: str, piped: bytes | None, agent: Agent) -> str:
         return task
     context = agent.project.context
     return with_attached_input(task, piped, context.settings.max_output, context.spill_dir)
-
-
-CHAT_HELP = """\
-Commands:
-  /help     this help
-  /tools    the tools the agent has
-  /clear    forget the conversation (keeps the system prompt)
-  /cost     tokens and cost of this session so far
-  exit, quit or Ctrl-D to leave; Ctrl-C stops a running turn"""
-
-
-@click.command("chat")
-@agent_options
-@click.option("--resume", is_flag=False, flag_value="", default=None, metavar="[ID]",
-              shell_complete=complete_session_ids,
-              help="Continue a saved session: ID (or its start), else the latest of this workspace.")
-@force_option
-@handle_errors
-def chat(**options: Any) -> None:
-    """Talk with the agent; the conversation carries across turns."""
-    from nami_yaml.cli.lineinput import LineReader
-    from nami_yaml.cli.render import HumanRenderer
-
-    renderer = HumanRenderer(live_stdout=True)
-    agent = build_agent(on_event=renderer, via="chat", **options)
-    reader = LineReader()
-    try:
-        if reader.interactive:
-            click.echo(f"nami chat: {len(agent.registry)} tools, session {agent.session_id}. /help for commands, "
-                       "Ctrl-D to leave.", err=True)
-        while True:
-            line = reader.read("› ")
-            if line is None:
-                break
-            text = line.strip()
-            if not text:
-                continue
-            if text in ("exit", "quit", "/exit", "/quit"):
-                break
-            if text == "/help":
-                click.echo(CHAT_HELP)
-                continue
-            if text == "/tools":
-                from nami_yaml.cli.tools import first_sentence
-
-                for tool in agent.registry:
-                    click.echo(visible(f"{tool.name:<16} {tool.risk:<5} {first_sentence(tool.description)}"))
-                continue
-            if text == "/cost":
-                from nami_yaml.session.show import format_totals
-
-                click.echo(f"session {agent.session_id}: {format_totals(agent.meter.session)}")
-                continue
-            if text == "/clear":
-                agent.reset()
-                click.echo("(conversation cleared)", err=True)
-                continue
-            if text.startswith("/"):
-                click.echo(f"unknown command {text.split()[0]}; /help lists them", err=True)
-                continue
-            outcome = agent.run(text)
-            if outcome.status == "answered":
-                renderer.answer(outcome.final_text)
-            elif outcome.status == "interrupted":
-                click.echo("(interrupted)", err=True)
-            elif outcome.status != "error":
-                click.echo(f"nami: {outcome.error}", err=True)
-    finally:
-        reader.close()

@@ -173,6 +173,22 @@ def load_settings(
     return effective
 
 
+def with_model(effective: Effective, name: str, origin: str = "chosen in chat") -> Effective:
+    """The same settings talking to model ``name``: same endpoint and key; priced by the provider's list
+    price for that name unless agent.yaml set model.pricing (no price known is better than a wrong one)."""
+    values, sources = copy.deepcopy(effective.values), dict(effective.sources)
+    _set(values, sources, "model.name", name, origin)
+    if sources.get("model.pricing", "").startswith("preset"):
+        values["model"].pop("pricing", None)
+        sources.pop("model.pricing", None)
+        provider = values["model"].get("provider", DEFAULT_PRESET)
+        price = (get_preset(provider).get("pricing") or {}).get(name) if provider in PRESETS else None
+        if price is not None:
+            _set(values, sources, "model.pricing", dict(price), f"preset {provider} (list price of {PRICES_AS_OF})")
+    return Effective(values, sources, effective.config_path, effective.files, effective.api_key,
+                     effective.api_key_source, effective.found_by, effective.user_config)
+
+
 def _join_tool_files(values: dict[str, Any], sources: dict[str, str], files: list[ConfigFile]) -> None:
     """The user config's tool files and library tools and the project's together: a team library in the user
     config stays available in every project. A tool name defined in both is a duplicate the loader reports;

@@ -11,6 +11,7 @@ from typing import Any
 
 import pytest
 
+from nami_yaml.agent.loop import INTERRUPTED_MARK
 from nami_yaml.agent.tool_phase import ABANDONED, CUT_OFF, NOT_RUN
 from nami_yaml.testing.fake_server import FakeOpenAIServer, call, error, text, tool_calls
 
@@ -335,17 +336,24 @@ def test_cancel_set_elsewhere_stops_tools(harness: Any, server: FakeOpenAIServer
     assert contents[0].startswith("Error: Interrupted by the user") and contents[1] == NOT_RUN
 
 
-def test_ctrl_c_during_the_model_request_drops_the_partial_message(harness: Any,
-                                                                   server: FakeOpenAIServer) -> None:
-    server.add(text("one two three four five six seven eight nine ten", chunk_delay=0.5))
+def test_ctrl_c_during_the_model_request_keeps_the_partial_answer_marked(harness: Any,
+                                                                         server: FakeOpenAIServer) -> None:
+    server.add(text("one two three four five six seven eight nine ten", chunk_delay=0.5),
+               text("Going on."))
     messages = _history()
     _ctrl_c_when(lambda: bool(harness.of_type("text_delta")))
     outcome = harness.loop().run(messages)
 
     assert outcome.status == "interrupted" and outcome.steps == 0
-    assert messages == _history()
     streamed = "".join(d["text"] for d in harness.of_type("text_delta"))
     assert streamed and streamed != "one two three four five six seven eight nine ten"
+    # What the user saw stays in the conversation, marked, as a plain assistant message.
+    assert messages[:-1] == _history()
+    assert messages[-1] == {"role": "assistant", "content": f"{streamed.rstrip()}\n\n{INTERRUPTED_MARK}"}
+    # ... and the next request the strict server accepts goes on from there.
+    messages.append({"role": "user", "content": "go on"})
+    assert harness.loop().run(messages).final_text == "Going on."
+    assert server.requests[-1]["messages"][-2]["content"].endswith(INTERRUPTED_MARK)
 
 
 def test_request_prefix_is_byte_stable_over_20_steps(harness: Any, server: FakeOpenAIServer) -> None:

@@ -10,6 +10,7 @@ import pytest
 
 from nami_yaml.agent.hooks import Decision
 from nami_yaml.cli.approve import approval_text, terminal_approver
+from nami_yaml.cli.style import Paint
 from nami_yaml.config.toolset import BUILTIN_DIR
 from nami_yaml.policy.approval import ApprovalRequest
 from nami_yaml.registry.executor import Executor, PreparedToolCall
@@ -126,3 +127,68 @@ def test_yes_for_the_session_and_no_with_a_reason(executor: Executor) -> None:
     assert terminal_approver(stdin=Terminal("r\n\n"), err=io.StringIO())(ApprovalRequest(call, pending)) == \
         Decision.deny(None, "user")
     assert terminal_approver(stdin=Terminal("n\n"), err=io.StringIO())(ApprovalRequest(call, pending)) is False
+
+
+@pytest.fixture
+def file_tools(ctx: RuntimeContext) -> Executor:
+    tools, problems = load_tools([BUILTIN_DIR / "edit_file.yaml", BUILTIN_DIR / "write_file.yaml"])
+    assert problems == []
+    return Executor(Registry(tools), ctx)
+
+
+def test_an_edit_is_shown_as_the_diff_it_makes(file_tools: Executor, ctx: RuntimeContext) -> None:
+    (ctx.workspace / "app.py").write_text("a = 1\nb = 2\nc = 3\n")
+    call = prepared(file_tools, "edit_file", {"path": "app.py", "old_text": "b = 2", "new_text": "b = 20\x1b[2K"})
+    text = approval_text(call)
+    assert "  edit app.py: +1 -1" in text
+    assert "   a = 1\n  -b = 2\n  +b = 20\\x1b[2K\n   c = 3" in text  # context, and escapes kept
+    assert "old_text" not in text  # the diff says it all
+    painted = approval_text(call, Paint(True))
+    assert "\x1b[31m-b = 2\x1b[0m" in painted and "\x1b[32m+b = 20\\x1b[2K\x1b[0m" in painted
+    assert "\x1b[2K" not in painted.replace("\\x1b[2K", "")
+
+
+def test_what_a_diff_cannot_show_comes_with_the_exact_values(file_tools: Executor, ctx: RuntimeContext) -> None:
+    (ctx.workspace / "t.py").write_text("if x:\n    y()\n")
+    text = approval_text(prepared(file_tools, "edit_file", {"path": "t.py", "old_text": "    y()", "new_text": "\ty()"}))
+    assert "only whitespace changes" in text
+    assert '    old_text: "    y()"' in text and '    new_text: "\\ty()"' in text
+
+
+def test_an_edit_that_would_fail_says_so_with_its_arguments(file_tools: Executor, ctx: RuntimeContext) -> None:
+    (ctx.workspace / "t.txt").write_text("x\n")
+    text = approval_text(prepared(file_tools, "edit_file", {"path": "t.txt", "old_text": "nope", "new_text": "y"}))
+    assert "would fail: old_text was not found in t.txt" in text and '    old_text: "nope"' in text
+
+
+def test_a_long_diff_is_cut_and_v_shows_it_all(file_tools: Executor, ctx: RuntimeContext) -> None:
+    (ctx.workspace / "big.txt").write_text("".join(f"line {n}\n" for n in range(200)))
+    call = prepared(file_tools, "write_file", {"path": "big.txt", "content": "".join(f"row {n}\n" for n in range(200))})
+    short = approval_text(call)
+    assert "more diff lines ([v] shows them)" in short and "+row 199" not in short
+    err = io.StringIO()
+    assert ask(call, Terminal("v\ny\n"), err) is True
+    assert "[v] whole diff: " in err.getvalue() and "+row 199" in err.getvalue()
+
+
+def test_a_new_file_shows_its_first_lines_and_size(file_tools: Executor) -> None:
+    text = approval_text(prepared(file_tools, "write_file", {"path": "new.sh", "content": "#!/bin/sh\necho hi\n"}))
+    assert "  create new.sh: 18 bytes, 2 lines" in text and "  +#!/bin/sh\n  +echo hi" in text
+
+
+def test_keys_typed_before_the_question_do_not_answer_it() -> None:
+    import os
+    import threading
+    import time
+
+    from nami_yaml.cli.approve import read_key
+
+    master, slave = os.openpty()
+    try:
+        with os.fdopen(slave, "r", closefd=False) as tty:
+            os.write(master, b"y")  # typed while the model was still talking
+            threading.Thread(target=lambda: (time.sleep(0.3), os.write(master, b"N")), daemon=True).start()
+            assert read_key(tty) == "n"
+    finally:
+        os.close(master)
+        os.close(slave)
