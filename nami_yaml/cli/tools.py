@@ -19,6 +19,7 @@ from nami_yaml.cli.common import (
     fail,
     handle_errors,
     load_project,
+    report_notices,
     tools_option,
 )
 from nami_yaml.cli.completion import complete_library_groups, complete_tool_names
@@ -29,6 +30,7 @@ from nami_yaml.registry.library import LIBRARY_ROOT, LibraryGroup, library_catal
 from nami_yaml.registry.overview import runner_overview
 from nami_yaml.registry.tool import Tool
 from nami_yaml.result import ToolResult
+from nami_yaml.runners.mcp import McpRunner
 from nami_yaml.runtime import ToolSettings
 
 
@@ -43,17 +45,23 @@ def tools_group() -> None:
 @tools_option
 @handle_errors
 def list_tools(as_json: bool, config: str | None, extra_tools: tuple[str, ...]) -> None:
-    """List the tools the agent has, in the order the model sees them."""
-    registry = load_project(config, extra_tools=list(extra_tools)).registry
+    """List the tools the agent has, in the order the model sees them (MCP servers' tools too, once this
+    agent.yaml is trusted: listing them starts the servers)."""
+    project = load_project(config, extra_tools=list(extra_tools), tool_servers=True)
+    registry = project.registry
+    report_notices(project)
     if as_json:
         rows = [{"name": t.name, "risk": t.risk, "runner": t.runner.kind, "builtin": t.builtin,
-                 "source": t.source, "description": t.description, "parameters": t.parameters} for t in registry]
+                 "source": t.source, "description": t.description, "parameters": t.parameters,
+                 **({"server": t.runner.server} if isinstance(t.runner, McpRunner) else {})} for t in registry]
         click.echo(json.dumps(rows, indent=2, ensure_ascii=False))
         return
     width = max((len(t.name) for t in registry), default=4)
     for tool in registry:
         summary = first_sentence(tool.description)
         origin = "built-in" if tool.builtin else tool.source
+        if isinstance(tool.runner, McpRunner):
+            origin = f"MCP server {tool.runner.server}"
         click.echo(visible(f"{tool.name:<{width}}  {tool.risk:<5}  {summary}  [{origin}]"))
 
 
@@ -65,7 +73,8 @@ def list_tools(as_json: bool, config: str | None, extra_tools: tuple[str, ...]) 
 @handle_errors
 def show_tool(name: str, as_json: bool, config: str | None, extra_tools: tuple[str, ...]) -> None:
     """Show how NAME runs (runner, timeout, cwd, environment, risk) and the definition sent to the model."""
-    project = load_project(config, extra_tools=list(extra_tools))
+    project = load_project(config, extra_tools=list(extra_tools), tool_servers=True)
+    report_notices(project)
     registry, ctx = project.registry, project.context
     tool = registry.get(name)
     if tool is None:
@@ -100,7 +109,8 @@ def call_tool(name: str, assignments: tuple[str, ...], args_json: str | None, dr
     per-risk defaults (permissions) do not ask: you are the one calling. Every call is recorded in the
     audit log.
     """
-    project = load_project(config, extra_tools=list(extra_tools), will_run=not dry_run)
+    project = load_project(config, extra_tools=list(extra_tools), will_run=not dry_run, tool_servers=True)
+    report_notices(project)
     registry = project.registry
     tool = registry.get(name)
     if tool is None:
@@ -227,6 +237,10 @@ def describe_tool(tool: Tool, defaults: ToolSettings) -> list[str]:
         lines.extend(f"  | {line}" for line in info["script"].rstrip("\n").splitlines())
     if "entrypoint" in info:
         lines.append(f"entrypoint: {info['entrypoint']}")
+    if "server" in info:
+        lines.append(f"server:     {info['server']} ({info['endpoint']}), its tool {info['server_tool']}")
+        timeout = info["tool_timeout"]
+        lines.append(f"timeout:    {timeout:g} s" if timeout else f"timeout:    {defaults.default_timeout:g} s (default)")
     if "timeout" in info:
         timeout = info["timeout"]
         lines.append(f"timeout:    {timeout:g} s" if timeout else f"timeout:    {defaults.default_timeout:g} s (default)")
@@ -286,6 +300,10 @@ def format_plan(prepared: PreparedToolCall) -> str:
             lines.append(f"env set: {key}={value if len(value) <= 200 else value[:200] + '…'}")
         if plan["env_removed"]:
             lines.append(f"env removed: {', '.join(plan['env_removed'])}")
+    elif "mcp_server" in plan:
+        lines.append(f"calls:   {plan['mcp_tool']} on MCP server {plan['mcp_server']} ({plan['endpoint']})")
+        lines.append(f"with:    {json.dumps(plan['arguments'], ensure_ascii=False)}")
+        lines.append(f"timeout: {plan['timeout']:g} s")
     else:
         lines.append(f"calls:   {plan['entrypoint']}")
         lines.append(f"with:    {json.dumps(plan['arguments'], ensure_ascii=False)}")
