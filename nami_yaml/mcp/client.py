@@ -48,6 +48,7 @@ CLIENT_INFO = types.Implementation(name="nami", version=__version__)
 STOP_GRACE = 2.0  # after its stdin closes, how long a server may take to exit before its group is killed
 CANCEL_GRACE = 2.0  # after a call is cancelled, how long to wait for the server's side to settle
 _POLL = 0.1
+EXIT_POLL = 0.2  # how often a stdio server is checked for having exited
 _TOOL_NAME = re.compile(r"[^A-Za-z0-9_-]")
 MAX_LOG_BYTES = 1_000_000
 
@@ -172,8 +173,14 @@ class McpServers:
             log.close()
             raise
         try:
-            async with process_streams(conn.process, lambda: self._stdout_closed(conn)) as streams:
-                yield streams
+            async with process_streams(conn.process, lambda: self._server_ended(conn)) as streams, \
+                    anyio.create_task_group() as watch:
+                # Its exit, even while a child it left behind still holds its stdout open.
+                watch.start_soon(self._watch_exit, conn)
+                try:
+                    yield streams
+                finally:
+                    watch.cancel_scope.cancel()
         finally:
             with anyio.CancelScope(shield=True):
                 await anyio.to_thread.run_sync(stop_server, conn.process, STOP_GRACE)
@@ -193,8 +200,13 @@ class McpServers:
         handle.flush()
         return handle
 
-    async def _stdout_closed(self, conn: Connection) -> None:
-        """The server closed its stdout: unless we are stopping it, it died. Stop what is left of it."""
+    async def _watch_exit(self, conn: Connection) -> None:
+        while conn.process is not None and exit_status(conn.process) is None:
+            await anyio.sleep(EXIT_POLL)
+        await self._server_ended(conn)
+
+    async def _server_ended(self, conn: Connection) -> None:
+        """The server closed its stdout or exited: unless we are stopping it, it died. Stop what is left."""
         if conn.stopping or conn.state != "ready":
             return
         conn.state = "died"

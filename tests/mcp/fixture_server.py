@@ -1,12 +1,15 @@
 """A small MCP server over stdio for the tests: the official SDK's low-level server with a few tools.
 
 echo (read-only), shout, slow (sleeps; its pid file says it started), crash (the process exits at once),
-big (a long output), show_env (one variable of its environment). ``--pid-file PATH`` records its pid.
+big (a long output), show_env (one variable of its environment), fail (an error result). ``--pid-file PATH``
+records its pid; ``--child-pid-file PATH`` starts a ``sleep`` child (in its process group) and records its pid;
+``--hang`` never answers.
 """
 
 from __future__ import annotations
 
 import os
+import subprocess
 import sys
 from pathlib import Path
 
@@ -65,6 +68,9 @@ async def call_tool(ctx: object, params: types.CallToolRequestParams) -> types.C
 async def main() -> None:
     if "--pid-file" in sys.argv:
         Path(sys.argv[sys.argv.index("--pid-file") + 1]).write_text(str(os.getpid()))
+    if "--child-pid-file" in sys.argv:
+        child = subprocess.Popen(["sleep", "300"])
+        Path(sys.argv[sys.argv.index("--child-pid-file") + 1]).write_text(str(child.pid))
     if "--hang" in sys.argv:  # never answers initialize
         await anyio.sleep(3600)
     print("fixture server starting", file=sys.stderr, flush=True)
