@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import contextlib
+import signal
 import sys
 
 import click
@@ -73,6 +75,18 @@ def keep_environment_private() -> None:
         pass
 
 
+def stop_on_sigterm() -> None:
+    """SIGTERM ends nami as Ctrl-C does. Tools and MCP servers run in sessions of their own, so the signal
+    never reaches them: without this, nami would die and leave them running."""
+
+    def interrupt(signum: int, frame: object) -> None:
+        raise KeyboardInterrupt
+
+    with contextlib.suppress(ValueError, OSError):  # not the main thread (nami embedded somewhere)
+        signal.signal(signal.SIGTERM, interrupt)
+
+
 def main() -> None:
     keep_environment_private()
+    stop_on_sigterm()
     cli(prog_name="nami")

@@ -47,9 +47,13 @@ def tools_group() -> None:
 def list_tools(as_json: bool, config: str | None, extra_tools: tuple[str, ...]) -> None:
     """List the tools the agent has, in the order the model sees them (MCP servers' tools too, once this
     agent.yaml is trusted: listing them starts the servers)."""
-    project = load_project(config, extra_tools=list(extra_tools), tool_servers=True)
+    with load_project(config, extra_tools=list(extra_tools), tool_servers=True) as project:
+        report_notices(project)
+        print_tools(project, as_json)
+
+
+def print_tools(project: Project, as_json: bool) -> None:
     registry = project.registry
-    report_notices(project)
     if as_json:
         rows = [{"name": t.name, "risk": t.risk, "runner": t.runner.kind, "builtin": t.builtin,
                  "source": t.source, "description": t.description, "parameters": t.parameters,
@@ -73,8 +77,12 @@ def list_tools(as_json: bool, config: str | None, extra_tools: tuple[str, ...]) 
 @handle_errors
 def show_tool(name: str, as_json: bool, config: str | None, extra_tools: tuple[str, ...]) -> None:
     """Show how NAME runs (runner, timeout, cwd, environment, risk) and the definition sent to the model."""
-    project = load_project(config, extra_tools=list(extra_tools), tool_servers=True)
-    report_notices(project)
+    with load_project(config, extra_tools=list(extra_tools), tool_servers=True) as project:
+        report_notices(project)
+        show_one(project, name, as_json)
+
+
+def show_one(project: Project, name: str, as_json: bool) -> None:
     registry, ctx = project.registry, project.context
     tool = registry.get(name)
     if tool is None:
@@ -109,8 +117,13 @@ def call_tool(name: str, assignments: tuple[str, ...], args_json: str | None, dr
     per-risk defaults (permissions) do not ask: you are the one calling. Every call is recorded in the
     audit log.
     """
-    project = load_project(config, extra_tools=list(extra_tools), will_run=not dry_run, tool_servers=True)
-    report_notices(project)
+    with load_project(config, extra_tools=list(extra_tools), will_run=not dry_run, tool_servers=True) as project:
+        report_notices(project)
+        call_one(project, name, assignments, args_json, dry_run, assume_yes, as_json)
+
+
+def call_one(project: Project, name: str, assignments: tuple[str, ...], args_json: str | None, dry_run: bool,
+         assume_yes: bool, as_json: bool) -> None:
     registry = project.registry
     tool = registry.get(name)
     if tool is None:

@@ -130,7 +130,8 @@ def test_without_the_extra_the_servers_are_reported_not_started(workdir: Path, t
     assert "MCP servers not started" in result.stderr and "pip install 'nami_yaml[mcp]'" in result.stderr
 
 
-def test_ctrl_c_leaves_no_server_behind(workdir: Path, fake_openai: FakeOpenAIServer) -> None:
+@pytest.mark.parametrize("signal_number", [signal.SIGINT, signal.SIGTERM], ids=["ctrl-c", "sigterm"])
+def test_ctrl_c_leaves_no_server_behind(signal_number: int, workdir: Path, fake_openai: FakeOpenAIServer) -> None:
     pid_file, child_file, marker = workdir / "server.pid", workdir / "child.pid", workdir / "slow.pid"
     config = workdir / "agent.yaml"
     config.write_text(
@@ -145,7 +146,7 @@ def test_ctrl_c_leaves_no_server_behind(workdir: Path, fake_openai: FakeOpenAISe
     try:
         wait_for_text(marker)
         server, child = int(pid_file.read_text()), int(child_file.read_text())
-        process.send_signal(signal.SIGINT)
+        process.send_signal(signal_number)
         stdout, stderr = process.communicate(timeout=30)
     finally:
         if process.poll() is None:
