@@ -190,6 +190,8 @@ class McpServers:
         """The server's stderr goes to a log file of its own, so it neither mixes with nami's output nor
         blocks on a full pipe."""
         self.log_dir.mkdir(parents=True, exist_ok=True)
+        with contextlib.suppress(OSError):  # a server may log what it was given: the folder is private
+            os.chmod(self.log_dir, 0o700)
         path = conn.log_path = self.log_dir / f"{conn.spec.name}.log"
         with contextlib.suppress(OSError):
             if path.stat().st_size > MAX_LOG_BYTES:
