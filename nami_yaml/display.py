@@ -1,21 +1,62 @@
-"""Making untrusted text safe to print on a terminal."""
+"""Making untrusted text safe to print on a terminal, as text or as JSON."""
 
 from __future__ import annotations
 
+import json
 import re
+from typing import Any
 
 # C0 controls except tab and newline, DEL, and C1 controls: escape sequences could rewrite what the user
 # sees (a fake approval prompt, a hidden argument) or talk to the terminal (OSC 52 writes the clipboard).
-# Also format characters (bidirectional overrides, zero-width spaces) and Unicode line/paragraph separators,
-# which reorder or hide text without any escape sequence.
-_CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f\u00ad\u061c\u180e\u200b-\u200f\u2028-\u202e\u2060-\u206f\ufeff\ufff9-\ufffb]")
+# Also every format character (Unicode category Cf: bidirectional overrides, zero-width spaces, the tag
+# characters U+E0000-E007F that can carry a hidden message), line/paragraph separators, characters that
+# render as nothing (Hangul fillers U+115F/U+1160/U+3164/U+FFA0, the blank Braille pattern U+2800, the
+# combining grapheme joiner, Khmer and Mongolian invisible marks), variation selectors other than the
+# emoji one U+FE0F (they can smuggle data after any character), and lone surrogates (which cannot even
+# be written to a UTF-8 terminal).
+_INVISIBLE = (
+    "\x00-\x08\x0b-\x1f\x7f-\x9f\u00ad\u034f\u0600-\u0605\u061c\u06dd\u070f\u0890\u0891\u08e2"
+    "\u115f\u1160\u17b4\u17b5\u180b-\u180f\u200b-\u200f\u2028-\u202e\u2060-\u206f\u2800\u3164"
+    "\ud800-\udfff\ufe00-\ufe0e\ufeff\uffa0\ufff9-\ufffb"
+    "\U000110bd\U000110cd\U00013430-\U0001343f\U0001bca0-\U0001bca3\U0001d173-\U0001d17a"
+    "\U000e0000-\U000e007f\U000e0100-\U000e01ef"
+)
+_CONTROL = re.compile(f"[{_INVISIBLE}]")
+_CONTROL_OR_BREAK = re.compile(f"[{_INVISIBLE}\n\t]")
 
 
 def visible(text: str) -> str:
-    r"""``text`` with every control or invisible format character shown as an escape, newlines and tabs kept."""
+    r"""``text`` with every control or invisible character shown as an escape, newlines and tabs kept."""
     return _CONTROL.sub(_escape, text)
+
+
+def visible_line(text: str) -> str:
+    r"""Like ``visible``, and newlines and tabs escaped too: for a field that must stay on one line."""
+    return _CONTROL_OR_BREAK.sub(_escape, text)
 
 
 def _escape(match: re.Match[str]) -> str:
     code = ord(match.group())
-    return f"\\x{code:02x}" if code < 0x100 else f"\\u{code:04x}"
+    if code == 0x0A:
+        return "\\n"
+    if code == 0x09:
+        return "\\t"
+    if code < 0x100:
+        return f"\\x{code:02x}"
+    return f"\\u{code:04x}" if code <= 0xFFFF else f"\\U{code:08x}"
+
+
+def _json_escape(match: re.Match[str]) -> str:
+    code = ord(match.group())
+    if code <= 0xFFFF:
+        return f"\\u{code:04x}"
+    code -= 0x10000  # JSON spells a character past U+FFFF as its UTF-16 surrogate pair
+    return f"\\u{0xD800 + (code >> 10):04x}\\u{0xDC00 + (code & 0x3FF):04x}"
+
+
+def safe_json(value: Any, **options: Any) -> str:
+    """``json.dumps`` that keeps readable text readable (``ensure_ascii=False``) but writes every control
+    or invisible character as a ``\\u`` escape: the same JSON to a parser, nothing live on a terminal."""
+    text = json.dumps(value, ensure_ascii=False, **options)
+    # Outside strings JSON is plain ASCII, so whatever matches here sits inside a string.
+    return _CONTROL.sub(_json_escape, text)

@@ -38,7 +38,8 @@ def expand_tool_paths(spec: str, base: Path) -> list[Path]:
 
 
 def user_data_dir(env: Mapping[str, str] | None = None) -> Path:
-    """nami's folder for the user's data (sessions): ``$XDG_DATA_HOME/nami``, else ``~/.local/share/nami``."""
-    env = os.environ if env is None else env
-    base = env.get("XDG_DATA_HOME") or os.path.join(env.get("HOME") or os.path.expanduser("~"), ".local", "share")
-    return Path(base) / "nami"
+    """nami's folder for the user's data (sessions): ``$XDG_DATA_HOME/nami``, else ``~/.local/share/nami``.
+    A relative ``$XDG_DATA_HOME`` is ignored, as the XDG spec says (see runtime.xdg_folder)."""
+    from nami_yaml.runtime import xdg_folder
+
+    return xdg_folder("XDG_DATA_HOME", ".local/share", env) / "nami"

@@ -3,10 +3,11 @@
 from __future__ import annotations
 
 import os
+import stat
 import time
 from pathlib import Path
 
-from nami_yaml.runtime import session_spill_dir
+from nami_yaml.runtime import session_spill_dir, spill_dir_is_ours
 
 
 def test_each_session_gets_its_own_folder(tmp_path: Path) -> None:
@@ -37,3 +38,15 @@ def test_a_planted_symlink_is_not_used(tmp_path: Path) -> None:
     folder = session_spill_dir(base)
     assert home not in folder.resolve().parents and folder.is_dir()
     assert not str(folder).startswith(str(base))
+
+
+def test_the_session_folder_is_created_at_once_and_privately(tmp_path: Path) -> None:
+    """Created when the session starts (its path is told to the model, which must not get to plant a
+    symlink there first), exclusively, and readable by nobody else."""
+    folder = session_spill_dir(tmp_path / "output")
+    info = os.lstat(folder)
+    assert stat.S_ISDIR(info.st_mode) and oct(info.st_mode & 0o777) == "0o700"
+    assert spill_dir_is_ours(folder)
+    os.rename(folder, tmp_path / "gone")
+    folder.symlink_to(tmp_path / "gone", target_is_directory=True)
+    assert not spill_dir_is_ours(folder)

@@ -11,10 +11,11 @@ from typing import Any
 
 from nami_yaml.app.tool_servers import ToolServers, not_started, start_tool_servers
 from nami_yaml.config.prompt import system_prompt
-from nami_yaml.config.settings import Effective, load_settings, protected_env_names
+from nami_yaml.config.protected import protected_paths
+from nami_yaml.config.settings import Effective, env_scrub_rules, load_settings, protected_env_names
 from nami_yaml.config.skills import Skill, load_skills
 from nami_yaml.config.toolset import build_registry
-from nami_yaml.config.trust import TrustState, needs_trust, remember, summary, trust_state
+from nami_yaml.config.trust import TrustState, code_check, needs_trust, remember, summary, trust_state
 from nami_yaml.errors import ConfigError
 from nami_yaml.registry.executor import Executor
 from nami_yaml.registry.registry import Registry
@@ -117,7 +118,8 @@ def open_project(config: str | Path | None = None, *, cwd: Path | None = None, e
         ensure_trusted(effective, registry, trust)
         trusted = True
     project = Project(effective, registry, runtime_context(effective, env=env, cwd=cwd, registry=registry,
-                                                           skills=skills), trusted, cwd=cwd)
+                                                           skills=skills, extra_tools=extra_tools),
+                      trusted, cwd=cwd)
     if tool_servers or (tool_servers is None and will_run):
         if project.is_trusted():
             project.servers = start_tool_servers(project)
@@ -146,6 +148,7 @@ def tool_settings(effective: Effective) -> ToolSettings:
     return ToolSettings(
         default_timeout=float(get("limits.tool_timeout")),
         max_output=int(get("limits.max_output")),
+        max_saved_output=int(get("limits.max_saved_output")),
         bash_timeout=float(get("tools.bash.timeout")),
         bash_max_timeout=float(get("tools.bash.max_timeout")),
         fetch_allow_hosts=tuple(get("tools.fetch_url.allow_hosts") or ()),
@@ -155,15 +158,21 @@ def tool_settings(effective: Effective) -> ToolSettings:
 
 
 def runtime_context(effective: Effective, *, env: Mapping[str, str] | None = None, cwd: Path | None = None,
-                    registry: Registry | None = None, skills: Sequence[Skill] = ()) -> RuntimeContext:
+                    registry: Registry | None = None, skills: Sequence[Skill] = (),
+                    extra_tools: Sequence[str] = ()) -> RuntimeContext:
     """What tools may know: the workspace, limits, environment, the saved-output folder, and the text
-    read on demand (the ``registry``'s tools' docs, the ``skills``)."""
+    read on demand (the ``registry``'s tools' docs, the ``skills``); and what guards them: the variables
+    kept from them, the paths where a write runs code, and (for a project that needed trust) the check
+    every module an entry point imports from the project must pass."""
     workspace = Path(effective.get("workspace") or cwd or Path.cwd())
     if not workspace.is_dir():
         raise ConfigError(f"the workspace {workspace} is not a folder")
     return RuntimeContext(
         workspace=workspace, settings=tool_settings(effective), host_env=dict(os.environ if env is None else env),
-        protected_env=protected_env_names(effective), spill_dir=session_spill_dir(keep=SessionStore().has),
+        protected_env=protected_env_names(effective), env_scrub=env_scrub_rules(effective),
+        code_check=code_check(effective) if needs_trust(effective) else None,
+        protected_paths=protected_paths(effective, list(extra_tools), cwd),
+        spill_dir=session_spill_dir(keep=SessionStore().has),
         tool_docs={t.name: t.docs for t in registry or () if t.docs is not None},
         skills={skill.name: skill for skill in skills},
     )

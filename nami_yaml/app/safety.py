@@ -14,6 +14,7 @@ from nami_yaml.app.dry_run import DryRun
 from nami_yaml.app.project import Project
 from nami_yaml.config.trust import needs_trust
 from nami_yaml.policy.approval import Approver, build_asker
+from nami_yaml.policy.permissions import CodeWrites
 from nami_yaml.policy.session import SessionApprovals
 from nami_yaml.session.store import new_session_id
 
@@ -54,6 +55,7 @@ class Safeguards:
                  approve_risks: Collection[str] = (), dry_run: bool = False, session_id: str | None = None,
                  via: str = "api", on_error: Callable[[str], None] | None = None):
         self.policy = project_policy(project)
+        self.code_writes = CodeWrites(project.settings.get("permissions"))
         self.approvals = SessionApprovals()  # "yes for this tool with these values", for this agent's life
         self.dry_run = DryRun() if dry_run else None
         self._session_id = session_id or new_session_id()
@@ -73,7 +75,7 @@ class Safeguards:
             self.audit.context.session = value
 
     def hooks(self, before_tool: Sequence[BeforeTool] = ()) -> Hooks:
-        guards: list[BeforeTool] = [self.policy, *before_tool]
+        guards: list[BeforeTool] = [self.policy, self.code_writes, *before_tool]
         recorders: list[AfterTool] = []
         if self.audit is not None:
             guards.append(self.audit.before_tool)

@@ -59,7 +59,7 @@ def start_tool_servers(project: Project) -> ToolServers:
 
     ctx = project.context
     servers = McpServers(specs, workspace=ctx.workspace, host_env=ctx.host_env, protected_env=ctx.protected_env,
-                         log_dir=default_state_dir() / "mcp")
+                         scrub=ctx.env_scrub, log_dir=default_state_dir() / "mcp")
     started = ToolServers(servers)
     servers.start()
     tools = []

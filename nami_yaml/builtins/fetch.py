@@ -22,11 +22,12 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import quote, urljoin
 
-from nami_yaml.builtins.html_text import html_to_text
+from nami_yaml.builtins.html_text import html_to_text_bounded
 from nami_yaml.builtins.netguard import BlockedURL, Target, check_url, parse_allow_entry
 from nami_yaml.errors import ToolError
 from nami_yaml.result import ToolResult
 from nami_yaml.runners.output import truncate_text
+from nami_yaml.runners.process import child_environment
 from nami_yaml.runtime import RuntimeContext, ToolSettings
 
 MAX_REDIRECTS = 5
@@ -184,8 +185,8 @@ def _size_text(resp: http.client.HTTPResponse) -> str:
     return f"{int(length):,} bytes" if length.isdigit() else "size unknown"
 
 
-def _render(resp: http.client.HTTPResponse, url: str, settings: ToolSettings,
-            cancel: threading.Event) -> tuple[str, dict[str, Any]]:
+def _render(resp: http.client.HTTPResponse, url: str, settings: ToolSettings, cancel: threading.Event,
+            deadline: float, env: dict[str, str] | None) -> tuple[str, dict[str, Any]]:
     declared = resp.headers.get("Content-Type")
     content_type = resp.headers.get_content_type() if declared else ""
     if content_type and not _is_text(content_type):
@@ -199,7 +200,11 @@ def _render(resp: http.client.HTTPResponse, url: str, settings: ToolSettings,
     html = content_type in ("text/html", "application/xhtml+xml") or sniffed_html
     text = body.decode(_charset(resp, body, html), errors="replace")
     if html:
-        text = html_to_text(text, base_url=url)
+        try:
+            # In a child process within what is left of the time budget: parsing can be quadratic.
+            text = html_to_text_bounded(text, url, timeout=_remaining(deadline), cancel=cancel, env=env)
+        except ValueError as exc:
+            raise ToolError(f"{url} returned HTML that could not be turned into text: {exc}") from None
     info = {"content_type": declared or "", "bytes": len(body), "cut_at_max_bytes": truncated,
             "chars": len(text)}
     return text, info
@@ -216,7 +221,7 @@ def _result(url: str, final: str, resp: http.client.HTTPResponse, text: str, inf
                      "the document is cut off")
     spill = None
     if len(text) > settings.max_output:
-        text, spill = truncate_text(text, settings.max_output, spill_dir)
+        text, spill = truncate_text(text, settings.max_output, spill_dir, settings.max_saved_output)
     ok = 200 <= resp.status < 300
     # "truncated" tells the entry-point runner the text is already capped (and saved whole in spill_path).
     details = {"url": url, "final_url": final, "status": resp.status, "redirects": chain, **info,
@@ -239,8 +244,8 @@ def _check(url: str, previous: Target | None, source: str | None, settings: Tool
     return target
 
 
-def _one_hop(target: Target, settings: ToolSettings, cancel: threading.Event,
-             deadline: float) -> str | tuple[http.client.HTTPResponse, str, dict[str, Any]]:
+def _one_hop(target: Target, settings: ToolSettings, cancel: threading.Event, deadline: float,
+             env: dict[str, str] | None) -> str | tuple[http.client.HTTPResponse, str, dict[str, Any]]:
     """One GET: the absolute URL it redirects to, or the response with its rendered text."""
     with _Watchdog(deadline, cancel) as dog:
         try:
@@ -254,7 +259,7 @@ def _one_hop(target: Target, settings: ToolSettings, cancel: threading.Event,
             location = resp.headers.get("Location")
             if resp.status in _REDIRECT_CODES and location:
                 return urljoin(target.url, quote(location.strip(), safe=_URL_SAFE))
-            text, info = _render(resp, target.url, settings, cancel)
+            text, info = _render(resp, target.url, settings, cancel, deadline, env)
             if dog.fired:  # a shut-down socket reads as a normal end of the body
                 raise InterruptedError if dog.fired == "cancelled" else TimeoutError
             return resp, text, info
@@ -276,13 +281,14 @@ def fetch_url(url: str, *, ctx: RuntimeContext | None = None) -> ToolResult:
         except ValueError as exc:
             raise ToolError(f"tools.fetch_url.allow_hosts in agent.yaml is invalid: {exc}") from None
     deadline = time.monotonic() + settings.fetch_timeout
+    env = None if ctx is None else child_environment(ctx.host_env, protected=ctx.protected_env, scrub=ctx.env_scrub)
     current, chain, previous = url.strip(), [], None
     for _ in range(MAX_REDIRECTS + 1):
         if cancel.is_set():
             raise ToolError(f"fetching {current} was cancelled")
         try:
             target = _check(current, previous, chain[-1] if chain else None, settings, deadline)
-            outcome = _one_hop(target, settings, cancel, deadline)
+            outcome = _one_hop(target, settings, cancel, deadline, env)
         except TimeoutError:
             raise ToolError(f"fetching {current} timed out after {settings.fetch_timeout:g}s "
                             "(tools.fetch_url.timeout)") from None

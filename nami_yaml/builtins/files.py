@@ -5,13 +5,19 @@ from __future__ import annotations
 import contextlib
 import difflib
 import os
-import re
 import secrets
 import stat
 from pathlib import Path
 from typing import BinaryIO
 
-from nami_yaml.builtins.workspace import display_path, resolve_path
+from nami_yaml.builtins.edit_hint import not_found_message
+from nami_yaml.builtins.workspace import (
+    changed_error,
+    display_path,
+    open_folder,
+    open_regular_file,
+    resolve_path,
+)
 from nami_yaml.errors import ToolError
 from nami_yaml.result import ToolResult
 from nami_yaml.runtime import RuntimeContext
@@ -26,7 +32,6 @@ BINARY_SNIFF_BYTES = 8192
 UTF8_BOM = b"\xef\xbb\xbf"
 # Bytes pulled per readline(): bounds memory on a file with no newlines (a sparse hole, a minified blob).
 _CHUNK = 64 * 1024
-_NUMBERED = re.compile(r"^\s*\d+\t")
 # atomic_write's temporary file: TEMP_PREFIX + 8 hex digits + TEMP_SUFFIX, next to the target.
 TEMP_PREFIX = ".nami-"
 TEMP_SUFFIX = ".tmp"
@@ -42,9 +47,9 @@ def read_file(path: str, offset: int = 1, limit: int = READ_MAX_LINES, *, ctx: R
         raise ToolError("offset and limit must be at least 1")
     limit = min(limit, READ_MAX_LINES)
     byte_budget = max(1000, min(READ_MAX_BYTES, ctx.settings.max_output) - 500)
-    size = target.stat().st_size
 
-    with open(target, "rb") as f:
+    with os.fdopen(_open_checked(path, target, shown), "rb") as f:
+        size = os.fstat(f.fileno()).st_size
         if b"\x00" in f.read(BINARY_SNIFF_BYTES):
             raise ToolError(f"{shown} looks like a binary file ({size:,} bytes, NUL bytes in its first "
                             "8 KB); read_file only shows text")
@@ -128,6 +133,16 @@ def _more_note(offset: int, last: int, size: int, *, reason: str) -> str:
             f"Use offset={last + 1} to continue.]")
 
 
+def _open_checked(path: str, target: Path, shown: str, doing: str = "read") -> int:
+    """The checked file itself, opened without following links (see workspace.open_regular_file)."""
+    try:
+        return open_regular_file(target, shown=shown, doing=doing)
+    except FileNotFoundError:
+        raise ToolError(f"file not found: {path}") from None
+    except PermissionError:
+        raise ToolError(f"permission denied: {path}") from None
+
+
 def _require_regular_file(path: str, target: Path) -> None:
     try:
         mode = target.stat().st_mode
@@ -146,54 +161,61 @@ def _require_regular_file(path: str, target: Path) -> None:
 def write_file(path: str, content: str, *, ctx: RuntimeContext) -> ToolResult:
     target = resolve_path(ctx, path, write=True)
     shown = display_path(ctx, target)
-    existed = os.path.lexists(target)
-    if existed and not target.is_file():
-        raise ToolError(f"{path} exists and is not a regular file; refusing to replace it")
     data = content.encode("utf-8", errors="surrogateescape")
-    atomic_write(target, data, shown=shown)
+    existed = atomic_write(target, data, shown=shown)
     lines = content.count("\n") + (0 if content.endswith("\n") or not content else 1)
     verb = "Overwrote" if existed else "Created"
     return ToolResult(f"{verb} {shown} ({len(data):,} bytes, {lines} lines).",
                       details={"path": shown, "bytes": len(data), "created": not existed})
 
 
-def require_writable(target: Path, shown: str) -> None:
-    """Refuse to replace an existing file the user may not write to (a read-only file, say 0444).
+def atomic_write(target: Path, data: bytes, *, shown: str | None = None) -> bool:
+    """Replace ``target`` with ``data`` so that a crash at any moment leaves the old or the new file;
+    returns whether a file was replaced (False: created).
 
-    The rename in atomic_write needs only write permission on the folder, so without this check it would
-    replace a file that an ordinary write could not open. (``os.access`` speaks for the real user: as root
-    the permission bits do not stop writes, as with any other program run as root.)
+    ``target`` is a path ``resolve_path`` returned. Its folder is reached without following links
+    (workspace.open_folder, which creates missing folders), and everything happens inside that folder's
+    descriptor: a temporary file written and fsynced there, renamed over the target (same folder, so
+    atomic), the folder fsynced. A folder swapped for a link meanwhile is refused, never followed. An
+    existing file keeps its mode (and owner, when allowed); one that is not a regular file, or without
+    write permission, is refused (the rename needs only write permission on the folder, so it would
+    otherwise replace a read-only file). ``shown`` names the file in errors.
     """
-    if os.path.lexists(target) and not os.access(target, os.W_OK):
-        raise ToolError(f"{shown} is read-only (no write permission); refusing to replace it. Ask the user "
-                        "to change its permissions if it should be changed")
-
-
-def atomic_write(target: Path, data: bytes, *, shown: str | None = None) -> None:
-    """Replace ``target`` with ``data`` so that a crash at any moment leaves the old or the new file.
-
-    Write a temporary file in the same folder (same filesystem, so the rename is atomic), fsync it, rename
-    it over the target, fsync the folder. An existing file keeps its mode (and owner, when allowed); one
-    without write permission is refused (require_writable). ``target`` must already be boundary-checked;
-    missing parents are created here. ``shown`` names the file in errors.
-    """
-    require_writable(target, shown or str(target))
+    shown = shown or str(target)
     try:
-        target.parent.mkdir(parents=True, exist_ok=True)
+        folder = open_folder(target.parent, create=True, shown=shown, doing="written")
     except OSError as exc:
         raise ToolError(f"cannot create folder {target.parent}: {exc.strerror or exc}") from None
     try:
-        old = target.stat()
+        return _replace_in(folder, target.name, data, shown)
+    finally:
+        os.close(folder)
+
+
+def _replace_in(folder: int, name: str, data: bytes, shown: str) -> bool:
+    try:
+        old = os.stat(name, dir_fd=folder, follow_symlinks=False)
     except FileNotFoundError:
         old = None
+    if old is not None:
+        if stat.S_ISLNK(old.st_mode):  # resolve_path resolved links: this one was swapped in since
+            raise changed_error(shown, "written")
+        if not stat.S_ISREG(old.st_mode):
+            raise ToolError(f"{shown} exists and is not a regular file; refusing to replace it")
+        # os.access speaks for the real user: as root the permission bits do not stop writes, as with
+        # any other program run as root.
+        if not os.access(name, os.W_OK, dir_fd=folder, follow_symlinks=False):
+            raise ToolError(f"{shown} is read-only (no write permission); refusing to replace it. Ask the user "
+                            "to change its permissions if it should be changed")
     # A short fixed-length name, not derived from the target's: any name the file system allows for the
     # target (up to 255 bytes) must work, and ".<name>.<random>" would exceed that limit.
-    tmp = target.with_name(f"{TEMP_PREFIX}{secrets.token_hex(4)}{TEMP_SUFFIX}")
+    tmp = f"{TEMP_PREFIX}{secrets.token_hex(4)}{TEMP_SUFFIX}"
     # 0o666 lets the umask shape a new file's mode exactly as an ordinary create would.
+    flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | getattr(os, "O_CLOEXEC", 0)
     try:
-        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_CLOEXEC", 0), 0o666)
+        fd = os.open(tmp, flags, 0o666, dir_fd=folder)
     except OSError as exc:
-        raise ToolError(f"cannot write in {target.parent}: {exc.strerror or exc}") from None
+        raise ToolError(f"cannot write in the folder of {shown}: {exc.strerror or exc}") from None
     try:
         with os.fdopen(fd, "wb") as f:
             if old is not None:
@@ -205,21 +227,18 @@ def atomic_write(target: Path, data: bytes, *, shown: str | None = None) -> None
                 f.write(view[start:start + (1 << 20)])
             f.flush()
             os.fsync(f.fileno())
-        os.replace(tmp, target)
+        os.replace(tmp, name, src_dir_fd=folder, dst_dir_fd=folder)
     except BaseException:
         with contextlib.suppress(OSError):
-            os.unlink(tmp)
+            os.unlink(tmp, dir_fd=folder)
         raise
-    _fsync_dir(target.parent)
-
-
-def _fsync_dir(folder: Path) -> None:
     with contextlib.suppress(OSError):
-        fd = os.open(folder, os.O_RDONLY)
+        synced = os.open(".", os.O_RDONLY | os.O_DIRECTORY, dir_fd=folder)
         try:
-            os.fsync(fd)
+            os.fsync(synced)
         finally:
-            os.close(fd)
+            os.close(synced)
+    return old is not None
 
 
 # ---------------------------------------------------------------- edit_file
@@ -229,10 +248,14 @@ def edit_file(path: str, old_text: str, new_text: str, replace_all: bool = False
     target = resolve_path(ctx, path, write=True)
     shown = display_path(ctx, target)
     _require_regular_file(path, target)
-    require_writable(target, shown)
-    if target.stat().st_size > EDIT_MAX_BYTES:
-        raise ToolError(f"{shown} is larger than {EDIT_MAX_BYTES:,} bytes; edit_file will not rewrite it")
-    raw = target.read_bytes()
+    with os.fdopen(_open_checked(path, target, shown, doing="edited"), "rb") as f:
+        info = os.fstat(f.fileno())
+        if info.st_size > EDIT_MAX_BYTES:
+            raise ToolError(f"{shown} is larger than {EDIT_MAX_BYTES:,} bytes; edit_file will not rewrite it")
+        if not os.access(target, os.W_OK):  # checked again, in the folder, when writing
+            raise ToolError(f"{shown} is read-only (no write permission); refusing to replace it. Ask the user "
+                            "to change its permissions if it should be changed")
+        raw = f.read(EDIT_MAX_BYTES + 1)
     if b"\x00" in raw[:BINARY_SNIFF_BYTES]:
         raise ToolError(f"{shown} looks like a binary file; edit_file only edits text")
     if not old_text:
@@ -255,7 +278,7 @@ def edit_file(path: str, old_text: str, new_text: str, replace_all: bool = False
 
     starts = _find_all(text, old)
     if not starts:
-        raise ToolError(_not_found(text, old, shown))
+        raise ToolError(not_found_message(text, old, shown))
     line_numbers = [text.count("\n", 0, i) + 1 for i in starts]
     if len(starts) > 1 and not replace_all:
         listed = ", ".join(str(n) for n in line_numbers[:20]) + (", ..." if len(starts) > 20 else "")
@@ -278,74 +301,6 @@ def _find_all(text: str, needle: str) -> list[int]:
         found.append(at)
         at = text.find(needle, at + len(needle))
     return found
-
-
-def _not_found(text: str, old: str, shown: str) -> str:
-    """An error that tells the model what is actually in the file near what it asked for."""
-    msg = f"old_text was not found in {shown}."
-    old_lines = old.strip("\n").split("\n")
-    if all(_NUMBERED.match(line) for line in old_lines if line.strip()):
-        msg += (" It seems to include the line-number prefixes that read_file adds; "
-                "send the file text only, without the number and tab.")
-    file_lines = text.split("\n")
-    spot = _whitespace_match(file_lines, old_lines)
-    if spot is not None:
-        verb = "matches" if len(old_lines) == 1 else "match"
-        return (f"{msg} {_span(spot, len(old_lines))} {verb} it when whitespace is ignored, so the difference is "
-                "only in indentation, tabs or trailing spaces. The exact text there is:\n"
-                f"{_numbered(file_lines, spot, len(old_lines))}")
-    best = _nearest(file_lines, old_lines)
-    if best is None:
-        return msg + " Nothing similar was found; read the file again with read_file and copy the text exactly."
-    start, ratio = best
-    return (f"{msg} The most similar text ({ratio:.0%} similar) is at {_span(start, len(old_lines)).lower()}:\n"
-            f"{_numbered(file_lines, start, len(old_lines))}\n"
-            "Copy the text exactly (read_file shows it), then retry.")
-
-
-def _span(start: int, count: int) -> str:
-    return f"Line {start + 1}" if count == 1 else f"Lines {start + 1}-{start + count}"
-
-
-def _whitespace_match(file_lines: list[str], old_lines: list[str]) -> int | None:
-    norm_old = [" ".join(line.split()) for line in old_lines]
-    k = len(norm_old)
-    if not any(norm_old):
-        return None
-    norm_file = [" ".join(line.split()) for line in file_lines]
-    for i in range(len(norm_file) - k + 1):
-        window = norm_file[i:i + k]
-        if k == 1:
-            if norm_old[0] in window[0]:
-                return i
-        elif (window[0].endswith(norm_old[0]) and window[1:-1] == norm_old[1:-1]
-              and window[-1].startswith(norm_old[-1])):
-            return i
-    return None
-
-
-def _nearest(file_lines: list[str], old_lines: list[str]) -> tuple[int, float] | None:
-    if len(file_lines) > 5000 or len(old_lines) > 60:
-        return None  # too costly to compare; the plain message still helps
-    k = len(old_lines)
-    target = "\n".join(old_lines)
-    best: tuple[int, float] | None = None
-    matcher = difflib.SequenceMatcher(autojunk=False)
-    matcher.set_seq2(target)
-    for i in range(max(1, len(file_lines) - k + 1)):
-        matcher.set_seq1("\n".join(file_lines[i:i + k]))
-        floor = best[1] if best else 0.5
-        if matcher.real_quick_ratio() <= floor or matcher.quick_ratio() <= floor:
-            continue
-        ratio = matcher.ratio()
-        if ratio > floor:
-            best = (i, ratio)
-    return best
-
-
-def _numbered(lines: list[str], start: int, count: int) -> str:
-    shown = lines[start:start + min(count, 40)]
-    return "\n".join(f"{start + n + 1:>6}\t{line}" for n, line in enumerate(shown))
 
 
 def _short_diff(before: str, after: str, shown: str) -> str:

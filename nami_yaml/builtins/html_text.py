@@ -7,9 +7,17 @@ reader never sees (scripts, styles, the head, inline SVG).
 
 from __future__ import annotations
 
+import os
 import re
+import tempfile
+import threading
 from html.parser import HTMLParser
+from pathlib import Path
+from typing import Any
 from urllib.parse import urljoin
+
+from nami_yaml.runners.process import child_environment
+from nami_yaml.runners.pychild import ChildFailed, call_in_child
 
 _SKIP = {"script", "style", "noscript", "svg", "head", "template", "iframe", "object", "canvas"}
 # Anything else opening while we sit in <head> means the author never closed it.
@@ -161,6 +169,36 @@ class _TextParser(HTMLParser):
             text = text.lstrip()
         if text:
             self._cur.append(text)
+
+
+def html_to_text_bounded(html: str, base_url: str | None, *, timeout: float, cancel: threading.Event,
+                         env: dict[str, str] | None = None, cwd: Path | None = None) -> str:
+    """``html_to_text`` in a child process killed after ``timeout`` seconds or on ``cancel``.
+
+    html.parser rescans to the end of the document at every ``<`` that starts no complete tag, so a page
+    of ``<a x`` repeated is quadratic (80 KB took 20 s) and holds the GIL. Raises TimeoutError,
+    InterruptedError, or ValueError with the parser's complaint for a page it cannot read.
+    """
+    try:
+        reply = call_in_child(
+            "nami_yaml.builtins.html_text:html_child", {"html": html, "base_url": base_url}, timeout=timeout,
+            cancel=cancel, env=env if env is not None else child_environment(os.environ),
+            cwd=cwd or Path(tempfile.gettempdir()),
+            # JSON escapes non-ASCII text (up to 12 bytes for a character past U+FFFF); links may add their URLs.
+            max_output=12 * len(html) + 65_536)
+    except ChildFailed as exc:
+        raise ValueError(str(exc)) from None
+    if "error" in reply:
+        raise ValueError(reply["error"])
+    return str(reply["text"])
+
+
+def html_child(request: dict[str, Any]) -> dict[str, str]:
+    """The child's side of html_to_text_bounded."""
+    try:
+        return {"text": html_to_text(request["html"], base_url=request["base_url"])}
+    except Exception as exc:  # html.parser asserts on some malformed markup (`<![‹![`)
+        return {"error": f"{type(exc).__name__}: {exc}"}
 
 
 def html_to_text(html: str, base_url: str | None = None) -> str:

@@ -40,7 +40,14 @@ def read_docs(name: str, source: DocSource, ctx: RuntimeContext) -> ToolResult:
     assert source.command is not None
     invocation = build_invocation(name, list(source.command), source.options, ctx, stdin=None,
                                   label=f"docs of {name}")
-    return invocation.run()
+    result = invocation.run()
+    details = result.details
+    printed = bool(result.streams and (result.streams.stdout or result.streams.stderr))
+    if not result.ok and printed and not details.get("timed_out") and not details.get("interrupted"):
+        # Help commands often exit non-zero after printing their help (`git log -h` exits 129): the text
+        # is what was asked for. The exit code stays in the content.
+        result.ok = True
+    return result
 
 
 def skill(name: str, *, ctx: RuntimeContext) -> str:

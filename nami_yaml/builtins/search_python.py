@@ -4,72 +4,59 @@ holds the GIL, which no Ctrl-C or timeout can break, and even plain ``(a+)+$`` c
 
 from __future__ import annotations
 
-import json
 import re
 import sys
 from collections.abc import Callable, Iterator
 from pathlib import Path
+from typing import Any
 
 from nami_yaml.builtins.search_found import ENGINE_OUTPUT_CAP, Found
 from nami_yaml.builtins.search_regex import compile_regex
 from nami_yaml.builtins.search_walk import MAX_FILE_BYTES, Walk, compile_glob, is_binary
 from nami_yaml.builtins.workspace import display_path
 from nami_yaml.errors import ToolError
-from nami_yaml.runners.process import ProcessRequest, child_environment, run_process
+from nami_yaml.runners.process import child_environment
+from nami_yaml.runners.pychild import ChildFailed, call_in_child
 from nami_yaml.runtime import RuntimeContext
-
-# The child imports this module; its folder's parent is appended so that works from a source checkout too.
-# -I: no PYTHON* variables, no user site, and not the working folder (the workspace) on sys.path.
-_CHILD = ("import sys; sys.path.append(sys.argv[1]); "
-          "from nami_yaml.builtins.search_python import _grep_child_main; _grep_child_main()")
-_PACKAGE_PARENT = str(Path(__file__).resolve().parents[2])
 
 
 def grep_in_child(pattern: str, target: Path, glob: str | None, ctx: RuntimeContext) -> Found:
     """_grep_python in a child process: a catastrophic backtrack in ``re`` never ends and holds the GIL,
     but a child is killed (with its process group) by the tool timeout or the cancel switch."""
-    if not sys.executable:
-        raise ToolError("grep cannot run: ripgrep (rg) is not installed and no Python interpreter is known")
     request = {"pattern": pattern, "target": str(target), "glob": glob, "workspace": str(ctx.workspace),
                "spill_dir": str(ctx.spill_dir)}
     timeout = ctx.settings.default_timeout
-    result = run_process(ProcessRequest(
-        argv=[sys.executable, "-I", "-c", _CHILD, _PACKAGE_PARENT], cwd=ctx.workspace,
-        env=child_environment(ctx.host_env, protected=ctx.protected_env),
-        stdin=json.dumps(request).encode(), timeout=timeout, max_output=ENGINE_OUTPUT_CAP, spill_dir=None,
-        cancel=ctx.cancel))
-    if result.interrupted:
-        raise ToolError("search stopped: interrupted")
-    if result.timed_out:
+    try:
+        reply = call_in_child(
+            "nami_yaml.builtins.search_python:grep_child", request, timeout=timeout, cancel=ctx.cancel,
+            env=child_environment(ctx.host_env, protected=ctx.protected_env, scrub=ctx.env_scrub),
+            cwd=ctx.workspace, max_output=ENGINE_OUTPUT_CAP)
+    except InterruptedError:
+        raise ToolError("search stopped: interrupted") from None
+    except TimeoutError:
         raise ToolError(f"search stopped: timed out after {timeout:g} s. Without ripgrep, patterns run on "
                         "Python's backtracking engine, where nested repetition such as (a+)+ or (a|a)* can "
-                        "take practically forever on some lines: simplify the pattern or narrow the path")
-    try:
-        reply = json.loads(result.stdout)
-    except ValueError:
-        reply = None
-    if result.exit_code != 0 or result.truncated or not isinstance(reply, dict):
-        detail = result.stderr.strip().splitlines()[-1:] or [f"exit code {result.exit_code}"]
-        raise ToolError(f"search failed: {detail[0]}")
+                        "take practically forever on some lines: simplify the pattern or narrow the path") from None
+    except ChildFailed as exc:
+        if not sys.executable:
+            raise ToolError("grep cannot run: ripgrep (rg) is not installed and no Python interpreter is known") from None
+        raise ToolError(f"search failed: {exc}") from None
     if "error" in reply:
         raise ToolError(reply["error"])
     return Found(lines=reply["lines"], total=reply["total"], files=reply["files"],
                  incomplete=reply["incomplete"])
 
 
-def _grep_child_main() -> None:
-    """The child's side of grep_in_child: the request as JSON on stdin, the Found as JSON on stdout."""
-    request = json.load(sys.stdin)
+def grep_child(request: dict[str, Any]) -> dict[str, Any]:
+    """The child's side of grep_in_child: the request in, the Found (or an error) out."""
     ctx = RuntimeContext(workspace=Path(request["workspace"]), spill_dir=Path(request["spill_dir"]))
     try:
         glob = request["glob"]
         found = _grep_python(compile_regex(request["pattern"]), Path(request["target"]),
                              compile_glob(glob) if glob else None, ctx)
-        reply: dict[str, object] = {"lines": found.lines, "total": found.total, "files": found.files,
-                                    "incomplete": found.incomplete}
     except ToolError as exc:
-        reply = {"error": str(exc)}
-    json.dump(reply, sys.stdout)
+        return {"error": str(exc)}
+    return {"lines": found.lines, "total": found.total, "files": found.files, "incomplete": found.incomplete}
 
 
 def _grep_python(rx: re.Pattern[str], target: Path, matcher: Callable[[str], bool] | None,

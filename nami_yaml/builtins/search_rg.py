@@ -47,7 +47,7 @@ def _rg_target(target: Path, ctx: RuntimeContext) -> str:
 
 def _run_rg(argv: list[str], ctx: RuntimeContext) -> tuple[int | None, str, str, bool]:
     result = run_process(ProcessRequest(
-        argv=argv, cwd=ctx.workspace, env=child_environment(ctx.host_env, protected=ctx.protected_env),
+        argv=argv, cwd=ctx.workspace, env=child_environment(ctx.host_env, protected=ctx.protected_env, scrub=ctx.env_scrub),
         timeout=ctx.settings.default_timeout, max_output=ENGINE_OUTPUT_CAP, spill_dir=None, cancel=ctx.cancel))
     if result.timed_out or result.interrupted:
         raise ToolError("search stopped: " + ("timed out" if result.timed_out else "interrupted"))

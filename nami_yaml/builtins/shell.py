@@ -23,7 +23,7 @@ def bash(command: str, timeout: float | None = None, *, ctx: RuntimeContext) -> 
     if wanted <= 0:
         raise ToolError("timeout must be a positive number of seconds")
     limit = min(wanted, settings.bash_max_timeout)
-    invocation = build_invocation("bash", [shell, "-c", command],
+    invocation = build_invocation("bash", [shell, "-c", "--", command],
                                   ProcessOptions(timeout=limit, max_output=settings.max_output), ctx, stdin=None)
     result = invocation.run()
     capped = wanted > limit

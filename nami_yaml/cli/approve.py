@@ -13,7 +13,7 @@ from typing import Any, TextIO
 
 from nami_yaml.agent.hooks import Decision
 from nami_yaml.agent.toolbox import PreparedCall
-from nami_yaml.display import visible
+from nami_yaml.display import visible, visible_line
 from nami_yaml.policy.approval import ApprovalRequest, Approver
 
 MAX_LINES_SHOWN = 60
@@ -41,13 +41,16 @@ def approval_text(call: PreparedCall) -> str:
     and control characters are shown escaped so a value cannot repaint the prompt."""
     plan = call.plan()
     lines = [f"{call.risk} tool {call.name} wants to run:"]
+    reason = getattr(call, "risk_reason", None)
+    if reason:  # a write raised to exec: say why before what
+        lines.append(f"  (exec approval: it {visible(reason)})")
     if "argv" in plan:
         argv = plan["argv"]
         if call.kind == "script":
             lines.append("  the tool's bash script, with arguments:")
             lines.extend(arguments_view(call.arguments, shorten=False))
         else:
-            lines.append(f"  {visible(shlex.join(argv))}")
+            lines.append(f"  {visible_line(shlex.join(argv))}")  # a newline in a value cannot fake a line
         lines.append(f"  in {visible(plan['cwd'])}")
         if plan.get("stdin") is not None:
             lines.append("  with stdin:")

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 import os
 from collections import Counter
 from pathlib import Path
@@ -16,6 +15,7 @@ from nami_yaml.config.mcp_servers import server_specs
 from nami_yaml.config.settings import mask
 from nami_yaml.config.toolset import build_registry, check_toolset
 from nami_yaml.config.trust import remember, summary, trust_state
+from nami_yaml.display import safe_json, visible_line
 from nami_yaml.errors import ERROR, ConfigError, SpecError
 from nami_yaml.policy.layers import rule_problems
 from nami_yaml.registry.draft import Host
@@ -88,8 +88,8 @@ def _plural(count: int, noun: str) -> str:
 
 def _print_json(problems: list[dict[str, object]], tools: int | None) -> None:
     errors = sum(p["severity"] == ERROR for p in problems)
-    click.echo(json.dumps({"ok": errors == 0, "errors": errors, "warnings": len(problems) - errors,
-                           "tools": tools, "problems": problems}, indent=2, ensure_ascii=False))
+    click.echo(safe_json({"ok": errors == 0, "errors": errors, "warnings": len(problems) - errors,
+                          "tools": tools, "problems": problems}, indent=2))
 
 
 @click.command("schema")
@@ -117,13 +117,12 @@ def show_config(config: str | None, as_json: bool) -> None:
         line, col = file.doc.position(("rules", index))
         rows[f"rules[{number}]"] = {"value": file.data["rules"][index], "source": f"{file.path}:{line}:{col}"}
     if as_json:
-        click.echo(json.dumps({"config_file": str(path) if path else None, "values": rows}, indent=2, default=str))
+        click.echo(safe_json({"config_file": str(path) if path else None, "values": rows}, indent=2, default=str))
         return
-    click.echo(f"# config file: {path or '(none)'} ({how})")
+    click.echo(visible_line(f"# config file: {path or '(none)'} ({how})"))
     width = max(len(k) for k in rows)
     for key, row in rows.items():
-        click.echo(f"{key:<{width}} = {json.dumps(row['value'], default=str, ensure_ascii=False)}"
-                   f"    # {row['source']}")
+        click.echo(f"{key:<{width}} = {safe_json(row['value'], default=str)}    # {visible_line(str(row['source']))}")
 
 
 @click.command("trust")

@@ -2,14 +2,13 @@
 
 from __future__ import annotations
 
-import json
 import sys
 from typing import Any, TextIO
 
 import click
 
 from nami_yaml.agent.events import HISTORY_EVENTS, ErrorEvent, Event, FinalEvent, usage_dict
-from nami_yaml.display import visible
+from nami_yaml.display import safe_json, visible
 from nami_yaml.errors import NamiError
 from nami_yaml.model.types import Usage
 from nami_yaml.session.show import format_totals
@@ -150,7 +149,8 @@ class JsonRenderer:
         if event.type in HISTORY_EVENTS:  # whole messages, for session files; not part of the event stream
             return
         self.finished = self.finished or event.type == "final"
-        self.out.write(json.dumps(event.to_json(), ensure_ascii=False, default=str) + "\n")
+        # Control characters from the model or a tool stay \u escapes: the same JSON, nothing live on a terminal.
+        self.out.write(safe_json(event.to_json(), default=str) + "\n")
         self.out.flush()
 
     def fail(self, exc: BaseException) -> None:

@@ -22,7 +22,9 @@ from nami_yaml.cli.common import (
     load_project,
     tools_option,
 )
+from nami_yaml.cli.completion import complete_session_ids
 from nami_yaml.cli.piped import piped_stdin, with_attached_input
+from nami_yaml.display import visible
 
 STATUS_EXIT = {"answered": EXIT_OK, "error": EXIT_ERROR, "max_steps": EXIT_MAX_STEPS, "max_cost": EXIT_MAX_STEPS,
                "stopped": EXIT_ERROR, "interrupted": EXIT_INTERRUPTED}
@@ -147,6 +149,7 @@ Commands:
 @click.command("chat")
 @agent_options
 @click.option("--resume", is_flag=False, flag_value="", default=None, metavar="[ID]",
+              shell_complete=complete_session_ids,
               help="Continue a saved session: ID (or its start), else the latest of this workspace.")
 @force_option
 @handle_errors
@@ -178,7 +181,7 @@ def chat(**options: Any) -> None:
                 from nami_yaml.cli.tools import first_sentence
 
                 for tool in agent.registry:
-                    click.echo(f"{tool.name:<16} {tool.risk:<5} {first_sentence(tool.description)}")
+                    click.echo(visible(f"{tool.name:<16} {tool.risk:<5} {first_sentence(tool.description)}"))
                 continue
             if text == "/cost":
                 from nami_yaml.session.show import format_totals

@@ -10,6 +10,7 @@ from pathlib import Path
 import click
 
 from nami_yaml.cli.common import handle_errors
+from nami_yaml.cli.completion import complete_session_ids
 from nami_yaml.display import visible
 from nami_yaml.errors import NamiError
 from nami_yaml.session.export import export_html
@@ -73,7 +74,7 @@ def sessions_group(context: click.Context, here: bool, limit: int, as_json: bool
 
 
 @sessions_group.command("show")
-@click.argument("session_id", metavar="ID")
+@click.argument("session_id", metavar="ID", shell_complete=complete_session_ids)
 @handle_errors
 def show(session_id: str) -> None:
     """Print session ID (or a unique start of it) readably: messages, tool calls, results, usage."""
@@ -83,7 +84,7 @@ def show(session_id: str) -> None:
 
 
 @sessions_group.command("export")
-@click.argument("session_id", metavar="ID")
+@click.argument("session_id", metavar="ID", shell_complete=complete_session_ids)
 @click.option("--html", "html_file", required=True, type=click.Path(dir_okay=False), metavar="FILE",
               help="Write one self-contained HTML page (loads nothing from the network).")
 @handle_errors

@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import os
 import shlex
+import sys
 from typing import Any
 
 import click
@@ -23,7 +24,7 @@ from nami_yaml.cli.common import (
     tools_option,
 )
 from nami_yaml.cli.completion import complete_library_groups, complete_tool_names
-from nami_yaml.display import visible
+from nami_yaml.display import safe_json, visible, visible_line
 from nami_yaml.errors import SpecError
 from nami_yaml.registry.executor import PreparedToolCall
 from nami_yaml.registry.library import LIBRARY_ROOT, LibraryGroup, library_catalog
@@ -58,7 +59,7 @@ def print_tools(project: Project, as_json: bool) -> None:
         rows = [{"name": t.name, "risk": t.risk, "runner": t.runner.kind, "builtin": t.builtin,
                  "source": t.source, "description": t.description, "parameters": t.parameters,
                  **({"server": t.runner.server} if isinstance(t.runner, McpRunner) else {})} for t in registry]
-        click.echo(json.dumps(rows, indent=2, ensure_ascii=False))
+        click.echo(safe_json(rows, indent=2))
         return
     width = max((len(t.name) for t in registry), default=4)
     for tool in registry:
@@ -87,7 +88,7 @@ def show_one(project: Project, name: str, as_json: bool) -> None:
     tool = registry.get(name)
     if tool is None:
         fail(f"nami: {registry.unknown(name)}", EXIT_USAGE)
-    definition = json.dumps(tool.definition(), indent=2, ensure_ascii=False)
+    definition = safe_json(tool.definition(), indent=2)
     if as_json:
         click.echo(definition)
         return
@@ -144,7 +145,7 @@ def call_one(project: Project, name: str, assignments: tuple[str, ...], args_jso
 
     result = call_by_hand(project, name, arguments, approve=terminal_approver(), assume_yes=assume_yes).result
     if as_json:
-        click.echo(json.dumps(result_json(result), indent=2, ensure_ascii=False))
+        click.echo(safe_json(result_json(result), indent=2))
     else:
         print_result(result)
     raise SystemExit(EXIT_OK if result.ok else EXIT_ERROR)
@@ -153,12 +154,12 @@ def call_one(project: Project, name: str, assignments: tuple[str, ...], args_jso
 def show_dry_run(project: Project, name: str, arguments: dict[str, Any], as_json: bool) -> None:
     prepared = project.executor().prepare(name, arguments)
     if not isinstance(prepared, PreparedToolCall):
-        click.echo(prepared.content, err=True)
+        click.echo(visible(prepared.content), err=True)
         raise SystemExit(EXIT_ERROR)
     decision = dry_run_decision(project, prepared)
     if as_json:
-        click.echo(json.dumps({"tool": prepared.name, "risk": prepared.risk, "plan": prepared.plan(),
-                               "decision": decision}, indent=2, ensure_ascii=False))
+        click.echo(safe_json({"tool": prepared.name, "risk": prepared.risk, "plan": prepared.plan(),
+                              "decision": decision}, indent=2))
         return
     click.echo(format_plan(prepared))
     click.echo(visible(f"decision: {decision}"))
@@ -197,8 +198,8 @@ def library(groups: tuple[str, ...], as_json: bool) -> None:
              EXIT_USAGE)
     shown = [group for group in catalog if not groups or group.name in groups]
     if as_json:
-        click.echo(json.dumps({"root": str(LIBRARY_ROOT), "groups": [_group_json(g) for g in shown]},
-                              indent=2, ensure_ascii=False))
+        click.echo(safe_json({"root": str(LIBRARY_ROOT), "groups": [_group_json(g) for g in shown]},
+                             indent=2))
         return
     click.echo(f"nami's tool library ({LIBRARY_ROOT})")
     click.echo("Use it in agent.yaml by group or by file:  tools: {library: [git, kubectl/logs]}")
@@ -225,17 +226,27 @@ def result_json(result: ToolResult) -> dict[str, Any]:
 
 
 def print_result(result: ToolResult) -> None:
-    """A process tool's streams where they belong; any other result to stdout, or stderr when it failed."""
+    """A process tool's streams where they belong; any other result to stdout, or stderr when it failed.
+    On a terminal, control characters are shown escaped: the output of a repository's tool, or a fetched
+    page, must not drive the terminal. Redirected, the bytes stay as the tool wrote them."""
     streams = result.streams
     if streams is None:
-        click.echo(result.content, err=not result.ok)
+        _echo(result.content, err=not result.ok)
         return
     if streams.stdout:
-        click.echo(streams.stdout, nl=False)
+        _echo(streams.stdout, nl=False)
     if streams.stderr:
-        click.echo(streams.stderr, nl=False, err=True)
+        _echo(streams.stderr, nl=False, err=True)
     for line in streams.status:
-        click.echo(line, err=True)
+        _echo(line, err=True)
+
+
+def _echo(text: str, *, err: bool = False, nl: bool = True) -> None:
+    stream = sys.stderr if err else sys.stdout
+    if stream.isatty():
+        click.echo(visible(text), err=err, nl=nl)
+    else:  # color=True: click would otherwise strip what looks like a color code from the tool's output
+        click.echo(text, err=err, nl=nl, color=True)
 
 
 def describe_tool(tool: Tool, defaults: ToolSettings) -> list[str]:
@@ -298,26 +309,30 @@ def parse_assignments(tool: Tool | None, assignments: tuple[str, ...]) -> dict[s
 
 
 def format_plan(prepared: PreparedToolCall) -> str:
+    """What would run, every field escaped as in approval prompts: a tool from an untrusted repository
+    must not hide its real command behind terminal escapes (``\\e[2K\\r`` erases the line before it)."""
     plan = prepared.plan()
     lines = [f"tool:    {prepared.name} (risk: {prepared.risk})"]
     if "argv" in plan:
-        lines.append(f"argv:    {shlex.join(plan['argv'])}")
-        lines.append(f"cwd:     {plan['cwd']}")
+        lines.append(f"argv:    {visible_line(shlex.join(plan['argv']))}")
+        lines.append(f"cwd:     {visible_line(plan['cwd'])}")
         lines.append(f"timeout: {plan['timeout']:g} s")
         if plan["stdin"] is None:
             lines.append("stdin:   (closed)")
         else:
             lines.append("stdin:")
-            lines.extend(f"  | {line}" for line in plan["stdin"].splitlines() or [""])
+            lines.extend(f"  | {visible_line(line)}" for line in plan["stdin"].split("\n"))
         for key, value in plan["env_set"].items():
-            lines.append(f"env set: {key}={value if len(value) <= 200 else value[:200] + '…'}")
+            shown = value if len(value) <= 200 else value[:200] + "…"
+            lines.append(f"env set: {visible_line(key)}={visible_line(shown)}")
         if plan["env_removed"]:
-            lines.append(f"env removed: {', '.join(plan['env_removed'])}")
+            lines.append(f"env removed: {visible_line(', '.join(plan['env_removed']))}")
     elif "mcp_server" in plan:
-        lines.append(f"calls:   {plan['mcp_tool']} on MCP server {plan['mcp_server']} ({plan['endpoint']})")
-        lines.append(f"with:    {json.dumps(plan['arguments'], ensure_ascii=False)}")
+        where = f"{plan['mcp_tool']} on MCP server {plan['mcp_server']} ({plan['endpoint']})"
+        lines.append(f"calls:   {visible_line(where)}")
+        lines.append(f"with:    {visible_line(safe_json(plan['arguments']))}")
         lines.append(f"timeout: {plan['timeout']:g} s")
     else:
-        lines.append(f"calls:   {plan['entrypoint']}")
-        lines.append(f"with:    {json.dumps(plan['arguments'], ensure_ascii=False)}")
+        lines.append(f"calls:   {visible_line(plan['entrypoint'])}")
+        lines.append(f"with:    {visible_line(safe_json(plan['arguments']))}")
     return "\n".join(lines)

@@ -13,6 +13,7 @@ from nami_yaml.config.mcp_servers import entry_problems as mcp_entry_problems
 from nami_yaml.config.skills import SKILL_FILE, skill_files
 from nami_yaml.errors import ConfigError, Problem, SpecError
 from nami_yaml.paths import expand_tool_paths, path_for_messages
+from nami_yaml.runtime import xdg_folder
 from nami_yaml.spec.validate import problems_for, validator
 from nami_yaml.spec.yamlpos import Document, parse_yaml, read_source
 
@@ -21,9 +22,7 @@ PATH_KEYS = (("system_file",), ("workspace",))
 
 
 def user_config_path(env: Mapping[str, str] | None = None) -> Path:
-    env = os.environ if env is None else env
-    base = env.get("XDG_CONFIG_HOME") or os.path.join(env.get("HOME", os.path.expanduser("~")), ".config")
-    return Path(base) / "nami" / "config.yaml"
+    return xdg_folder("XDG_CONFIG_HOME", ".config", env) / "nami" / "config.yaml"
 
 
 def find_config(explicit: str | None, env: Mapping[str, str], cwd: Path) -> tuple[Path | None, str]:

@@ -12,6 +12,7 @@ from urllib.parse import urlparse
 
 from nami_yaml.config.files import ConfigFile, find_config, read_config, user_config_path
 from nami_yaml.model.presets import DEFAULT_PRESET, PRESETS, PRICES_AS_OF, get_preset  # plain data, no openai
+from nami_yaml.runtime import EnvScrub
 from nami_yaml.spec.yamlpos import format_path
 
 DEFAULT_BUILTINS = ["read_file", "write_file", "edit_file", "list_dir", "grep", "glob", "bash", "fetch_url"]
@@ -24,7 +25,8 @@ DEFAULTS: dict[str, Any] = {
         "bash": {"timeout": 120, "max_timeout": 600},
         "fetch_url": {"allow_hosts": [], "max_bytes": 5_000_000, "timeout": 30},
     },
-    "limits": {"max_steps": 50, "tool_timeout": 120, "max_output": 50_000, "max_parallel_tools": 4},
+    "limits": {"max_steps": 50, "tool_timeout": 120, "max_output": 50_000, "max_parallel_tools": 4,
+               "max_saved_output": 64_000_000},
     "permissions": {"write": "ask", "exec": "ask"},
     "compaction": {"enabled": True, "threshold": 0.8, "reserve": 4096, "keep_recent": 20_000},
 }
@@ -165,6 +167,11 @@ def load_settings(
         else:
             model["quirks"] = quirks  # the file's quirks on top of the preset's; the source stays the file
 
+    scrub = env_scrub_rules_of(files)
+    if scrub.names or scrub.values:
+        # Every file's patterns, not only the last one's: merging would let a project drop the user's.
+        origin = ", ".join(str(f.path) for f in files if f.data.get("env_scrub"))
+        _set(values, sources, "env_scrub", {"names": list(scrub.names), "values": list(scrub.values)}, origin)
     effective = Effective(values, sources, path, files, found_by=how,
                           user_config=user_file.path if user_file is not None else None)
     effective.api_key, effective.api_key_source = _api_key(model, env, preset)
@@ -210,6 +217,21 @@ def mask(secret: str | None) -> str:
     if not secret:
         return "(unset)"
     return secret[:3] + "…" + secret[-2:] if len(secret) > 8 else "***"
+
+
+def env_scrub_rules_of(files: list[ConfigFile]) -> EnvScrub:
+    names: list[str] = []
+    patterns: list[str] = []
+    for config in files:
+        scrub = config.data.get("env_scrub") or {}
+        names += [n for n in scrub.get("names", []) if n not in names]
+        patterns += [v for v in scrub.get("values", []) if v not in patterns]
+    return EnvScrub(tuple(names), tuple(patterns))
+
+
+def env_scrub_rules(effective: Effective) -> EnvScrub:
+    """The ``env_scrub:`` patterns of every config file (user config and agent.yaml), added together."""
+    return env_scrub_rules_of(effective.files)
 
 
 def protected_env_names(effective: Effective) -> frozenset[str]:

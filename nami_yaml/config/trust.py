@@ -15,8 +15,11 @@ import fcntl
 import hashlib
 import json
 import os
+import stat
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 from nami_yaml.config.mcp_servers import project_files as mcp_server_files
 from nami_yaml.config.mcp_servers import trust_lines as mcp_trust_lines
@@ -43,25 +46,37 @@ def needs_trust(effective: Effective) -> bool:
 
 SKIPPED_FOLDERS = frozenset({".git", "node_modules", ".venv", "venv", ".tox", ".mypy_cache", ".ruff_cache"})
 COMPILED_SUFFIXES = frozenset({".pyc", ".pyo", ".so", ".pyd"})  # Python may run these instead of the .py
-MAX_HASHED_BYTES = 64_000_000  # beyond this, files count by size and modification time only
+MAX_HASHED_BYTES = 64_000_000  # beyond this, files count by size, times and inode only
+
+
+def _project_data(effective: Effective) -> dict[str, Any]:
+    project_file = next((f for f in effective.files if f.path == effective.config_path), None)
+    return project_file.data if project_file else {}
+
+
+def tool_folders(effective: Effective) -> set[Path]:
+    """The folders of the project's tool files (resolved): entry points import their Python from there."""
+    folders: set[Path] = set()
+    for spec in (_project_data(effective).get("tools") or {}).get("files", []):
+        for tool_file in expand_tool_paths(spec, Path("/")):
+            folders.add(tool_file.resolve().parent)
+    return folders
 
 
 def covered_files(effective: Effective) -> list[Path]:
     """Every file of the project that decides what runs: agent.yaml, its prompt, everything below the
     folders of the tool files it names (entry-point packages, helper modules, shipped bytecode, scripts a
-    command runs, docs files) and below its skill folders. Tool files added with --tools or by the user
-    config are the user's own: not covered."""
+    command runs, docs files) and below its skill folders, except inside SKIPPED_FOLDERS (nothing is
+    imported from those: see code_check). Tool files added with --tools or by the user config are the
+    user's own: not covered."""
     assert effective.config_path is not None
-    project_file = next((f for f in effective.files if f.path == effective.config_path), None)
+    data = _project_data(effective)
     files: set[Path] = {effective.config_path}
-    data = project_file.data if project_file else {}
     if data.get("system_file"):
         files.add(Path(data["system_file"]))
-    folders: set[Path] = set()
     for spec in (data.get("tools") or {}).get("files", []):
-        for tool_file in expand_tool_paths(spec, Path("/")):
-            files.add(tool_file.resolve())
-            folders.add(tool_file.resolve().parent)
+        files.update(tool_file.resolve() for tool_file in expand_tool_paths(spec, Path("/")))
+    folders = tool_folders(effective)
     folders.update(Path(spec) for spec in data.get("skills", []))  # skills are prompt text the model follows
     for script in mcp_server_files(effective):  # a server the project starts from its own files
         files.add(script)
@@ -74,18 +89,22 @@ def covered_files(effective: Effective) -> list[Path]:
     return sorted(files)
 
 
-def fingerprint(files: list[Path]) -> str:
+def fingerprint(files: list[Path], *, budget: int = MAX_HASHED_BYTES) -> str:
     digest = hashlib.sha256()
-    budget = MAX_HASHED_BYTES
     for file in files:
         digest.update(str(file).encode() + b"\0")
         try:
             info = file.stat()
-            if info.st_size <= budget:
+            if not stat.S_ISREG(info.st_mode):
+                # A FIFO would block the read forever; a device is nobody's tool code.
+                digest.update(f"not a regular file: {stat.S_IFMT(info.st_mode)}".encode())
+            elif info.st_size <= budget:
                 digest.update(hashlib.sha256(file.read_bytes()).digest())
                 budget -= info.st_size
             else:
-                digest.update(f"{info.st_size}:{info.st_mtime_ns}".encode())
+                # Size and mtime can be put back after an edit (touch -d); the inode change time cannot
+                # be set by users, and a replaced file has a new inode.
+                digest.update(f"{info.st_size}:{info.st_mtime_ns}:{info.st_ctime_ns}:{info.st_dev}:{info.st_ino}".encode())
         except OSError:
             digest.update(b"unreadable")
     return digest.hexdigest()
@@ -136,6 +155,30 @@ def _prompt_file(effective: Effective) -> Path | None:
     project_file = next((f for f in effective.files if f.path == effective.config_path), None)
     prompt = project_file.data.get("system_file") if project_file else None
     return Path(prompt) if prompt else None
+
+
+def code_check(effective: Effective) -> Callable[[Path], str | None]:
+    """For RuntimeContext.code_check: asked before Python from a tool folder is imported, it refuses a
+    file trust does not cover (in a folder trust skips, like node_modules, or behind a symlinked folder)
+    and any import once the project's trusted files have changed (the model may write them mid-session)."""
+    assert effective.config_path is not None
+    config = effective.config_path
+    folders = [os.path.normpath(folder) for folder in tool_folders(effective)]
+
+    def check(file: Path) -> str | None:
+        path = os.path.normpath(file)
+        if not any(path.startswith(folder + os.sep) for folder in folders):
+            return None  # not the project's tool code
+        files = covered_files(effective)
+        if Path(path) not in set(files):
+            return (f"{file} is not covered by the trust given to {config} (it is in a folder trust skips, "
+                    "behind a symlinked folder, or new); nami does not import it")
+        if fingerprint(files) != _load().get(str(config)):
+            return (f"the project's tool code changed since it was trusted ({config}); nothing from it is "
+                    "imported until it is trusted again (nami trust)")
+        return None
+
+    return check
 
 
 def remember(state: TrustState) -> None:

@@ -43,6 +43,7 @@ from nami_yaml.mcp.stdio import process_streams
 from nami_yaml.registry.tool import Tool
 from nami_yaml.runners.mcp import McpReply, McpRunner
 from nami_yaml.runners.process import child_environment, exit_status, start_server, stop_server
+from nami_yaml.runtime import EnvScrub
 
 CLIENT_INFO = types.Implementation(name="nami", version=__version__)
 STOP_GRACE = 2.0  # after its stdin closes, how long a server may take to exit before its group is killed
@@ -73,11 +74,12 @@ class McpServers:
     McpCaller."""
 
     def __init__(self, specs: list[McpServerSpec], *, workspace: Path, host_env: Mapping[str, str],
-                 protected_env: frozenset[str], log_dir: Path):
+                 protected_env: frozenset[str], log_dir: Path, scrub: EnvScrub | None = None):
         self.connections = {spec.name: Connection(spec) for spec in specs}
         self.workspace = workspace
         self.host_env = dict(host_env)
         self.protected_env = protected_env
+        self.scrub = scrub  # the env_scrub patterns tools' environments are scrubbed with
         self.log_dir = log_dir
         self._notices: list[str] = []
         self._lock = threading.Lock()
@@ -161,7 +163,7 @@ class McpServers:
             async with client, streamable_http_client(spec.url, http_client=client) as streams:
                 yield streams
             return
-        env = child_environment(self.host_env, protected=self.protected_env, extra={
+        env = child_environment(self.host_env, protected=self.protected_env, scrub=self.scrub, extra={
             key: expand(value, self.host_env, self.protected_env) for key, value in spec.env.items()})
         folder = spec.working_folder(self.workspace)
         if not folder.is_dir():

@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from nami_yaml.builtins.search_walk import glob_regex
-from nami_yaml.registry.executor import end_anchored
+from nami_yaml.registry.patterns import end_anchored
 
 SCALARS = (str, int, float, bool, type(None))
 

@@ -26,3 +26,25 @@ class RiskPolicy:
         if setting == "deny":
             return Decision.deny(f"{risk} tools are not allowed here ({source}: deny)", source)
         return Decision.ask(source=source)
+
+
+class CodeWrites:
+    """A write into a path where writing runs code (the executor marks it: ``risk_reason``) is decided as
+    an ``exec`` call is, whatever rule allows the tool. As its own before_tool opinion it cannot be
+    loosened: of all opinions the strictest wins, so ``allow write_file`` never lets it through."""
+
+    def __init__(self, permissions: Mapping[str, str] | None = None):
+        self.exec = RiskPolicy(permissions).permissions["exec"]
+
+    def __call__(self, call: PreparedCall) -> Decision | None:
+        reason = getattr(call, "risk_reason", None)
+        if not reason:
+            return None
+        why = f"it {reason}"
+        if self.exec == "allow":
+            return Decision.allow(why, "permissions.exec")
+        if self.exec == "deny":
+            return Decision.deny(f"{why}, and exec tools are not allowed here (permissions.exec: deny)",
+                                 "permissions.exec")
+        return Decision.ask(why, "permissions.exec")
+

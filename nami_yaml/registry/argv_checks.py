@@ -18,6 +18,7 @@ from typing import Any
 import yaml
 
 from nami_yaml.paths import path_for_messages
+from nami_yaml.registry.code_args import code_placeholders
 from nami_yaml.registry.draft import ToolDraft, schema_types
 from nami_yaml.runners.template import (
     ArgvPath,
@@ -245,3 +246,15 @@ def check_program(draft: ToolDraft) -> None:
     elif shutil.which(program, path=host.search_path) is None:
         draft.warn(where, f"program '{program}' is not found on PATH here (the machine that runs the tool "
                           f"needs it)")
+
+
+def check_code_arguments(draft: ToolDraft) -> None:
+    """``[sh, -c, "echo {x}"]`` is shell injection by the author's hand: refused, pointing to ``script:``."""
+    argv = _argv(draft)
+    if argv is None:
+        return
+    key = draft.runner_key
+    elements = [((key, *where), template) for where, template, _ in walk_argv(argv)]
+    for where, message in code_placeholders(elements, draft.properties):
+        draft.error(where, message)
+

@@ -13,6 +13,7 @@ from collections.abc import Callable
 
 from nami_yaml.paths import path_for_messages
 from nami_yaml.registry.argv_checks import (
+    check_code_arguments,
     check_command,
     check_command_text,
     check_placeholders,
@@ -21,7 +22,12 @@ from nami_yaml.registry.argv_checks import (
     template_refs,
 )
 from nami_yaml.registry.draft import ToolDraft
-from nami_yaml.registry.schema_checks import check_own_values, check_parameters_schema, check_patterns
+from nami_yaml.registry.schema_checks import (
+    check_local_refs,
+    check_own_values,
+    check_parameters_schema,
+    check_patterns,
+)
 from nami_yaml.runners.entrypoint import CONTEXT_PARAMETER
 from nami_yaml.runners.script import ARGS_VARIABLE, parameter_name_problem
 from nami_yaml.spec.validate import did_you_mean
@@ -42,6 +48,13 @@ def check_allow_dash_names(draft: ToolDraft) -> None:
         if name not in draft.properties:
             draft.error(("allow_dash",), f"allow_dash names '{name}', which is not a parameter"
                                          f"{did_you_mean(name, list(draft.properties))}")
+
+
+def check_writes_names(draft: ToolDraft) -> None:
+    for name in draft.strings("writes"):
+        if name not in draft.properties:
+            draft.error(("writes",), f"writes names '{name}', which is not a parameter"
+                                     f"{did_you_mean(name, list(draft.properties))}")
 
 
 def check_cwd(draft: ToolDraft) -> None:
@@ -124,11 +137,14 @@ TOOL_CHECKS: list[ToolCheck] = [
     check_parameters_schema,
     check_patterns,
     check_own_values,
+    check_local_refs,
     check_allow_dash_names,
+    check_writes_names,
     check_cwd,
     check_stdin,
     check_command_text,
     check_command,
+    check_code_arguments,
     check_script_names,
     check_entrypoint_context,
     check_unused_parameters,

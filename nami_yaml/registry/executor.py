@@ -5,19 +5,24 @@ from __future__ import annotations
 import copy
 import json
 import math
-import re
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from jsonschema import Draft202012Validator, ValidationError, validators
+from referencing import Registry as SchemaRegistry
+from referencing.exceptions import NoSuchResource, Unresolvable
 
 from nami_yaml.errors import ToolError
+from nami_yaml.policy.sensitive_paths import write_reason
+from nami_yaml.registry.patterns import ArgumentValidator, PatternTimeout, additional_keys, pattern_budget
 from nami_yaml.registry.registry import Registry
 from nami_yaml.registry.tool import Invocation, Tool
 from nami_yaml.result import ToolResult
 from nami_yaml.runtime import RuntimeContext
 from nami_yaml.spec.validate import describe_type, error_message
 from nami_yaml.spec.yamlpos import format_path
+
+EXEC = "exec"
 
 
 @dataclass
@@ -30,6 +35,9 @@ class PreparedToolCall:
     risk: str
     invocation: Invocation
     ctx: RuntimeContext  # the call's own context: cancelling it stops this call only
+    risk_reason: str | None = None  # why the risk is higher than the tool's own (a write that runs code)
+    # Asked again just before running a write prepared as harmless: the path may lead elsewhere by now.
+    recheck: Callable[[], str | None] | None = None
 
     @property
     def kind(self) -> str:
@@ -45,6 +53,10 @@ class PreparedToolCall:
         return self.invocation.plan()
 
     def run(self) -> ToolResult:
+        late = self.recheck() if self.recheck is not None and self.risk_reason is None else None
+        if late:
+            return ToolResult.error(f"{self.name} was approved as a {self.risk}, but the path now leads where a "
+                                    f"write runs code ({late}); call it again to ask for that approval")
         try:
             result = self.invocation.run()
         except ToolError as exc:
@@ -100,7 +112,29 @@ class Executor:
             return ToolResult.error(f"{name}: {exc}")
         except Exception as exc:
             return ToolResult.error(f"{name}: {type(exc).__name__}: {exc}")
-        return PreparedToolCall(tool.name, arguments, tool.risk, invocation, ctx)
+        return self._with_write_risk(PreparedToolCall(tool.name, arguments, tool.risk, invocation, ctx), tool)
+
+    def _with_write_risk(self, call: PreparedToolCall, tool: Tool) -> PreparedToolCall:
+        """A write into a path where writing runs code (policy/sensitive_paths) needs exec approval."""
+        if not tool.writes:
+            return call
+
+        def reason() -> str | None:
+            for name in tool.writes:
+                value = call.arguments.get(name)
+                for path in value if isinstance(value, list) else [value]:
+                    if isinstance(path, str) and path:
+                        found = write_reason(self.ctx.workspace, path, self.ctx.protected_paths)
+                        if found:
+                            return found
+            return None
+
+        found = reason()
+        if found:
+            call.risk, call.risk_reason = EXEC, f"writes {found}"
+        else:
+            call.recheck = reason
+        return call
 
     def execute(self, name: str, raw_arguments: str | dict[str, Any] | None) -> ToolResult:
         prepared = self.prepare(name, raw_arguments)
@@ -132,21 +166,38 @@ class Executor:
     def _validate(self, tool: Tool, arguments: dict[str, Any]) -> list[str]:
         check = self._validators.get(tool.name)
         if check is None:
-            check = self._validators[tool.name] = ArgumentValidator(tool.parameters)
-        problems = []
-        for error in sorted(check.iter_errors(arguments), key=lambda e: list(map(str, e.absolute_path))):
-            where = format_path(tuple(error.absolute_path))
-            if error.validator == "additionalProperties":
-                # The object that failed may be nested (an object parameter), so its own schema says what is known.
-                declared = error.schema.get("properties", {}) if isinstance(error.schema, dict) else {}
-                patterns = error.schema.get("patternProperties", {}) if isinstance(error.schema, dict) else {}
-                known = ", ".join(declared) or "none"
-                extra = sorted(k for k in error.instance
-                               if k not in declared and not any(re.search(p, k) for p in patterns))
-                problems.append(f"{where}: unknown parameter(s) {', '.join(map(repr, extra))}; known: {known}")
-            else:
-                problems.append(f"{where}: {error_message(error)}")
-        return problems
+            check = self._validators[tool.name] = ArgumentValidator(tool.parameters, registry=OFFLINE_SCHEMAS)
+        try:
+            with pattern_budget():
+                errors = sorted(check.iter_errors(arguments), key=lambda e: list(map(str, e.absolute_path)))
+                return [self._problem(error) for error in errors]
+        except PatternTimeout as exc:
+            return [str(exc)]
+        except Unresolvable as exc:
+            # The loader refuses non-local refs; a tool from elsewhere (or a dangling #/...) ends here.
+            return [f"the tool's parameter schema has a $ref that cannot be resolved ({exc}); "
+                    "references are only looked up inside the schema itself"]
+
+    @staticmethod
+    def _problem(error: Any) -> str:
+        where = format_path(tuple(error.absolute_path))
+        if error.validator == "additionalProperties" and isinstance(error.schema, dict) \
+                and isinstance(error.instance, dict) and error.validator_value is False:
+            # The object that failed may be nested (an object parameter), so its own schema says what is known.
+            known = ", ".join(error.schema.get("properties", {})) or "none"
+            extra = sorted(additional_keys(error.instance, error.schema))
+            return f"{where}: unknown parameter(s) {', '.join(map(repr, extra))}; known: {known}"
+        return f"{where}: {error_message(error)}"
+
+
+def _retrieve_nothing(uri: str) -> Any:
+    raise NoSuchResource(ref=uri)
+
+
+# Resolves `$ref`s inside the schema (and to the drafts' own metaschemas, which ship with jsonschema) but
+# retrieves nothing: jsonschema's default would GET an http(s) URL, or read a file: URL, while validating a
+# model's arguments, from a schema an untrusted repository wrote.
+OFFLINE_SCHEMAS: SchemaRegistry[Any] = SchemaRegistry(retrieve=_retrieve_nothing)
 
 
 def _refuse_constant(name: str) -> Any:
@@ -159,46 +210,6 @@ def _finite_float(text: str) -> float:
     if not math.isfinite(number):  # 1e400 parses to inf
         raise ValueError(f"{text} is not a finite number")
     return number
-
-
-def end_anchored(pattern: str) -> str:
-    """``$`` as JSON Schema (ECMA-262) means it: the end of the text, not also before a final newline."""
-    out, in_class, escaped = [], False, False
-    for index, char in enumerate(pattern):
-        if escaped:
-            escaped = False
-        elif char == "\\":
-            escaped = True
-        elif char == "[" and not in_class:
-            in_class = True
-            class_start = index + 1
-        elif char == "]" and in_class:
-            # "[]" and "[^]" open a class whose first member is a literal "]".
-            opened = pattern[class_start:index]
-            in_class = opened in ("", "^")
-        elif char == "$" and not in_class:
-            out.append("\\Z")
-            continue
-        out.append(char)
-    return "".join(out)
-
-
-def _ecma_pattern(validator: Any, pattern: str, instance: Any, schema: dict[str, Any]) -> Any:
-    if not validator.is_type(instance, "string"):
-        return
-    try:
-        matched = re.search(pattern, instance) and (
-            not instance.endswith("\n") or re.search(end_anchored(pattern), instance))
-    except re.error as exc:  # the tool's schema is at fault, not the model: say so rather than crash
-        yield ValidationError(f"the tool's pattern {pattern!r} is not a valid regular expression: {exc}")
-        return
-    if not matched:
-        yield ValidationError(f"{instance!r} does not match {pattern!r}")
-
-
-# Validates arguments like Draft 2020-12, with `pattern` anchored the way JSON Schema means it, so
-# `^[a-z]+$` refuses "nginx\n" (Python's `$` would accept the trailing newline).
-ArgumentValidator = validators.extend(Draft202012Validator, {"pattern": _ecma_pattern})
 
 
 def _example(tool: Tool) -> str:

@@ -125,10 +125,13 @@ def _build_tool(draft: ToolDraft, builtin: bool) -> Tool | None:
         return None
     parameters = _normalized(draft.parameters)
     line, col = draft.doc.position(draft.where)
+    runner = _runner(raw, draft.runners[0], draft.file)
+    if builtin and isinstance(runner, EntrypointRunner):
+        runner = replace(runner, base_dir=None)  # nami's own package: imported normally, not a tool folder
     return Tool(
         name=raw["name"], description=raw["description"].strip(), parameters=parameters,
-        risk=raw.get("risk", "exec"), runner=_runner(raw, draft.runners[0], draft.file),
-        source=f"{draft.doc.file}:{line}:{col}", builtin=builtin, docs=docs,
+        risk=raw.get("risk", "exec"), runner=runner, source=f"{draft.doc.file}:{line}:{col}", builtin=builtin,
+        docs=docs, writes=tuple(raw.get("writes", ())),
     )
 
 

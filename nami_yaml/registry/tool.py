@@ -46,6 +46,7 @@ class Tool:
     runner: Runner
     source: str  # "file:line:col" of the tool's declaration, for messages that name where a tool came from
     builtin: bool = False
+    writes: tuple[str, ...] = ()  # parameters holding paths the tool writes (`writes:` in the tool file)
     docs: DocSource | None = None
 
     def definition(self, *, docs_hint: bool = False) -> dict[str, Any]:

@@ -16,6 +16,7 @@ from nami_yaml.runners.process import (
     ProcessRequest,
     child_environment,
     is_secret_name,
+    is_secret_value,
     run_process,
 )
 from nami_yaml.runtime import RuntimeContext
@@ -53,7 +54,9 @@ def fixed_environment(options: ProcessOptions, ctx: RuntimeContext) -> dict[str,
         name = match.group(1)
         if name in ctx.protected_env:
             raise ToolError(f"env refers to ${{{name}}}, which is never given to tools")
-        if is_secret_name(name) and name not in options.env_passthrough:
+        secret = is_secret_name(name, ctx.env_scrub) or (
+            name in ctx.host_env and is_secret_value(ctx.host_env[name], ctx.env_scrub))
+        if secret and name not in options.env_passthrough:
             raise ToolError(f"env refers to ${{{name}}}, which looks secret; list it in env_passthrough to allow it")
         if name not in ctx.host_env:
             raise ToolError(f"env refers to ${{{name}}}, which is not set")
@@ -108,11 +111,12 @@ class ProcessInvocation:
         request = ProcessRequest(
             argv=self.argv, cwd=self.cwd, env=self.env, stdin=self.stdin, timeout=self.timeout,
             max_output=self.max_output, spill_dir=self.ctx.spill_dir, cancel=self.ctx.cancel,
+            max_saved=self.ctx.settings.max_saved_output,
         )
         result = run_process(request)
         details = {
             "exit_code": result.exit_code, "timed_out": result.timed_out, "interrupted": result.interrupted,
-            "truncated": result.truncated,
+            "truncated": result.truncated, "saved_capped": result.saved_capped,
             "spill_path": str(result.spill_path) if result.spill_path else None,
             "duration": round(result.duration, 3),
         }
@@ -136,7 +140,7 @@ def build_invocation(
     fixed = fixed_environment(options, ctx)
     extra = {**fixed, **(call_env or {})}
     env = child_environment(ctx.host_env, passthrough=options.env_passthrough, extra=extra,
-                            protected=ctx.protected_env)
+                            protected=ctx.protected_env, scrub=ctx.env_scrub)
     for name in drop_env:
         env.pop(name, None)
     changes = {k: v for k, v in {**NON_INTERACTIVE_ENV, **extra}.items() if ctx.host_env.get(k) != v}

@@ -18,6 +18,7 @@ from typing import Any
 
 from nami_yaml.errors import ToolError
 from nami_yaml.result import ToolResult
+from nami_yaml.runners.import_guard import CodeCheck, guard_folder
 from nami_yaml.runners.output import truncate_text
 from nami_yaml.runners.template import summarize_arguments
 from nami_yaml.runtime import RuntimeContext
@@ -37,11 +38,15 @@ class EntrypointRunner:
     def invocation(self, tool: str, args: dict[str, Any], ctx: RuntimeContext) -> EntrypointInvocation:
         return EntrypointInvocation(tool, self, args, ctx)
 
-    def resolve(self) -> Any:
+    def resolve(self, code_check: CodeCheck | None = None) -> Any:
+        """The entry point's function, importing its module on first use. Modules from the tool's folder
+        are imported from source only and vetted by ``code_check`` (see import_guard)."""
         module_name, _, function_name = self.target.partition(":")
         with _import_lock:
-            if self.base_dir is not None and str(self.base_dir) not in sys.path:
-                sys.path.append(str(self.base_dir))
+            if self.base_dir is not None:
+                guard_folder(self.base_dir, code_check)
+                if str(self.base_dir) not in sys.path:
+                    sys.path.append(str(self.base_dir))
             try:
                 module = importlib.import_module(module_name)
             except Exception as exc:
@@ -69,7 +74,7 @@ class EntrypointInvocation:
 
     def run(self) -> ToolResult:
         try:
-            function = self.runner.resolve()
+            function = self.runner.resolve(self.ctx.code_check)
             kwargs = dict(self.args)
             if _accepts_context(function):
                 kwargs[CONTEXT_PARAMETER] = self.ctx
@@ -89,7 +94,8 @@ class EntrypointInvocation:
         limit = self.runner.max_output or self.ctx.settings.max_output
         # A tool that capped its own output (bash, fetch_url) says so; capping again would lose its markers.
         if len(result.content) > limit and not result.details.get("truncated"):
-            result.content, spill = truncate_text(result.content, limit, self.ctx.spill_dir)
+            result.content, spill = truncate_text(result.content, limit, self.ctx.spill_dir,
+                                                          self.ctx.settings.max_saved_output)
             result.details["spill_path"] = str(spill) if spill else None
         return result
 

@@ -79,7 +79,8 @@ class McpInvocation:
                 details[flag] = True
         content = reply.text
         if len(content) > self.ctx.settings.max_output:
-            content, spill = truncate_text(content, self.ctx.settings.max_output, self.ctx.spill_dir)
+            content, spill = truncate_text(content, self.ctx.settings.max_output, self.ctx.spill_dir,
+                                           self.ctx.settings.max_saved_output)
             details["truncated"] = True
             details["spill_path"] = str(spill) if spill else None
         return ToolResult(content, ok=reply.ok and not (reply.timed_out or reply.interrupted), details=details)

@@ -8,34 +8,71 @@ from __future__ import annotations
 
 import contextlib
 import os
-import tempfile
+import secrets
 import time
 from pathlib import Path
 from typing import AnyStr, BinaryIO
 
+from nami_yaml.runtime import open_spill_dir
+
 # A rolling tail is trimmed only once it has grown this far past its cap, so trimming (a memmove of the
 # kept bytes) happens rarely instead of on every chunk.
 _TRIM_SLACK = 256 * 1024
+# The most one call may write to saved-output files (limits.max_saved_output): without a cap one call
+# filled 5.7 GB in 15 s.
+MAX_SAVED_OUTPUT = 64_000_000
 
 
-def omission_marker(omitted: int, spill_path: Path | None, unit: str = "bytes") -> str:
-    """The line between head and tail, e.g. ``... [1,234 bytes omitted; full output: /x] ...``."""
-    where = f"; full output: {spill_path}" if spill_path is not None else ""
+def omission_marker(omitted: int, spill_path: Path | None, unit: str = "bytes", *,
+                    saved_only: int | None = None) -> str:
+    """The line between head and tail, e.g. ``... [1,234 bytes omitted; full output: /x] ...``, or
+    ``first N bytes saved: /x`` when the saved file stopped at its cap."""
+    if spill_path is None:
+        where = ""
+    elif saved_only is not None:
+        where = f"; first {saved_only:,} bytes saved: {spill_path}"
+    else:
+        where = f"; full output: {spill_path}"
     return f"\n... [{omitted:,} {unit} omitted{where}] ...\n"
 
 
+class SaveBudget:
+    """The bytes one call's saved-output files may still take, shared by its stdout and stderr."""
+
+    def __init__(self, limit: int = MAX_SAVED_OUTPUT):
+        self.limit = max(0, int(limit))
+        self.left = self.limit
+        self.exhausted = False
+
+    def take(self, wanted: int) -> int:
+        granted = min(wanted, self.left)
+        self.left -= granted
+        if granted < wanted:
+            self.exhausted = True
+        return granted
+
+
 def open_spill_file(spill_dir: Path, label: str) -> tuple[BinaryIO, Path]:
-    """Create a new private file in ``spill_dir`` (made 0o700 if we create it) and open it for writing."""
-    spill_dir = Path(spill_dir)
-    if not spill_dir.is_dir():
-        spill_dir.mkdir(parents=True, exist_ok=True)
-        # mkdir's mode is filtered by the umask and ignored for parents; spill files can hold secrets
-        # a command printed, so the directory we own is made private explicitly.
-        os.chmod(spill_dir, 0o700)
-    stamp = time.strftime("%Y%m%d-%H%M%S")
-    # mkstemp gives a unique name and a 0o600 file without any race against other sessions.
-    fd, name = tempfile.mkstemp(prefix=f"{stamp}-{label}-", suffix=".txt", dir=spill_dir)
-    return os.fdopen(fd, "wb"), Path(name)
+    """Create a new private file (0o600) in ``spill_dir`` and open it for writing.
+
+    The folder is created (0o700) if missing, and must be the one nami made: a symlink or another folder
+    put in its place raises OSError. The file is created inside the checked folder's descriptor.
+    """
+    folder = open_spill_dir(Path(spill_dir))
+    try:
+        stamp = time.strftime("%Y%m%d-%H%M%S")
+        flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | getattr(os, "O_CLOEXEC", 0)
+        for attempt in range(100):
+            name = f"{stamp}-{label}-{secrets.token_hex(4)}.txt"
+            try:
+                fd = os.open(name, flags, 0o600, dir_fd=folder)
+                break
+            except FileExistsError:
+                if attempt == 99:
+                    raise
+        return os.fdopen(fd, "wb"), Path(spill_dir) / name
+    finally:
+        os.close(folder)
 
 
 def _complete_head(data: bytes) -> bytes:
@@ -89,8 +126,12 @@ class OutputCapture:
     Memory stays near ``limit + _TRIM_SLACK`` however much is fed.
     """
 
-    def __init__(self, limit: int, spill_dir: Path | None = None, label: str = "output"):
+    def __init__(self, limit: int, spill_dir: Path | None = None, label: str = "output",
+                 budget: SaveBudget | None = None):
         self.limit = max(0, int(limit))
+        self.budget = budget if budget is not None else SaveBudget()
+        self.saved = 0  # bytes in the spill file
+        self.saved_cut = False  # the spill file stopped at the budget: it holds the first `saved` bytes
         self._head_cap = self.limit // 2
         self._tail_cap = self.limit - self._head_cap
         self._spill_dir = spill_dir
@@ -142,10 +183,15 @@ class OutputCapture:
         self._write_spill(bytes(self._tail))
 
     def _write_spill(self, data: bytes) -> None:
-        if self._spill is None:
+        if self._spill is None or self.saved_cut:
             return
+        granted = self.budget.take(len(data))
         try:
-            self._spill.write(data)
+            self._spill.write(data[:granted])
+            self.saved += granted
+            if granted < len(data):
+                self.saved_cut = True
+                self._spill.close()
         except OSError:
             # A partial file would claim to be the full output; better to point at nothing.
             self._abandon_spill()
@@ -177,8 +223,9 @@ class OutputCapture:
         tail = _complete_tail(bytes(self._tail[len(self._tail) - self._tail_cap :]))
         head, tail, tail_starts_line = _whole_lines(head, tail)
         omitted = self.total - len(head) - len(tail)
-        return _join(head.decode("utf-8", errors="replace"), omission_marker(omitted, self.spill_path),
-                     tail.decode("utf-8", errors="replace"), tail_starts_line)
+        marker = omission_marker(omitted, self.spill_path, saved_only=self.saved if self.saved_cut else None)
+        return _join(head.decode("utf-8", errors="replace"), marker, tail.decode("utf-8", errors="replace"),
+                     tail_starts_line)
 
     def __enter__(self) -> OutputCapture:
         return self
@@ -187,8 +234,10 @@ class OutputCapture:
         self.close()
 
 
-def truncate_text(text: str, max_chars: int, spill_dir: Path | None) -> tuple[str, Path | None]:
-    """Cap a string a Python tool returned: head + marker + tail, the full text spilled to a file.
+def truncate_text(text: str, max_chars: int, spill_dir: Path | None,
+                  max_saved: int = MAX_SAVED_OUTPUT) -> tuple[str, Path | None]:
+    """Cap a string a Python tool returned: head + marker + tail, the full text spilled to a file (at
+    most ``max_saved`` bytes of it).
 
     Counts characters, not bytes (the string is already decoded). Returns the text unchanged and no
     path when it fits.
@@ -197,12 +246,16 @@ def truncate_text(text: str, max_chars: int, spill_dir: Path | None) -> tuple[st
     if len(text) <= max_chars:
         return text, None
     path: Path | None = None
+    saved_only: int | None = None
     if spill_dir is not None:
         try:
             handle, path = open_spill_file(spill_dir, "result")
             with handle:
                 # Python strings may hold lone surrogates; they must not make the spill fail.
-                handle.write(text.encode("utf-8", errors="replace"))
+                data = text.encode("utf-8", errors="replace")
+                if len(data) > max_saved:
+                    data, saved_only = data[:max_saved], max_saved
+                handle.write(data)
         except OSError:
             if path is not None:
                 with contextlib.suppress(OSError):
@@ -211,4 +264,5 @@ def truncate_text(text: str, max_chars: int, spill_dir: Path | None) -> tuple[st
     head_len = max_chars // 2
     head, tail, tail_starts_line = _whole_lines(text[:head_len], text[len(text) - (max_chars - head_len) :])
     omitted = len(text) - len(head) - len(tail)
-    return _join(head, omission_marker(omitted, path, unit="characters"), tail, tail_starts_line), path
+    marker = omission_marker(omitted, path, unit="characters", saved_only=saved_only)
+    return _join(head, marker, tail, tail_starts_line), path

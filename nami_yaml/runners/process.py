@@ -8,7 +8,9 @@ stays bounded, the full output is spilled to a file); failures returned as resul
 from __future__ import annotations
 
 import contextlib
+import fnmatch
 import os
+import re
 import selectors
 import signal
 import subprocess
@@ -19,7 +21,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import IO
 
-from nami_yaml.runners.output import OutputCapture
+from nami_yaml.runners.output import MAX_SAVED_OUTPUT, OutputCapture, SaveBudget
+from nami_yaml.runtime import EnvScrub
 
 NON_INTERACTIVE_ENV: dict[str, str] = {
     # Pagers would wait for a keypress that never comes.
@@ -50,7 +53,16 @@ NON_INTERACTIVE_ENV: dict[str, str] = {
     "PYTHONUNBUFFERED": "1",
 }
 
+# A name holding one of these anywhere is secret-looking (MY_API_KEY, GITHUB_TOKEN, PGPASSWORD).
 SECRET_MARKERS = ("KEY", "SECRET", "TOKEN", "PASSWORD", "CREDENTIAL")
+# ... and one of these as a whole word between underscores (MYSQL_PWD, SMTP_PASS, SENTRY_DSN, NPM_AUTH,
+# GITLAB_PAT): as substrings they would also catch PWD, BYPASS_CACHE or GIT_AUTHOR_NAME.
+SECRET_WORDS = frozenset({"PWD", "PASS", "PASSWD", "PASSPHRASE", "AUTH", "OAUTH", "DSN", "PAT", "COOKIE",
+                          "PRIVATE", "CREDS"})
+# Names that match a rule above but hold no secret, and that tools need as they are.
+NOT_SECRET = frozenset({"PWD", "OLDPWD", "SSH_AUTH_SOCK"})
+# A URL with a password in it (postgres://user:pass@host, redis://:pass@host), or a PEM private key.
+_SECRET_VALUE = re.compile(r"[A-Za-z][A-Za-z0-9+.-]*://[^\s/@:]*:[^\s/@]+@|-----BEGIN [A-Z0-9 ]*PRIVATE KEY-----")
 
 _READ_SIZE = 64 * 1024
 _STDIN_CHUNK = 64 * 1024
@@ -62,9 +74,26 @@ _EXIT = object()  # selector tag of the pidfd that signals the child's exit
 _STDERR_SHARE = 4  # stderr gets a quarter of the output budget (at least 2,000 bytes)
 
 
-def is_secret_name(name: str) -> bool:
+def is_secret_name(name: str, scrub: EnvScrub | None = None) -> bool:
     upper = name.upper()
-    return any(marker in upper for marker in SECRET_MARKERS)
+    if upper in NOT_SECRET:
+        return False
+    if any(marker in upper for marker in SECRET_MARKERS):
+        return True
+    if SECRET_WORDS.intersection(re.split(r"[^A-Z0-9]+", upper)):
+        return True
+    return scrub is not None and any(fnmatch.fnmatchcase(upper, pattern.upper()) for pattern in scrub.names)
+
+
+def is_secret_value(value: str, scrub: EnvScrub | None = None) -> bool:
+    if _SECRET_VALUE.search(value):
+        return True
+    return scrub is not None and any(fnmatch.fnmatchcase(value, pattern) for pattern in scrub.values)
+
+
+def is_secret(name: str, value: str, scrub: EnvScrub | None = None) -> bool:
+    """Whether a host variable must be kept from tools (unless a tool lists it in ``env_passthrough``)."""
+    return is_secret_name(name, scrub) or is_secret_value(value, scrub)
 
 
 def child_environment(
@@ -73,16 +102,18 @@ def child_environment(
     passthrough: Iterable[str] = (),
     extra: Mapping[str, str] | None = None,
     protected: Iterable[str] = (),
+    scrub: EnvScrub | None = None,
 ) -> dict[str, str]:
     """The complete environment for a tool's child process.
 
-    Host variables minus secret-looking names; plus ``passthrough`` names even if secret-looking; never
-    a ``protected`` name; then NON_INTERACTIVE_ENV; then ``extra`` (the tool's fixed env), which wins
-    over everything except that it cannot set a protected name: a value like ``${OPENAI_API_KEY}``
-    expanded into ``extra`` would otherwise hand the model's key to the tool.
+    Host variables minus secret-looking ones (by name, by value, and by the configured ``scrub``
+    patterns); plus ``passthrough`` names even if secret-looking; never a ``protected`` name; then
+    NON_INTERACTIVE_ENV; then ``extra`` (the tool's fixed env), which wins over everything except that it
+    cannot set a protected name: a value like ``${OPENAI_API_KEY}`` expanded into ``extra`` would
+    otherwise hand the model's key to the tool.
     """
     blocked = set(protected)
-    env = {k: v for k, v in host_env.items() if k not in blocked and not is_secret_name(k)}
+    env = {k: v for k, v in host_env.items() if k not in blocked and not is_secret(k, v, scrub)}
     for name in passthrough:
         if name in host_env and name not in blocked:
             env[name] = host_env[name]
@@ -102,6 +133,7 @@ class ProcessRequest:
     timeout: float = 120.0
     max_output: int = 50_000  # bytes of stdout the model sees (head + tail); stderr gets a share
     spill_dir: Path | None = None  # where the full output is kept when truncated
+    max_saved: int = MAX_SAVED_OUTPUT  # bytes of saved output for this call; past it the tool is stopped
     cancel: threading.Event | None = None  # set by Ctrl-C handling: kill the group, result.interrupted
 
 
@@ -118,10 +150,13 @@ class ProcessResult:
     duration: float
     timeout: float | None = None  # the limit that applied, for the "timed out after N s" line
     stragglers_killed: bool = False  # the child exited, but descendants held its output open and were killed
+    saved_capped: bool = False  # the output passed max_saved bytes, so the tool was stopped
+    leftovers_killed: bool = False  # the tool returned leaving processes in its group; they were killed
+    max_saved: int = MAX_SAVED_OUTPUT
 
     @property
     def ok(self) -> bool:
-        return self.exit_code == 0 and not self.timed_out and not self.interrupted
+        return self.exit_code == 0 and not self.timed_out and not self.interrupted and not self.saved_capped
 
     def format(self) -> str:
         """The text the model reads: stdout, ``[stderr]`` + stderr, then status lines only if notable."""
@@ -143,10 +178,15 @@ class ProcessResult:
             lines.append(f"[timed out after {limit:g} s; process group killed]")
         elif self.interrupted:
             lines.append("[interrupted]")
+        elif self.saved_capped:
+            lines.append(f"[the output passed {self.max_saved:,} bytes, the most nami saves for one call "
+                         "(limits.max_saved_output), so the tool was stopped]")
         elif self.exit_code not in (0, None):
             lines.append(f"[exit code: {self.exit_code}{_signal_suffix(self.exit_code)}]")
         if self.stragglers_killed:
             lines.append("[background processes still holding the output were killed]")
+        elif self.leftovers_killed:
+            lines.append("[background processes the tool left running were killed]")
         return lines
 
 
@@ -277,8 +317,10 @@ class _Pump:
         self.selector = selectors.DefaultSelector()
         self._files: dict[int, IO[bytes]] = {}
         cap = max(0, request.max_output)
-        self.out = OutputCapture(cap, request.spill_dir, "stdout")
-        self.err = OutputCapture(min(cap, max(2_000, cap // _STDERR_SHARE)), request.spill_dir, "stderr")
+        self.budget = SaveBudget(request.max_saved)
+        self.out = OutputCapture(cap, request.spill_dir, "stdout", self.budget)
+        self.err = OutputCapture(min(cap, max(2_000, cap // _STDERR_SHARE)), request.spill_dir, "stderr",
+                                 self.budget)
         assert proc.stdout is not None and proc.stderr is not None
         self._watch(proc.stdout, selectors.EVENT_READ, self.out)
         self._watch(proc.stderr, selectors.EVENT_READ, self.err)
@@ -390,7 +432,7 @@ def run_process(request: ProcessRequest) -> ProcessResult:
         proc.wait()
         raise
     deadline = started + max(0.0, request.timeout)
-    timed_out = interrupted = stragglers = False
+    timed_out = interrupted = stragglers = capped = leftovers = False
     exited_on_its_own = False
     drain_deadline: float | None = None
     try:
@@ -401,6 +443,9 @@ def run_process(request: ProcessRequest) -> ProcessResult:
                 break
             if now >= deadline:
                 timed_out = True
+                break
+            if pump.budget.exhausted:
+                capped = True  # it would go on filling the disk (or the pipe, once we stop reading)
                 break
             if _has_exited(proc):
                 exited_on_its_own = True
@@ -415,10 +460,15 @@ def run_process(request: ProcessRequest) -> ProcessResult:
             if drain_deadline is not None:
                 wait = min(wait, drain_deadline - now)
             pump.step(wait)
-        if timed_out or interrupted or stragglers:
+        if timed_out or interrupted or stragglers or capped:
             exited_on_its_own = exited_on_its_own or _has_exited(proc)
             _kill_group(proc)
             pump.drain(_FINAL_DRAIN)
+        elif _group_alive(proc.pid):
+            # The tool returned, but something it started in the background (`sleep 301 >/dev/null &`,
+            # nohup) is still in its group: a tool call ends with the call. Only setsid escapes this.
+            leftovers = True
+            _kill_group(proc)
     except BaseException:
         # KeyboardInterrupt or a bug of ours: never leave the tree running behind us.
         _kill_group(proc)
@@ -427,7 +477,7 @@ def run_process(request: ProcessRequest) -> ProcessResult:
         pump.close()
         with contextlib.suppress(subprocess.TimeoutExpired):
             proc.wait(timeout=5)
-    killed_by_us = (timed_out or interrupted) and not exited_on_its_own
+    killed_by_us = (timed_out or interrupted or capped) and not exited_on_its_own
     return ProcessResult(
         exit_code=None if killed_by_us else proc.returncode,
         stdout=pump.out.text(),
@@ -440,6 +490,9 @@ def run_process(request: ProcessRequest) -> ProcessResult:
         duration=time.monotonic() - started,
         timeout=request.timeout,
         stragglers_killed=stragglers,
+        saved_capped=capped,
+        max_saved=request.max_saved,
+        leftovers_killed=leftovers,
     )
 
 

@@ -14,25 +14,25 @@ from nami_yaml.runtime import RuntimeContext
 
 ARGS_VARIABLE = "NAMI_ARGS"
 
-# Names a parameter may not take: each would change how bash or the dynamic linker behaves, or hide
-# the values nami itself sets.
-CLOBBERING_NAMES = frozenset({
-    "PATH", "HOME", "IFS", "BASH_ENV", "ENV", "SHELL", "SHELLOPTS", "BASHOPTS", "PS4", "PS1", "PS2",
-    "PROMPT_COMMAND", "CDPATH", "GLOBIGNORE", "HISTFILE", "TMPDIR", "USER", "LOGNAME", "PWD", "OLDPWD",
-    "LANG", "LC_ALL", "TERM", "PYTHONPATH", "PYTHONSTARTUP", "PERL5LIB", "PERL5OPT", "RUBYOPT",
-    "NODE_OPTIONS", "GIT_DIR", "GIT_CONFIG", "EDITOR", "VISUAL", "PAGER", "POSIXLY_CORRECT", "BASHPID",
-    "UID", "EUID", "PPID", "SHLVL", "RANDOM", "SECONDS", "LINENO", "FUNCNAME", "OPTIND", "OPTARG",
-    ARGS_VARIABLE,
-})
-CLOBBERING_PREFIXES = ("LD_", "DYLD_", "BASH_", "NAMI_", "GIT_")
+# Which parameter names become variables is an allowlist, not a list of known-bad names: programs read
+# far too many variables to list (http_proxy, GCONV_PATH, GLIBC_TUNABLES, PYTHONHOME, JAVA_TOOL_OPTIONS,
+# TMOUT, ... all loaded once). Variables that programs read are spelled in capitals, with one family of
+# exceptions, the proxy variables, which curl, wget, git and Python also read in lower case. So a name
+# becomes a variable only if it has a lower-case letter and is not a proxy variable.
+PROXY_SUFFIX = "_proxy"
 
 
 def parameter_name_problem(name: str) -> str | None:
     """Why a parameter name cannot be an environment variable of a script, or None when it can."""
     if not name.isidentifier() or not name.isascii():
         return f"parameter '{name}' is not a shell identifier, so a script cannot receive it as ${name}"
-    if name in CLOBBERING_NAMES or name.startswith(CLOBBERING_PREFIXES):
-        return f"parameter '{name}' would overwrite the environment variable {name} of the script; rename it"
+    if name.lower().endswith(PROXY_SUFFIX):
+        return (f"parameter '{name}' would set the proxy variable {name}, which reroutes the network traffic "
+                "of the programs the script runs; rename it")
+    if not any(char.islower() for char in name):
+        return (f"parameter '{name}' would set the environment variable {name}; only names with a lower-case "
+                "letter become variables (programs read capitalised ones: PATH, LD_PRELOAD, PYTHONHOME, ...); "
+                "rename it")
     return None
 
 
@@ -47,7 +47,7 @@ class ScriptRunner:
     def invocation(self, tool: str, args: dict[str, Any], ctx: RuntimeContext) -> ProcessInvocation:
         call_env = {}
         for name, value in args.items():
-            # Only declared names (checked at load) become variables. An extra key (additionalProperties)
+            # Only declared names (checked at load: lower case, no proxy) become variables. An extra key (additionalProperties)
             # is chosen by the model: XDG_CONFIG_HOME, KUBECONFIG or SHELLOPTS+PS4 would let it steer the
             # programs the script runs, so extra keys arrive in $NAMI_ARGS only.
             if name in self.declared:

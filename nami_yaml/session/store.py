@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from nami_yaml.errors import ConfigError, NamiError
+from nami_yaml.paths import user_data_dir
 
 SUFFIX = ".jsonl"
 ID_PATTERN = re.compile(r"^\d{8}-\d{6}-[0-9a-f]{6}$")
@@ -29,9 +30,7 @@ class SessionRefused(ConfigError):
 
 
 def default_sessions_dir(env: Mapping[str, str] | None = None) -> Path:
-    env = os.environ if env is None else env
-    base = env.get("XDG_DATA_HOME") or os.path.join(env.get("HOME", os.path.expanduser("~")), ".local", "share")
-    return Path(base) / "nami" / "sessions"
+    return user_data_dir(env) / "sessions"
 
 
 def new_session_id(now: float | None = None) -> str:

@@ -191,7 +191,7 @@ def test_failed_rename_leaves_old_file_and_no_temp(ctx: RuntimeContext, monkeypa
     target = ctx.workspace / "keep.txt"
     target.write_text("original\n")
 
-    def broken_replace(src: object, dst: object) -> None:
+    def broken_replace(src: object, dst: object, **kwargs: object) -> None:
         raise OSError(28, "No space left on device")
 
     monkeypatch.setattr(os, "replace", broken_replace)
@@ -283,7 +283,7 @@ def test_file_without_write_access_is_refused(ctx: RuntimeContext, monkeypatch: 
     asked: list[Path] = []
 
     def access(path: object, mode: int, **kwargs: object) -> bool:
-        if Path(os.fspath(path)) == target and mode & os.W_OK:  # type: ignore[arg-type]
+        if Path(os.fspath(path)).name == target.name and mode & os.W_OK:  # type: ignore[arg-type]
             asked.append(target)
             return False
         return real_access(path, mode, **kwargs)  # type: ignore[arg-type]

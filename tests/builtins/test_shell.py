@@ -145,3 +145,10 @@ def test_capped_output_keeps_its_markers_through_the_executor(ctx: RuntimeContex
     spill = Path(result.details["spill_path"])
     assert f"full output: {spill}" in result.content
     assert spill.read_text().splitlines() == [str(n) for n in range(1, 100001)]
+
+
+def test_a_command_starting_with_a_dash_is_not_read_as_bash_options(ctx: RuntimeContext) -> None:
+    from nami_yaml.builtins.shell import bash
+
+    result = bash("-la; echo after", ctx=ctx)
+    assert "after" in result.content and "-la: command not found" in result.content

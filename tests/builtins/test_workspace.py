@@ -172,3 +172,38 @@ def test_workspace_root_itself_may_be_reached_through_a_symlink(tmp_path: Path) 
     assert ctx.workspace == real
     assert "inside" in files.read_file(str(link / "f.txt"), ctx=ctx).content
     assert os.path.samefile(resolve_path(ctx, "f.txt"), real / "f.txt")
+
+
+def test_a_symlink_planted_where_the_saved_output_folder_will_be_opens_nothing(ctx: RuntimeContext,
+                                                                             tmp_path: Path) -> None:
+    """The saved-output folder's path is told to the model in results; if it could plant a symlink there
+    before nami creates it, every file the link reaches would become readable."""
+    outside = tmp_path / "victim"
+    outside.mkdir()
+    (outside / "id_rsa").write_text("PRIVATE KEY\n")
+    ctx.spill_dir.parent.mkdir(parents=True, exist_ok=True)
+    ctx.spill_dir.symlink_to(outside, target_is_directory=True)
+    for path in (str(ctx.spill_dir / "id_rsa"), str(outside / "id_rsa")):
+        with pytest.raises(ToolError, match="outside the workspace"):
+            files.read_file(path, ctx=ctx)
+    with pytest.raises(ToolError, match="outside the workspace"):
+        files.list_dir(str(ctx.spill_dir), ctx=ctx)
+
+
+def test_a_saved_output_folder_swapped_after_use_is_no_longer_readable(ctx: RuntimeContext,
+                                                                       tmp_path: Path) -> None:
+    ctx.spill_dir.mkdir(parents=True)
+    (ctx.spill_dir / "out.txt").write_text("saved\n")
+    assert "saved" in files.read_file(str(ctx.spill_dir / "out.txt"), ctx=ctx).content
+    outside = tmp_path / "victim"
+    outside.mkdir()
+    (outside / "out.txt").write_text("secret\n")
+    ctx.spill_dir.rename(tmp_path / "moved-away")
+    ctx.spill_dir.symlink_to(outside, target_is_directory=True)
+    with pytest.raises(ToolError, match="outside the workspace"):
+        files.read_file(str(ctx.spill_dir / "out.txt"), ctx=ctx)
+    os.unlink(ctx.spill_dir)
+    ctx.spill_dir.mkdir()  # a new real folder in its place is not the folder nami made either
+    (ctx.spill_dir / "out.txt").write_text("planted\n")
+    with pytest.raises(ToolError, match="outside the workspace"):
+        files.read_file(str(ctx.spill_dir / "out.txt"), ctx=ctx)

@@ -98,3 +98,15 @@ def test_completing_imports_no_openai(workdir: Path) -> None:
                            env={**os.environ, "_NAMI_COMPLETE": "bash_complete", "COMP_WORDS": "nami tools show g",
                                 "COMP_CWORD": "3"})
     assert "plain,git_log" in shown.stdout.splitlines() and "plain,glob" in shown.stdout.splitlines()
+
+
+def test_session_ids_complete_for_resume_and_the_sessions_commands(temp_home: Path,
+                                                                   monkeypatch: pytest.MonkeyPatch) -> None:
+    folder = temp_home / "data" / "nami" / "sessions"
+    folder.mkdir(parents=True)
+    monkeypatch.setenv("XDG_DATA_HOME", str(temp_home / "data"))
+    for name in ("20240501-101500-ab12", "20240502-090000-cd34"):
+        (folder / f"{name}.jsonl").write_text("{}\n")
+    assert set(complete("chat", "--resume")) == {"20240501-101500-ab12", "20240502-090000-cd34"}
+    assert complete("sessions", "show", incomplete="20240502") == ["20240502-090000-cd34"]
+    assert complete("sessions", "export", incomplete="20240501") == ["20240501-101500-ab12"]

@@ -10,6 +10,7 @@ import time
 from pathlib import Path
 
 import click
+import pytest
 from click.testing import CliRunner
 
 from nami_yaml.cli.main import COMMANDS, cli
@@ -71,3 +72,17 @@ def running(pid: int) -> bool:
         return Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0] not in ("Z", "X")
     except (OSError, IndexError):
         return False
+
+
+@pytest.mark.parametrize("module", ["nami_yaml", "nami_yaml.testing"])
+def test_python_dash_m_does_not_import_modules_planted_in_the_current_folder(tmp_path: Path, module: str) -> None:
+    """`python -m` puts the current folder first on sys.path: a click.py or yaml.py in a cloned repository
+    would run in place of the real package."""
+    for planted in ("click", "yaml", "openai", "http"):
+        (tmp_path / f"{planted}.py").write_text(
+            f"import pathlib; pathlib.Path({str(tmp_path / ('ran-' + planted))!r}).write_text('x')\n"
+            "raise SystemExit('planted module imported')\n")
+    done = subprocess.run([sys.executable, "-m", module, "--help"], cwd=tmp_path, capture_output=True, text=True,
+                          timeout=60)
+    assert sorted(p.name for p in tmp_path.glob("ran-*")) == []
+    assert done.returncode == 0, done.stderr

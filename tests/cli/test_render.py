@@ -21,3 +21,19 @@ def test_terminal_escapes_from_tools_and_model_are_shown_not_obeyed() -> None:
     assert "\\x1b]52;c;ZXZpbA==\\x07" in err.getvalue()
     assert out.getvalue() == "ans\\x1b[2Kwer\n"
     assert "tokens: 5 in, 2 out" in err.getvalue()
+
+
+def test_json_events_carry_no_live_control_characters() -> None:
+    import json as jsonlib
+
+    from nami_yaml.cli.render import JsonRenderer
+
+    out = io.StringIO()
+    render = JsonRenderer(out)
+    render(TextDelta("model says \u009b2J and \u202eevil\U000e0041"))
+    render(ToolResultEvent("c1", "bash", True, "out \x1b[2K\u2800", {"exit_code": 0}))
+    text = out.getvalue()
+    for char in ("\u009b", "\u202e", "\U000e0041", "\x1b", "\u2800"):
+        assert char not in text
+    first, second = (jsonlib.loads(line) for line in text.splitlines())
+    assert first["text"] == "model says \u009b2J and \u202eevil\U000e0041" and second["content"] == "out \x1b[2K\u2800"

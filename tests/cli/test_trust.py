@@ -2,12 +2,19 @@
 
 from __future__ import annotations
 
+import json
+import os
+import sys
 from pathlib import Path
 
 import pytest
 from click.testing import CliRunner, Result
 
+from nami_yaml.cli.common import load_project
 from nami_yaml.cli.main import cli
+from nami_yaml.config.settings import load_settings
+from nami_yaml.config.trust import covered_files, fingerprint
+from nami_yaml.registry.executor import Executor
 
 
 def nami(*args: str, env: dict[str, str] | None = None) -> Result:
@@ -108,6 +115,86 @@ def test_a_corrupt_trust_store_is_kept_aside_and_asks_again(project: Path, temp_
     store.write_text("{not json")
     assert nami("tools", "call", "hi").exit_code == 2
     assert (store.parent / "trusted.json.corrupt").read_text() == "{not json"
+
+
+def test_a_relative_xdg_state_home_cannot_ship_its_own_trust_store(project: Path,
+                                                                     monkeypatch: pytest.MonkeyPatch) -> None:
+    """A repository could carry `.state/nami/trusted.json` trusting itself; the XDG spec says relative
+    values are ignored, so nami keeps using the real store (and asks)."""
+    effective = load_settings(env=dict(os.environ), cwd=project)
+    digest = fingerprint(covered_files(effective))
+    store = project / ".state" / "nami" / "trusted.json"
+    store.parent.mkdir(parents=True)
+    store.write_text(json.dumps({str(project / "agent.yaml"): digest}))
+    monkeypatch.setenv("XDG_STATE_HOME", ".state")
+    result = nami("tools", "call", "hi")
+    assert result.exit_code == 2 and "is not trusted yet" in result.output
+    monkeypatch.setenv("XDG_CONFIG_HOME", "cfg")
+    (project / "cfg" / "nami").mkdir(parents=True)
+    (project / "cfg" / "nami" / "config.yaml").write_text("permissions: {exec: deny}\n")
+    assert "cfg" not in nami("config").output
+
+
+ENTRY = """\
+name: greet
+description: Greet.
+risk: read
+parameters: {type: object, properties: {name: {type: string}}, required: [name]}
+entrypoint: MODULE:greet
+"""
+
+
+def _entry_project(project: Path, module: str, code_file: str) -> Path:
+    (project / "tools" / "greet.yaml").write_text(ENTRY.replace("MODULE", module))
+    path = project / "tools" / code_file
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text("def greet(name):\n    return 'hello ' + name\n")
+    assert nami("trust", "--yes").exit_code == 0
+    return path
+
+
+def test_code_imported_from_a_folder_trust_skips_is_refused(project: Path) -> None:
+    """`node_modules.helper:greet` imports tools/node_modules/helper.py, which trust does not hash: edited
+    after trusting, it would run new code without asking."""
+    helper = _entry_project(project, "node_modules.helper", "node_modules/helper.py")
+    helper.write_text("def greet(name):\n    return 'PWNED ' + name\n")
+    result = nami("tools", "call", "greet", "name=x")
+    assert "PWNED" not in result.output
+    assert result.exit_code == 1 and "not covered by the trust" in result.output
+
+
+def test_a_symlinked_folder_inside_a_tool_folder_is_not_a_way_around(project: Path) -> None:
+    vendor = project / "vendor"
+    vendor.mkdir()
+    (vendor / "helper.py").write_text("def greet(name):\n    return 'vendored ' + name\n")
+    (project / "tools" / "lib").symlink_to(vendor, target_is_directory=True)
+    (project / "tools" / "greet.yaml").write_text(ENTRY.replace("MODULE", "lib.helper"))
+    assert nami("trust", "--yes").exit_code == 0
+    result = nami("tools", "call", "greet", "name=x")
+    assert result.exit_code == 1 and "not covered by the trust" in result.output
+
+
+def test_nami_writes_no_bytecode_into_the_project_and_trust_holds(project: Path,
+                                                                  monkeypatch: pytest.MonkeyPatch) -> None:
+    """The first entry-point call used to write tools/__pycache__/*.pyc: the next run said "changed"."""
+    monkeypatch.setattr(sys, "dont_write_bytecode", False)  # as for most users (PYTHONDONTWRITEBYTECODE unset)
+    _entry_project(project, "greeter_bytecode", "greeter_bytecode.py")
+    first = nami("tools", "call", "greet", "name=a")
+    assert (first.exit_code, first.output) == (0, "hello a\n")
+    assert not list(project.rglob("__pycache__"))
+    second = nami("tools", "call", "greet", "name=b")
+    assert (second.exit_code, second.output) == (0, "hello b\n")
+
+
+def test_a_tool_changed_in_the_same_session_is_not_imported(project: Path) -> None:
+    """The model writes tools/*.py, then calls a read tool: the fingerprint is checked again at import."""
+    code = _entry_project(project, "greeter_same_session", "greeter_same_session.py")
+    project_ = load_project(None, will_run=True)
+    registry, ctx = project_.registry, project_.context
+    assert ctx.code_check is not None
+    code.write_text("import os\ndef greet(name):\n    return 'ran new code'\n")
+    result = Executor(registry, ctx).execute("greet", '{"name": "x"}')
+    assert not result.ok and "changed since it was trusted" in result.content
 
 
 def test_summary_shows_programs_secrets_and_folders_outside(project: Path, tmp_path: Path) -> None:

@@ -8,6 +8,7 @@ import pytest
 
 from nami_yaml.config.files import find_config, read_config, user_config_path
 from nami_yaml.errors import ConfigError, SpecError
+from nami_yaml.runtime import xdg_folder
 
 
 def write(path: Path, text: str) -> Path:
@@ -40,6 +41,15 @@ def test_named_config_must_exist(tmp_path: Path) -> None:
 def test_user_config_path() -> None:
     assert user_config_path({"XDG_CONFIG_HOME": "/x"}) == Path("/x/nami/config.yaml")
     assert user_config_path({"HOME": "/home/u"}) == Path("/home/u/.config/nami/config.yaml")
+
+
+def test_relative_xdg_and_home_values_are_ignored() -> None:
+    """The XDG spec: relative values are invalid. Taken as is, the current folder (a cloned repository)
+    would choose nami's user config and trust store."""
+    assert user_config_path({"XDG_CONFIG_HOME": "cfg", "HOME": "/home/u"}) == Path("/home/u/.config/nami/config.yaml")
+    assert user_config_path({"XDG_CONFIG_HOME": "", "HOME": "/home/u"}) == Path("/home/u/.config/nami/config.yaml")
+    from_passwd = user_config_path({"HOME": "."})
+    assert from_passwd.is_absolute() and from_passwd == xdg_folder("XDG_CONFIG_HOME", ".config", {}) / "nami" / "config.yaml"
 
 
 def problems(path: Path) -> list[str]:

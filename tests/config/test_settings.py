@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from nami_yaml.config.prompt import system_prompt
-from nami_yaml.config.settings import load_settings, mask, protected_env_names
+from nami_yaml.config.settings import env_scrub_rules, load_settings, mask, protected_env_names
 from nami_yaml.config.toolset import build_registry
 from nami_yaml.errors import SpecError
 
@@ -128,6 +128,24 @@ def test_mask() -> None:
     assert mask(None) == "(unset)"
     assert mask("short") == "***"
     assert mask("sk-1234567890") == "sk-…90"
+
+
+def test_env_scrub_patterns_add_up_across_config_files(temp_home: Path, workdir: Path) -> None:
+    """The user's patterns stay whatever a project's agent.yaml says: files only ever add scrubbing."""
+    write(temp_home / ".config" / "nami" / "config.yaml", "env_scrub: {names: ['ACME_*'], values: ['xoxb-*']}\n")
+    write(workdir / "agent.yaml", "env_scrub: {names: ['*_DSN']}\n")
+    effective = load_settings(env=env_for(temp_home), cwd=workdir)
+    scrub = env_scrub_rules(effective)
+    assert scrub.names == ("ACME_*", "*_DSN") and scrub.values == ("xoxb-*",)
+    assert effective.get("env_scrub") == {"names": ["ACME_*", "*_DSN"], "values": ["xoxb-*"]}
+    write(workdir / "agent.yaml", "env_scrub: {names: [], values: []}\n")
+    assert env_scrub_rules(load_settings(env=env_for(temp_home), cwd=workdir)).names == ("ACME_*",)
+
+
+def test_env_scrub_is_checked_by_the_schema(temp_home: Path, workdir: Path) -> None:
+    write(workdir / "agent.yaml", "env_scrub: {nmes: [X]}\n")
+    with pytest.raises(SpecError, match="unknown key 'nmes'; did you mean 'names'"):
+        load_settings(env=env_for(temp_home), cwd=workdir)
 
 
 def test_the_workspace_defaults_to_the_folder_of_a_found_or_named_agent_yaml(temp_home: Path, tmp_path: Path) -> None:

@@ -17,10 +17,14 @@ DOC = Path(__file__).resolve().parents[2] / "docs" / "cookbook.md"
 BLOCK = re.compile(r"^```yaml\n(.*?)^```", re.S | re.M)
 
 
+def tool_blocks() -> list[str]:
+    return [b for b in BLOCK.findall(DOC.read_text(encoding="utf-8")) if not b.startswith("rules:")]
+
+
 @pytest.fixture
 def cookbook(tmp_path: Path, ctx: RuntimeContext) -> Executor:
     tools = []
-    for index, block in enumerate(BLOCK.findall(DOC.read_text(encoding="utf-8"))):
+    for index, block in enumerate(tool_blocks()):
         file = tmp_path / f"block{index}.yaml"
         file.write_text(block, encoding="utf-8")
         loaded, problems = load_tools([file])
@@ -58,3 +62,22 @@ def test_what_the_page_says_is_refused(cookbook: Executor, tool: str, arguments:
     refused = cookbook.prepare(tool, json.dumps(arguments))
     assert not isinstance(refused, PreparedToolCall)
     assert reason in refused.content
+
+
+def test_the_delete_rules_deny_outside_dev_and_preview_and_ask_inside(workdir: Path) -> None:
+    from nami_yaml import Agent
+    from nami_yaml.testing import ScriptedModel, call, text, tool_calls
+
+    [rules] = [b for b in BLOCK.findall(DOC.read_text(encoding="utf-8")) if b.startswith("rules:")]
+    [delete_tool] = [b for b in tool_blocks() if "name: kubectl_delete" in b]
+    (workdir / "delete.yaml").write_text(delete_tool)
+    (workdir / "agent.yaml").write_text("tools: {builtin: [], files: [delete.yaml]}\n" + rules)
+    model = ScriptedModel([tool_calls(*(call("kubectl_delete", {"kind": "pod", "name": "web-1", "namespace": ns})
+                                        for ns in ("prod", "preview-42", "dev"))), text("done")])
+    Agent.from_config(client=model, trust=True).run("clean up")
+    prod, preview, dev = (m["content"] for m in model.requests[1]["messages"] if m["role"] == "tool")
+    assert prod.startswith("Denied by rule agent.yaml:3:5: kubectl delete pod web-1 --namespace prod")
+    assert "Reason: deletes only in dev and preview namespaces." in prod
+    for asked in (preview, dev):  # asked, and with nobody to ask (no terminal), refused as such
+        assert asked.startswith("Denied by no approver: kubectl delete pod web-1") and "rule agent.yaml:7:5 asks" in asked
+

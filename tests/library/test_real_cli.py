@@ -225,3 +225,26 @@ def test_the_real_cli_accepts_the_command(unreachable_cluster: None, workdir: Pa
     assert found == [], result.content
     if program == "kubectl" and not tool.endswith(("apply", "diff")):
         assert "refused" in result.content, result.content  # it parsed the command, then tried the cluster
+
+
+def _library_tools_with_docs() -> list[tuple[str, Path]]:
+    from nami_yaml.registry.library import library_groups
+
+    return [(f"{group}/{file.stem}", file) for group, files in library_groups().items() for file in files]
+
+
+@pytest.mark.parametrize(("selector", "file"), _library_tools_with_docs(), ids=[s for s, _ in _library_tools_with_docs()])
+def test_every_library_tool_has_docs_the_real_cli_prints(selector: str, file: Path, workdir: Path,
+                                                         temp_home: Path) -> None:
+    """``docs:`` is the CLI's own help: run through the tool_docs built-in, it gives usage text."""
+    from nami_yaml.builtins.ondemand import tool_docs
+    from nami_yaml.registry.loader import load_tools
+
+    [tool], problems = load_tools([file])
+    assert problems == [] and tool.docs is not None and tool.docs.command, selector
+    need(tool.docs.command[0])
+    ctx = RuntimeContext(workspace=workdir, host_env=dict(os.environ), spill_dir=temp_home / "spill",
+                         tool_docs={tool.name: tool.docs})
+    result = tool_docs(tool.name, ctx=ctx)
+    assert result.ok, result.content
+    assert "usage" in result.content.lower() or "options" in result.content.lower(), result.content[:300]

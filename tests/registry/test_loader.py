@@ -266,6 +266,10 @@ stdin: "{filter} {remote}"
         "\"debug\" is not one of: \"info\", \"warn\"",
         "$.parameters.properties.filter.properties.since.default: error: default -5 is not valid for this "
         "parameter: -5 is less than the minimum of 0",
+        # A remote reference is refused outright (issue 10): its default is never checked against it.
+        "$.parameters.properties.remote['$ref']: error: $ref 'https://example.com/schema.json' points outside "
+        "this schema; only local references (#/...) are allowed, so validating arguments never reads a file or "
+        "the network",
     ]
 
 

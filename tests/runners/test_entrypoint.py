@@ -13,6 +13,7 @@ import pytest
 from nami_yaml.registry.executor import Executor, PreparedToolCall
 from nami_yaml.registry.loader import load_tools
 from nami_yaml.registry.registry import Registry
+from nami_yaml.runners.entrypoint import EntrypointRunner
 from nami_yaml.runtime import RuntimeContext
 
 MODULE = '''\
@@ -199,3 +200,25 @@ def test_tool_folder_cannot_shadow_the_standard_library(tmp_path: Path, ctx: Run
     result = Executor(Registry(tools), ctx).execute("shadow", "{}")
     assert result.ok, result.content
     assert not result.content.startswith(str(folder))
+
+
+def test_a_stale_pyc_beside_the_source_is_never_run(tmp_path: Path, ctx: RuntimeContext,
+                                                    monkeypatch: pytest.MonkeyPatch) -> None:
+    """Python would run tools/__pycache__/x.pyc when its recorded size and mtime match the source, even if
+    its code is not the source's: code nobody reviewed. Tool modules are compiled from their source."""
+    import os
+    import py_compile
+
+    monkeypatch.setattr(sys, "dont_write_bytecode", False)
+    folder = tmp_path / "tools"
+    folder.mkdir()
+    source = folder / "stalemod.py"
+    source.write_text("def run():\n    return 'compiled'\n")
+    py_compile.compile(str(source), doraise=True)
+    info = os.stat(source)
+    source.write_text("def run():\n    return 'reviewed'\n")  # same size
+    os.utime(source, ns=(info.st_atime_ns, info.st_mtime_ns))
+    runner = EntrypointRunner("stalemod:run", base_dir=folder)
+    assert runner.invocation("t", {}, ctx).run().content == "reviewed"
+    assert sorted(p.name for p in (folder / "__pycache__").iterdir()) == [
+        f"stalemod.{sys.implementation.cache_tag}.pyc"]  # only the one planted, nothing written

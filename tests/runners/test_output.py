@@ -4,7 +4,13 @@ import stat
 import tracemalloc
 from pathlib import Path
 
-from nami_yaml.runners.output import OutputCapture, omission_marker, open_spill_file, truncate_text
+from nami_yaml.runners.output import (
+    OutputCapture,
+    SaveBudget,
+    omission_marker,
+    open_spill_file,
+    truncate_text,
+)
 
 
 def _feed_all(capture: OutputCapture, data: bytes, chunk: int) -> None:
@@ -166,6 +172,38 @@ def test_truncate_text_spills_lone_surrogates_without_failing(tmp_path: Path) ->
     capped, path = truncate_text(text, 4, tmp_path)
     assert path is not None and path.stat().st_size > 0
     assert "[26 characters omitted; full output:" in capped
+
+
+def test_a_spill_file_stops_at_the_budget_and_says_so(tmp_path: Path) -> None:
+    budget = SaveBudget(1000)
+    out, err = OutputCapture(10, tmp_path, "stdout", budget), OutputCapture(10, tmp_path, "stderr", budget)
+    _feed_all(out, b"o" * 700, chunk=64)
+    _feed_all(err, b"e" * 700, chunk=64)
+    out.close()
+    err.close()
+    assert budget.exhausted and out.saved + err.saved == 1000
+    assert out.spill_path is not None and out.spill_path.read_bytes() == b"o" * 700
+    assert err.spill_path is not None and err.spill_path.read_bytes() == b"e" * 300
+    assert f"first 300 bytes saved: {err.spill_path}" in err.text()
+    assert f"full output: {out.spill_path}" in out.text()
+
+
+def test_truncate_text_saves_at_most_the_budget(tmp_path: Path) -> None:
+    capped, path = truncate_text("x" * 5000, 100, tmp_path / "spill", max_saved=1000)
+    assert path is not None and path.read_bytes() == b"x" * 1000
+    assert f"first 1,000 bytes saved: {path}" in capped
+
+
+def test_spill_files_never_go_through_a_planted_symlink(tmp_path: Path) -> None:
+    target = tmp_path / "elsewhere"
+    target.mkdir()
+    spill_dir = tmp_path / "spill"
+    spill_dir.symlink_to(target, target_is_directory=True)
+    capture = OutputCapture(4, spill_dir)
+    _feed_all(capture, b"abcdefgh", chunk=3)
+    capture.close()
+    assert list(target.iterdir()) == []
+    assert capture.spill_path is None and "[4 bytes omitted]" in capture.text()
 
 
 def test_lines_are_never_cut_in_half_so_no_fragment_looks_like_a_value(tmp_path: Path) -> None:

@@ -1,5 +1,6 @@
 from __future__ import annotations
 
+import contextlib
 import http.server
 import json
 import os
@@ -21,6 +22,7 @@ from nami_yaml.runners.process import (
     is_secret_name,
     run_process,
 )
+from nami_yaml.runtime import EnvScrub
 
 
 def _run(argv: list[str], cwd: Path, **kwargs: object) -> ProcessResult:
@@ -210,13 +212,32 @@ def test_background_grandchild_holding_stdout_does_not_hang(workdir: Path) -> No
     assert _dies_soon(_first_pid(result.stdout))
 
 
-def test_redirected_background_process_is_left_alone(workdir: Path) -> None:
-    result = _bash("sleep 30 >/dev/null 2>&1 & echo $!", workdir)
+@pytest.mark.parametrize("command", [
+    "sleep 301 >/dev/null 2>&1 & echo $!",
+    "nohup sleep 302 >/dev/null 2>&1 & echo $!",
+    "(trap '' TERM; sleep 303) >/dev/null 2>&1 & echo $!",  # ignores SIGTERM: SIGKILL follows
+    "disown -a; sleep 304 </dev/null >/dev/null 2>&1 & disown; echo $!",
+])
+def test_background_processes_die_when_the_tool_returns(workdir: Path, command: str) -> None:
+    """A review found `sleep 301 & echo started` (output redirected) outliving the tool: whatever is left in
+    the tool's process group is killed when the tool returns, not only on timeout."""
+    result = _bash(command, workdir, timeout=30)
     pid = _first_pid(result.stdout)
     try:
-        assert result.exit_code == 0
-        assert not result.stragglers_killed
-        assert result.format() == str(pid)
+        assert result.exit_code == 0 and result.ok
+        assert result.duration < 10
+        assert _dies_soon(pid)
+        assert result.format().endswith("[background processes the tool left running were killed]")
+    finally:
+        with contextlib.suppress(ProcessLookupError):
+            os.kill(pid, 9)
+
+
+def test_a_process_that_leaves_the_group_with_setsid_escapes(workdir: Path) -> None:
+    """The documented limit: a daemon started with setsid is in another session and survives."""
+    result = _bash("setsid sleep 305 >/dev/null 2>&1 < /dev/null & sleep 0.2; pgrep -n -f 'sleep 305'", workdir)
+    pid = _first_pid(result.stdout)
+    try:
         assert _alive(pid)
     finally:
         os.kill(pid, 9)
@@ -269,6 +290,36 @@ def test_secret_names() -> None:
         assert is_secret_name(name), name
     for name in ("PATH", "HOME", "LANG", "KUBECONFIG", "SSH_AUTH_SOCK"):
         assert not is_secret_name(name), name
+
+
+HIDDEN_SECRETS = {
+    "MYSQL_PWD": "s1", "PGPASSWORD": "s2", "SMTP_PASS": "s3", "REDIS_PASSWD": "s4", "SENTRY_DSN": "s5",
+    "NPM_CONFIG__AUTH": "s6", "GITHUB_AUTH": "s7", "GITLAB_PAT": "s8", "SESSION_COOKIE": "s9",
+    "GPG_PASSPHRASE": "s10", "APP_PRIVATE": "s11", "CI_CREDS": "s12",
+    "DATABASE_URL": "postgres://app:hunter2@db.internal:5432/app",
+    "REDIS_URL": "redis://:hunter3@cache:6379/0", "UPSTREAM": "https://bot:tok@git.example/repo.git",
+    "DEPLOY_IDENTITY": "-----BEGIN OPENSSH PRIVATE KEY-----\nabc\n-----END OPENSSH PRIVATE KEY-----",
+}
+HARMLESS = {"PWD": "/w", "OLDPWD": "/x", "SSH_AUTH_SOCK": "/tmp/agent", "GIT_AUTHOR_NAME": "A", "PASSTHRU": "1",
+            "BYPASS_CACHE": "1", "HOMEPAGE_URL": "https://example.com/a@b", "MAIL": "user@example.com",
+            "DOCS_URL": "https://host/path:x@y", "COMPASS_HEADING": "north"}
+
+
+def test_secrets_under_other_names_or_inside_values_are_scrubbed(workdir: Path) -> None:
+    """A review found these reaching tools: names without KEY/SECRET/TOKEN/PASSWORD/CREDENTIAL, and URLs
+    with a password in them."""
+    env = child_environment({**HIDDEN_SECRETS, **HARMLESS})
+    assert sorted(set(HIDDEN_SECRETS) & set(env)) == []
+    assert {name: env.get(name) for name in HARMLESS} == HARMLESS
+
+
+def test_more_scrubbing_from_configured_patterns(workdir: Path) -> None:
+    host = {"ACME_HOOK": "a", "acme_other": "b", "PLAIN": "slack xoxb-123", "KEEP": "yes", "WEBHOOK": "xoxb-99"}
+    env = child_environment(host, scrub=EnvScrub(names=("acme_*",), values=("xoxb-*",)))
+    assert env.get("KEEP") == "yes" and env.get("PLAIN") == "slack xoxb-123"
+    assert not {"ACME_HOOK", "acme_other", "WEBHOOK"} & set(env)
+    listed = child_environment(host, passthrough=["ACME_HOOK"], scrub=EnvScrub(names=("ACME_*",)))
+    assert listed["ACME_HOOK"] == "a"  # a tool's env_passthrough still names what it needs
 
 
 def test_secrets_never_reach_the_child(workdir: Path) -> None:
@@ -358,7 +409,7 @@ _MEMORY_PROBE = textwrap.dedent(
     before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
     result = run_process(ProcessRequest(
         argv=["bash", "-c", "head -c 300000000 /dev/zero | tr '\\\\0' a"],
-        cwd=cwd, env=env, timeout=600, spill_dir=Path(sys.argv[2]),
+        cwd=cwd, env=env, timeout=600, spill_dir=Path(sys.argv[2]), max_saved=400_000_000,
     ))
     after = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
     print(json.dumps({
@@ -389,3 +440,26 @@ def test_huge_output_keeps_memory_flat_and_spills_everything(workdir: Path, tmp_
         assert report["growth_kb"] < 30 * 1024, report
     finally:
         Path(report["spill"]).unlink(missing_ok=True)  # do not leave 300 MB in pytest's tmp dirs
+
+
+def test_saved_output_is_capped_by_default(workdir: Path, tmp_path: Path) -> None:
+    """A review wrote 4 GB + 1.7 GB of saved output from one call; the default cap is 64 MB per call."""
+    spill_dir = tmp_path / "spill"
+    result = _run(["head", "-c", "80000000", "/dev/zero"], workdir, max_output=1000, spill_dir=spill_dir)
+    saved = sum(p.stat().st_size for p in spill_dir.iterdir())
+    assert saved <= 64_000_000
+    assert result.spill_path is not None and result.spill_path.stat().st_size == 64_000_000
+
+
+def test_a_tool_that_never_stops_printing_is_stopped_at_the_cap(workdir: Path, tmp_path: Path) -> None:
+    spill_dir = tmp_path / "spill"
+    started = time.monotonic()
+    result = _run(["yes", "spam"], workdir, max_output=1000, spill_dir=spill_dir, max_saved=2_000_000, timeout=60)
+    assert time.monotonic() - started < 20 and not result.timed_out
+    assert not result.ok and result.saved_capped
+    assert result.spill_path is not None and result.spill_path.stat().st_size == 2_000_000
+    assert result.spill_path.read_bytes() == b"spam\n" * 400_000
+    text = result.format()
+    assert "first 2,000,000 bytes saved: " in text
+    assert text.endswith("[the output passed 2,000,000 bytes, the most nami saves for one call "
+                         "(limits.max_saved_output), so the tool was stopped]")

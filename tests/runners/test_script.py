@@ -99,9 +99,29 @@ def test_nul_is_refused(ctx: RuntimeContext) -> None:
     ("path", True), ("branch_name", True), ("PATH", False), ("IFS", False), ("BASH_ENV", False),
     ("BASH_FUNC_x%%", False), ("LD_PRELOAD", False), ("NAMI_ARGS", False), ("SHELLOPTS", False), ("PS4", False),
     ("my-file", False), ("1st", False), ("naïve", False),
+    # Found by a review: each of these steers a program the script runs, and all loaded.
+    ("http_proxy", False), ("https_proxy", False), ("HTTPS_PROXY", False), ("ALL_PROXY", False),
+    ("no_proxy", False), ("Http_Proxy", False), ("GLIBC_TUNABLES", False), ("GCONV_PATH", False),
+    ("PYTHONHOME", False), ("PYTHONWARNINGS", False), ("PYTHONBREAKPOINT", False), ("PERLLIB", False),
+    ("RUBYLIB", False), ("JAVA_TOOL_OPTIONS", False), ("TMOUT", False), ("LOCPATH", False), ("NLSPATH", False),
+    ("KUBECONFIG", False), ("X", False), ("_", False), ("__", False), ("A1", False),
+    # Plain names: a lower-case letter, and not a proxy variable.
+    ("podName", True), ("x", True), ("_private", True), ("ref2", True), ("proxy", True), ("proxy_url", True),
 ])
 def test_parameter_names_that_cannot_be_variables(name: str, ok: bool) -> None:
     assert (parameter_name_problem(name) is None) is ok
+
+
+def test_a_proxy_parameter_cannot_reroute_the_script(tmp_path: Path) -> None:
+    """A `http_proxy` parameter would send the script's curl (or Python's urllib) through the model's proxy."""
+    path = tmp_path / "t.yaml"
+    path.write_text("name: t\ndescription: d\nparameters: {type: object, properties: {http_proxy: {type: string}}}\n"
+                    "script: python3 -c 'import urllib.request; print(urllib.request.getproxies())'\n")
+    tools, problems = load_tools([path])
+    assert tools == []
+    assert [p.message for p in problems] == [
+        "parameter 'http_proxy' would set the proxy variable http_proxy, which reroutes the network traffic "
+        "of the programs the script runs; rename it"]
 
 
 def test_clobbering_names_are_refused_at_load(tmp_path: Path) -> None:
@@ -111,7 +131,8 @@ def test_clobbering_names_are_refused_at_load(tmp_path: Path) -> None:
     tools, problems = load_tools([path])
     assert tools == []
     assert [p.message for p in problems] == [
-        "parameter 'IFS' would overwrite the environment variable IFS of the script; rename it"
+        "parameter 'IFS' would set the environment variable IFS; only names with a lower-case letter become "
+        "variables (programs read capitalised ones: PATH, LD_PRELOAD, PYTHONHOME, ...); rename it"
     ]
 
 

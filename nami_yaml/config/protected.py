@@ -1,0 +1,35 @@
+"""The paths of this configuration where a write needs exec approval (see policy/sensitive_paths.py)."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+from nami_yaml.config.files import user_config_path
+from nami_yaml.config.settings import Effective
+from nami_yaml.config.toolset import tool_files
+from nami_yaml.policy.sensitive_paths import ProtectedPaths
+from nami_yaml.runtime import default_state_dir
+
+CONFIG = "nami reads its configuration (tools, permissions, endpoint) from it"
+TOOL_FOLDER = "a tool folder: its tool files are commands nami runs and its Python is imported by entry points"
+
+
+def protected_paths(effective: Effective, extra_tools: list[str] | None = None,
+                    base: Path | None = None) -> ProtectedPaths:
+    files: list[tuple[Path, str]] = [(config.path, CONFIG) for config in effective.files]
+    files.append((user_config_path(os.environ), CONFIG))
+    if effective.config_path is not None:
+        files.append((effective.config_path, CONFIG))
+    if effective.get("system_file"):
+        files.append((Path(effective.get("system_file")), "it is the system prompt the model follows"))
+    folders: list[tuple[Path, str]] = [
+        (default_state_dir(), "nami keeps its state there (the trust store)"),
+        (user_config_path(os.environ).parent, "nami's configuration folder"),
+    ]
+    for file in tool_files(effective, extra_tools, base):
+        files.append((file.resolve(), TOOL_FOLDER))
+        folders.append((file.resolve().parent, TOOL_FOLDER))
+    for folder in effective.get("skills") or []:
+        folders.append((Path(folder), "a skill folder: its SKILL.md is instructions the model follows"))
+    return ProtectedPaths.build(files, folders)
