@@ -116,6 +116,9 @@ def test_tools_list_shows_a_servers_tools_once_trusted(workdir: Path) -> None:
     rows = json.loads(subprocess.run([*NAMI, "tools", "list", "--json"], cwd=workdir, capture_output=True,
                                      text=True, timeout=60).stdout)
     assert {row["name"]: row.get("server") for row in rows}["fx__shout"] == "fx"
+    context = json.loads(subprocess.run([*NAMI, "context", "--json"], cwd=workdir, capture_output=True,
+                                        text=True, timeout=60).stdout)
+    assert any("fx__echo" in part["label"] for part in context["parts"])  # what each request really sends
 
 
 def test_without_the_extra_the_servers_are_reported_not_started(workdir: Path, tmp_path: Path) -> None:

@@ -10,9 +10,11 @@ from click.testing import CliRunner, Result
 
 from nami_yaml.cli.main import cli
 from nami_yaml.config.mcp_servers import server_specs
+from nami_yaml.config.protected import MCP_SERVER, protected_paths
 from nami_yaml.config.settings import load_settings
 from nami_yaml.config.toolset import build_registry
 from nami_yaml.config.trust import summary, trust_state
+from nami_yaml.policy.sensitive_paths import sensitive_reason
 
 
 def nami(*args: str) -> Result:
@@ -121,6 +123,15 @@ def test_the_trust_summary_lists_the_servers_a_project_starts(workdir: Path) -> 
     assert workdir / "servers" / "db.py" in before.files  # the server's code is what runs: trust covers it
     write(workdir / "servers" / "helper.py", "X = 1\n")  # and its folder
     assert trust_state(effective).digest != before.digest
+
+
+def test_writing_a_servers_code_needs_exec_approval(workdir: Path) -> None:
+    write(workdir / "servers" / "db.py", "print('a server')\n")
+    write(workdir / "agent.yaml", "mcp_servers:\n  db: {command: python3, args: [servers/db.py]}\n")
+    protected = protected_paths(load_settings(env={}, cwd=workdir, use_user_config=False))
+    assert sensitive_reason(workdir / "servers" / "db.py", protected) == MCP_SERVER
+    assert sensitive_reason(workdir / "servers" / "helper.py", protected) == MCP_SERVER
+    assert sensitive_reason(workdir / "notes.txt", protected) is None
 
 
 def test_rules_may_name_a_servers_tools_before_it_runs(workdir: Path) -> None:
