@@ -25,6 +25,7 @@ FORBIDDEN = {
     "session": ("nami_yaml.cli", "nami_yaml.app", "click", "openai"),
     "model": ("nami_yaml.cli", "nami_yaml.agent", "click"),
     "mcp": ("nami_yaml.cli", "click", "openai"),
+    "batch": ("nami_yaml.cli", "click", "openai"),
 }
 SDK = ("mcp", "mcp_types", "uvicorn")  # the mcp extra: only nami_yaml/mcp/ speaks the protocol
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -57,4 +58,5 @@ def test_ci_requires_the_mcp_extra(tmp_path: Path) -> None:
     assert result.returncode != 0
     assert "NAMI_REQUIRE_MCP=1 requires it" in result.stdout
     run_script = (ROOT / ".ci" / "run").read_text()
-    assert "export NAMI_REQUIRE_MCP=1" in run_script and "'.[test,mcp]'" in run_script
+    installed = re.search(r"pip install --quiet -e '\.\[([a-z,]+)\]'", run_script)
+    assert "export NAMI_REQUIRE_MCP=1" in run_script and installed and "mcp" in installed.group(1).split(",")

@@ -16,7 +16,7 @@ from nami_yaml.config.settings import mask
 from nami_yaml.config.toolset import build_registry, check_toolset
 from nami_yaml.config.trust import remember, summary, trust_state
 from nami_yaml.display import safe_json, visible_line
-from nami_yaml.errors import ERROR, ConfigError, SpecError
+from nami_yaml.errors import ERROR, ConfigError, Problem, SpecError
 from nami_yaml.policy.layers import rule_problems
 from nami_yaml.registry.draft import Host
 from nami_yaml.registry.registry import Registry
@@ -32,20 +32,24 @@ from nami_yaml.spec.validate import SCHEMA_NAMES, schema_text
               help="Print one JSON object: ok, counts and every problem (file, line, col, path, message, severity).")
 @handle_errors
 def check(paths: tuple[str, ...], config: str | None, strict: bool, as_json: bool) -> None:
-    """Validate agent.yaml, every tool it loads, and any tool files or folders given as PATH.
+    """Validate agent.yaml, every tool it loads, and any tool files or folders given as PATH (a batch task
+    file given as PATH, .jsonl or YAML with `tasks:`, is checked as one).
 
     Prints every problem as file:line:col: $.json.path: message and exits 1, or prints a one-line summary.
     Warnings (file:line:col: $.path: warning: message) are shown but fail only with --strict.
     """
     effective = None
     tools: list[Tool] = []
+    task_files, tool_paths = _split_task_files(paths)
+    tasks: dict[str, int] = {}
     try:
         effective = settings(config)
         host = Host(Path(effective.get("workspace") or Path.cwd()), os.environ.get("PATH"))
-        tools, found = check_toolset(effective, list(paths), host=host)
+        tools, found = check_toolset(effective, tool_paths, host=host)
         if not any(p.is_error for p in found):
             # Rules are only read and compiled here: nothing is matched or run. MCP servers are not started.
             found = [*found, *rule_problems(effective, Registry(tools)), *mcp_check_problems(effective)]
+        found = [*found, *_check_task_files(task_files, tasks)]
         problems = SpecError(found).problems  # sorted by file and position
     except SpecError as exc:
         problems = exc.problems
@@ -78,8 +82,28 @@ def check(paths: tuple[str, ...], config: str | None, strict: bool, as_json: boo
     noted = f"; {_plural(warnings, 'warning')}" if warnings else ""
     servers = server_specs(effective)
     started = f"; {_plural(len(servers), 'MCP server')} (checked, not started)" if servers else ""
+    batches = "".join(f"; {name}: {_plural(count, 'task')}" for name, count in tasks.items())
     click.echo(f"ok: {where}; {_plural(len(tools), 'tool')} ({detail or 'none'}) from "
-               f"{_plural(files, 'tool file')}{started}{noted}")
+               f"{_plural(files, 'tool file')}{started}{batches}{noted}")
+
+
+def _split_task_files(paths: tuple[str, ...]) -> tuple[list[Path], list[str]]:
+    """Batch task files apart from tool files and folders."""
+    from nami_yaml.batch.tasks import is_task_file
+
+    task_files = [Path(p) for p in paths if is_task_file(Path(p))]
+    return task_files, [p for p in paths if Path(p) not in task_files]
+
+
+def _check_task_files(files: list[Path], counts: dict[str, int]) -> list[Problem]:
+    from nami_yaml.batch.tasks import check_task_file
+
+    problems: list[Problem] = []
+    for path in files:
+        tasks, found = check_task_file(path)
+        problems += found
+        counts[str(path)] = len(tasks)
+    return problems
 
 
 def _plural(count: int, noun: str) -> str:

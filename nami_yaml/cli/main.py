@@ -4,15 +4,16 @@ from __future__ import annotations
 
 import contextlib
 import signal
-import sys
 
 import click
 
 from nami_yaml import __version__
+from nami_yaml.privacy import keep_environment_private
 
 # name -> (module, attribute, one-line help). Sub-commands are imported only when used, so `nami --help`
 # loads click and nothing else (the loader, jsonschema, openai stay out); tests check the help lines match.
 COMMANDS: dict[str, tuple[str, str, str]] = {
+    "batch": ("nami_yaml.cli.batch", "batch_group", "Run many tasks at once, each in a fresh workspace, checked."),
     "chat": ("nami_yaml.cli.run", "chat", "Talk with the agent; the conversation carries across turns."),
     "check": ("nami_yaml.cli.inspect", "check", "Validate agent.yaml, its tools and any tool files given."),
     "completion": ("nami_yaml.cli.completion", "completion", "Print the shell completion script (bash, zsh, fish)."),
@@ -55,24 +56,6 @@ def cli() -> None:
     Tools are YAML files; agent.yaml says which model and tools to use.
     Start with `nami check`, `nami tools list`, then `nami run "TASK"` or `nami chat`.
     """
-
-
-def keep_environment_private() -> None:
-    """Make /proc/<nami>/environ unreadable to the processes nami starts (Linux).
-
-    Tools never get the model's API key in their own environment, but without this any of them could
-    read it from their parent: ``cat /proc/$PPID/environ``. A non-dumpable process's /proc files belong
-    to root. Children are dumpable again after exec, so tools themselves are unaffected.
-    """
-    if not sys.platform.startswith("linux"):
-        return
-    try:
-        import ctypes
-
-        libc = ctypes.CDLL(None, use_errno=True)
-        libc.prctl(4, 0, 0, 0, 0)  # PR_SET_DUMPABLE, 0
-    except (OSError, AttributeError):
-        pass
 
 
 def stop_on_sigterm() -> None:

@@ -21,6 +21,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import IO
 
+from nami_yaml.procfs import processes
 from nami_yaml.runners.output import MAX_SAVED_OUTPUT, OutputCapture, SaveBudget
 from nami_yaml.runtime import EnvScrub
 
@@ -269,29 +270,14 @@ def _group_alive(pgid: int) -> bool:
     ``killpg(pgid, 0)`` alone is not enough: killed descendants linger as zombies until init reaps
     them, which some container inits do only every few seconds.
     """
-    try:
-        entries = os.listdir("/proc")
-    except OSError:
-        entries = None
-    if entries is None:
+    listed = processes()
+    if listed is None:
         try:
             os.killpg(pgid, 0)
         except (ProcessLookupError, PermissionError):
             return False
         return True
-    for entry in entries:
-        if not entry.isdigit():
-            continue
-        try:
-            with open(f"/proc/{entry}/stat", "rb") as handle:
-                stat = handle.read()
-        except OSError:
-            continue
-        # The command name may contain spaces and parentheses; the fields after the last ")" do not.
-        fields = stat[stat.rfind(b")") + 2 :].split()
-        if len(fields) > 2 and fields[2] == str(pgid).encode() and fields[0] not in (b"Z", b"X"):
-            return True
-    return False
+    return any(p.pgid == pgid and p.alive for p in listed)
 
 
 def _kill_group(proc: subprocess.Popen[bytes]) -> None:

@@ -15,7 +15,7 @@ from jsonschema import Draft202012Validator
 from nami_yaml.errors import Problem
 from nami_yaml.spec.yamlpos import Document, JsonPath
 
-SCHEMA_NAMES = ("tool", "agent")
+SCHEMA_NAMES = ("tool", "agent", "tasks")
 
 # The published schemas' patterns in words: a regex is no help to someone who typed `mytools.helpers`.
 PATTERN_MEANINGS = {
@@ -26,6 +26,7 @@ PATTERN_MEANINGS = {
     "^[A-Za-z_][A-Za-z0-9_]*$": "a variable name (letters, digits and _, not starting with a digit)",
     "^https?://": "a URL starting with http:// or https://",
     "^[a-z0-9_-]+(/[a-z0-9_-]+)?$": "a library group such as git, or group/file such as kubectl/logs",
+    "^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$": "1 to 128 letters, digits, ., _ or -, starting with a letter or digit",
 }
 
 _TYPE_NAMES = {

@@ -32,8 +32,8 @@ def written(root: Path) -> list[str]:
 
 def test_a_new_project_is_valid_and_its_modelines_point_at_the_schema_copies(tmp_path: Path) -> None:
     create_files(project_files(tmp_path, ["git", "kubectl/logs"]))
-    assert written(tmp_path) == [".nami/schemas/agent.schema.json", ".nami/schemas/tool.schema.json",
-                                 "agent.yaml", "tools/count_lines.yaml"]
+    assert written(tmp_path) == [".nami/schemas/agent.schema.json", ".nami/schemas/tasks.schema.json",
+                                 ".nami/schemas/tool.schema.json", "agent.yaml", "tools/count_lines.yaml"]
     for file, name in ((tmp_path / "agent.yaml", "agent"), (tmp_path / "tools" / "count_lines.yaml", "tool")):
         match = MODELINE.match(file.read_text(encoding="utf-8"))
         assert match, file

@@ -9,6 +9,7 @@ from pathlib import Path
 
 import pytest
 
+from nami_yaml.batch.tasks import check_task_file
 from nami_yaml.registry.loader import check_tools
 from nami_yaml.spec.validate import problems_for, validator
 from nami_yaml.spec.yamlpos import parse_yaml
@@ -43,6 +44,10 @@ def test_doc_yaml_block_is_valid(where: str, text: str, tmp_path: Path) -> None:
         file = tmp_path / "example.yaml"
         file.write_text(text, encoding="utf-8")
         tools, problems = check_tools([file])
+    elif isinstance(doc.value, dict) and "tasks" in doc.value:  # a nami batch task file
+        file = tmp_path / "tasks.yaml"
+        file.write_text(text, encoding="utf-8")
+        _, problems = check_task_file(file)
     else:
         problems = problems_for(doc, doc.value, (), validator("agent"))
     if expect_invalid:

@@ -1,0 +1,82 @@
+"""Benchmark: `nami batch run` throughput, in tasks per minute, for 1, 2 and 4 local workers against the
+fake server (each task: a fresh workspace, one tool call, an answer, two checks).
+
+    python bench/batch.py [TASKS] [--delay SECONDS] [--ray]
+
+``--delay`` makes each scripted response wait (a stand-in for a real model's latency, default 0: the
+numbers then measure nami's own cost per task: a worker process, its imports, the workspace, the
+session). ``--ray`` adds a row for a local Ray. Measured here, never asserted in tests: machines differ.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+from nami_yaml.testing import FakeOpenAIServer, call, text, tool_calls
+
+
+def tasks_file(folder: Path, count: int) -> Path:
+    (folder / "fixture").mkdir()
+    (folder / "fixture" / "notes.txt").write_text("one\ntwo\n")
+    tasks = [{"id": f"b{n:03d}", "prompt": f"[b{n:03d}] read the notes", "workspace": "fixture",
+              "checks": [{"answer_matches": "two"}, {"called": "read_file"}]} for n in range(count)]
+    path = folder / "tasks.jsonl"
+    path.write_text("".join(json.dumps(t) + "\n" for t in tasks))
+    return path
+
+
+def script(server: FakeOpenAIServer, count: int, delay: float) -> None:
+    for n in range(count):
+        server.add_task(f"[b{n:03d}]", tool_calls(call("read_file", {"path": "notes.txt"}), delay=delay),
+                        text("the notes say one, two", delay=delay))
+
+
+def run(folder: Path, tasks: Path, server: FakeOpenAIServer, count: int, delay: float, label: str,
+        options: list[str]) -> None:
+    script(server, count, delay)
+    output = folder / f"results-{label.replace(' ', '-')}.jsonl"
+    command = [sys.executable, "-m", "nami_yaml", "batch", "run", str(tasks), "-o", str(output), *options]
+    started = time.perf_counter()
+    done = subprocess.run(command, cwd=folder, capture_output=True, text=True)
+    elapsed = time.perf_counter() - started
+    rows = [json.loads(line) for line in output.read_text().splitlines()] if output.exists() else []
+    passed = sum(r["passed"] for r in rows)
+    if passed != count:
+        sys.stderr.write(done.stdout + done.stderr)
+    print(f"| {label:<10} | {count:>5} | {elapsed:>7.1f} | {count / elapsed * 60:>12.0f} | {passed:>6} |")
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("tasks", nargs="?", type=int, default=20)
+    parser.add_argument("--delay", type=float, default=0.0, help="seconds each scripted response waits")
+    parser.add_argument("--ray", action="store_true", help="also run on a local Ray (needs the ray extra)")
+    args = parser.parse_args()
+    with tempfile.TemporaryDirectory() as name, FakeOpenAIServer() as server:
+        folder = Path(name)
+        os.environ["NAMI_API_KEY"] = "bench"
+        os.environ["XDG_DATA_HOME"] = str(folder / "data")  # sessions and audit stay in the temporary folder
+        os.environ["XDG_STATE_HOME"] = str(folder / "state")
+        (folder / "agent.yaml").write_text(
+            f"model: {{provider: custom, name: fake-model, base_url: '{server.base_url}'}}\n")
+        tasks = tasks_file(folder, args.tasks)
+        print(f"nami batch, {args.tasks} tasks, {args.delay:g} s per model response, {os.cpu_count()} CPUs\n")
+        print("| backend    | tasks | seconds | tasks/minute | passed |")
+        print("|------------|------:|--------:|-------------:|-------:|")
+        for workers in (1, 2, 4):
+            run(folder, tasks, server, args.tasks, args.delay, f"{workers} worker{'s' if workers > 1 else ''}",
+                ["--config", str(folder / "agent.yaml"), "--workers", str(workers)])
+        if args.ray:
+            run(folder, tasks, server, args.tasks, args.delay, "local Ray",
+                ["--config", str(folder / "agent.yaml"), "--ray"])
+
+
+if __name__ == "__main__":
+    main()

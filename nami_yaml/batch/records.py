@@ -1,0 +1,62 @@
+"""A task's session file and audit lines, brought back from another machine with its result, so that the
+machine that ran ``nami batch`` keeps a record of every task (``nami sessions show ID``, ``nami log``)."""
+
+from __future__ import annotations
+
+import json
+import os
+import socket
+from pathlib import Path
+from typing import Any
+
+from nami_yaml.policy.audit import append_line, writable_problem
+from nami_yaml.session.store import SessionStore
+
+RECORDS_KEY = "_records"  # in a worker's result, removed before the result is written
+
+
+def collect(session_id: str, session_path: Path, audit_path: Path) -> dict[str, Any]:
+    """What the worker's machine recorded for ``session_id``."""
+    try:
+        session = session_path.read_text(encoding="utf-8")
+    except OSError:
+        session = None
+    lines: list[str] = []
+    try:
+        with audit_path.open(encoding="utf-8", errors="surrogateescape") as handle:
+            for line in handle:
+                if session_id in line and _session_of(line) == session_id:
+                    lines.append(line if line.endswith("\n") else line + "\n")
+    except OSError:
+        pass
+    return {"host": socket.gethostname(), "session_id": session_id, "session": session, "audit": lines}
+
+
+def _session_of(line: str) -> str | None:
+    try:
+        entry = json.loads(line)
+    except ValueError:
+        return None
+    return entry.get("session") if isinstance(entry, dict) else None
+
+
+def store(records: dict[str, Any], *, audit_path: Path, sessions: SessionStore | None = None) -> bool:
+    """Keep records made on another machine here; records made on this machine are already here.
+    True when something was written."""
+    if records.get("host") == socket.gethostname():
+        return False
+    sessions = sessions or SessionStore()
+    session_id, text = records.get("session_id"), records.get("session")
+    wrote = False
+    if isinstance(session_id, str) and isinstance(text, str) and not sessions.has(session_id):
+        sessions.prepare()
+        path = sessions.path(session_id)
+        temporary = path.with_suffix(".part")
+        temporary.write_text(text, encoding="utf-8")
+        os.replace(temporary, path)
+        wrote = True
+    lines = [line for line in records.get("audit") or [] if isinstance(line, str)]
+    if lines and writable_problem(audit_path) is None:
+        append_line(audit_path, "".join(lines).encode("utf-8", "surrogateescape"))
+        wrote = True
+    return wrote

@@ -1,0 +1,189 @@
+"""One task, start to end, inside its worker process: a fresh workspace, setup, an agent built through the
+library API (nobody can be asked: asks are denied unless approved by risk), its session recorded, the run
+within the task's wall time, the checks, and the result as plain data."""
+
+from __future__ import annotations
+
+import os
+import threading
+import time
+import traceback
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+from nami_yaml.batch.checks import RunFacts, called_tools, run_checks
+from nami_yaml.batch.job import Job
+from nami_yaml.batch.records import RECORDS_KEY, collect
+from nami_yaml.batch.results import new_result
+from nami_yaml.batch.workspace import (
+    WorkspaceError,
+    command_env,
+    make_workspace,
+    remove_workspace,
+    run_command,
+)
+from nami_yaml.errors import NamiError
+
+STOP_GRACE = 5.0  # after a cancel, how long the run gets to stop by itself (killing its tools) and report
+
+
+class TaskRun:
+    def __init__(self, job: Job, cwd: Path, *, on_started: Callable[[str], None] | None = None):
+        self.job = job.resolved(cwd)
+        self.task = self.job.task
+        self.on_started = on_started
+        self.started = time.monotonic()
+        self.deadline = self.started + self.job.task_wall_time
+        self.stopping = threading.Event()  # SIGTERM: the batch is stopping
+        self.cancel = threading.Event()  # for setup and check commands: stopping or out of time
+        self.agent: Any = None
+        self.session_path: Path | None = None
+        self.result = new_result(self.job.task_id)
+
+    # -- control ----------------------------------------------------------------------------------
+
+    def stop(self) -> None:
+        self.stopping.set()
+        self.cancel.set()
+        if self.agent is not None:
+            self.agent.cancel()
+
+    def remaining(self) -> float:
+        return self.deadline - time.monotonic()
+
+    # -- the task ---------------------------------------------------------------------------------
+
+    def execute(self) -> dict[str, Any]:
+        env = {**os.environ, **self.job.env, **(self.task.get("env") or {})}
+        folder: Path | None = None
+        timer = threading.Timer(max(0.0, self.remaining()), self.cancel.set)
+        timer.daemon = True
+        timer.start()
+        try:
+            folder = make_workspace(self.job.task_id, self.task.get("workspace"), Path(self.job.base),
+                                    scratch=Path(self.job.scratch) if self.job.scratch else None, env=env,
+                                    timeout=self.remaining(), cancel=self.cancel)
+            if self.job.keep_workspace:
+                self.result["workspace"] = str(folder)
+            project = self._project(folder, env)  # before setup: a configuration error fails here, first
+            commands_env = command_env(project.context, self.task.get("env") or {})
+            if self._setup(folder, commands_env):
+                self._run(project, folder, commands_env)
+        except WorkspaceError as exc:
+            self._end(self._stopped_status() or "setup_failed", f"workspace: {exc}")
+        except NamiError as exc:  # the configuration cannot be used: the same for every task, most likely
+            self._end("error", str(exc))
+        except Exception as exc:  # a bug of ours: reported with the task, the batch goes on
+            self._end("error", f"{type(exc).__name__}: {exc}\n{traceback.format_exc(limit=8)}")
+        finally:
+            timer.cancel()
+            if self.agent is not None:
+                self.agent.close()
+                if self.job.bring_back and self.session_path is not None:
+                    self.result[RECORDS_KEY] = self._records(self.agent, self.session_path)
+            if folder is not None and not self.job.keep_workspace:
+                remove_workspace(folder)
+        self.result["duration_s"] = round(time.monotonic() - self.started, 3)
+        return self.result
+
+    def _stopped_status(self) -> str | None:
+        if self.stopping.is_set():
+            return "interrupted"
+        if self.remaining() <= 0:
+            return "timeout"
+        return None
+
+    def _end(self, status: str, error: str | None) -> None:
+        self.result["status"] = status
+        self.result["error"] = error
+        self.result["passed"] = False
+
+    def _setup(self, folder: Path, env: dict[str, str]) -> bool:
+        commands = self.task.get("setup") or []
+        for number, command in enumerate(commands, start=1):
+            run = run_command(command, folder, env, self.remaining(), self.cancel)
+            if not run.ok:
+                stopped = self._stopped_status()
+                what = f"setup command {number} of {len(commands)}: {run.describe()}"
+                self._end(stopped or "setup_failed", what if not stopped else f"during {what}")
+                return False
+        return True
+
+    def _project(self, folder: Path, env: dict[str, str]) -> Any:
+        from nami_yaml.app.project import open_project
+
+        project_ref = self.job.project
+        limits = self.task.get("limits") or {}
+        flags = {**project_ref.flags, "workspace": str(folder), "limits.max_steps": limits.get("max_steps"),
+                 "limits.max_cost": limits.get("max_cost")}
+        # Nobody can be asked here: an agent.yaml found upwards must already be trusted on this machine (the
+        # batch asked, and recorded it, before starting), so one changed since is refused, not run.
+        project = open_project(project_ref.config, cwd=Path(project_ref.cwd), env=env, flags=flags,
+                               extra_tools=list(project_ref.tools), trust=None, will_run=True)
+        self.result["model"] = project.settings.get("model.name")
+        return project
+
+    def _run(self, project: Any, folder: Path, commands_env: dict[str, str]) -> None:
+        from nami_yaml.app.agent import Agent, build_model
+
+        self.agent = agent = Agent(project, build_model(project.settings), approve=None,
+                                   approve_risks=self.job.approve_risks, via="batch")
+        session = agent.record_session()
+        self.result["session"], self.session_path = session.id, session.path
+        if self.on_started is not None:
+            self.on_started(session.id)
+        if self.stopping.is_set():
+            agent.cancel()
+        outcome = self._run_agent(agent)
+        if outcome is None:  # it did not stop in time: report what is known
+            self._end(self._stopped_status() or "timeout", "the run did not stop within "
+                      f"{STOP_GRACE:g} s of being cancelled")
+            self._usage(agent.meter.run.to_json())
+            return
+        self.result.update(answer=outcome.final_text, steps=outcome.steps)
+        self._usage(outcome.totals)
+        stopped = self._stopped_status() if outcome.status == "interrupted" else None
+        if stopped:
+            wall = self.job.task_wall_time
+            self._end(stopped, f"wall time of {wall:g} s reached" if stopped == "timeout" else "batch stopped")
+            return
+        self.result["status"] = outcome.status
+        self.result["error"] = outcome.error
+        checks = self.task.get("checks") or []
+        facts = RunFacts(outcome.final_text, called_tools(outcome.messages), folder, commands_env, self.remaining,
+                         self.cancel)
+        self.result["checks"] = run_checks(checks, facts)
+        stopped = self._stopped_status()
+        if stopped:
+            self._end(stopped, "wall time reached during the checks" if stopped == "timeout" else "batch stopped")
+            return
+        self.result["passed"] = outcome.status == "answered" and all(c["passed"] for c in self.result["checks"])
+
+    def _run_agent(self, agent: Any) -> Any:
+        """Run the prompt in a thread, so the wall time and a stop can cancel it from here."""
+        box: list[Any] = []
+        thread = threading.Thread(target=lambda: box.append(agent.run(self.task["prompt"])),
+                                  name="nami-batch-run", daemon=True)
+        thread.start()
+        while thread.is_alive() and not self.cancel.is_set():
+            thread.join(timeout=min(0.5, max(0.01, self.remaining())))
+            if self.remaining() <= 0:
+                self.cancel.set()
+        if thread.is_alive():
+            agent.cancel()
+            thread.join(timeout=STOP_GRACE)
+        return box[0] if box else None
+
+    def _usage(self, totals: dict[str, Any]) -> None:
+        totals = dict(totals or {})
+        self.result["cost"] = totals.pop("cost", None)
+        totals.pop("cost_complete", None)
+        self.result["steps"] = totals.pop("steps", None) or self.result["steps"]
+        self.result["usage"] = totals
+
+    def _records(self, agent: Any, session_path: Path) -> dict[str, Any]:
+        from nami_yaml.policy.audit import configured_path
+
+        audit = configured_path(agent.settings.get("audit.path"))
+        return collect(agent.session_id, session_path, audit)

@@ -1,0 +1,235 @@
+"""Task files for ``nami batch``: YAML (``tasks:`` with a list) or JSONL (one task per line), checked
+against the published schema and then for what a schema cannot say (unique ids, regexes that compile,
+paths that stay in the workspace), every problem as ``file:line:col: $.path: message``."""
+
+from __future__ import annotations
+
+import copy
+import json
+import re
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from functools import cache
+from pathlib import Path
+from typing import Any
+
+from jsonschema import Draft202012Validator
+
+from nami_yaml.errors import Problem, SpecError
+from nami_yaml.spec.validate import problems_for, validator
+from nami_yaml.spec.yamlpos import Document, JsonPath, parse_yaml
+
+MAX_TASK_FILE_BYTES = 50_000_000  # far more than config files: a task set may hold thousands of prompts
+CHECK_KINDS = ("answer_matches", "file_exists", "file_contains", "command", "called", "not_called")
+JSONL_SUFFIXES = (".jsonl", ".ndjson")
+_TASKS_KEY = re.compile(r"^tasks\s*:", re.M)
+
+
+@dataclass(frozen=True)
+class Task:
+    """One task as written, plus where it came from (for messages) and the folder its paths are relative to."""
+
+    id: str
+    prompt: str
+    raw: dict[str, Any]  # the task exactly as written: what travels to the worker
+    base: Path  # the task file's folder
+    where: str = ""  # file:line:col
+
+    @property
+    def checks(self) -> list[dict[str, Any]]:
+        return list(self.raw.get("checks") or [])
+
+    @property
+    def limits(self) -> dict[str, Any]:
+        return dict(self.raw.get("limits") or {})
+
+
+@dataclass
+class TaskFile:
+    path: Path
+    tasks: list[Task] = field(default_factory=list)
+
+    def ids(self) -> list[str]:
+        return [task.id for task in self.tasks]
+
+
+def is_task_file(path: Path) -> bool:
+    """Whether ``nami check`` should read ``path`` as a task file: a .jsonl file, or YAML with ``tasks:``."""
+    if path.suffix.lower() in JSONL_SUFFIXES:
+        return True
+    if path.suffix.lower() not in (".yaml", ".yml") or not path.is_file():
+        return False
+    try:
+        with path.open(encoding="utf-8", errors="replace") as handle:
+            head = handle.read(200_000)
+    except OSError:
+        return False
+    return bool(_TASKS_KEY.search(head))
+
+
+def load_tasks(path: Path) -> TaskFile:
+    """Read and check a task file; raise SpecError listing every problem."""
+    tasks, problems = check_task_file(path)
+    if problems:
+        raise SpecError(problems)
+    return TaskFile(path, tasks)
+
+
+def check_task_file(path: Path) -> tuple[list[Task], list[Problem]]:
+    """The tasks of ``path`` and every problem in it (tasks are returned only when there is none)."""
+    name = str(path)
+    try:
+        data = path.read_bytes() if path.is_file() else None
+    except OSError as exc:
+        return [], [Problem(name, 1, 1, "$", f"cannot read the task file: {exc.strerror or exc}")]
+    if data is None:
+        return [], [Problem(name, 1, 1, "$", "no such file" if not path.exists() else "not a regular file")]
+    if len(data) > MAX_TASK_FILE_BYTES:
+        return [], [Problem(name, 1, 1, "$", f"larger than {MAX_TASK_FILE_BYTES:,} bytes; split it")]
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        return [], [Problem(name, 1, 1, "$", f"not UTF-8 text: {exc.reason} at byte {exc.start}")]
+    if path.suffix.lower() in JSONL_SUFFIXES:
+        entries, problems = _jsonl_entries(text, name)
+    else:
+        entries, problems = _yaml_entries(text, name)
+    base = path.resolve().parent
+    problems += _semantic_problems(entries)
+    if problems:
+        return [], SpecError(problems).problems  # in file order
+    if not entries:
+        return [], [Problem(name, 1, 1, "$", "no tasks")]
+    return [Task(value["id"], value["prompt"], value, base, _where(doc, where)) for doc, where, value in entries], []
+
+
+Entry = tuple[Document, JsonPath, dict[str, Any]]  # the document, the task's path in it, the task
+
+
+def _yaml_entries(text: str, name: str) -> tuple[list[Entry], list[Problem]]:
+    doc, problems = parse_yaml(text, name)
+    if doc is None or problems:
+        return [], problems
+    if not isinstance(doc.value, dict):
+        return [], [doc.problem((), "a task file is a mapping with `tasks:` (a list of tasks), or JSONL: "
+                                    "one task per line in a .jsonl file")]
+    problems = problems_for(doc, doc.value, (), _file_validator())
+    listed = doc.value.get("tasks")
+    if not isinstance(listed, list):
+        return [], problems
+    entries: list[Entry] = []
+    check = validator("tasks", "task")
+    for index, task in enumerate(listed):
+        found = problems_for(doc, task, ("tasks", index), check)
+        problems += found
+        if not found:  # the checks beyond the schema need a task of the right shape
+            entries.append((doc, ("tasks", index), task))
+    return entries, problems
+
+
+@cache
+def _file_validator() -> Draft202012Validator:
+    """The file's own keys; each task is checked on its own, so good tasks are checked further."""
+    schema = copy.deepcopy(validator("tasks").schema)
+    del schema["properties"]["tasks"]["items"]
+    return Draft202012Validator(schema)
+
+
+def _jsonl_entries(text: str, name: str) -> tuple[list[Entry], list[Problem]]:
+    entries: list[Entry] = []
+    problems: list[Problem] = []
+    check = validator("tasks", "task")
+    index = 0
+    for number, line in enumerate(text.splitlines(), start=1):
+        if not line.strip():
+            continue
+        try:
+            value = json.loads(line)
+        except json.JSONDecodeError as exc:
+            problems.append(Problem(name, number, exc.colno, f"$[{index}]", f"not valid JSON: {exc.msg}"))
+            index += 1
+            continue
+        doc = _line_document(line, number, name, index, value)
+        if not isinstance(value, dict):
+            problems.append(doc.problem((index,), "each line of a .jsonl task file is one task (a JSON object)"))
+        else:
+            found = problems_for(doc, value, (index,), check)
+            problems += found
+            if not found:
+                entries.append((doc, (index,), value))
+        index += 1
+    if not entries and not problems:
+        problems.append(Problem(name, 1, 1, "$", "no tasks: write one JSON object per line"))
+    return entries, problems
+
+
+def _line_document(line: str, number: int, name: str, index: int, value: Any) -> Document:
+    """Positions for one JSONL line (JSON is YAML), shifted to its line and placed under ``$[index]``."""
+    parsed, _ = parse_yaml(line, name)
+    doc = Document(name, value, {(index,): (number, 1)})
+    if parsed is not None and parsed.value == value:
+        for path, (_, col) in parsed.positions.items():
+            doc.positions[(index, *path)] = (number, col)
+        for path, (_, col) in parsed.key_positions.items():
+            doc.key_positions[(index, *path)] = (number, col)
+    return doc
+
+
+def _where(doc: Document, path: JsonPath) -> str:
+    line, col = doc.position(path)
+    return f"{doc.file}:{line}:{col}"
+
+
+def _semantic_problems(entries: list[Entry]) -> list[Problem]:
+    problems: list[Problem] = []
+    seen: dict[str, str] = {}
+    for doc, where, task in entries:
+        task_id = task["id"]
+        if task_id in seen:
+            problems.append(doc.problem((*where, "id"), f"duplicate id {task_id!r} (first at {seen[task_id]})"))
+        else:
+            seen[task_id] = _where(doc, (*where, "id"))
+        workspace = task.get("workspace")
+        if isinstance(workspace, Mapping):
+            problems += _workspace_problems(doc, (*where, "workspace"), workspace)
+        for number, check in enumerate(task.get("checks") or []):
+            problems += _check_problems(doc, (*where, "checks", number), check)
+    return problems
+
+
+def _workspace_problems(doc: Document, where: JsonPath, workspace: Mapping[str, Any]) -> list[Problem]:
+    if "path" in workspace and "git" in workspace:
+        return [doc.problem(where, "give either path (a folder to copy) or git (a repository), not both")]
+    if "path" not in workspace and "git" not in workspace:
+        return [doc.problem(where, "give path (a folder to copy) or git (a repository, with an optional ref)")]
+    if "ref" in workspace and "git" not in workspace:
+        return [doc.problem((*where, "ref"), "ref goes with git: a folder has no refs", key=True)]
+    return []
+
+
+def _check_problems(doc: Document, where: JsonPath, check: Mapping[str, Any]) -> list[Problem]:
+    if len(check) > 1:
+        return [doc.problem(where, f"a check has one kind, this one has {len(check)}: {', '.join(check)}; "
+                                   "write each as its own item")]
+    kind, value = next(iter(check.items()))
+    if kind == "answer_matches":
+        try:
+            re.compile(value)
+        except re.error as exc:
+            return [doc.problem((*where, kind), f"not a valid regular expression: {exc}")]
+    if kind in ("file_exists", "file_contains"):
+        path = value if kind == "file_exists" else value["path"]
+        problem = workspace_path_problem(path)
+        if problem:
+            return [doc.problem((*where, kind) if kind == "file_exists" else (*where, kind, "path"), problem)]
+    return []
+
+
+def workspace_path_problem(path: str) -> str | None:
+    """Why ``path`` does not name a file inside the task's workspace, or None."""
+    parts = Path(path).parts
+    if Path(path).is_absolute():
+        return f"{path!r} is absolute; checks look inside the task's workspace: give a relative path"
+    if ".." in parts:
+        return f"{path!r} leaves the task's workspace (..); give a path inside it"
+    return None

@@ -1,0 +1,276 @@
+"""`nami batch run` against the fake server, each task scripted by a marker in its prompt: the results
+do not depend on the number of workers, and a hung, frozen or crashing task is reported while the rest
+of the batch goes on."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+import pytest
+from click.testing import CliRunner
+
+from nami_yaml.batch import isolate
+from nami_yaml.batch.results import read_results
+from nami_yaml.cli.main import cli
+from nami_yaml.testing import call, text, tool_calls
+from tests.batch.conftest import BatchProject, comparable
+
+
+def twenty_tasks(project: BatchProject, runs: int) -> list[dict[str, Any]]:
+    """Answers, tool calls, passing and failing checks, a step limit: the script of each, ``runs`` times."""
+    tasks = []
+    for n in range(20):
+        marker = f"[t{n:02d}]"
+        kind = n % 4
+        task: dict[str, Any] = {"id": f"t{n:02d}", "prompt": f"{marker} task number {n}"}
+        if kind == 0:
+            script = [text(f"the answer is {n}")]
+            task["checks"] = [{"answer_matches": rf"\b{n}\b"}]
+        elif kind == 1:
+            script = [tool_calls(call("write_file", {"path": "out.txt", "content": f"value {n}"})), text("written")]
+            task["checks"] = [{"file_contains": {"path": "out.txt", "text": f"value {n}"}}, {"called": "write_file"}]
+        elif kind == 2:
+            script = [text("no idea")]
+            task["checks"] = [{"answer_matches": "yes"}]  # fails, always for the same reason
+        else:
+            script = [tool_calls(call("list_dir", {})), tool_calls(call("list_dir", {}))]
+            task["limits"] = {"max_steps": 2}
+        for _ in range(runs):
+            project.server.add_task(marker, *script)
+        tasks.append(task)
+    return tasks
+
+
+def test_twenty_tasks_with_four_workers_give_the_results_of_one(batch_project: BatchProject) -> None:
+    tasks_file = batch_project.tasks(twenty_tasks(batch_project, runs=2))
+    one, one_rows = batch_project.run(str(tasks_file), "--workers", "1", "--approve", "write",
+                                      "-o", str(batch_project.folder / "one.jsonl"))
+    four, four_rows = batch_project.run(str(tasks_file), "--workers", "4", "--approve", "write",
+                                        "-o", str(batch_project.folder / "four.jsonl"))
+    assert one.exit_code == four.exit_code == 1  # the kind-2 tasks fail their check, and max_steps fails
+    assert len(one_rows) == len(four_rows) == 20
+    assert comparable(one_rows) == comparable(four_rows)
+    by_id = {r["id"]: r for r in four_rows}
+    assert by_id["t00"]["passed"] and by_id["t01"]["passed"]
+    assert by_id["t02"]["checks"][0]["reason"] == "the answer does not match /yes/: 'no idea'"
+    assert by_id["t03"]["status"] == "max_steps" and not by_id["t03"]["passed"]
+    assert sum(r["passed"] for r in four_rows) == 10
+    assert len({r["session"] for r in four_rows}) == 20  # every task recorded its own session
+    assert batch_project.server.remaining == 0
+    assert "passed    10 of 20 (50.0%)" in four.output
+
+
+def test_results_lines_have_every_field_and_a_clean_batch_exits_0(batch_project: BatchProject) -> None:
+    batch_project.server.add_task("[a]", text("fine"))
+    tasks_file = batch_project.tasks([{"id": "a", "prompt": "[a] go"}])  # no checks: answering passes
+    result, rows = batch_project.run(str(tasks_file))
+    assert result.exit_code == 0, result.output
+    (row,) = rows
+    assert set(row) >= {"id", "status", "passed", "checks", "answer", "steps", "usage", "cost", "duration_s",
+                        "session", "error"}
+    assert row["status"] == "answered" and row["passed"] is True and row["answer"] == "fine"
+    assert row["steps"] == 1 and row["usage"]["prompt_tokens"] > 0 and row["duration_s"] > 0
+    sessions = Path(os.environ["XDG_DATA_HOME"]) / "nami" / "sessions"
+    assert (sessions / f"{row['session']}.jsonl").is_file()
+    assert "tasks     1" in result.output and "p50" in result.output and "p95" in result.output
+
+
+def test_a_hung_task_hits_its_wall_time_and_its_tools_die_while_the_rest_finish(
+        batch_project: BatchProject, tmp_path: Path) -> None:
+    pid_file = tmp_path / "sleeper.pid"
+    batch_project.server.add_task("[hang]", tool_calls(call("bash", {"command": f"echo $$ > {pid_file}; sleep 300"})))
+    for name in ("a", "b", "c"):
+        batch_project.server.add_task(f"[{name}]", text("done"))
+    tasks = [{"id": "hang", "prompt": "[hang] wait", "limits": {"wall_time": 3}},
+             *({"id": name, "prompt": f"[{name}] go"} for name in ("a", "b", "c"))]
+    started = time.monotonic()
+    result, rows = batch_project.run(str(batch_project.tasks(tasks)), "--workers", "2", "--approve", "exec")
+    assert time.monotonic() - started < 60
+    by_id = {r["id"]: r for r in rows}
+    assert by_id["hang"]["status"] == "timeout" and not by_id["hang"]["passed"]
+    assert "wall time of 3 s" in by_id["hang"]["error"]
+    assert by_id["hang"]["session"]  # the session up to the timeout is kept
+    assert all(by_id[name]["passed"] for name in ("a", "b", "c"))
+    assert result.exit_code == 1
+    sleeper = int(pid_file.read_text())
+    assert not Path(f"/proc/{sleeper}").exists() or b") Z " in Path(f"/proc/{sleeper}/stat").read_bytes()
+
+
+CRASHING_TOOLS = """\
+tools:
+  - name: freeze
+    description: Stops its own process (nothing in it runs any more).
+    risk: read
+    entrypoint: batch_crash_tools:freeze
+  - name: die
+    description: Kills its own process.
+    risk: read
+    entrypoint: batch_crash_tools:die
+"""
+CRASHING_MODULE = """\
+import os, signal
+
+def freeze() -> str:
+    os.kill(os.getpid(), signal.SIGSTOP)
+    return "never"
+
+def die() -> str:
+    os.kill(os.getpid(), signal.SIGKILL)
+    return "never"
+"""
+
+
+@pytest.fixture
+def crashing_tools(batch_project: BatchProject) -> Path:
+    (batch_project.folder / "crash.yaml").write_text(CRASHING_TOOLS)
+    (batch_project.folder / "batch_crash_tools.py").write_text(CRASHING_MODULE)
+    return batch_project.folder / "crash.yaml"
+
+
+def test_a_crashing_task_is_reported_and_the_batch_goes_on(batch_project: BatchProject, crashing_tools: Path) -> None:
+    batch_project.server.add_task("[crash]", tool_calls(call("die", {})))
+    batch_project.server.add_task("[fine]", text("ok"))
+    tasks = [{"id": "crash", "prompt": "[crash] go"}, {"id": "fine", "prompt": "[fine] go"}]
+    result, rows = batch_project.run(str(batch_project.tasks(tasks)), "-t", str(crashing_tools), "--approve", "read")
+    by_id = {r["id"]: r for r in rows}
+    assert by_id["crash"]["status"] == "crashed", by_id["crash"]["error"]
+    assert "killed by SIGKILL" in by_id["crash"]["error"]
+    assert by_id["crash"]["session"]  # told before the crash: the session file shows how far it got
+    assert by_id["fine"]["passed"]
+    assert result.exit_code == 1
+
+
+def test_a_frozen_worker_is_killed_after_its_wall_time(batch_project: BatchProject, crashing_tools: Path,
+                                                        monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(isolate, "KILL_GRACE", 1.0)
+    batch_project.server.add_task("[freeze]", tool_calls(call("freeze", {})))
+    tasks = [{"id": "freeze", "prompt": "[freeze] go", "limits": {"wall_time": 2}}]
+    started = time.monotonic()
+    result, rows = batch_project.run(str(batch_project.tasks(tasks)), "-t", str(crashing_tools), "--approve", "read")
+    assert time.monotonic() - started < 30
+    (row,) = rows
+    assert row["status"] == "timeout"
+    assert "its processes were killed" in row["error"]
+
+
+def test_resume_runs_only_the_tasks_without_a_result(batch_project: BatchProject) -> None:
+    for name in ("a", "b", "c"):
+        batch_project.server.add_task(f"[{name}]", text(f"answer {name}"))
+    tasks_file = batch_project.tasks([{"id": n, "prompt": f"[{n}] go"} for n in ("a", "b", "c")])
+    output = batch_project.folder / "results.jsonl"
+    earlier = {"id": "b", "status": "answered", "passed": True, "checks": [], "answer": "from before", "steps": 1,
+               "usage": None, "cost": None, "duration_s": 1.0, "session": None, "error": None}
+    # The earlier run was cut off while writing its next line.
+    output.write_text(json.dumps(earlier) + "\n" + '{"id": "c", "status": "ans')
+    refused, _ = batch_project.run(str(tasks_file))
+    assert refused.exit_code == 2 and "--resume" in refused.output
+    assert output.read_text().endswith('"status": "ans')  # left as it was
+    result, rows = batch_project.run(str(tasks_file), "--resume")
+    assert result.exit_code == 0, result.output
+    assert [r["id"] for r in rows][0] == "b" and sorted(r["id"] for r in rows) == ["a", "b", "c"]
+    assert {r["id"]: r["answer"] for r in rows} == {"a": "answer a", "b": "from before", "c": "answer c"}
+    asked = {r["messages"][1]["content"] for r in batch_project.server.requests}
+    assert asked == {"[a] go", "[c] go"}  # b was not run again
+
+
+def test_asks_are_refused_unless_approved_and_every_call_is_audited(batch_project: BatchProject) -> None:
+    for run in ("no", "yes"):
+        batch_project.server.add_task(f"[{run}]", tool_calls(call("write_file", {"path": "f.txt", "content": "x"})),
+                                      text("finished"))
+    check = [{"file_exists": "f.txt"}]
+    tasks_file = batch_project.tasks([{"id": "no", "prompt": "[no] write", "checks": check}])
+    refused, (row,) = batch_project.run(str(tasks_file))
+    assert not row["passed"] and row["checks"][0]["reason"] == "f.txt does not exist"
+    approved_file = batch_project.tasks([{"id": "yes", "prompt": "[yes] write", "checks": check}], "approved.yaml")
+    approved, (approved_row,) = batch_project.run(str(approved_file), "--approve", "write",
+                                                  "-o", str(batch_project.folder / "approved.jsonl"))
+    assert approved_row["passed"], approved_row
+    denied_result = batch_project.server.requests[1]["messages"][-1]["content"]
+    assert denied_result.startswith("Denied")
+    audit = Path(os.environ["XDG_STATE_HOME"]) / "nami" / "audit.jsonl"
+    lines = [json.loads(line) for line in audit.read_text().splitlines()]
+    assert {(e["session"], e["status"], e["via"]) for e in lines} == {
+        (row["session"], "denied", "batch"), (approved_row["session"], "ran", "batch")}
+
+
+def test_setup_commands_run_in_the_fresh_workspace_and_a_failing_one_fails_the_task(
+        batch_project: BatchProject) -> None:
+    (batch_project.folder / "fixture").mkdir()
+    (batch_project.folder / "fixture" / "input.txt").write_text("original\n")
+    batch_project.server.add_task("[edit]", tool_calls(call("write_file", {"path": "input.txt", "content": "changed"})),
+                                  text("edited"))
+    batch_project.server.add_task("[check]", text("looked"))
+    tasks = [
+        {"id": "edit", "prompt": "[edit] go", "workspace": "fixture", "setup": ["test -f input.txt", ["touch", "made"]],
+         "env": {"GREETING": "hi"},
+         "checks": [{"command": "test -f made && grep -q changed input.txt && test \"$GREETING\" = hi"}]},
+        # Sees the fixture as it was: the other task's write went to its own copy.
+        {"id": "check", "prompt": "[check] go", "workspace": {"path": "fixture"},
+         "checks": [{"file_contains": {"path": "input.txt", "text": "original"}}]},
+        {"id": "broken", "prompt": "[never] go", "setup": ["echo preparing; exit 3"]},
+    ]
+    result, rows = batch_project.run(str(batch_project.tasks(tasks)), "--approve", "write")
+    by_id = {r["id"]: r for r in rows}
+    assert by_id["edit"]["passed"], by_id["edit"]
+    assert by_id["check"]["passed"], by_id["check"]
+    assert by_id["broken"]["status"] == "setup_failed"
+    assert "setup command 1 of 1: `echo preparing; exit 3`: exit code 3" in by_id["broken"]["error"]
+    assert "preparing" in by_id["broken"]["error"]
+    assert (batch_project.folder / "fixture" / "input.txt").read_text() == "original\n"
+    assert not any("[never]" in r["messages"][1]["content"] for r in batch_project.server.requests)
+
+
+def test_progress_is_one_plain_line_per_task_when_not_on_a_terminal(batch_project: BatchProject) -> None:
+    batch_project.server.add_task("[a]", text("yes"))
+    batch_project.server.add_task("[b]", text("no"))
+    tasks = [{"id": "a", "prompt": "[a] go", "checks": [{"answer_matches": "yes"}]},
+             {"id": "b", "prompt": "[b] go", "checks": [{"answer_matches": "yes"}]}]
+    result, _ = batch_project.run(str(batch_project.tasks(tasks)), "--workers", "1")
+    assert "[1/2] a passed (answered, 1 step," in result.output
+    assert "[2/2] b FAILED (answered, 1 step," in result.output
+    assert "\r" not in result.output
+
+
+def test_ctrl_c_stops_cleanly_and_resume_finishes_the_rest(batch_project: BatchProject) -> None:
+    names = [f"s{n}" for n in range(6)]
+    for name in names:  # twice: the task that was stopped asked once already
+        batch_project.server.add_task(f"[{name}]", text(f"done {name}", delay=0.7), text(f"done {name}"))
+    tasks_file = batch_project.tasks([{"id": n, "prompt": f"[{n}] go"} for n in names])
+    output = batch_project.folder / "results.jsonl"
+    command = [sys.executable, "-m", "nami_yaml", "batch", "run", str(tasks_file), "--config",
+               str(batch_project.config), "--workers", "1", "-o", str(output)]
+    process = subprocess.Popen(command, cwd=batch_project.folder, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                               text=True)
+    deadline = time.monotonic() + 60
+    while not output.exists() or not output.read_text():
+        assert time.monotonic() < deadline and process.poll() is None
+        time.sleep(0.05)
+    process.send_signal(signal.SIGINT)
+    out, err = process.communicate(timeout=60)
+    assert process.returncode == 130, err
+    assert "stopping: no new task starts" in err
+    kept = [json.loads(line) for line in output.read_text().splitlines()]  # every line is whole
+    assert 1 <= len(kept) < len(names) and all(r["status"] == "answered" for r in kept)
+    assert "not run" in out
+    result, rows = batch_project.run(str(tasks_file), "--resume")
+    assert result.exit_code == 0, result.output
+    assert sorted(r["id"] for r in rows) == names
+
+
+def test_an_untrusted_agent_yaml_found_upwards_is_refused_before_any_task(batch_project: BatchProject) -> None:
+    tasks_file = batch_project.tasks([{"id": "a", "prompt": "[a] go"}])
+    refused = CliRunner().invoke(cli, ["batch", "run", str(tasks_file)])  # found from here, never trusted
+    assert refused.exit_code == 2 and "is not trusted yet" in refused.output
+    assert not (batch_project.folder / "tasks.results.jsonl").exists()
+    assert CliRunner().invoke(cli, ["trust", "--yes"]).exit_code == 0
+    batch_project.server.add_task("[a]", text("fine"))
+    trusted = CliRunner().invoke(cli, ["batch", "run", str(tasks_file)])
+    assert trusted.exit_code == 0, trusted.output
+    assert read_results(batch_project.folder / "tasks.results.jsonl")[0]["passed"]
