@@ -56,7 +56,7 @@ class Project:
     # True once trusted (or when no trust is needed); None when nobody checked (opened to look, not to run).
     trusted: bool | None = None
     cwd: Path | None = None  # where it was opened from; the workspace is often the project's root above it
-    servers: ToolServers = field(default_factory=ToolServers)  # its MCP servers (agent.yaml mcp_servers:)
+    servers: ToolServers = field(default_factory=lambda: ToolServers(started=False))  # agent.yaml mcp_servers:
 
     def executor(self) -> Executor:
         return Executor(self.registry, self.context)
@@ -71,6 +71,16 @@ class Project:
         """Refuse an untrusted project before anything of it runs or decides (UntrustedProject)."""
         if not self.is_trusted():
             ensure_trusted(self.settings, self.registry, None)
+
+    def start_servers(self) -> None:
+        """Start the MCP servers of ``mcp_servers:`` (in parallel; once; only for a trusted project) and add
+        their tools to the registry. What fails becomes a notice (:meth:`take_notices`), never an error."""
+        if self.servers.started:
+            return
+        if self.is_trusted():
+            self.servers = start_tool_servers(self)
+        else:
+            self.servers = not_started(self, "this agent.yaml is not trusted yet (`nami trust`)")
 
     def take_notices(self) -> list[str]:
         """Problems of its tool sources not reported yet (an MCP server that did not start or died), once each."""
@@ -121,10 +131,7 @@ def open_project(config: str | Path | None = None, *, cwd: Path | None = None, e
                                                            skills=skills, extra_tools=extra_tools),
                       trusted, cwd=cwd)
     if tool_servers or (tool_servers is None and will_run):
-        if project.is_trusted():
-            project.servers = start_tool_servers(project)
-        else:
-            project.servers = not_started(project, "this agent.yaml is not trusted yet (`nami trust`)")
+        project.start_servers()
     return project
 
 

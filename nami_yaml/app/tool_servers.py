@@ -21,8 +21,9 @@ if TYPE_CHECKING:
 class ToolServers:
     """The project's running MCP servers (if any), and the notices not yet reported."""
 
-    def __init__(self, servers: Any = None, notices: list[str] | None = None):
+    def __init__(self, servers: Any = None, notices: list[str] | None = None, *, started: bool = True):
         self.servers = servers  # nami_yaml.mcp.client.McpServers, when the SDK is there and servers are named
+        self.started = started  # False until the project's servers were started (or found not startable)
         self._notices = list(notices or [])
         self._lock = threading.Lock()
 

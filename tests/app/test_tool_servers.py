@@ -20,7 +20,7 @@ need_mcp()
 from nami_yaml import Agent  # noqa: E402
 from nami_yaml.agent.events import Event  # noqa: E402
 from nami_yaml.testing import FakeOpenAIServer, call, text, tool_calls  # noqa: E402
-from tests.mcp.helpers import FIXTURE, NAMI, audit_lines, gone, wait_for_text  # noqa: E402
+from tests.mcp.helpers import FIXTURE, NAMI, audit_lines, gone, server_pid, wait_for_text  # noqa: E402
 
 
 def write_config(workdir: Path, *, servers: str = "", rules: str = "") -> Path:
@@ -148,7 +148,7 @@ def test_ctrl_c_leaves_no_server_behind(signal_number: int, workdir: Path, fake_
                                stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     try:
         wait_for_text(marker)
-        server, child = int(pid_file.read_text()), int(child_file.read_text())
+        server, child = server_pid(pid_file), int(child_file.read_text())
         process.send_signal(signal_number)
         stdout, stderr = process.communicate(timeout=30)
     finally:
@@ -172,4 +172,4 @@ def test_a_finished_run_stops_its_servers(how: str, workdir: Path, fake_openai: 
     result = subprocess.run([*NAMI, "run", "-c", str(config), "hi"], cwd=workdir, env=env, stdin=subprocess.DEVNULL,
                             capture_output=True, text=True, timeout=60)
     assert result.returncode == (0 if how == "answered" else 1), result.stderr
-    assert gone(int(pid_file.read_text()), timeout=1)
+    assert gone(server_pid(pid_file), timeout=1)

@@ -2,7 +2,7 @@
 
 echo (read-only), shout, slow (sleeps; its pid file says it started), crash (the process exits at once),
 big (a long output), show_env (one variable of its environment), fail (an error result). ``--pid-file PATH``
-records its pid; ``--child-pid-file PATH`` starts a ``sleep`` child (in its process group) and records its pid;
+appends its pid; ``--child-pid-file PATH`` starts a ``sleep`` child (in its process group) and records its pid;
 ``--hang`` never answers.
 """
 
@@ -65,9 +65,20 @@ async def call_tool(ctx: object, params: types.CallToolRequestParams) -> types.C
     return reply(f"unknown tool {params.name}", error=True)
 
 
+def running_pid(pid: int) -> bool:
+    try:
+        return Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0] not in ("Z", "X")
+    except (OSError, IndexError):
+        return False
+
+
 async def main() -> None:
-    if "--pid-file" in sys.argv:
-        Path(sys.argv[sys.argv.index("--pid-file") + 1]).write_text(str(os.getpid()))
+    if "--pid-file" in sys.argv:  # appended, with how many servers listed before are still running
+        pid_file = Path(sys.argv[sys.argv.index("--pid-file") + 1])
+        earlier = pid_file.read_text().split("\n") if pid_file.exists() else []
+        running = sum(1 for line in earlier if line and running_pid(int(line.split()[0])))
+        with open(pid_file, "a") as pids:
+            pids.write(f"{os.getpid()} {running}\n")
     if "--child-pid-file" in sys.argv:
         child = subprocess.Popen(["sleep", "300"])
         Path(sys.argv[sys.argv.index("--child-pid-file") + 1]).write_text(str(child.pid))

@@ -103,3 +103,12 @@ async def http_session(url: str, headers: dict[str, str] | None = None) -> Async
 
 def text_of(result: types.CallToolResult) -> str:
     return "\n".join(block.text for block in result.content if isinstance(block, types.TextContent))
+
+
+def server_pids(pid_file: Path) -> list[tuple[int, int]]:
+    """What the fixture's ``--pid-file`` says: each start's pid, and how many servers listed before it ran."""
+    return [(int(pid), int(earlier)) for pid, earlier in (line.split() for line in wait_for_text(pid_file).splitlines())]
+
+
+def server_pid(pid_file: Path) -> int:
+    return server_pids(pid_file)[0][0]

@@ -22,7 +22,7 @@ from nami_yaml.mcp.client import McpServers, tool_name  # noqa: E402
 from nami_yaml.registry.executor import Executor  # noqa: E402
 from nami_yaml.registry.registry import Registry  # noqa: E402
 from nami_yaml.runtime import RuntimeContext, ToolSettings  # noqa: E402
-from tests.mcp.helpers import FIXTURE, alive, gone, http_server, wait_for_text  # noqa: E402
+from tests.mcp.helpers import FIXTURE, alive, gone, http_server, server_pid, wait_for_text  # noqa: E402
 
 TOKEN = "s" * 32
 
@@ -134,7 +134,7 @@ def test_a_server_that_dies_mid_run_is_reported_once_and_its_group_is_gone(workd
         time.sleep(0.2)
         notices = running.take_notices()
         assert running.take_notices() == []
-        server, child = int(pid_file.read_text()), int(child_file.read_text())
+        server, child = server_pid(pid_file), int(child_file.read_text())
         assert gone(server) and gone(child)  # the child it left behind went with its process group
     assert crashed.unavailable and "stopped (exit code 3) during this call" in crashed.text
     assert after.unavailable and "unavailable (stopped (exit code 3))" in after.text
@@ -146,7 +146,7 @@ def test_closing_stops_every_server_and_what_it_started(workdir: Path) -> None:
     pid_file, child_file = workdir / "server.pid", workdir / "child.pid"
     running = servers(workdir, fixture_spec("fx", "--pid-file", str(pid_file), "--child-pid-file", str(child_file)))
     running.start()
-    server, child = int(wait_for_text(pid_file)), int(wait_for_text(child_file))
+    server, child = server_pid(pid_file), int(wait_for_text(child_file))
     assert alive(server) and alive(child)
     running.close()
     running.close()
@@ -209,4 +209,4 @@ def test_no_server_outlives_a_python_process_that_used_it(stop: str, workdir: Pa
     )
     done = subprocess.run([sys.executable, "-c", code], cwd=workdir, capture_output=True, text=True, timeout=60)
     assert done.returncode == 0, done.stderr
-    assert gone(int(pid_file.read_text()), timeout=1)
+    assert gone(server_pid(pid_file), timeout=1)
