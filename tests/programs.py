@@ -43,3 +43,19 @@ def needs(program: str) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
         return checked
 
     return decorate
+
+
+MCP_VARIABLE = "NAMI_REQUIRE_MCP"
+
+
+def need_mcp() -> None:
+    """At the top of a test module that speaks MCP (before it imports the SDK): skip the module, with the
+    reason, where the mcp extra is not installed; fail where CI sets NAMI_REQUIRE_MCP=1."""
+    try:
+        import mcp  # noqa: F401
+        import mcp_types  # noqa: F401
+    except ImportError as exc:
+        reason = f"the mcp extra is not installed ({exc}; pip install -e '.[mcp]')"
+        if os.environ.get(MCP_VARIABLE) == "1":
+            pytest.fail(f"{reason}: {MCP_VARIABLE}=1 requires it", pytrace=False)
+        pytest.skip(reason, allow_module_level=True)

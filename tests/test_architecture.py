@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import ast
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -22,8 +24,10 @@ FORBIDDEN = {
     "doctor": ("nami_yaml.cli", "click", "openai"),
     "session": ("nami_yaml.cli", "nami_yaml.app", "click", "openai"),
     "model": ("nami_yaml.cli", "nami_yaml.agent", "click"),
+    "mcp": ("nami_yaml.cli", "click", "openai"),
     "batch": ("nami_yaml.cli", "click", "openai"),
 }
+SDK = ("mcp", "mcp_types", "uvicorn")  # the mcp extra: only nami_yaml/mcp/ speaks the protocol
 
 
 def imports(path: Path) -> set[str]:
@@ -44,6 +48,25 @@ def test_dependency_directions(package: str) -> None:
             if any(name == p or name.startswith(p + ".") for p in FORBIDDEN[package]):
                 bad.append(f"{path.relative_to(PACKAGE.parent)} imports {name}")
     assert bad == []
+
+
+def test_only_the_mcp_package_imports_the_sdk() -> None:
+    bad = []
+    for path in sorted(PACKAGE.rglob("*.py")):
+        if path.relative_to(PACKAGE).parts[0] == "mcp":
+            continue
+        bad += [f"{path.relative_to(PACKAGE.parent)} imports {name}" for name in imports(path)
+                if any(name == p or name.startswith(p + ".") for p in SDK)]
+    assert bad == []
+
+
+@pytest.mark.parametrize("args", [["--help"], ["mcp", "--help"], ["tools", "list"], ["check"]])
+def test_commands_without_mcp_do_not_import_the_sdk(args: list[str], tmp_path: Path) -> None:
+    code = ("import sys\nfrom nami_yaml.cli.main import cli\n"
+            f"try:\n    cli({args!r}, prog_name='nami')\nexcept SystemExit:\n    pass\n"
+            "assert not {'mcp', 'mcp_types'} & set(sys.modules), 'the mcp SDK was imported'\nprint('clean')")
+    result = subprocess.run([sys.executable, "-c", code], cwd=tmp_path, capture_output=True, text=True, timeout=60)
+    assert result.stdout.strip().endswith("clean"), result.stderr
 
 
 def test_path_helpers_have_a_neutral_home() -> None:

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import os
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -33,3 +35,28 @@ def test_a_required_missing_program_fails(tmp_path: Path) -> None:
     result = run(tmp_path, "git,nami-no-such-program")
     assert result.returncode == 1 and "NAMI_REQUIRE_PROGRAMS requires it" in result.stdout
     assert "NAMI_REQUIRE_PROGRAMS=" in (ROOT / ".ci" / "run").read_text()
+
+
+def pytest_without_mcp(tmp_path: Path, required: str) -> subprocess.CompletedProcess[str]:
+    """The MCP client tests with the SDK hidden (a package named mcp that fails to import comes first)."""
+    shadow = tmp_path / "shadow" / "mcp"
+    shadow.mkdir(parents=True)
+    (shadow / "__init__.py").write_text("raise ImportError('hidden for this test')\n")
+    env = {**os.environ, "PYTHONPATH": f"{shadow.parent}{os.pathsep}{ROOT}", "NAMI_REQUIRE_MCP": required}
+    return subprocess.run([sys.executable, "-m", "pytest", "-q", "-rs", "-p", "no:cacheprovider",
+                           "tests/mcp/test_client.py", "tests/test_paths.py"], cwd=ROOT, env=env, capture_output=True, text=True, timeout=300)
+
+
+def test_without_the_mcp_extra_its_tests_skip_with_the_reason(tmp_path: Path) -> None:
+    result = pytest_without_mcp(tmp_path, "")
+    assert result.returncode == 0, result.stdout + result.stderr
+    assert "SKIPPED [1]" in result.stdout and "the mcp extra is not installed" in result.stdout
+
+
+def test_ci_requires_the_mcp_extra(tmp_path: Path) -> None:
+    result = pytest_without_mcp(tmp_path, "1")
+    assert result.returncode != 0
+    assert "NAMI_REQUIRE_MCP=1 requires it" in result.stdout
+    run_script = (ROOT / ".ci" / "run").read_text()
+    installed = re.search(r"pip install --quiet -e '\.\[([a-z,]+)\]'", run_script)
+    assert "export NAMI_REQUIRE_MCP=1" in run_script and installed and "mcp" in installed.group(1).split(",")

@@ -51,7 +51,8 @@ class Agent:
         self.meter, self.compactor, self.pricing = economy.meter, economy.compactor, economy.pricing
         self.bus.add(self.meter)
         self.hooks = self.guard.hooks(before_tool)
-        self.hooks.before_request = list(economy.before_request)
+        # Tool sources' problems (an MCP server that did not start, or died) are reported before a request.
+        self.hooks.before_request = [self._report_notices, *economy.before_request]
         self.hooks.after_run = list(economy.after_run)
         self.loop = AgentLoop(
             model=model, toolbox=self.guard.toolbox(project.executor()), hooks=self.hooks,
@@ -62,6 +63,7 @@ class Agent:
         self.history = History([dict(self.system_message)], emit=self.bus)
         self._session: SessionWriter | None = None
         self._lock = threading.Lock()  # one run at a time: the history is one conversation
+        self._owns_project = False  # from_config opened it, so close() closes it (its MCP servers)
 
     @classmethod
     def from_config(cls, config: str | Path | None = None, *, cwd: Path | None = None,
@@ -76,8 +78,14 @@ class Agent:
         flags = {"model.name": model, "model.base_url": base_url, "limits.max_steps": max_steps,
                  "model.stream": stream}
         project = open_project(config, cwd=cwd, env=env, flags=flags, extra_tools=tools, trust=trust, will_run=True)
-        return cls(project, client or build_model(project.settings), approve=approve, assume_yes=assume_yes,
-                   approve_risks=approve_risks, dry_run=dry_run, on_event=on_event)
+        try:
+            agent = cls(project, client or build_model(project.settings), approve=approve, assume_yes=assume_yes,
+                        approve_risks=approve_risks, dry_run=dry_run, on_event=on_event)
+        except BaseException:
+            project.close()
+            raise
+        agent._owns_project = True
+        return agent
 
     # -- what is inside -------------------------------------------------------------------------------
 
@@ -144,6 +152,10 @@ class Agent:
                 self.cancel()
             worker.join(timeout=self.loop.interrupt_grace + 5)
 
+    def _report_notices(self, info: Any) -> None:
+        for message in self.project.take_notices():
+            self.bus(ErrorEvent(message))
+
     def cancel(self) -> None:
         """Stop the current run from another thread: tools are killed, every call gets a result."""
         self.loop.cancel.set()
@@ -195,13 +207,16 @@ class Agent:
         return loaded
 
     def close(self) -> None:
-        """Release the session file (the end of the process does too); later runs are not saved."""
+        """Release the session file (the end of the process does too); later runs are not saved. An agent
+        made by :meth:`from_config` also stops the project's MCP servers."""
         session, self._session = self._session, None
         if session is not None:
             self.bus.remove(session)
             self.meter.listeners.remove(session.record_step)
             self.compactor.listeners.remove(session.record_compaction)
             session.close()
+        if self._owns_project:
+            self.project.close()
 
     def __enter__(self) -> Agent:
         return self

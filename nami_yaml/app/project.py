@@ -5,10 +5,11 @@ from __future__ import annotations
 
 import os
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from nami_yaml.app.tool_servers import ToolServers, not_started, start_tool_servers
 from nami_yaml.config.prompt import system_prompt
 from nami_yaml.config.protected import protected_paths
 from nami_yaml.config.settings import Effective, env_scrub_rules, load_settings, protected_env_names
@@ -55,6 +56,7 @@ class Project:
     # True once trusted (or when no trust is needed); None when nobody checked (opened to look, not to run).
     trusted: bool | None = None
     cwd: Path | None = None  # where it was opened from; the workspace is often the project's root above it
+    servers: ToolServers = field(default_factory=lambda: ToolServers(started=False))  # agent.yaml mcp_servers:
 
     def executor(self) -> Executor:
         return Executor(self.registry, self.context)
@@ -70,6 +72,30 @@ class Project:
         if not self.is_trusted():
             ensure_trusted(self.settings, self.registry, None)
 
+    def start_servers(self) -> None:
+        """Start the MCP servers of ``mcp_servers:`` (in parallel; once; only for a trusted project) and add
+        their tools to the registry. What fails becomes a notice (:meth:`take_notices`), never an error."""
+        if self.servers.started:
+            return
+        if self.is_trusted():
+            self.servers = start_tool_servers(self)
+        else:
+            self.servers = not_started(self, "this agent.yaml is not trusted yet (`nami trust`)")
+
+    def take_notices(self) -> list[str]:
+        """Problems of its tool sources not reported yet (an MCP server that did not start or died), once each."""
+        return self.servers.take_notices()
+
+    def close(self) -> None:
+        """Stop its MCP servers (nami's exit does too). Idempotent."""
+        self.servers.close()
+
+    def __enter__(self) -> Project:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
     def system_prompt(self) -> str:
         """The system message every conversation starts with."""
         return system_prompt(self.settings, self.context.workspace, skills=self.context.skills.values(), cwd=self.cwd)
@@ -84,21 +110,29 @@ def read_settings(config: str | Path | None = None, *, cwd: Path | None = None, 
 
 def open_project(config: str | Path | None = None, *, cwd: Path | None = None, env: Mapping[str, str] | None = None,
                  flags: Mapping[str, Any] | None = None, extra_tools: Sequence[str] = (), trust: Trust = None,
-                 will_run: bool = False) -> Project:
+                 will_run: bool = False, tool_servers: bool | None = None, discover: bool = True) -> Project:
     """Load settings and tools. ``will_run``: tools are about to run, so a project agent.yaml found by
-    walking up must be trusted (see :data:`Trust`); looking at tools needs no trust."""
+    walking up must be trusted (see :data:`Trust`); looking at tools needs no trust.
+
+    ``tool_servers``: start the MCP servers of ``mcp_servers:`` and add their tools (None: when ``will_run``;
+    True: also to look, if the project is trusted). They stop with :meth:`Project.close` or nami's exit.
+    ``discover=False``: no agent.yaml is looked for (only ``config``, if given)."""
     env = os.environ if env is None else env
     cwd = cwd or Path.cwd()
-    effective = read_settings(config, cwd=cwd, env=env, flags=flags)
+    effective = load_settings(config=None if config is None else str(config), env=env, cwd=cwd, flags=flags,
+                              discover=discover)
     skills = load_skills(effective)
     registry = build_registry(effective, list(extra_tools), base=cwd, skills=skills)
     trusted = None if needs_trust(effective) else True
     if will_run and trusted is None:
         ensure_trusted(effective, registry, trust)
         trusted = True
-    return Project(effective, registry, runtime_context(effective, env=env, cwd=cwd, registry=registry, skills=skills,
-                                                        extra_tools=extra_tools),
-                   trusted, cwd=cwd)
+    project = Project(effective, registry, runtime_context(effective, env=env, cwd=cwd, registry=registry,
+                                                           skills=skills, extra_tools=extra_tools),
+                      trusted, cwd=cwd)
+    if tool_servers or (tool_servers is None and will_run):
+        project.start_servers()
+    return project
 
 
 def ensure_trusted(effective: Effective, registry: Registry, trust: Trust) -> None:

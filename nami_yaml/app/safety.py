@@ -32,16 +32,18 @@ def project_policy(project: Project) -> Policy:
     return build_policy(project.settings, project.registry, project.context.workspace)
 
 
-def open_audit(project: Project, *, via: str, session: str,
-               on_error: Callable[[str], None] | None = None) -> AuditLog:
-    """The audit log, checked writable now (AuditError before anything runs)."""
+def open_audit(project: Project, *, via: str, session: str, on_error: Callable[[str], None] | None = None,
+               client: str | None = None) -> AuditLog:
+    """The audit log, checked writable now (AuditError before anything runs). ``client``: the program that
+    asked (an MCP client's name), recorded in every line."""
     from nami_yaml.policy.audit import AuditContext, AuditLog, configured_path
 
     settings = project.settings
     trust = None if settings.config_path is None else (
         "trusted" if needs_trust(settings) else f"named by {settings.found_by}")
     context = AuditContext(session=session, workspace=str(project.context.workspace), via=via,
-                           config=str(settings.config_path) if settings.config_path else None, config_trust=trust)
+                           config=str(settings.config_path) if settings.config_path else None, config_trust=trust,
+                           client=client)
     return AuditLog.open(configured_path(settings.get("audit.path")), context, on_error)
 
 

@@ -73,7 +73,7 @@ def open_batch_project(options: BatchOptions, trust: Trust) -> Project:
 
     flags = {k: v for k, v in options.flags.items() if v is not None}
     project = open_project(options.config, cwd=options.cwd, flags=flags, extra_tools=list(options.tools),
-                           trust=trust, will_run=True)
+                           trust=trust, will_run=True, tool_servers=False)  # each task starts its own
     build_model(project.settings)
     return project
 

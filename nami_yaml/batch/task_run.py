@@ -38,6 +38,7 @@ class TaskRun:
         self.stopping = threading.Event()  # SIGTERM: the batch is stopping
         self.cancel = threading.Event()  # for setup and check commands: stopping or out of time
         self.agent: Any = None
+        self.project: Any = None
         self.session_path: Path | None = None
         self.result = new_result(self.job.task_id)
 
@@ -82,6 +83,8 @@ class TaskRun:
                 self.agent.close()
                 if self.job.bring_back and self.session_path is not None:
                     self.result[RECORDS_KEY] = self._records(self.agent, self.session_path)
+            if self.project is not None:
+                self.project.close()  # its MCP servers: a long batch must not pile them up
             if folder is not None and not self.job.keep_workspace:
                 remove_workspace(folder)
         self.result["duration_s"] = round(time.monotonic() - self.started, 3)
@@ -120,13 +123,16 @@ class TaskRun:
         # Nobody can be asked here: an agent.yaml found upwards must already be trusted on this machine (the
         # batch asked, and recorded it, before starting), so one changed since is refused, not run.
         project = open_project(project_ref.config, cwd=Path(project_ref.cwd), env=env, flags=flags,
-                               extra_tools=list(project_ref.tools), trust=None, will_run=True)
+                               extra_tools=list(project_ref.tools), trust=None, will_run=True,
+                               tool_servers=False)  # started after setup, in _run
+        self.project = project
         self.result["model"] = project.settings.get("model.name")
         return project
 
     def _run(self, project: Any, folder: Path, commands_env: dict[str, str]) -> None:
         from nami_yaml.app.agent import Agent, build_model
 
+        project.start_servers()  # its MCP servers, in this task's workspace, after its setup commands
         self.agent = agent = Agent(project, build_model(project.settings), approve=None,
                                    approve_risks=self.job.approve_risks, via="batch")
         session = agent.record_session()

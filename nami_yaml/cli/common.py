@@ -13,6 +13,7 @@ import click
 from nami_yaml.app.project import Project, TrustRequest, open_project, read_settings
 from nami_yaml.cli.style import Paint, terminal
 from nami_yaml.config.settings import Effective
+from nami_yaml.display import visible
 from nami_yaml.errors import ConfigError, NamiError, SpecError
 
 EXIT_OK, EXIT_ERROR, EXIT_USAGE, EXIT_MAX_STEPS, EXIT_INTERRUPTED = 0, 1, 2, 3, 130
@@ -58,10 +59,17 @@ def settings(config: str | None, flags: dict[str, Any] | None = None) -> Effecti
 
 
 def load_project(config: str | None, flags: dict[str, Any] | None = None, extra_tools: list[str] | None = None,
-                 *, will_run: bool = False) -> Project:
+                 *, will_run: bool = False, tool_servers: bool | None = None) -> Project:
     """The project for a command. ``will_run``: tools are about to run, so an untrusted project agent.yaml
-    is shown and the user asked (on a terminal), else refused."""
-    return open_project(config, flags=flags, extra_tools=extra_tools or (), trust=prompt_trust, will_run=will_run)
+    is shown and the user asked (on a terminal), else refused. ``tool_servers``: see ``open_project``."""
+    return open_project(config, flags=flags, extra_tools=extra_tools or (), trust=prompt_trust, will_run=will_run,
+                        tool_servers=tool_servers)
+
+
+def report_notices(project: Project) -> None:
+    """Problems of the project's tool sources (an MCP server that did not start), one line each on stderr."""
+    for notice in project.take_notices():
+        click.echo(f"nami: {visible(notice)}", err=True)
 
 
 def prompt_trust(request: TrustRequest) -> bool:

@@ -6,7 +6,8 @@ import json
 
 import click
 
-from nami_yaml.cli.common import config_option, handle_errors, load_project, tools_option
+from nami_yaml.app.project import Project
+from nami_yaml.cli.common import config_option, handle_errors, load_project, report_notices, tools_option
 from nami_yaml.display import visible
 from nami_yaml.session.context import request_parts, total_chars
 from nami_yaml.session.cost import Pricing, money
@@ -19,9 +20,15 @@ from nami_yaml.session.usage import CHARS_PER_TOKEN, estimate_tokens
 @click.option("--json", "as_json", is_flag=True, help="The parts as JSON.")
 @handle_errors
 def context(config: str | None, extra_tools: tuple[str, ...], as_json: bool) -> None:
-    """Show what every request sends before the conversation: the system prompt and each tool definition,
-    in characters (as sent) and estimated tokens, largest first, with the total and its cost."""
-    project = load_project(config, extra_tools=list(extra_tools))
+    """Show what every request sends before the conversation: the system prompt and each tool definition
+    (MCP servers' too, once agent.yaml is trusted), in characters (as sent) and estimated tokens, largest
+    first, with the total and its cost."""
+    with load_project(config, extra_tools=list(extra_tools), tool_servers=True) as project:  # their tools count
+        report_notices(project)
+        show_context(project, as_json)
+
+
+def show_context(project: Project, as_json: bool) -> None:
     parts = request_parts(project.system_prompt(), project.registry.definitions())
     chars = total_chars(parts)
     tokens = estimate_tokens(chars)

@@ -11,6 +11,8 @@ import click
 from nami_yaml.cli.common import EXIT_ERROR, EXIT_OK, config_option, handle_errors, painted_summary, settings
 from nami_yaml.cli.style import terminal
 from nami_yaml.config.files import find_config
+from nami_yaml.config.mcp_servers import check_problems as mcp_check_problems
+from nami_yaml.config.mcp_servers import server_specs
 from nami_yaml.config.settings import mask
 from nami_yaml.config.toolset import build_registry, check_toolset
 from nami_yaml.config.trust import remember, summary, trust_state
@@ -46,8 +48,8 @@ def check(paths: tuple[str, ...], config: str | None, strict: bool, as_json: boo
         host = Host(Path(effective.get("workspace") or Path.cwd()), os.environ.get("PATH"))
         tools, found = check_toolset(effective, tool_paths, host=host)
         if not any(p.is_error for p in found):
-            # Rules are only read and compiled here: nothing is matched or run.
-            found = [*found, *rule_problems(effective, Registry(tools))]
+            # Rules are only read and compiled here: nothing is matched or run. MCP servers are not started.
+            found = [*found, *rule_problems(effective, Registry(tools)), *mcp_check_problems(effective)]
         found = [*found, *_check_task_files(task_files, tasks)]
         problems = SpecError(found).problems  # sorted by file and position
     except SpecError as exc:
@@ -79,9 +81,11 @@ def check(paths: tuple[str, ...], config: str | None, strict: bool, as_json: boo
     where = effective.config_path or "no agent.yaml (defaults)"
     detail = ", ".join(f"{n} {k}" for k, n in sorted(kinds.items()))
     noted = f"; {_plural(warnings, 'warning')}" if warnings else ""
+    servers = server_specs(effective)
+    started = f"; {_plural(len(servers), 'MCP server')} (checked, not started)" if servers else ""
     batches = "".join(f"; {name}: {_plural(count, 'task')}" for name, count in tasks.items())
     click.echo(f"ok: {where}; {_plural(len(tools), 'tool')} ({detail or 'none'}) from "
-               f"{_plural(files, 'tool file')}{batches}{noted}")
+               f"{_plural(files, 'tool file')}{started}{batches}{noted}")
 
 
 def _split_task_files(paths: tuple[str, ...]) -> tuple[list[Path], list[str]]:

@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import contextlib
+import signal
+
 import click
 
 from nami_yaml import __version__
@@ -19,6 +22,7 @@ COMMANDS: dict[str, tuple[str, str, str]] = {
     "doctor": ("nami_yaml.cli.doctor", "doctor", "Check this setup: config, key, endpoint, model, programs."),
     "init": ("nami_yaml.cli.init", "init", "Start a project: agent.yaml, an example tool, editor schemas."),
     "log": ("nami_yaml.cli.log", "log", "Show the audit log: each tool call, who decided it, what it did."),
+    "mcp": ("nami_yaml.cli.mcp", "mcp_group", "Serve nami's tools to other agents over MCP (nami mcp serve)."),
     "run": ("nami_yaml.cli.run", "run", "Run one TASK to completion."),
     "schema": ("nami_yaml.cli.inspect", "schema", "Print the published JSON Schema of a tool file or agent.yaml."),
     "sessions": ("nami_yaml.cli.sessions", "sessions_group", "List, show and export saved sessions."),
@@ -54,6 +58,18 @@ def cli() -> None:
     """
 
 
+def stop_on_sigterm() -> None:
+    """SIGTERM ends nami as Ctrl-C does. Tools and MCP servers run in sessions of their own, so the signal
+    never reaches them: without this, nami would die and leave them running."""
+
+    def interrupt(signum: int, frame: object) -> None:
+        raise KeyboardInterrupt
+
+    with contextlib.suppress(ValueError, OSError):  # not the main thread (nami embedded somewhere)
+        signal.signal(signal.SIGTERM, interrupt)
+
+
 def main() -> None:
     keep_environment_private()
+    stop_on_sigterm()
     cli(prog_name="nami")

@@ -20,6 +20,7 @@ from nami_yaml.cli.common import (
     fail,
     handle_errors,
     load_project,
+    report_notices,
     tools_option,
 )
 from nami_yaml.cli.completion import complete_library_groups, complete_tool_names
@@ -30,6 +31,7 @@ from nami_yaml.registry.library import LIBRARY_ROOT, LibraryGroup, library_catal
 from nami_yaml.registry.overview import runner_overview
 from nami_yaml.registry.tool import Tool
 from nami_yaml.result import ToolResult
+from nami_yaml.runners.mcp import McpRunner
 from nami_yaml.runtime import ToolSettings
 
 
@@ -44,17 +46,27 @@ def tools_group() -> None:
 @tools_option
 @handle_errors
 def list_tools(as_json: bool, config: str | None, extra_tools: tuple[str, ...]) -> None:
-    """List the tools the agent has, in the order the model sees them."""
-    registry = load_project(config, extra_tools=list(extra_tools)).registry
+    """List the tools the agent has, in the order the model sees them (MCP servers' tools too, once this
+    agent.yaml is trusted: listing them starts the servers)."""
+    with load_project(config, extra_tools=list(extra_tools), tool_servers=True) as project:
+        report_notices(project)
+        print_tools(project, as_json)
+
+
+def print_tools(project: Project, as_json: bool) -> None:
+    registry = project.registry
     if as_json:
         rows = [{"name": t.name, "risk": t.risk, "runner": t.runner.kind, "builtin": t.builtin,
-                 "source": t.source, "description": t.description, "parameters": t.parameters} for t in registry]
+                 "source": t.source, "description": t.description, "parameters": t.parameters,
+                 **({"server": t.runner.server} if isinstance(t.runner, McpRunner) else {})} for t in registry]
         click.echo(safe_json(rows, indent=2))
         return
     width = max((len(t.name) for t in registry), default=4)
     for tool in registry:
         summary = first_sentence(tool.description)
         origin = "built-in" if tool.builtin else tool.source
+        if isinstance(tool.runner, McpRunner):
+            origin = f"MCP server {tool.runner.server}"
         click.echo(visible(f"{tool.name:<{width}}  {tool.risk:<5}  {summary}  [{origin}]"))
 
 
@@ -66,7 +78,12 @@ def list_tools(as_json: bool, config: str | None, extra_tools: tuple[str, ...]) 
 @handle_errors
 def show_tool(name: str, as_json: bool, config: str | None, extra_tools: tuple[str, ...]) -> None:
     """Show how NAME runs (runner, timeout, cwd, environment, risk) and the definition sent to the model."""
-    project = load_project(config, extra_tools=list(extra_tools))
+    with load_project(config, extra_tools=list(extra_tools), tool_servers=True) as project:
+        report_notices(project)
+        show_one(project, name, as_json)
+
+
+def show_one(project: Project, name: str, as_json: bool) -> None:
     registry, ctx = project.registry, project.context
     tool = registry.get(name)
     if tool is None:
@@ -101,7 +118,13 @@ def call_tool(name: str, assignments: tuple[str, ...], args_json: str | None, dr
     per-risk defaults (permissions) do not ask: you are the one calling. Every call is recorded in the
     audit log.
     """
-    project = load_project(config, extra_tools=list(extra_tools), will_run=not dry_run)
+    with load_project(config, extra_tools=list(extra_tools), will_run=not dry_run, tool_servers=True) as project:
+        report_notices(project)
+        call_one(project, name, assignments, args_json, dry_run, assume_yes, as_json)
+
+
+def call_one(project: Project, name: str, assignments: tuple[str, ...], args_json: str | None, dry_run: bool,
+         assume_yes: bool, as_json: bool) -> None:
     registry = project.registry
     tool = registry.get(name)
     if tool is None:
@@ -238,6 +261,10 @@ def describe_tool(tool: Tool, defaults: ToolSettings) -> list[str]:
         lines.extend(f"  | {line}" for line in info["script"].rstrip("\n").splitlines())
     if "entrypoint" in info:
         lines.append(f"entrypoint: {info['entrypoint']}")
+    if "server" in info:
+        lines.append(f"server:     {info['server']} ({info['endpoint']}), its tool {info['server_tool']}")
+        timeout = info["tool_timeout"]
+        lines.append(f"timeout:    {timeout:g} s" if timeout else f"timeout:    {defaults.default_timeout:g} s (default)")
     if "timeout" in info:
         timeout = info["timeout"]
         lines.append(f"timeout:    {timeout:g} s" if timeout else f"timeout:    {defaults.default_timeout:g} s (default)")
@@ -300,6 +327,11 @@ def format_plan(prepared: PreparedToolCall) -> str:
             lines.append(f"env set: {visible_line(key)}={visible_line(shown)}")
         if plan["env_removed"]:
             lines.append(f"env removed: {visible_line(', '.join(plan['env_removed']))}")
+    elif "mcp_server" in plan:
+        where = f"{plan['mcp_tool']} on MCP server {plan['mcp_server']} ({plan['endpoint']})"
+        lines.append(f"calls:   {visible_line(where)}")
+        lines.append(f"with:    {visible_line(safe_json(plan['arguments']))}")
+        lines.append(f"timeout: {plan['timeout']:g} s")
     else:
         lines.append(f"calls:   {visible_line(plan['entrypoint'])}")
         lines.append(f"with:    {visible_line(safe_json(plan['arguments']))}")

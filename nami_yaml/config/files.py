@@ -9,6 +9,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from nami_yaml.config.mcp_servers import entry_problems as mcp_entry_problems
 from nami_yaml.config.skills import SKILL_FILE, skill_files
 from nami_yaml.errors import ConfigError, Problem, SpecError
 from nami_yaml.paths import expand_tool_paths, path_for_messages
@@ -91,6 +92,7 @@ def read_config(path: Path, env: Mapping[str, str] | None = None) -> ConfigFile:
         problems.append(doc.problem(("system_file",), "give either system or system_file, not both", key=True))
     if problems:
         raise SpecError(problems)
+    problems.extend(mcp_entry_problems(doc, data))
     data.pop("$schema", None)  # for editors only: not a setting
     base = path.resolve().parent
 

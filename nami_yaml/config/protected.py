@@ -6,6 +6,7 @@ import os
 from pathlib import Path
 
 from nami_yaml.config.files import user_config_path
+from nami_yaml.config.mcp_servers import project_files as mcp_server_files
 from nami_yaml.config.settings import Effective
 from nami_yaml.config.toolset import tool_files
 from nami_yaml.policy.sensitive_paths import ProtectedPaths
@@ -13,6 +14,7 @@ from nami_yaml.runtime import default_state_dir
 
 CONFIG = "nami reads its configuration (tools, permissions, endpoint) from it"
 TOOL_FOLDER = "a tool folder: its tool files are commands nami runs and its Python is imported by entry points"
+MCP_SERVER = "an MCP server of agent.yaml runs from it"
 
 
 def protected_paths(effective: Effective, extra_tools: list[str] | None = None,
@@ -30,6 +32,10 @@ def protected_paths(effective: Effective, extra_tools: list[str] | None = None,
     for file in tool_files(effective, extra_tools, base):
         files.append((file.resolve(), TOOL_FOLDER))
         folders.append((file.resolve().parent, TOOL_FOLDER))
+    for script in mcp_server_files(effective):
+        files.append((script, MCP_SERVER))
+        if effective.config_path is None or script.parent != effective.config_path.parent:
+            folders.append((script.parent, MCP_SERVER))
     for folder in effective.get("skills") or []:
         folders.append((Path(folder), "a skill folder: its SKILL.md is instructions the model follows"))
     return ProtectedPaths.build(files, folders)

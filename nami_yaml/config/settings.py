@@ -86,7 +86,10 @@ def _merge(values: dict[str, Any], sources: dict[str, str], layer: Mapping[str, 
            prefix: str = "") -> None:
     for key, value in layer.items():
         dotted = f"{prefix}{key}"
-        if isinstance(value, dict) and key not in ("options", "quirks") and isinstance(values.get(key), dict):
+        # An MCP server defined in both files is the later file's, whole: never a command from one and a url
+        # (or the env) from the other.
+        whole = key in ("options", "quirks") or prefix == "mcp_servers."
+        if isinstance(value, dict) and not whole and isinstance(values.get(key), dict):
             _merge(values[key], sources, value, origin, dotted + ".")
             continue
         values[key] = copy.deepcopy(value)
@@ -113,8 +116,10 @@ def load_settings(
     cwd: Path,
     flags: Mapping[str, Any] | None = None,
     use_user_config: bool = True,
+    discover: bool = True,
 ) -> Effective:
-    """Build the effective settings. Raises SpecError/ConfigError for bad files."""
+    """Build the effective settings. Raises SpecError/ConfigError for bad files. ``discover=False``: no
+    agent.yaml is looked for (``nami mcp serve --tools``); ``config`` still names one."""
     values = copy.deepcopy(DEFAULTS)
     sources = _leaf_sources(values, "default")
     files: list[ConfigFile] = []
@@ -122,7 +127,7 @@ def load_settings(
     user_file = read_config(user, env) if use_user_config and user.is_file() else None
     if user_file is not None:
         files.append(user_file)
-    path, how = find_config(config, env, cwd)
+    path, how = find_config(config, env, cwd) if discover or config else (None, "not looked for")
     if path is not None:
         files.append(read_config(path, env))
     for loaded in files:

@@ -21,6 +21,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from nami_yaml.config.mcp_servers import project_files as mcp_server_files
+from nami_yaml.config.mcp_servers import trust_lines as mcp_trust_lines
 from nami_yaml.config.settings import Effective
 from nami_yaml.config.trust_diff import changes_since_trusted, reviewable, save_snapshot, shown
 from nami_yaml.display import visible
@@ -76,6 +78,10 @@ def covered_files(effective: Effective) -> list[Path]:
         files.update(tool_file.resolve() for tool_file in expand_tool_paths(spec, Path("/")))
     folders = tool_folders(effective)
     folders.update(Path(spec) for spec in data.get("skills", []))  # skills are prompt text the model follows
+    for script in mcp_server_files(effective):  # a server the project starts from its own files
+        files.add(script)
+        if script.parent != effective.config_path.parent:  # its folder (its modules), unless the project root
+            folders.add(script.parent)
     for folder in folders:
         for root, dirs, names in os.walk(folder):
             dirs[:] = sorted(d for d in dirs if d not in SKIPPED_FOLDERS)
@@ -225,6 +231,7 @@ def summary(effective: Effective, registry: Registry) -> list[str]:
     project_file = next((f for f in effective.files if f.path == effective.config_path), None)
     for spec in (project_file.data.get("skills", []) if project_file else []):
         lines.append(f"  adds skills from {spec}")
+    lines.extend(mcp_trust_lines(effective))
     tools = [t for t in registry if not t.builtin]
     lines.append(f"  adds {len(tools)} tool{'s' if len(tools) != 1 else ''}:" if tools else "  adds no tools")
     workspace = Path(effective.get("workspace") or Path.cwd())

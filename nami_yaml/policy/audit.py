@@ -60,6 +60,7 @@ class AuditContext:
     via: str  # "run", "chat", "tools call", "api", …
     config: str | None = None
     config_trust: str | None = None  # why its rules count: "trusted" (found, then trusted) or "named by --config"
+    client: str | None = None  # who asked, when it is a program: the MCP client's name (`nami mcp serve`)
 
 
 class AuditLog:
@@ -120,6 +121,7 @@ class AuditLog:
             "workspace": self.context.workspace,
             "config": self.context.config,
             "config_trust": self.context.config_trust,
+            **({"client": self.context.client} if self.context.client else {}),
             "call_id": record.call.id,
             "tool": record.call.name,
             "status": status(record),
@@ -188,6 +190,9 @@ def plan_entry(call: PreparedCall, secrets: list[str]) -> dict[str, Any]:
             entry["script_sha256"] = hashlib.sha256(script.encode("utf-8", "surrogateescape")).hexdigest()
     elif "entrypoint" in plan:
         entry["entrypoint"] = plan["entrypoint"]
+    elif "mcp_server" in plan:
+        entry.update(mcp_server=plan["mcp_server"], mcp_tool=plan["mcp_tool"], endpoint=plan.get("endpoint"),
+                     timeout=plan.get("timeout"))
     return entry
 
 

@@ -115,5 +115,6 @@ def format_record(record: dict[str, Any]) -> str:
 
 
 def session_header(record: dict[str, Any]) -> str:
-    return (f"session {record.get('session')} ({record.get('via')}, {record.get('user')}@{record.get('host')}, "
+    via = f"{record.get('via')} for {record['client']}" if record.get("client") else record.get("via")
+    return (f"session {record.get('session')} ({via}, {record.get('user')}@{record.get('host')}, "
             f"{record.get('workspace')})")

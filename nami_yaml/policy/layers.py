@@ -83,8 +83,9 @@ def _rule_sets(effective: Effective, registry: Registry) -> tuple[RuleSet | None
     project = user = None
     project_file = effective.config_file(effective.config_path)
     user_file = effective.config_file(effective.user_config)
+    servers = list(effective.get("mcp_servers") or {})
     if project_file is not None:
-        project, found = load_rules(project_file, registry, check_tools=True)
+        project, found = load_rules(project_file, registry, check_tools=True, servers=servers)
         problems += found
     if user_file is not None and user_file is not project_file:
         # The user config serves every project: a rule for tools this one lacks is not a mistake here.

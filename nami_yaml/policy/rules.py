@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import fnmatch
 import os
+from collections.abc import Collection
 from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
@@ -165,10 +166,12 @@ def shown_path(path: Path, cwd: Path | None = None) -> str:
     return str(path)
 
 
-def load_rules(config: ConfigFile, registry: Registry | None, *, check_tools: bool) -> tuple[RuleSet, list[Problem]]:
+def load_rules(config: ConfigFile, registry: Registry | None, *, check_tools: bool,
+               servers: Collection[str] = ()) -> tuple[RuleSet, list[Problem]]:
     """The rules of one config file, and what is wrong with them: a tool that does not exist (when
     ``check_tools``), a parameter none of the named tools has, a regex that does not compile, a command
-    prefix on a tool other than bash or one that is not a plain command."""
+    prefix on a tool other than bash or one that is not a plain command. Names of MCP ``servers``' tools
+    (``github__*``) are not checked: a server's tools are known only once it runs."""
     origin = shown_path(config.path)
     doc = config.doc
     rules: list[Rule] = []
@@ -180,6 +183,8 @@ def load_rules(config: ConfigFile, registry: Registry | None, *, check_tools: bo
         known = [t for t in registry if any(fnmatch.fnmatchcase(t.name, p) for p in tools)] if registry else []
         if registry is not None and check_tools:
             for position, pattern in _tool_entries(data["tool"]):
+                if pattern.startswith(tuple(f"{server}__" for server in servers)):
+                    continue
                 if not any(fnmatch.fnmatchcase(t.name, pattern) for t in registry):
                     problems.append(doc.problem((*where, "tool", *position),
                                                 f"no tool is named {pattern!r}{_known_names(registry, pattern)}"))

@@ -8,6 +8,7 @@ from nami_yaml.registry.tool import Tool
 from nami_yaml.runners.base import ProcessOptions
 from nami_yaml.runners.command import CommandRunner
 from nami_yaml.runners.entrypoint import EntrypointRunner
+from nami_yaml.runners.mcp import McpRunner
 from nami_yaml.runners.script import ScriptRunner
 from nami_yaml.runners.template import is_element
 
@@ -31,6 +32,9 @@ def runner_overview(tool: Tool) -> dict[str, Any]:
     elif isinstance(runner, EntrypointRunner):
         info["entrypoint"] = runner.target
         info["max_output"] = runner.max_output
+    elif isinstance(runner, McpRunner):
+        info.update(server=runner.server, server_tool=runner.tool, endpoint=runner.endpoint,
+                    tool_timeout=runner.timeout)
     if options is not None:
         info.update(timeout=options.timeout, cwd=options.cwd, env=dict(options.env),
                     env_passthrough=list(options.env_passthrough), stdin=options.stdin,
@@ -48,6 +52,8 @@ def programs(tool: Tool) -> list[str]:
         return ["bash (script)"]
     if isinstance(runner, EntrypointRunner):
         return [f"Python {runner.target}"]
+    if isinstance(runner, McpRunner):
+        return [f"MCP server {runner.server}"]
     return []
 
 

@@ -1,4 +1,4 @@
-"""The one place nami starts subprocesses: YAML command/script tools and the ``bash`` built-in.
+"""The one place nami starts subprocesses: YAML command/script tools, the ``bash`` built-in, MCP servers.
 
 Hygiene kept here: a scrubbed, non-interactive environment; stdin closed unless given; the child in its
 own session so the whole process tree can be killed; a deadline; output read as a capped stream (memory
@@ -480,3 +480,48 @@ def run_process(request: ProcessRequest) -> ProcessResult:
         max_saved=request.max_saved,
         leftovers_killed=leftovers,
     )
+
+
+# -- long-running children: MCP servers --------------------------------------------------------------------
+
+def start_server(argv: list[str], cwd: Path, env: dict[str, str], stderr: IO[bytes] | int) -> subprocess.Popen[bytes]:
+    """Start a child nami talks to over its stdin and stdout while it runs (an MCP server), with the
+    hygiene of tools: the complete environment given (scrubbed by :func:`child_environment`), its own
+    session (no terminal; nami's Ctrl-C does not reach it; its process group can be killed whole), no other
+    descriptor of ours. Raises OSError when it cannot start."""
+    return subprocess.Popen(argv, cwd=cwd, env=env, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=stderr,
+                            start_new_session=True, close_fds=True)
+
+
+def has_exited(proc: subprocess.Popen[bytes]) -> bool:
+    """Whether the child has exited, leaving it unreaped (its pid still names its process group)."""
+    return _has_exited(proc)
+
+
+def stop_server(proc: subprocess.Popen[bytes], grace: float) -> int | None:
+    """Close its stdin (how a stdio MCP server is asked to exit), give it ``grace`` seconds, then kill its
+    process group, which also ends whatever it started and left behind; reap it. Returns its exit code."""
+    if proc.stdin is not None:
+        with contextlib.suppress(OSError, ValueError):
+            proc.stdin.close()
+    deadline = time.monotonic() + grace
+    while not _has_exited(proc) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    _kill_group(proc)
+    with contextlib.suppress(subprocess.TimeoutExpired):
+        proc.wait(timeout=5)
+    return proc.returncode
+
+
+def exit_status(proc: subprocess.Popen[bytes]) -> int | None:
+    """The exit code of a child that has exited, without reaping it (-N: ended by signal N); None while it
+    runs."""
+    if proc.returncode is not None:
+        return proc.returncode
+    try:
+        info = os.waitid(os.P_PID, proc.pid, os.WEXITED | os.WNOHANG | os.WNOWAIT)
+    except (AttributeError, ChildProcessError):
+        return proc.poll()
+    if info is None:
+        return None
+    return info.si_status if info.si_code == os.CLD_EXITED else -info.si_status

@@ -20,6 +20,7 @@ SCHEMA_NAMES = ("tool", "agent", "tasks")
 # The published schemas' patterns in words: a regex is no help to someone who typed `mytools.helpers`.
 PATTERN_MEANINGS = {
     "^[a-zA-Z0-9_-]{1,64}$": "1 to 64 letters, digits, _ or -",
+    "^[A-Za-z0-9_-]{1,40}$": "1 to 40 letters, digits, _ or - (an MCP server's name)",
     "^[A-Za-z_][A-Za-z0-9_]*(\\.[A-Za-z_][A-Za-z0-9_]*)*:[A-Za-z_][A-Za-z0-9_]*$":
         "module:function, e.g. mytools.helpers:run",
     "^[A-Za-z_][A-Za-z0-9_]*$": "a variable name (letters, digits and _, not starting with a digit)",

@@ -2,8 +2,11 @@
 
 from __future__ import annotations
 
+import os
+import signal
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import click
@@ -11,6 +14,7 @@ import pytest
 from click.testing import CliRunner
 
 from nami_yaml.cli.main import COMMANDS, cli
+from nami_yaml.testing import FakeOpenAIServer, call, text, tool_calls
 
 
 def test_every_listed_command_resolves_to_itself() -> None:
@@ -36,6 +40,38 @@ def test_help_imports_neither_the_loader_nor_openai() -> None:
             "print(sorted(m for m in ('jsonschema', 'yaml', 'openai', 'nami_yaml.registry.loader') if m in sys.modules))")
     result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
     assert result.stdout.strip().endswith("[]"), result.stdout + result.stderr
+
+
+def test_sigterm_ends_nami_like_ctrl_c_and_kills_the_running_tool(fake_openai: FakeOpenAIServer,
+                                                                   workdir: Path) -> None:
+    """Tools run in sessions of their own, out of reach of a signal sent to nami: SIGTERM must stop them too."""
+    fake_openai.add(tool_calls(call("bash", {"command": "echo $$ > started; sleep 60"})), text("never"))
+    env = dict(os.environ, NAMI_BASE_URL=fake_openai.base_url)
+    process = subprocess.Popen([sys.executable, "-m", "nami_yaml", "run", "--yes", "sleep"], cwd=workdir, env=env,
+                               stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        deadline = time.monotonic() + 30
+        while not (workdir / "started").exists() or not (workdir / "started").read_text().strip():
+            assert time.monotonic() < deadline and process.poll() is None, "the tool never started"
+            time.sleep(0.05)
+        shell = int((workdir / "started").read_text())
+        process.send_signal(signal.SIGTERM)
+        _, stderr = process.communicate(timeout=30)
+    finally:
+        if process.poll() is None:
+            process.kill()
+    assert process.returncode == 130, stderr
+    deadline = time.monotonic() + 5
+    while running(shell):
+        assert time.monotonic() < deadline, "the tool outlived nami"
+        time.sleep(0.05)
+
+
+def running(pid: int) -> bool:
+    try:
+        return Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0] not in ("Z", "X")
+    except (OSError, IndexError):
+        return False
 
 
 @pytest.mark.parametrize("module", ["nami_yaml", "nami_yaml.testing"])

@@ -1,5 +1,6 @@
 """Every ```yaml block in README.md and docs/ is loaded: tool files by the tool loader (warnings count),
-agent configs by the agent schema. A block whose first line is ``# invalid`` must produce problems instead."""
+agent configs by the agent schema. A block whose first line is ``# invalid`` must produce problems instead; one
+whose first line is ``# not a nami file: …`` is another program's (checked by its page's own test)."""
 
 from __future__ import annotations
 
@@ -18,11 +19,15 @@ DOCS = [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md"))]
 BLOCK = re.compile(r"^```yaml\n(.*?)^```", re.S | re.M)
 
 
+OTHER_PROGRAM = "# not a nami file:"  # another program's config (Goose's, in mcp.md): its page's test checks it
+
+
 def blocks() -> list[tuple[str, str]]:
     found = []
     for doc in DOCS:
         for index, match in enumerate(BLOCK.finditer(doc.read_text(encoding="utf-8"))):
-            found.append((f"{doc.name}#{index}", match.group(1)))
+            if not match.group(1).startswith(OTHER_PROGRAM):
+                found.append((f"{doc.name}#{index}", match.group(1)))
     return found
 
 

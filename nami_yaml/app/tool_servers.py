@@ -1,0 +1,82 @@
+"""MCP servers as a tool source of a project (agent.yaml ``mcp_servers:``): started in parallel once the
+project may run, their tools appended to the registry, stopped with the project or when nami exits.
+
+What goes wrong (a server that does not start, the mcp extra missing, a tool left out) becomes a notice:
+reported once, and the agent goes on without those tools.
+"""
+
+from __future__ import annotations
+
+import threading
+from typing import TYPE_CHECKING, Any
+
+from nami_yaml.config.mcp_servers import server_specs
+from nami_yaml.registry.registry import Registry
+from nami_yaml.runtime import default_state_dir
+
+if TYPE_CHECKING:
+    from nami_yaml.app.project import Project
+
+
+class ToolServers:
+    """The project's running MCP servers (if any), and the notices not yet reported."""
+
+    def __init__(self, servers: Any = None, notices: list[str] | None = None, *, started: bool = True):
+        self.servers = servers  # nami_yaml.mcp.client.McpServers, when the SDK is there and servers are named
+        self.started = started  # False until the project's servers were started (or found not startable)
+        self._notices = list(notices or [])
+        self._lock = threading.Lock()
+
+    def take_notices(self) -> list[str]:
+        with self._lock:
+            notices, self._notices = self._notices, []
+        if self.servers is not None:
+            notices.extend(self.servers.take_notices())
+        return notices
+
+    def note(self, message: str) -> None:
+        with self._lock:
+            self._notices.append(message)
+
+    def close(self) -> None:
+        if self.servers is not None:
+            self.servers.close()
+
+
+def start_tool_servers(project: Project) -> ToolServers:
+    """Start the servers the settings name, wait until each is ready or failed, and add their tools to the
+    project's registry. Never raises for a server's failure."""
+    specs = server_specs(project.settings)
+    if not specs:
+        return ToolServers()
+    from nami_yaml.mcp import McpUnavailable, require_sdk
+
+    names = ", ".join(spec.name for spec in specs)
+    try:
+        require_sdk(f"agent.yaml's mcp_servers ({names})")
+    except McpUnavailable as exc:
+        return ToolServers(notices=[f"MCP servers not started: {exc}"])
+    from nami_yaml.mcp.client import McpServers
+
+    ctx = project.context
+    servers = McpServers(specs, workspace=ctx.workspace, host_env=ctx.host_env, protected_env=ctx.protected_env,
+                         scrub=ctx.env_scrub, log_dir=default_state_dir() / "mcp")
+    started = ToolServers(servers)
+    servers.start()
+    tools = []
+    for tool in servers.tools():
+        if tool.name in project.registry:
+            started.note(f"MCP tool {tool.name} left out: a tool of that name is already loaded "
+                         f"({project.registry.get(tool.name).source})")  # type: ignore[union-attr]
+            continue
+        tools.append(tool)
+    project.registry = Registry([*project.registry, *tools])
+    return started
+
+
+def not_started(project: Project, why: str) -> ToolServers:
+    """The notice for servers that are named but may not start (an untrusted project, say)."""
+    specs = server_specs(project.settings)
+    if not specs:
+        return ToolServers()
+    return ToolServers(notices=[f"MCP servers {', '.join(s.name for s in specs)} not started: {why}"])

@@ -1,0 +1,113 @@
+"""``nami mcp serve``: hand nami's tools to other agents (Claude Code, Codex, Cursor, Goose…) over MCP.
+
+Thin: options are checked here, the project and its guards come from the library (``app.serving``), and the
+protocol from ``nami_yaml.mcp`` (imported only here, after the SDK is known to be installed).
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+from typing import Any
+
+import click
+
+from nami_yaml.app.project import open_project
+from nami_yaml.cli.common import config_option, handle_errors
+from nami_yaml.cli.run import parse_risks
+from nami_yaml.errors import ConfigError
+
+MIN_TOKEN_LENGTH = 16
+
+
+@click.group("mcp")
+def mcp_group() -> None:
+    """Serve nami's tools over MCP (Model Context Protocol)."""
+
+
+@mcp_group.command("serve")
+@config_option
+@click.option("--tools", "-t", "tool_paths", multiple=True, metavar="PATH", type=click.Path(),
+              help="Serve the tool files at PATH (file, folder or glob) without an agent.yaml; repeatable.")
+@click.option("--approve", "approve_risks", metavar="RISKS", callback=parse_risks,
+              help="Run calls of these risks that the policy would ask about, e.g. read,write (never a deny).")
+@click.option("--builtins", "include_builtins", is_flag=True,
+              help="Also serve the agent's built-in tools (read_file, bash…), which clients usually have already.")
+@click.option("--http", "address", metavar="HOST:PORT",
+              help="Serve streamable HTTP at http://HOST:PORT/mcp (e.g. 127.0.0.1:8765) instead of stdio.")
+@click.option("--allow-remote", is_flag=True, help="Let --http bind an address other than loopback (needs --token-env).")
+@click.option("--token-env", metavar="NAME",
+              help="Require the header `Authorization: Bearer TOKEN` over HTTP, TOKEN read from $NAME.")
+@handle_errors
+def serve(config: str | None, tool_paths: tuple[str, ...], approve_risks: tuple[str, ...], include_builtins: bool,
+          address: str | None, allow_remote: bool, token_env: str | None) -> None:
+    """Serve the tools of this project's agent.yaml (or of --tools PATH) to an MCP client, over stdio (the
+    default: the client starts `nami mcp serve`) or streamable HTTP (--http).
+
+    Every call is validated, decided by the project's rules and permissions, run and recorded in the audit
+    log exactly as the model's calls are. Nobody can be asked: a call the policy would ask about is refused,
+    naming the rule, unless its risk is listed in --approve. A project's agent.yaml must be trusted first
+    (`nami trust`).
+    """
+    from nami_yaml.mcp import require_sdk
+
+    require_sdk("nami mcp serve")
+    listen = _listen_address(address, allow_remote, token_env) if address else None
+    token = _token(token_env) if token_env else None
+    if token_env and not address:
+        raise click.UsageError("--token-env protects --http; over stdio the client that starts nami is the only one")
+    from nami_yaml.app.serving import ServedTools
+    from nami_yaml.mcp.server import serve_http, serve_stdio
+
+    project = _project(config, tool_paths)
+    served = ServedTools(project, approve_risks=approve_risks, include_builtins=include_builtins)
+    if not served.tools:
+        raise ConfigError("there are no tools to serve" + ("" if include_builtins else
+                                                           " (built-in tools are served only with --builtins)"))
+    names = ", ".join(tool.name for tool in served.tools)
+    if listen is None:
+        click.echo(f"nami mcp: serving {len(served.tools)} tools over stdio: {names}", err=True)
+        serve_stdio(served)
+        return
+    host, port = listen
+
+    def ready(url: str) -> None:
+        click.echo(f"nami mcp: serving {len(served.tools)} tools at {url}: {names}", err=True)
+        sys.stderr.flush()
+
+    serve_http(served, host, port, token=token, on_ready=ready)
+
+
+def _project(config: str | None, tool_paths: tuple[str, ...]) -> Any:
+    """The project to serve: its agent.yaml, which must be trusted (nobody is asked); or, with --tools and
+    no --config, only those tool files (no agent.yaml is looked for, no built-ins)."""
+    if tool_paths and not config:
+        return open_project(flags={"tools.builtin": []}, extra_tools=tool_paths, will_run=True, tool_servers=False,
+                            discover=False)
+    return open_project(config, extra_tools=tool_paths, will_run=True, tool_servers=False)
+
+
+def _listen_address(address: str, allow_remote: bool, token_env: str | None) -> tuple[str, int]:
+    from nami_yaml.mcp.server import is_loopback
+
+    host, sep, port_text = address.rpartition(":")
+    if not sep or not host or not port_text.isdigit() or int(port_text) > 65535:
+        raise click.BadParameter(f"{address!r}: give HOST:PORT, e.g. 127.0.0.1:8765", param_hint="--http")
+    if not is_loopback(host.strip("[]")):
+        if not allow_remote:
+            raise click.BadParameter(f"{host} is not a loopback address: anyone who can reach it could run these "
+                                     "tools. Add --allow-remote with --token-env NAME to require a bearer token",
+                                     param_hint="--http")
+        if not token_env:
+            raise click.BadParameter("--allow-remote needs --token-env NAME: a bearer token every request must "
+                                     "carry", param_hint="--token-env")
+    return host, int(port_text)
+
+
+def _token(name: str) -> str:
+    token = os.environ.get(name, "")
+    if len(token) < MIN_TOKEN_LENGTH:
+        what = "is not set" if not token else f"is shorter than {MIN_TOKEN_LENGTH} characters"
+        raise click.BadParameter(f"${name} {what}; put a long random token in it (e.g. `openssl rand -hex 32`)",
+                                 param_hint="--token-env")
+    return token

@@ -1,0 +1,429 @@
+"""MCP servers as tool sources: the connections to the servers agent.yaml names, owned by one object.
+
+:class:`McpServers` runs an asyncio event loop in a background thread of its own (the SDK's client is
+async, nami's loop and tools are threads). It starts every server in parallel, lists their tools, turns
+them into registry tools (``server__tool``), carries the calls, and stops every server when closed, or when
+nami exits however it exits short of SIGKILL (an ``atexit`` hook; Ctrl-C included).
+
+A server that fails to start, does not answer in time or dies later is reported once (:meth:`take_notices`)
+and its tools answer with an error: the agent goes on without them.
+"""
+
+from __future__ import annotations
+
+import atexit
+import concurrent.futures
+import contextlib
+import hashlib
+import os
+import re
+import threading
+import time
+from collections.abc import AsyncIterator, Mapping
+from contextlib import AsyncExitStack, asynccontextmanager
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, BinaryIO
+
+import anyio
+import mcp_types as types
+from anyio.from_thread import BlockingPortal
+from jsonschema import Draft202012Validator, SchemaError
+from mcp.client.session import ClientSession
+from mcp.client.streamable_http import streamable_http_client
+from mcp.shared._httpx_utils import create_mcp_http_client
+from mcp.shared.exceptions import MCPError
+
+from nami_yaml import __version__
+from nami_yaml.cancel import CancelToken
+from nami_yaml.config.mcp_servers import SEPARATOR, McpConfigError, McpServerSpec, expand
+from nami_yaml.display import visible
+from nami_yaml.mcp.results import result_text
+from nami_yaml.mcp.stdio import process_streams
+from nami_yaml.registry.tool import Tool
+from nami_yaml.runners.mcp import McpReply, McpRunner
+from nami_yaml.runners.process import child_environment, exit_status, start_server, stop_server
+from nami_yaml.runtime import EnvScrub
+
+CLIENT_INFO = types.Implementation(name="nami", version=__version__)
+STOP_GRACE = 2.0  # after its stdin closes, how long a server may take to exit before its group is killed
+CANCEL_GRACE = 2.0  # after a call is cancelled, how long to wait for the server's side to settle
+_POLL = 0.1
+EXIT_POLL = 0.2  # how often a stdio server is checked for having exited
+_TOOL_NAME = re.compile(r"[^A-Za-z0-9_-]")
+MAX_LOG_BYTES = 1_000_000
+
+
+@dataclass
+class Connection:
+    spec: McpServerSpec
+    state: str = "starting"  # starting | ready | failed | stopped | died
+    problem: str | None = None
+    listed: list[types.Tool] = field(default_factory=list)
+    session: ClientSession | None = None
+    process: Any = None  # the Popen of a stdio server
+    log_path: Path | None = None
+    stopping: bool = False
+    started: threading.Event = field(default_factory=threading.Event)  # ready or failed
+    finished: threading.Event = field(default_factory=threading.Event)
+    stop: anyio.Event | None = None
+
+
+class McpServers:
+    """The MCP servers of one project: started together, stopped together. Implements the runners'
+    McpCaller."""
+
+    def __init__(self, specs: list[McpServerSpec], *, workspace: Path, host_env: Mapping[str, str],
+                 protected_env: frozenset[str], log_dir: Path, scrub: EnvScrub | None = None):
+        self.connections = {spec.name: Connection(spec) for spec in specs}
+        self.workspace = workspace
+        self.host_env = dict(host_env)
+        self.protected_env = protected_env
+        self.scrub = scrub  # the env_scrub patterns tools' environments are scrubbed with
+        self.log_dir = log_dir
+        self._notices: list[str] = []
+        self._lock = threading.Lock()
+        self._portal: BlockingPortal | None = None
+        self._thread: threading.Thread | None = None
+        self._closed = False
+
+    # -- starting ---------------------------------------------------------------------------------------
+
+    def start(self) -> None:
+        """Start every server at once and wait until each is ready or has failed (its startup_timeout)."""
+        if not self.connections or self._thread is not None:
+            return
+        ready = threading.Event()
+        self._thread = threading.Thread(target=self._loop, args=(ready,), name="nami-mcp", daemon=True)
+        self._thread.start()
+        ready.wait()
+        atexit.register(self.close)
+        assert self._portal is not None
+        for conn in self.connections.values():
+            self._portal.start_task_soon(self._serve, conn)
+        deadline = time.monotonic() + max(c.spec.startup_timeout for c in self.connections.values()) + 5
+        for conn in self.connections.values():
+            if not conn.started.wait(max(0.0, deadline - time.monotonic())):
+                self._fail(conn, "no answer at all")
+
+    def _loop(self, ready: threading.Event) -> None:
+        async def main() -> None:
+            async with BlockingPortal() as portal:
+                self._portal = portal
+                ready.set()
+                await portal.sleep_until_stopped()
+
+        anyio.run(main)
+
+    async def _serve(self, conn: Connection) -> None:
+        """One server's life: start, initialize, list its tools, then wait until told to stop."""
+        conn.stop = anyio.Event()
+        spec = conn.spec
+        try:
+            async with AsyncExitStack() as stack:
+                try:
+                    read, write = await stack.enter_async_context(self._transport(conn))
+                    session = await stack.enter_async_context(ClientSession(read, write, client_info=CLIENT_INFO))
+                    with anyio.fail_after(spec.startup_timeout):
+                        await session.initialize()
+                        conn.listed = await _all_tools(session)
+                except Exception as exc:  # whatever the server or the network did: a notice, never a crash
+                    self._fail(conn, self._startup_problem(conn, exc))
+                    return  # the stack stops what was started, while nami goes on
+                conn.session = session
+                conn.state = "ready"
+                conn.started.set()
+                await conn.stop.wait()
+        except Exception as exc:
+            self._fail(conn, self._startup_problem(conn, exc))
+        finally:
+            if conn.state == "ready":
+                conn.state = "died" if not conn.stopping else "stopped"
+            conn.started.set()
+            conn.finished.set()
+
+    def _startup_problem(self, conn: Connection, exc: BaseException) -> str:
+        spec = conn.spec
+        exc = _innermost(exc)
+        if isinstance(exc, TimeoutError):
+            return f"no answer within {spec.startup_timeout:g} s (startup_timeout)"
+        if isinstance(exc, McpConfigError):
+            return str(exc)
+        if isinstance(exc, FileNotFoundError) and conn.process is None:
+            return f"command not found: {spec.command}"
+        code = exit_status(conn.process) if conn.process is not None else None
+        return f"it exited with code {code} before it answered" if code is not None else _describe(exc)
+
+    @asynccontextmanager
+    async def _transport(self, conn: Connection) -> AsyncIterator[Any]:
+        spec = conn.spec
+        if spec.url:
+            headers = {key: expand(value, self.host_env, self.protected_env) for key, value in spec.headers.items()}
+            client = create_mcp_http_client(headers=headers)
+            async with client, streamable_http_client(spec.url, http_client=client) as streams:
+                yield streams
+            return
+        env = child_environment(self.host_env, protected=self.protected_env, scrub=self.scrub, extra={
+            key: expand(value, self.host_env, self.protected_env) for key, value in spec.env.items()})
+        folder = spec.working_folder(self.workspace)
+        if not folder.is_dir():
+            raise McpConfigError(f"its cwd {folder} is not a folder")
+        log = self._open_log(conn)
+        try:
+            conn.process = start_server([spec.command or "", *spec.args], folder, env, log)
+        except BaseException:
+            log.close()
+            raise
+        try:
+            async with process_streams(conn.process, lambda: self._server_ended(conn)) as streams, \
+                    anyio.create_task_group() as watch:
+                # Its exit, even while a child it left behind still holds its stdout open.
+                watch.start_soon(self._watch_exit, conn)
+                try:
+                    yield streams
+                finally:
+                    watch.cancel_scope.cancel()
+        finally:
+            with anyio.CancelScope(shield=True):
+                await anyio.to_thread.run_sync(stop_server, conn.process, STOP_GRACE)
+            log.close()
+
+    def _open_log(self, conn: Connection) -> BinaryIO:
+        """The server's stderr goes to a log file of its own, so it neither mixes with nami's output nor
+        blocks on a full pipe."""
+        self.log_dir.mkdir(parents=True, exist_ok=True)
+        with contextlib.suppress(OSError):  # a server may log what it was given: the folder is private
+            os.chmod(self.log_dir, 0o700)
+        path = conn.log_path = self.log_dir / f"{conn.spec.name}.log"
+        with contextlib.suppress(OSError):
+            if path.stat().st_size > MAX_LOG_BYTES:
+                path.replace(path.with_suffix(".log.1"))
+        handle = os.fdopen(os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT | os.O_CLOEXEC, 0o600), "ab")
+        handle.write(f"--- {time.strftime('%Y-%m-%d %H:%M:%S')} nami {os.getpid()} starts "
+                     f"{conn.spec.endpoint()}\n".encode())
+        handle.flush()
+        return handle
+
+    async def _watch_exit(self, conn: Connection) -> None:
+        while conn.process is not None and exit_status(conn.process) is None:
+            await anyio.sleep(EXIT_POLL)
+        await self._server_ended(conn)
+
+    async def _server_ended(self, conn: Connection) -> None:
+        """The server closed its stdout or exited: unless we are stopping it, it died. Stop what is left."""
+        if conn.stopping or conn.state != "ready":
+            return
+        conn.state = "died"
+        code = None
+        for _ in range(20):  # it closed stdout as it exited: its exit code is a moment away
+            if conn.process is None or (code := exit_status(conn.process)) is not None:
+                break
+            await anyio.sleep(0.025)
+        conn.problem = f"stopped (exit code {code})" if code is not None else "stopped"
+        self._notice(f"MCP server {conn.spec.name} {conn.problem}; its tools are unavailable from now on."
+                     f"{self._log_hint(conn)}")
+        if conn.stop is not None:
+            conn.stop.set()
+
+    def _fail(self, conn: Connection, why: str) -> None:
+        if conn.state in ("failed", "died"):
+            return
+        conn.state, conn.problem = "failed", f"did not start: {why}"
+        self._notice(f"MCP server {conn.spec.name} ({conn.spec.where}) did not start: {why}. Going on without "
+                     f"its tools.{self._log_hint(conn)}")
+        conn.started.set()
+
+    def _log_hint(self, conn: Connection) -> str:
+        tail = _log_tail(conn.log_path) if conn.log_path else ""
+        if not tail:
+            return ""
+        return f" Its log ({conn.log_path}) ends with:\n{tail}"
+
+    def _notice(self, message: str) -> None:
+        with self._lock:
+            self._notices.append(message)
+
+    def take_notices(self) -> list[str]:
+        """What went wrong since last asked (each problem once)."""
+        with self._lock:
+            notices, self._notices = self._notices, []
+        return notices
+
+    # -- tools ------------------------------------------------------------------------------------------
+
+    def tools(self, default_timeout: float | None = None) -> list[Tool]:
+        """The registry tools of the servers that started, after enabled_tools / disabled_tools."""
+        tools: list[Tool] = []
+        for conn in self.connections.values():
+            if conn.state != "ready":
+                continue
+            spec = conn.spec
+            names: set[str] = set()
+            for listed in conn.listed:
+                if not spec.offers(listed.name):
+                    continue
+                tool = self._tool(conn, listed, names)
+                if tool is not None:
+                    names.add(tool.name)
+                    tools.append(tool)
+            missing = [name for name in spec.enabled_tools or () if name not in {t.name for t in conn.listed}]
+            if missing:
+                self._notice(f"MCP server {spec.name} has no tool {', '.join(map(repr, missing))} "
+                             f"(enabled_tools, {spec.where})")
+        return tools
+
+    def _tool(self, conn: Connection, listed: types.Tool, taken: set[str]) -> Tool | None:
+        spec = conn.spec
+        name = tool_name(spec.name, listed.name)
+        schema = listed.input_schema
+        problem = None
+        if name in taken:
+            problem = f"its name is {name} once made safe, like another of its tools"
+        elif not isinstance(schema, dict) or schema.get("type") != "object":
+            problem = "its inputSchema is not an object schema"
+        else:
+            try:
+                Draft202012Validator.check_schema(schema)
+            except SchemaError as exc:
+                problem = f"its inputSchema is not a valid JSON Schema: {exc.message}"
+        if problem is not None:
+            self._notice(f"MCP server {spec.name}: tool {visible(listed.name)!r} left out: {problem}")
+            return None
+        read_only = bool(listed.annotations and listed.annotations.read_only_hint)
+        runner = McpRunner(spec.name, listed.name, self, spec.endpoint(), spec.tool_timeout)
+        description = listed.description or listed.title or f"{listed.name} (MCP server {spec.name})"
+        return Tool(name=name, description=description, parameters=schema, risk="read" if read_only else "exec",
+                    runner=runner, source=spec.where)
+
+    # -- calls ------------------------------------------------------------------------------------------
+
+    def call_tool(self, server: str, tool: str, arguments: dict[str, Any], *, timeout: float,
+                  cancel: CancelToken) -> McpReply:
+        conn = self.connections.get(server)
+        if conn is None or conn.state != "ready" or conn.session is None or self._portal is None:
+            why = conn.problem if conn is not None and conn.problem else "it is not running"
+            return McpReply(f"Error: MCP server {server} is unavailable ({why}); its tools cannot be used now.",
+                            ok=False, unavailable=True)
+        if cancel.is_set():
+            return McpReply("[interrupted before it started]", ok=False, interrupted=True)
+        try:
+            future = self._portal.start_task_soon(self._call, conn, tool, arguments, timeout)
+        except RuntimeError:  # the loop is shutting down
+            return McpReply(f"Error: MCP server {server} is being stopped", ok=False, unavailable=True)
+        while not future.done():
+            if cancel.wait(_POLL):
+                future.cancel()  # cancels the request: the SDK sends notifications/cancelled to the server
+                concurrent.futures.wait([future], timeout=CANCEL_GRACE)
+                return McpReply("[interrupted; the call was cancelled on the server]", ok=False, interrupted=True)
+        try:
+            return future.result()
+        except concurrent.futures.CancelledError:
+            return McpReply("[interrupted; the call was cancelled on the server]", ok=False, interrupted=True)
+        except Exception as exc:
+            return McpReply(f"Error: MCP server {server}: {_describe(exc)}", ok=False)
+
+    async def _call(self, conn: Connection, tool: str, arguments: dict[str, Any], timeout: float) -> McpReply:
+        assert conn.session is not None
+        name = conn.spec.name
+        try:
+            with anyio.fail_after(timeout):
+                result = await conn.session.call_tool(tool, arguments)
+        except TimeoutError:
+            return McpReply(f"[timed out after {timeout:g} s; the call was cancelled on MCP server {name}]",
+                            ok=False, timed_out=True)
+        except MCPError as exc:
+            if conn.state != "ready":
+                return McpReply(f"Error: MCP server {name} {conn.problem or 'stopped'} during this call; its "
+                                "tools are unavailable now.", ok=False, unavailable=True)
+            return McpReply(f"Error: MCP server {name}: {exc.message}", ok=False)
+        if not isinstance(result, types.CallToolResult):
+            return McpReply(f"Error: MCP server {name} answered with a {type(result).__name__}, not a tool result",
+                            ok=False)
+        return McpReply(result_text(result), ok=not result.is_error)
+
+    # -- stopping ---------------------------------------------------------------------------------------
+
+    def close(self) -> None:
+        """Stop every server (stdin closed, a grace, then its process group killed) and the loop. Idempotent."""
+        with self._lock:
+            if self._closed:
+                return
+            self._closed = True
+        with contextlib.suppress(Exception):
+            atexit.unregister(self.close)
+        portal = self._portal
+        if portal is not None:
+            for conn in self.connections.values():
+                conn.stopping = True
+                if conn.stop is not None:
+                    with contextlib.suppress(Exception):
+                        portal.call(conn.stop.set)
+            deadline = time.monotonic() + STOP_GRACE + 8
+            for conn in self.connections.values():
+                conn.finished.wait(max(0.0, deadline - time.monotonic()))
+            with contextlib.suppress(Exception):
+                portal.call(portal.stop, True)
+        if self._thread is not None:
+            self._thread.join(timeout=5)
+        for conn in self.connections.values():  # whatever the loop could not stop in time
+            if conn.process is not None and conn.process.returncode is None:
+                stop_server(conn.process, 0)
+
+    def __enter__(self) -> McpServers:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+
+def tool_name(server: str, tool: str) -> str:
+    """``server__tool``, made a valid function name (1-64 of A-Z a-z 0-9 _ -): other characters become ``_``;
+    a name too long keeps its start and a short hash of the whole."""
+    name = f"{server}{SEPARATOR}{_TOOL_NAME.sub('_', tool)}"
+    if len(name) <= 64:
+        return name
+    digest = hashlib.sha256(tool.encode()).hexdigest()[:8]
+    return f"{name[:55]}_{digest}"
+
+
+async def _all_tools(session: ClientSession) -> list[types.Tool]:
+    listed = await session.list_tools()
+    tools = list(listed.tools)
+    seen: set[str] = set()
+    while listed.next_cursor and listed.next_cursor not in seen:  # a server repeating a cursor must not loop us
+        seen.add(listed.next_cursor)
+        listed = await session.list_tools(params=types.PaginatedRequestParams(cursor=listed.next_cursor))
+        tools.extend(listed.tools)
+    return tools
+
+
+def _innermost(exc: BaseException) -> BaseException:
+    """The first real exception inside the exception groups anyio's task groups raise."""
+    while getattr(exc, "exceptions", None):  # an ExceptionGroup (a backport's on Python 3.10)
+        exc = exc.exceptions[0]  # type: ignore[attr-defined]
+    return exc
+
+
+def _describe(exc: BaseException) -> str:
+    """One line for an exception."""
+    exc = _innermost(exc)
+    if isinstance(exc, MCPError):
+        return exc.message
+    text = str(exc)
+    return f"{type(exc).__name__}: {text}" if text else type(exc).__name__
+
+
+def _log_tail(path: Path | None, lines: int = 5) -> str:
+    """The last lines the server wrote to its log since nami last started it."""
+    if path is None:
+        return ""
+    try:
+        with open(path, "rb") as handle:
+            handle.seek(0, os.SEEK_END)
+            handle.seek(max(0, handle.tell() - 4000))
+            text = handle.read().decode("utf-8", "replace")
+    except OSError:
+        return ""
+    latest = text.rsplit("\n--- ", 1)[-1].split("\n", 1)[-1] if "\n--- " in text or text.startswith("--- ") else text
+    last = [line for line in latest.splitlines() if line.strip()][-lines:]
+    return "\n".join(f"  | {visible(line)}" for line in last)

@@ -1,0 +1,154 @@
+"""``nami mcp serve``: nami's tools over MCP, stdio or streamable HTTP, through the SDK's low-level server
+(the tool set is the registry's, known only at run time).
+
+Every call goes through :class:`nami_yaml.app.serving.ServedTools` (the loop's executor, policy and audit
+log); this module only speaks the protocol. A client's ``notifications/cancelled`` cancels the handler,
+which cancels the call: its process group is killed before the handler returns.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import hmac
+import ipaddress
+import socket
+import threading
+from collections.abc import Callable
+from concurrent.futures import Future
+from typing import Any
+
+import anyio
+import mcp_types as types
+from mcp.server.lowlevel import Server
+from mcp.server.stdio import stdio_server
+
+from nami_yaml import __version__
+from nami_yaml.app.serving import ServedCall, ServedTools
+from nami_yaml.registry.tool import Tool
+from nami_yaml.result import ToolResult
+
+CANCEL_GRACE = 5.0  # after a cancel, how long the handler waits for the call's process group to be gone
+INSTRUCTIONS = ("Tools defined in YAML and run by nami: each call is validated against its JSON Schema, decided by "
+                "the project's policy and recorded in its audit log. A refused call says which rule refused it.")
+
+
+def build_server(served: ServedTools) -> Server[Any]:
+    listing = types.ListToolsResult(tools=[mcp_tool(tool) for tool in served.tools])
+
+    async def list_tools(ctx: Any, params: Any) -> types.ListToolsResult:
+        return listing
+
+    async def call_tool(ctx: Any, params: types.CallToolRequestParams) -> types.CallToolResult:
+        call = await anyio.to_thread.run_sync(served.start, params.name, params.arguments, client_name(ctx))
+        result = call.result if call.refused else await run_cancellable(call)
+        assert result is not None
+        return types.CallToolResult(content=[types.TextContent(text=result.content)], is_error=not result.ok)
+
+    return Server("nami", version=__version__, instructions=INSTRUCTIONS, on_list_tools=list_tools,
+                  on_call_tool=call_tool)
+
+
+def mcp_tool(tool: Tool) -> types.Tool:
+    """A tool as MCP clients see it: its own JSON Schema, and hints from its risk (read: read-only; write and
+    exec: may destroy, as overwriting a file or running a command can)."""
+    annotations = types.ToolAnnotations(read_only_hint=tool.risk == "read", destructive_hint=tool.risk != "read")
+    return types.Tool(name=tool.name, description=tool.description, input_schema=tool.parameters,
+                      annotations=annotations)
+
+
+def client_name(ctx: Any) -> str:
+    """Who asked, for the audit log: the client's name and version from its initialize request."""
+    params = getattr(getattr(ctx, "session", None), "client_params", None)
+    info = getattr(params, "client_info", None)
+    if info is None:
+        return "unknown MCP client"
+    return f"{info.name} {info.version}".strip()
+
+
+async def run_cancellable(call: ServedCall) -> ToolResult:
+    """Run the call in a thread; when the client cancels, cancel the call and wait (bounded) until its process
+    group is gone before letting the cancellation through."""
+    done: Future[ToolResult] = Future()
+
+    def work() -> None:
+        try:
+            done.set_result(call.run())
+        except BaseException as exc:  # run() does not raise; if it does, the client still gets an answer
+            done.set_result(ToolResult.error(f"{type(exc).__name__}: {exc}"))
+
+    threading.Thread(target=work, name=f"nami-mcp-{call.call.name}", daemon=True).start()
+    waiter = asyncio.wrap_future(done)
+    try:
+        return await asyncio.shield(waiter)
+    except anyio.get_cancelled_exc_class():
+        call.cancel()
+        with anyio.CancelScope(shield=True), anyio.move_on_after(CANCEL_GRACE):
+            await waiter
+        raise
+
+
+# -- transports ----------------------------------------------------------------------------------------------
+
+def serve_stdio(served: ServedTools) -> None:
+    """Serve over stdin and stdout until the client closes stdin."""
+    server = build_server(served)
+
+    async def main() -> None:
+        async with stdio_server() as (read, write):
+            await server.run(read, write, server.create_initialization_options())
+
+    try:
+        anyio.run(main)
+    finally:
+        served.cancel_all()
+
+
+def is_loopback(host: str) -> bool:
+    if host == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(host.strip("[]")).is_loopback
+    except ValueError:
+        return False
+
+
+class BearerAuth:
+    """ASGI middleware: every HTTP request needs ``Authorization: Bearer <token>``."""
+
+    def __init__(self, app: Any, token: str):
+        self.app = app
+        self.expected = f"Bearer {token}".encode()
+
+    async def __call__(self, scope: Any, receive: Any, send: Any) -> None:
+        if scope["type"] == "http":
+            given = dict(scope.get("headers") or []).get(b"authorization", b"")
+            if not hmac.compare_digest(given, self.expected):
+                await send({"type": "http.response.start", "status": 401,
+                            "headers": [(b"content-type", b"text/plain"), (b"www-authenticate", b"Bearer")]})
+                await send({"type": "http.response.body", "body": b"a bearer token is required\n"})
+                return
+        await self.app(scope, receive, send)
+
+
+def serve_http(served: ServedTools, host: str, port: int, *, token: str | None,
+               on_ready: Callable[[str], None]) -> None:
+    """Serve streamable HTTP at ``http://host:port/mcp`` until interrupted. ``on_ready`` gets the URL once the
+    socket listens (the port chosen, when 0 was asked for)."""
+    import uvicorn
+
+    server = build_server(served)
+    bare = host.strip("[]")
+    app: Any = server.streamable_http_app(host=bare)  # DNS-rebinding protection for loopback hosts
+    if token:
+        app = BearerAuth(app, token)
+    family = socket.AF_INET6 if ":" in bare else socket.AF_INET
+    sock = socket.create_server((bare, port), family=family)
+    shown = f"[{bare}]" if family == socket.AF_INET6 else bare
+    url = f"http://{shown}:{sock.getsockname()[1]}/mcp"
+    config = uvicorn.Config(app, log_level="warning", lifespan="on")
+    try:
+        on_ready(url)
+        asyncio.run(uvicorn.Server(config).serve(sockets=[sock]))
+    finally:
+        served.cancel_all()
+        sock.close()

@@ -1,0 +1,94 @@
+"""A small MCP server over stdio for the tests: the official SDK's low-level server with a few tools.
+
+echo (read-only), shout, slow (sleeps; its pid file says it started), crash (the process exits at once),
+big (a long output), show_env (one variable of its environment), fail (an error result). ``--pid-file PATH``
+appends its pid; ``--child-pid-file PATH`` starts a ``sleep`` child (in its process group) and records its pid;
+``--hang`` never answers.
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import anyio
+import mcp_types as types
+from mcp.server.lowlevel import Server
+from mcp.server.stdio import stdio_server
+
+TEXT = {"type": "object", "properties": {"text": {"type": "string"}}, "required": ["text"]}
+TOOLS = [
+    types.Tool(name="echo", description="Say the text back.", input_schema=TEXT,
+               annotations=types.ToolAnnotations(read_only_hint=True)),
+    types.Tool(name="shout", description="Say the text back in capitals.", input_schema=TEXT),
+    types.Tool(name="slow", description="Wait a long time.", input_schema={
+        "type": "object", "properties": {"seconds": {"type": "number"}, "marker": {"type": "string"}}}),
+    types.Tool(name="crash", description="Exit the server process.", input_schema={"type": "object"}),
+    types.Tool(name="big", description="A long output.", input_schema={
+        "type": "object", "properties": {"lines": {"type": "integer"}}}),
+    types.Tool(name="show_env", description="One variable of the environment.", input_schema={
+        "type": "object", "properties": {"name": {"type": "string"}}, "required": ["name"]}),
+    types.Tool(name="fail", description="An error result.", input_schema={"type": "object"}),
+]
+
+
+async def list_tools(ctx: object, params: object) -> types.ListToolsResult:
+    return types.ListToolsResult(tools=TOOLS)
+
+
+def reply(text: str, *, error: bool = False) -> types.CallToolResult:
+    return types.CallToolResult(content=[types.TextContent(text=text)], is_error=error)
+
+
+async def call_tool(ctx: object, params: types.CallToolRequestParams) -> types.CallToolResult:
+    args = params.arguments or {}
+    if params.name == "echo":
+        return reply(args["text"])
+    if params.name == "shout":
+        return reply(args["text"].upper())
+    if params.name == "slow":
+        if args.get("marker"):
+            Path(args["marker"]).write_text(str(os.getpid()))
+        await anyio.sleep(float(args.get("seconds", 60)))
+        return reply("slept")
+    if params.name == "crash":
+        print("crashing on purpose", file=sys.stderr, flush=True)
+        os._exit(3)
+    if params.name == "big":
+        return reply("\n".join(f"line {i}" for i in range(int(args.get("lines", 10_000)))))
+    if params.name == "show_env":
+        return reply(repr(os.environ.get(args["name"])))
+    if params.name == "fail":
+        return reply("it went wrong", error=True)
+    return reply(f"unknown tool {params.name}", error=True)
+
+
+def running_pid(pid: int) -> bool:
+    try:
+        return Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0] not in ("Z", "X")
+    except (OSError, IndexError):
+        return False
+
+
+async def main() -> None:
+    if "--pid-file" in sys.argv:  # appended, with how many servers listed before are still running
+        pid_file = Path(sys.argv[sys.argv.index("--pid-file") + 1])
+        earlier = pid_file.read_text().split("\n") if pid_file.exists() else []
+        running = sum(1 for line in earlier if line and running_pid(int(line.split()[0])))
+        with open(pid_file, "a") as pids:
+            pids.write(f"{os.getpid()} {running}\n")
+    if "--child-pid-file" in sys.argv:
+        child = subprocess.Popen(["sleep", "300"])
+        Path(sys.argv[sys.argv.index("--child-pid-file") + 1]).write_text(str(child.pid))
+    if "--hang" in sys.argv:  # never answers initialize
+        await anyio.sleep(3600)
+    print("fixture server starting", file=sys.stderr, flush=True)
+    server = Server("fixture", version="1.0", on_list_tools=list_tools, on_call_tool=call_tool)
+    async with stdio_server() as (read, write):
+        await server.run(read, write, server.create_initialization_options())
+
+
+if __name__ == "__main__":
+    anyio.run(main)
