@@ -279,8 +279,14 @@ def _redirect(node: Any, reasons: list[str]) -> None:
     if node.type != "file_redirect":
         reasons.append("it uses a here-document or here-string")
         return
-    operator = next((c.type for c in node.children if not c.is_named), "")
-    destination = [c for i, c in enumerate(node.children) if node.field_name_for_child(i) == "destination"]
+    lost = _lost_words(node)
+    if lost:
+        words = " ".join(w.text.decode("utf-8", "replace") for w in lost)
+        reasons.append(f"bash passes `{words}` after the redirection to the command, the parser reads it as "
+                       "the redirection's target")
+        return
+    operator = _operator(node)
+    destination = _destinations(node)
     target = _static(destination[0]) if destination else None
     if operator in (">&-", "<&-"):
         return
@@ -289,6 +295,24 @@ def _redirect(node: Any, reasons: list[str]) -> None:
     if operator in (">", ">>", "&>", "&>>", ">|", "<") and target == "/dev/null":
         return
     reasons.append(f"it redirects to or from a file ({node.text.decode('utf-8', 'replace')})")
+
+
+def _operator(node: Any) -> str:
+    return next((c.type for c in node.children if not c.is_named), "")
+
+
+def _destinations(node: Any) -> list[Any]:
+    return [c for i, c in enumerate(node.children) if node.field_name_for_child(i) == "destination"]
+
+
+def _lost_words(node: Any) -> list[Any]:
+    """Words tree-sitter-bash takes as more targets of a redirection where bash ends the redirection and
+    passes them to the command as arguments: those after the target (`find . >/dev/null -delete` runs
+    `find . -delete`), and any after `>&-` or `<&-`, which take no target (`ls >&-x` runs `ls x`)."""
+    if node.type != "file_redirect":
+        return []
+    destination = _destinations(node)
+    return destination if _operator(node) in (">&-", "<&-") else destination[1:]
 
 
 def command_problem(words: tuple[Word, ...]) -> str | None:
@@ -422,16 +446,38 @@ def _walk(node: Any) -> Iterator[Any]:
 
 def _seen(root: Any, budget: list[int], depth: int) -> Iterator[SimpleCommand]:
     for node in _walk(root):
-        if node.type != "command":
+        if node.type == "command":
+            words = _command_words(node)
+        elif node.type == "redirected_statement":
+            words = _with_lost_words(node)
+        else:
             continue
-        words = tuple(_static(c.named_children[0]) if c.type == "command_name" and c.named_children else _static(c)
-                      for c in node.children
-                      if c.is_named and c.type not in ("variable_assignment", "file_redirect", "heredoc_redirect",
-                                                       "herestring_redirect", "comment"))
         if not words or words[0] is None:
             continue
         yield SimpleCommand(words)
         yield from _behind(words, budget, depth)
+
+
+def _command_words(node: Any) -> tuple[Word, ...]:
+    words = [_static(c.named_children[0]) if c.type == "command_name" and c.named_children else _static(c)
+             for c in node.children
+             if c.is_named and c.type not in ("variable_assignment", "file_redirect", "heredoc_redirect",
+                                              "herestring_redirect", "comment")]
+    for child in node.children:  # `git >/dev/null push` inside a substitution or a bash -c string
+        words += [_static(w) for w in _lost_words(child)]
+    return tuple(words)
+
+
+def _with_lost_words(node: Any) -> tuple[Word, ...]:
+    """The command as bash reads it when the parser took some of its words for redirection targets:
+    ``git >/dev/null push --force`` is ``git push --force``. Empty when no words were lost."""
+    lost = [_static(w) for child in node.children for w in _lost_words(child)]
+    body = node.child_by_field_name("body")
+    while body is not None and body.type == "pipeline" and body.named_children:
+        body = body.named_children[-1]  # a pipeline's redirection belongs to its last command
+    if not lost or body is None or body.type != "command":
+        return ()
+    return _command_words(body) + tuple(lost)
 
 
 def _behind(words: tuple[Word, ...], budget: list[int], depth: int) -> Iterator[SimpleCommand]:

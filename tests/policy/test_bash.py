@@ -127,6 +127,16 @@ BYPASSES = [
     ">/dev/null''\\ls",  # bash redirects to the file /dev/nullls and runs nothing
     "\\ ls",  # bash runs " ls"
     "ls a\\ b",
+    # tree-sitter-bash 0.25 takes the words after a redirection's target as more targets; bash passes
+    # them to the command: `find . -delete`, `git log --output=out`.
+    "find . >/dev/null -delete",
+    "git log 2>&1 --output=out",
+    "git log >/dev/null --output=out",
+    "ls 2>/dev/null x >/dev/null y",
+    "ls | cat >/dev/null x",
+    "ls >&- x",
+    "find . -name x >&--delete",  # `>&-` then the word `-delete`
+    "ls <&-x",
 ]
 
 
@@ -221,7 +231,8 @@ def test_a_deny_finds_the_command_wherever_it_is(rules: Callable[[str], Decide],
 
 
 @pytest.mark.parametrize("command", ["git push", "git push --force origin main", "git -C . push",
-                                     "git --no-pager push origin", "sudo git push"])
+                                     "git --no-pager push origin", "sudo git push",
+                                     "git >/dev/null push --force", "git >&- push", "git 2>&1 push"])
 def test_a_deny_prefix_matches_with_options_in_between(rules: Callable[[str], Decide], command: str) -> None:
     decision = rules(DENY_RM)("bash", command=command)
     assert decision.action == "deny" and decision.source == "rule agent.yaml:7:5", (command, decision)
@@ -324,6 +335,10 @@ DISAGREE = [
     ("cat''\\-la", [("cat", "-la")]),  # bash: one word, cat-la
     ("\\ ls", [("ls",)]),  # bash: " ls"
     (">/dev/null''\\ls", [("ls",)]),  # bash: a redirection to the file /dev/nullls, no command
+    ("find . >/dev/null -delete", [("find", ".")]),  # bash: find . -delete
+    ("git log 2>&1 --output=out", [("git", "log")]),  # bash: git log --output=out
+    ("ls >&- x", [("ls",)]),  # bash: ls x, with stdout closed
+    ("ls >&-x", [("ls",)]),  # bash: `>&-`, then the word x
 ]
 
 
