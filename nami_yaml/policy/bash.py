@@ -27,7 +27,10 @@ from typing import Any
 MAX_LENGTH = 100_000  # longer command lines are not analysed (they are asked about)
 MAX_NESTED_PARSES = 64  # `bash -c` strings, eval arguments… parsed for hidden commands, per command line
 MAX_DEPTH = 4
-MAX_TAILS = 32  # of a runner's words, the tails that are read as the command it runs
+# Words in all the commands collected for deny rules, per command line: a runner's tails cost the square
+# of its length (`find -exec ` repeated 300 times once took gigabytes). Past it the search stops and the
+# line is opaque, so it is asked about.
+MAX_SEEN_WORDS = 250_000
 
 Word = str | None  # a word's value after quote removal, or None when bash computes it (expansion, glob…)
 
@@ -65,6 +68,7 @@ _GIT_GLOBAL_WITH_VALUE = frozenset({"-c", "-C", "--git-dir", "--work-tree", "--n
 
 _ALLOWED_TEXT = frozenset(" \t\n")
 _GLOB = frozenset("*?[")
+_FIND_RUNS = frozenset(_EXEC_OPTIONS["find"][:4])  # -exec, -execdir, -ok, -okdir: the next word is a program
 _DUP_TARGET = "0123456789-"
 
 
@@ -119,7 +123,7 @@ def analyse(command: str) -> Analysis:
     if len(command) > MAX_LENGTH:
         analysis.syntax = f"it is longer than {MAX_LENGTH:,} characters"
         return analysis
-    budget = [MAX_NESTED_PARSES]
+    budget = _Budget()
     try:
         root = _parse(command)
     except ParserMissing as exc:
@@ -145,6 +149,8 @@ def analyse(command: str) -> Analysis:
     analysis.seen = list(_seen(root, budget, 0))
     if "\\\n" in command:  # what bash reads once the continuations are joined (best effort, for deny rules)
         analysis.seen += _seen(_parse(command.replace("\\\n", "")), budget, 0)
+    if budget.exhausted and not analysis.syntax:
+        analysis.syntax = "it holds more commands run by other commands than rules search"
     return analysis
 
 
@@ -444,7 +450,21 @@ def _walk(node: Any) -> Iterator[Any]:
 
 # -- every command in sight, for deny and ask rules ----------------------------------------------------
 
-def _seen(root: Any, budget: list[int], depth: int) -> Iterator[SimpleCommand]:
+@dataclass
+class _Budget:
+    """What the search for hidden commands may still spend on one command line."""
+
+    parses: int = MAX_NESTED_PARSES
+    words: int = MAX_SEEN_WORDS
+    exhausted: bool = False
+
+    def take(self, command: SimpleCommand) -> bool:
+        self.words -= len(command.words)
+        self.exhausted = self.exhausted or self.words < 0
+        return not self.exhausted
+
+
+def _seen(root: Any, budget: _Budget, depth: int) -> Iterator[SimpleCommand]:
     for node in _walk(root):
         if node.type == "command":
             words = _command_words(node)
@@ -454,7 +474,10 @@ def _seen(root: Any, budget: list[int], depth: int) -> Iterator[SimpleCommand]:
             continue
         if not words or words[0] is None:
             continue
-        yield SimpleCommand(words)
+        command = SimpleCommand(words)
+        if not budget.take(command):
+            return
+        yield command
         yield from _behind(words, budget, depth)
 
 
@@ -480,33 +503,46 @@ def _with_lost_words(node: Any) -> tuple[Word, ...]:
     return _command_words(body) + tuple(lost)
 
 
-def _behind(words: tuple[Word, ...], budget: list[int], depth: int) -> Iterator[SimpleCommand]:
+def _behind(words: tuple[Word, ...], budget: _Budget, depth: int) -> Iterator[SimpleCommand]:
     """Commands a runner would run: every tail of its words (``sudo -u x rm …`` holds ``rm …``), and its
     string arguments read as command lines (``bash -c 'rm …'``, ``eval rm …``)."""
-    assert words[0] is not None
-    name = os.path.basename(words[0])
-    tails: list[int] = []
-    if name in RUNNERS:
-        tails = list(range(1, len(words)))
-    elif name == "find":
-        tails = [i + 1 for i, w in enumerate(words) if w in _EXEC_OPTIONS["find"][:4]]
-    for start in tails[:MAX_TAILS]:
-        tail = words[start:]
-        if tail[0] is None:
+    starts = _tail_starts(words)
+    for start in starts:
+        tail = SimpleCommand(words[start:])
+        if not budget.take(tail):
+            return
+        yield tail
+    if depth >= MAX_DEPTH:
+        return
+    for start in (0, *starts):
+        head = words[start]
+        if head is None or os.path.basename(head) not in SHELL_STRING:
             continue
-        yield SimpleCommand(tail)
-        # A runner behind a runner (sudo bash -c '…', xargs find -exec …): its tails are already among
-        # these, but its strings still need reading.
-        inner = os.path.basename(tail[0])
-        if (inner in SHELL_STRING or inner == "find") and depth < MAX_DEPTH:
-            yield from _behind(tail, budget, depth + 1)
-    if name in SHELL_STRING and depth < MAX_DEPTH:
-        static = [w for w in words[1:] if w is not None]
+        static = [w for w in words[start + 1:] if w is not None]
         for text in {*static, " ".join(static)}:
-            if budget[0] <= 0:
+            if budget.parses <= 0 or budget.exhausted:
                 return
-            budget[0] -= 1
+            budget.parses -= 1
             try:
                 yield from _seen(_parse(text), budget, depth + 1)
             except ParserMissing:
                 return
+
+
+def _tail_starts(words: tuple[Word, ...]) -> list[int]:
+    """Where a command run by another may start, each position once: every word after a runner (``sudo
+    -u x rm``), the word after find's ``-exec``, and so on behind those (``sudo find . -exec rm``)."""
+    starts: list[int] = []
+    after_runner = after_find = False
+    for index, word in enumerate(words):
+        if index and (after_runner or (after_find and words[index - 1] in _FIND_RUNS)):
+            if word is None:
+                continue
+            starts.append(index)
+        elif index:
+            continue
+        if word is not None:
+            head = os.path.basename(word)
+            after_runner = after_runner or head in RUNNERS
+            after_find = after_find or head == "find"
+    return starts

@@ -247,6 +247,23 @@ def test_text_that_only_mentions_a_denied_command_is_not_denied(rules: Callable[
     assert decision.action == "allow", (command, decision)
 
 
+@pytest.mark.parametrize("command", ["find -exec " * 40 + "x", "sudo bash " * 40 + "x", "xargs " * 400 + "rm"])
+def test_the_search_for_hidden_commands_is_bounded(command: str) -> None:
+    """Runners behind runners were searched by every tail at every level: `find -exec ` 300 times (3 KB)
+    took gigabytes. The search now stops at a budget of words, and such a line is asked about."""
+    from nami_yaml.policy.bash import MAX_SEEN_WORDS
+
+    analysis = analyse(command)
+    assert sum(len(c.words) for c in analysis.seen) <= MAX_SEEN_WORDS
+    assert analysis.opaque is not None
+
+
+def test_a_denied_command_behind_runners_is_still_found(rules: Callable[[str], Decide]) -> None:
+    decide = rules(DENY_RM)
+    for command in ("sudo find . -exec nice rm {} +", "xargs -n1 sudo -u x env A=1 rm", "timeout 5 bash -c 'sudo rm x'"):
+        assert decide("bash", command=command).action == "deny", command
+
+
 def test_an_allow_rule_cannot_name_a_command_runner(workdir: Path, write_rules: Callable[..., None]) -> None:
     write_rules("  - tool: bash\n    command: [ls, xargs rm, 'git status; rm x']\n    decision: allow\n")
     result = subprocess.run(["nami", "check"], cwd=workdir, capture_output=True, text=True)
