@@ -341,7 +341,12 @@ def command_problem(words: tuple[Word, ...]) -> str | None:
 def _is_option(word: str, option: str) -> bool:
     if option.endswith("="):
         return word.startswith(option)
-    if option.startswith("--") or len(option) != 2:
+    if option.startswith("--"):
+        # git's parse-options and GNU getopt_long take any unambiguous beginning of a long option:
+        # `git grep --open-files-in-pag=CMD` and `tar --to-comm=CMD` run CMD.
+        name = word.split("=", 1)[0]
+        return name == option or (len(name) > 2 and name.startswith("--") and option.startswith(name))
+    if len(option) != 2:
         return word == option or word.startswith(option + "=")
     # A short option alone, with its value attached (-Ofoo) or in a cluster (python -Sc, rsync -avze).
     return word.startswith("-") and not word.startswith("--") and option[1] in word[1:]

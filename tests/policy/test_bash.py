@@ -264,6 +264,34 @@ def test_a_denied_command_behind_runners_is_still_found(rules: Callable[[str], D
         assert decide("bash", command=command).action == "deny", command
 
 
+ABBREVIATED = [
+    "git grep --open-files-in-pag='touch pwned' hello",
+    "git ls-remote --upload-p='touch pwned' .",
+    "tar -tf a.tar --use-compress-prog='touch pwned'",
+    "tar -tf a.tar --to-comm=x",
+]
+
+
+@pytest.mark.parametrize("command", ABBREVIATED)
+def test_an_abbreviated_option_that_runs_a_program_asks(rules: Callable[[str], Decide], command: str) -> None:
+    """git's parse-options and GNU getopt_long take any unambiguous beginning of a long option."""
+    decide = rules("  - tool: bash\n    command: [git grep, git ls-remote, tar -tf]\n    decision: allow\n")
+    assert decide("bash", command=command).action == "ask", command
+    assert decide("bash", command="git grep --only-matching hello").action == "allow"
+
+
+def test_git_runs_the_program_of_an_abbreviated_option(tmp_path: Path) -> None:
+    """The attack is real: git grep runs the pager named by a beginning of --open-files-in-pager."""
+    from tests.programs import need
+
+    need("git")
+    subprocess.run(["git", "init", "-q", str(tmp_path)], check=True)
+    (tmp_path / "f").write_text("hello\n")
+    subprocess.run(["git", "add", "f"], cwd=tmp_path, check=True)
+    subprocess.run(["bash", "-c", ABBREVIATED[0]], cwd=tmp_path, capture_output=True, timeout=30)
+    assert (tmp_path / "pwned").exists()
+
+
 def test_an_allow_rule_cannot_name_a_command_runner(workdir: Path, write_rules: Callable[..., None]) -> None:
     write_rules("  - tool: bash\n    command: [ls, xargs rm, 'git status; rm x']\n    decision: allow\n")
     result = subprocess.run(["nami", "check"], cwd=workdir, capture_output=True, text=True)
