@@ -17,6 +17,7 @@ hidden; that search is best effort, and whatever it misses is opaque and therefo
 from __future__ import annotations
 
 import os
+import re
 import unicodedata
 from collections.abc import Iterator
 from dataclasses import dataclass, field
@@ -53,14 +54,21 @@ _EXEC_OPTIONS: dict[str, tuple[str, ...]] = {
     "find": ("-exec", "-execdir", "-ok", "-okdir", "-delete", "-fprint", "-fprint0", "-fprintf", "-fls"),
     "git": ("--output", "--upload-pack", "--receive-pack", "--exec", "-O", "--open-files-in-pager",
             "--ext-diff", "--config-env", "--exec-path="),
-    "python": ("-c",), "python3": ("-c",), "python2": ("-c",),
+    "python": ("-c",),  # python3, python3.12… too
     "perl": ("-e", "-E"), "ruby": ("-e",), "node": ("-e", "-p", "--eval", "--print"), "nodejs": ("-e", "-p"),
     "php": ("-r",),
     "tar": ("--to-command", "--checkpoint-action", "--use-compress-program", "-I", "--info-script",
             "--new-volume-script", "-F"),
     "rsync": ("-e", "--rsh", "--rsync-path"),
     "zip": ("-TT", "--unzip-command"),
+    # pytest empties --basetemp (`--basetemp=$HOME`), writes reports and logs where it is told, moves its
+    # cache (-o cache_dir=…, --rootdir) and uploads the session to a pastebin.
+    "pytest": ("--basetemp", "--junitxml", "--junit-xml", "--log-file", "--debug", "-o", "--override-ini",
+               "--rootdir", "--pastebin"),
+    "sort": ("-o", "--output", "--compress-program"),
 }
+_EXEC_OPTIONS["py.test"] = _EXEC_OPTIONS["pytest"]
+_PYTHON = re.compile(r"python[0-9.]*")
 # git options that come before the sub-command and change what git runs or where it reads config from.
 _GIT_GLOBAL = ("-c", "--config-env", "--exec-path=", "--git-dir", "--work-tree", "--namespace")
 _GIT_GLOBAL_WITH_VALUE = frozenset({"-c", "-C", "--git-dir", "--work-tree", "--namespace", "--config-env",
@@ -327,15 +335,28 @@ def command_problem(words: tuple[Word, ...]) -> str | None:
     name = os.path.basename(words[0])
     if name in RUNNERS:
         return f"`{name}` runs another command"
-    for option in _EXEC_OPTIONS.get(name, ()):
-        if any(w is not None and _is_option(w, option) for w in words[1:]):
-            return f"`{name} {option}` runs a program or writes a file"
+    base = "python" if _PYTHON.fullmatch(name) else name
+    for program, arguments in ((base, words[1:]), *_python_module(base, words)):
+        for option in _EXEC_OPTIONS.get(program, ()):
+            if any(w is not None and _is_option(w, option) for w in arguments):
+                return f"`{program} {option}` runs a program or writes a file"
     if name == "git":
         for word in _git_global_options(words):
             for option in _GIT_GLOBAL:
                 if _is_option(word, option):
                     return f"`git {option}` changes what git runs or which repository it reads"
     return None
+
+
+def _python_module(name: str, words: tuple[Word, ...]) -> list[tuple[str, tuple[Word, ...]]]:
+    """``python -m pytest …`` is pytest with the words after the module name."""
+    if name != "python":
+        return []
+    for index, word in enumerate(words[1:-1], 1):
+        if word == "-m":
+            module = words[index + 1]
+            return [(module, words[index + 2:])] if module is not None else []
+    return []
 
 
 def _is_option(word: str, option: str) -> bool:

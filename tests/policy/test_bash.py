@@ -292,6 +292,45 @@ def test_git_runs_the_program_of_an_abbreviated_option(tmp_path: Path) -> None:
     assert (tmp_path / "pwned").exists()
 
 
+WRITING_OPTIONS = [
+    "pytest -q --basetemp=/home/me",  # pytest empties the basetemp folder before a test uses tmp_path
+    "pytest --basetemp /home/me tests",
+    "python -m pytest -q tests --basetemp=/home/me",
+    "python3 -m pytest --junitxml=/home/me/.bashrc",
+    "pytest --junit-xml /home/me/.bashrc",
+    "pytest --log-file=/etc/cron.d/x",
+    "pytest --debug=/home/me/.profile",
+    "pytest -o cache_dir=/home/me",
+    "pytest --override-ini=cache_dir=/home/me",
+    "pytest --rootdir=/home/me",
+    "pytest --pastebin=all",
+    "sort -o /home/me/.bashrc x",
+    "sort --compress-program=./evil x",
+]
+
+
+@pytest.mark.parametrize("command", WRITING_OPTIONS)
+def test_an_option_of_pytest_or_sort_that_writes_or_runs_asks(rules: Callable[[str], Decide], command: str) -> None:
+    decide = rules("  - tool: bash\n    command: [pytest, python -m pytest, python3 -m pytest, sort]\n"
+                   "    decision: allow\n")
+    assert decide("bash", command=command).action == "ask", command
+    assert decide("bash", command="pytest -q -x tests/test_api.py -k 'not slow' -p no:cacheprovider").action == "allow"
+    assert decide("bash", command="python -m pytest -q --co").action == "allow"
+
+
+def test_pytest_empties_the_basetemp_folder(tmp_path: Path) -> None:
+    """The attack is real: `pytest --basetemp=DIR` removes what DIR held."""
+    victim = tmp_path / "victim"
+    victim.mkdir()
+    (victim / "precious.txt").write_text("keep me")
+    (tmp_path / "test_t.py").write_text("def test_t(tmp_path):\n    assert tmp_path.exists()\n")
+    import sys
+
+    subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", f"--basetemp={victim}",
+                    "test_t.py"], cwd=tmp_path, capture_output=True, timeout=120, check=True)
+    assert not (victim / "precious.txt").exists()
+
+
 def test_an_allow_rule_cannot_name_a_command_runner(workdir: Path, write_rules: Callable[..., None]) -> None:
     write_rules("  - tool: bash\n    command: [ls, xargs rm, 'git status; rm x']\n    decision: allow\n")
     result = subprocess.run(["nami", "check"], cwd=workdir, capture_output=True, text=True)
