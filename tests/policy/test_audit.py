@@ -231,3 +231,24 @@ def test_the_model_learns_which_rule_denied_it(project: Path) -> None:
     assert refusal.endswith(". Reason: change freeze. Do not retry the same call; ask the user or try another way.")
     [approval] = [e for e in events if e.type == "approval"]
     assert (approval.approved, approval.source, approval.reason) == (False, "rule agent.yaml:3:5", "change freeze")
+
+
+def test_a_lone_surrogate_in_the_arguments_is_recorded_and_the_run_goes_on(project: Path) -> None:
+    """JSON from the model may hold a lone surrogate ("\\ud800"): read_file ran, then writing its line
+    raised UnicodeEncodeError, so the run crashed with a traceback and the call that ran had no line."""
+    (project / "notes.txt").write_text("hello\n")
+    odd = "notes.txt\ud800"
+    raw = '{"path": "notes.txt\\ud800"}'
+    model = ScriptedModel([tool_calls(call("read_file", raw), call("read_file", {"path": "notes.txt"}),
+                                      call("read_file", {"path": "notes.txt\udcff\u009b31m\u2028x"})),
+                           text("done")])
+    outcome = Agent.from_config(client=model, trust=True).run("read")
+    assert outcome.status == "answered", outcome.error
+    data = default_audit_path().read_bytes()
+    data.decode("utf-8")  # valid UTF-8: a lone surrogate is written as its JSON escape
+    lines = [json.loads(line) for line in data.split(b"\n") if line]
+    assert len(lines) == 3
+    assert sorted(line["arguments"]["path"] for line in lines) == sorted(
+        ["notes.txt", odd, "notes.txt\udcff\u009b31m\u2028x"])
+    # Nothing invisible or terminal-controlling is written raw: `nami log --json` prints lines as written.
+    assert "\u009b" not in data.decode() and "\u2028" not in data.decode()
