@@ -17,6 +17,7 @@ import errno
 import fcntl
 import getpass
 import hashlib
+import json
 import os
 import socket
 import stat
@@ -31,7 +32,7 @@ from nami_yaml.agent.hooks import CallRecord, Decision
 from nami_yaml.agent.toolbox import PreparedCall
 from nami_yaml.display import safe_json
 from nami_yaml.errors import NamiError
-from nami_yaml.runners.process import NON_INTERACTIVE_ENV, is_secret_name
+from nami_yaml.runners.process import NON_INTERACTIVE_ENV, is_secret, is_secret_name, is_secret_value
 from nami_yaml.runtime import default_state_dir
 
 REDACTED = "[redacted]"
@@ -108,7 +109,8 @@ class AuditLog:
 
     def entry(self, record: CallRecord) -> dict[str, Any]:
         prepared, decision, result = record.prepared, record.decision, record.result
-        secrets = secret_values(prepared.arguments) if prepared is not None else []
+        secrets = [] if prepared is None else sorted({*secret_values(prepared.arguments), *host_secrets()},
+                                                    key=len, reverse=True)  # "abcd" in "abcdef": longest first
         content = _bytes(result.content)
         line: dict[str, Any] = {
             "time": iso_time(time.time()),
@@ -180,7 +182,7 @@ def plan_entry(call: PreparedCall, secrets: list[str]) -> dict[str, Any]:
         entry["cwd"] = plan["cwd"]
         entry["timeout"] = plan.get("timeout")
         # The tool's own variables; the fixed non-interactive ones (PAGER=cat, …) are the same in every line.
-        entry["env_set"] = {name: REDACTED if is_secret_name(name) else _scrub(value, secrets)
+        entry["env_set"] = {name: REDACTED if is_secret_name(name) or is_secret_value(value) else _scrub(value, secrets)
                             for name, value in (plan.get("env_set") or {}).items()
                             if NON_INTERACTIVE_ENV.get(name) != value}
         if plan.get("stdin") is not None:
@@ -230,12 +232,21 @@ def _strings(value: Any) -> list[str]:
     return [] if value is None or isinstance(value, bool) else [str(value)]
 
 
+def host_secrets() -> list[str]:
+    """The values of nami's secret-looking variables: a tool's ``env:`` may expand one into a variable
+    with an innocent name (``DB_URL: postgres://app:${DB_PASSWORD}@db``)."""
+    return sorted({value for name, value in os.environ.items() if value and is_secret(name, value)},
+                  key=len, reverse=True)
+
+
 def _scrub(text: str, secrets: list[str]) -> str:
     for secret in secrets:
         if text == secret:
             return REDACTED
         if len(secret) >= MIN_SECRET_LENGTH:
-            text = text.replace(secret, REDACTED)
+            # Also as JSON spells it: a script's $NAMI_ARGS and object arguments hold JSON text.
+            for spelling in {secret, json.dumps(secret)[1:-1], json.dumps(secret, ensure_ascii=False)[1:-1]}:
+                text = text.replace(spelling, REDACTED)
     return text
 
 

@@ -252,3 +252,43 @@ def test_a_lone_surrogate_in_the_arguments_is_recorded_and_the_run_goes_on(proje
         ["notes.txt", odd, "notes.txt\udcff\u009b31m\u2028x"])
     # Nothing invisible or terminal-controlling is written raw: `nami log --json` prints lines as written.
     assert "\u009b" not in data.decode() and "\u2028" not in data.decode()
+
+
+SCRIPTED = """\
+tools:
+  - name: release
+    description: Release with a token.
+    risk: read
+    parameters:
+      type: object
+      properties:
+        api_token: {type: string}
+        options: {type: object, properties: {password: {type: string}}}
+      required: [api_token]
+    script: echo released
+  - name: migrate
+    description: Migrate the database.
+    risk: read
+    env: {DB_URL: "postgres://app:${DB_PASSWORD}@db/app", DB_HINT: "pw=${DB_PASSWORD}"}
+    env_passthrough: [DB_PASSWORD]
+    command: [PYTHON, -c, "print('migrated')"]
+"""
+
+
+def test_secrets_are_redacted_in_every_spelling(project: Path) -> None:
+    """A script's $NAMI_ARGS holds the arguments as JSON, where a token with a quote or a backslash is
+    spelled with escapes the plain text search missed; and a passed-through secret expanded into a
+    variable with an innocent name (DB_URL) went into the log as it was."""
+    (project / "tools" / "more.yaml").write_text(SCRIPTED.replace("PYTHON", sys.executable))
+    token = 'tok"en\\é-4242'
+    model = ScriptedModel([tool_calls(call("release", {"api_token": token, "options": {"password": "pw\"12345"}}),
+                                      call("migrate", {})), text("done")])
+    Agent.from_config(client=model, trust=True).run("release")
+    data = default_audit_path().read_text()
+    for spelling in (token, json.dumps(token)[1:-1], json.dumps(token, ensure_ascii=False)[1:-1],
+                     "4242", "12345", "hunter2-db-secret"):
+        assert spelling not in data, spelling
+    release, migrate = sorted(read_lines(), key=lambda line: line["tool"], reverse=True)
+    assert json.loads(release["plan"]["env_set"]["NAMI_ARGS"])["api_token"] == "[redacted]"
+    assert migrate["plan"]["env_set"]["DB_URL"] == "[redacted]"  # a URL with a password
+    assert migrate["plan"]["env_set"]["DB_HINT"] == "pw=[redacted]"
