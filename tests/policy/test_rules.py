@@ -95,6 +95,19 @@ def test_a_read_tool_is_denied_for_every_spelling_of_a_path(rules: Callable[[str
     assert (decision.action, decision.source) == ("deny", "rule agent.yaml:3:5"), path
 
 
+@pytest.mark.parametrize("path", [".ENV", "Config/.Env", "./.eNv"])
+def test_a_deny_catches_other_cases_of_a_name(rules: Callable[[str], Decide], path: str) -> None:
+    """On a case-insensitive file system (macOS, Windows drives) `.ENV` is `.env`: a deny or ask must not
+    depend on the case the model chose. (This machine's file systems are case-sensitive, so the test
+    decides on the name; an allow still needs the exact case, which errs toward asking.)"""
+    assert rules(ENV_RULES)("read_file", path=path).action == "deny", path
+
+
+@pytest.mark.parametrize(("path", "action"), [("src/app.py", "allow"), ("SRC/app.py", "ask"), ("Src/../.env", "ask")])
+def test_an_allow_needs_the_exact_case(rules: Callable[[str], Decide], path: str, action: str) -> None:
+    assert rules(ENV_RULES)("write_file", path=path, content="x").action == action
+
+
 def test_other_files_are_read_as_usual(rules: Callable[[str], Decide], workdir: Path) -> None:
     (workdir / ".envrc").write_text("x\n")
     assert rules(ENV_RULES)("read_file", path=".envrc") == Decision("allow", None, None)
