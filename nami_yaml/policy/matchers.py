@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from nami_yaml.builtins.search_walk import glob_regex
+from nami_yaml.builtins.glob_match import glob_regex
 from nami_yaml.registry.patterns import end_anchored
 
 SCALARS = (str, int, float, bool, type(None))
