@@ -526,7 +526,12 @@ def _with_lost_words(node: Any) -> tuple[Word, ...]:
         body = body.named_children[-1]  # a pipeline's redirection belongs to its last command
     if not lost or body is None or body.type != "command":
         return ()
-    return _command_words(body) + tuple(lost)
+    words = _command_words(body)
+    redirect = next(c for c in node.children if c.type == "file_redirect")
+    last = body.children[-1] if body.children else None
+    if last is not None and last.type == "number" and last.end_byte == redirect.start_byte:
+        words = words[:-1]  # `git 0</dev/null push`: the 0 is the redirection's descriptor
+    return words + tuple(lost)
 
 
 def _behind(words: tuple[Word, ...], budget: _Budget, depth: int) -> Iterator[SimpleCommand]:

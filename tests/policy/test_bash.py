@@ -232,7 +232,8 @@ def test_a_deny_finds_the_command_wherever_it_is(rules: Callable[[str], Decide],
 
 @pytest.mark.parametrize("command", ["git push", "git push --force origin main", "git -C . push",
                                      "git --no-pager push origin", "sudo git push",
-                                     "git >/dev/null push --force", "git >&- push", "git 2>&1 push"])
+                                     "git >/dev/null push --force", "git >&- push", "git 2>&1 push",
+                                     "git 0</dev/null push"])
 def test_a_deny_prefix_matches_with_options_in_between(rules: Callable[[str], Decide], command: str) -> None:
     decision = rules(DENY_RM)("bash", command=command)
     assert decision.action == "deny" and decision.source == "rule agent.yaml:7:5", (command, decision)
