@@ -152,7 +152,10 @@ def analyse(command: str) -> Analysis:
         analysis.syntax = f"bash reads `{_split_word(root, command)}` as one word where the parser sees two"
     else:
         reasons: list[str] = []
-        _structure(root, analysis.commands, reasons)
+        try:
+            _structure(root, analysis.commands, reasons)
+        except RecursionError:  # `ls && ` thousands of times nests lists as deep
+            analysis.commands, reasons = [], ["it nests commands too deeply to read"]
         analysis.syntax = reasons[0] if reasons else None
     analysis.seen = list(_seen(root, budget, 0))
     if "\\\n" in command:  # what bash reads once the continuations are joined (best effort, for deny rules)

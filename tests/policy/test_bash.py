@@ -259,6 +259,14 @@ def test_the_search_for_hidden_commands_is_bounded(command: str) -> None:
     assert analysis.opaque is not None
 
 
+def test_a_line_nested_too_deep_to_read_is_asked_about(rules: Callable[[str], Decide]) -> None:
+    """`ls && ` 5,000 times (30 KB) raised RecursionError out of the policy (the call was refused as "the
+    policy failed" instead of being asked about)."""
+    decision = rules(ALLOW)("bash", command="ls && " * 5000 + "ls")
+    assert (decision.action, decision.reason) == (
+        "ask", "it nests commands too deeply to read, so command rules cannot tell what it runs")
+
+
 def test_a_denied_command_behind_runners_is_still_found(rules: Callable[[str], Decide]) -> None:
     decide = rules(DENY_RM)
     for command in ("sudo find . -exec nice rm {} +", "xargs -n1 sudo -u x env A=1 rm", "timeout 5 bash -c 'sudo rm x'"):
