@@ -176,7 +176,10 @@ def prefix_words(text: str) -> tuple[str, ...] | str:
     if (root.has_error or _odd_character(text) or "\\\n" in text or "\\ " in text or "\\\t" in text
             or _split_word(root, text)):
         return "it does not parse as one command"
-    _structure(root, commands, reasons)
+    try:
+        _structure(root, commands, reasons)
+    except RecursionError:
+        return "it nests commands too deeply to read"
     if reasons:
         return reasons[0]
     if len(commands) != 1:

@@ -354,6 +354,7 @@ def test_prefix_words_quote_like_bash() -> None:
     assert prefix_words("'git' \"log\" --format='%h %s'") == ("git", "log", "--format=%h %s")
     assert prefix_words("ls; rm") == "give one command per entry (a list holds several)"
     assert prefix_words("ls $(pwd)").startswith("an argument is computed")
+    assert prefix_words("ls && " * 5000 + "ls") == "it nests commands too deeply to read"  # was a traceback
 
 
 # -- what the parser says runs is what bash runs -------------------------------------------------------
