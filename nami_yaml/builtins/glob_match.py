@@ -86,9 +86,13 @@ def _regex(toks: list[Token]) -> str:
 
 
 def glob_matcher(pattern: str) -> Callable[[str], bool]:
-    """Whether a whole text matches ``pattern``; ToolError when its braces make too many alternatives."""
+    """Whether a whole text matches ``pattern``; ToolError when its braces make too many alternatives or
+    a class is not valid."""
     alternatives = _expand(tokens(pattern), pattern)
-    matchers = [_matcher(alt) for alt in alternatives]
+    try:
+        matchers = [_matcher(alt) for alt in alternatives]
+    except re.error as exc:  # a class such as [z-a]
+        raise ToolError(f"glob pattern {pattern!r} is not valid: {exc}") from None
     if len(matchers) == 1:
         return matchers[0]
     return lambda text: any(match(text) for match in matchers)

@@ -125,8 +125,11 @@ class PathGlob(Matcher):
     def build(cls, source: str) -> PathGlob:
         pattern = os.path.expanduser(source)
         regex = path_glob_regex(pattern.lstrip("/"))
-        return cls(source, re.compile(regex, re.DOTALL), pattern.startswith("/"),
-                   re.compile(regex, re.DOTALL | re.IGNORECASE))
+        try:
+            return cls(source, re.compile(regex, re.DOTALL), pattern.startswith("/"),
+                       re.compile(regex, re.DOTALL | re.IGNORECASE))
+        except re.error as exc:  # a class such as [z-a]
+            raise MatcherError(f"path pattern {source!r} is not valid: {exc}", ("path",)) from None
 
     def truths(self, value: Any, workspace: Path) -> list[bool]:
         if not isinstance(value, str) or "\x00" in value:

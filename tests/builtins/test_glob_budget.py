@@ -94,3 +94,12 @@ def test_the_answers_are_the_regexs() -> None:
                 assert positions(text) == expected, (pattern, text)
             checked += 1
     assert checked == 24000
+
+
+def test_a_class_that_is_not_valid_is_an_error_and_a_gitignore_line_is_skipped(workspace: Path) -> None:
+    """A cloned repository's .gitignore line `[z-a]` made every glob and grep fail with "bad character
+    range"; the model's own pattern gets a clear error."""
+    with pytest.raises(ToolError, match=r"glob pattern '\[z-a\]' is not valid: bad character range"):
+        glob_matcher("[z-a]")
+    (workspace / ".gitignore").write_text("[z-a]\n*.txt\n")
+    assert _glob_in_child(workspace, "**/*") == "a" * 100

@@ -214,3 +214,14 @@ def test_check_reads_rules_of_an_untrusted_project_without_matching_anything(
     result = subprocess.run(["nami", "check"], cwd=workdir, capture_output=True, text=True)
     assert result.returncode == 0, result.stderr
     assert result.stdout.startswith("ok: ")
+
+
+def test_a_path_pattern_that_is_not_valid_is_a_problem_not_a_traceback(workdir: Path,
+                                                                        write_rules: Callable[..., None]) -> None:
+    """An untrusted agent.yaml with `{path: "[z-a]"}` made nami check end with a re.error traceback."""
+    write_rules("  - tool: read_file\n    args: {path: {path: '[z-a]'}}\n    decision: deny\n")
+    result = subprocess.run(["nami", "check"], cwd=workdir, capture_output=True, text=True)
+    assert result.returncode == 1
+    assert result.stderr.splitlines()[0] == (
+        "agent.yaml:4:25: $.rules[0].args.path.path: path pattern '[z-a]' is not valid: bad character range z-a "
+        "at position 1")
