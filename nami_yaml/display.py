@@ -57,6 +57,11 @@ def _json_escape(match: re.Match[str]) -> str:
 def safe_json(value: Any, **options: Any) -> str:
     """``json.dumps`` that keeps readable text readable (``ensure_ascii=False``) but writes every control
     or invisible character as a ``\\u`` escape: the same JSON to a parser, nothing live on a terminal."""
-    text = json.dumps(value, ensure_ascii=False, **options)
-    # Outside strings JSON is plain ASCII, so whatever matches here sits inside a string.
+    return visible_json(json.dumps(value, ensure_ascii=False, **options))
+
+
+def visible_json(text: str) -> str:
+    """JSON text (a line of a log someone else may have written) with every control or invisible
+    character written as a ``\\u`` escape: outside strings valid JSON is plain ASCII, so whatever
+    matches sits inside a string, and a parser reads the same values."""
     return _CONTROL.sub(_json_escape, text)

@@ -8,11 +8,11 @@ ripgrep finds is held to the same rules afterwards (Walk.admits).
 from __future__ import annotations
 
 import os
-import re
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from nami_yaml.builtins.glob_match import glob_matcher
 from nami_yaml.builtins.workspace import is_within
 from nami_yaml.errors import ToolError
 from nami_yaml.runtime import RuntimeContext
@@ -36,48 +36,10 @@ def compile_glob(pattern: str, *, anchored: bool | None = None) -> Callable[[str
                         "the folder), e.g. '**/*.py' or '*.md'")
     if anchored is None:
         anchored = "/" in pattern.rstrip("/")
-    rx = re.compile(glob_regex(pattern.rstrip("/")) + r"\Z", re.DOTALL)
+    matches = glob_matcher(pattern.rstrip("/"))  # in time proportional to the path: see glob_match
     if anchored:
-        return lambda rel: rx.match(rel) is not None
-    return lambda rel: rx.match(rel.rsplit("/", 1)[-1]) is not None
-
-
-def glob_regex(pattern: str) -> str:
-    out: list[str] = []
-    i, n = 0, len(pattern)
-    while i < n:
-        c = pattern[i]
-        if pattern.startswith("**/", i):
-            out.append("(?:.*/)?")
-            i += 3
-        elif pattern.startswith("**", i):
-            out.append(".*")
-            i += 2
-        elif c == "\\" and i + 1 < n:
-            out.append(re.escape(pattern[i + 1]))  # an escaped character is literal, as in git and rg
-            i += 2
-        elif c == "*":
-            out.append("[^/]*")
-            i += 1
-        elif c == "?":
-            out.append("[^/]")
-            i += 1
-        elif c == "[" and pattern.find("]", i + 2) != -1:
-            end = pattern.find("]", i + 2)
-            body = pattern[i + 1:end]
-            negate = body.startswith(("!", "^"))
-            body = re.sub(r"([\\^\[\]])", r"\\\1", body[1:] if negate else body)
-            # A class never matches the folder separator, just like * and ?.
-            out.append(("[^/" if negate else "[") + body + "]")
-            i = end + 1
-        elif c == "{" and "}" in pattern[i:]:
-            end = pattern.index("}", i)
-            out.append("(?:" + "|".join(glob_regex(alt) for alt in pattern[i + 1:end].split(",")) + ")")
-            i = end + 1
-        else:
-            out.append(re.escape(c))
-            i += 1
-    return "".join(out)
+        return matches
+    return lambda rel: matches(rel.rsplit("/", 1)[-1])
 
 
 # ---------------------------------------------------------------- the walk

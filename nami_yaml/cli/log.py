@@ -9,7 +9,7 @@ from pathlib import Path
 import click
 
 from nami_yaml.cli.common import EXIT_USAGE, config_option, fail, handle_errors, settings
-from nami_yaml.display import visible
+from nami_yaml.display import visible, visible_json
 from nami_yaml.policy.audit import configured_path
 from nami_yaml.policy.audit_read import LogFilter, format_record, parse_when, read_log, session_header
 
@@ -57,7 +57,7 @@ def log(tool: str | None, session: str | None, decision: str | None, by: str | N
     for line in shown:
         assert line.record is not None
         if as_json:
-            click.echo(line.text)
+            click.echo(visible_json(line.text))  # the log may hold lines nami did not write
             continue
         if line.record.get("session") != current:
             current = line.record.get("session")

@@ -276,6 +276,9 @@ def describe_tool(tool: Tool, defaults: ToolSettings) -> list[str]:
             lines.append(f"stdin:      {json.dumps(info['stdin'], ensure_ascii=False)}")
     if info.get("allow_dash"):
         lines.append(f"allow_dash: {', '.join(info['allow_dash'])}")
+    if info.get("docs_command"):
+        lines.append(f"docs:       {json.dumps(info['docs_command'], ensure_ascii=False)} "
+                     "(run when the model reads the docs, without asking)")
     limit = info.get("max_output")
     lines.append(f"max_output: {limit:,} bytes" if limit else f"max_output: {defaults.max_output:,} bytes (default)")
     return lines

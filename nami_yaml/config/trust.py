@@ -268,6 +268,9 @@ def _tool_lines(tool: Tool, workspace: Path, project: Path) -> list[str]:
     info = runner_overview(tool)
     runs = ", ".join(programs(tool)) or "?"
     lines = [f"    {tool.name} ({tool.risk}, {tool.runner.kind}) from {tool.source}: runs {runs}"]
+    if info.get("docs_command"):
+        lines.append(f"      docs: runs {json.dumps(info['docs_command'], ensure_ascii=False)} when the model reads "
+                     "them, without asking")
     if info.get("env_passthrough"):
         lines.append(f"      receives the host's {', '.join(info['env_passthrough'])} (env_passthrough)")
     if info.get("cwd"):

@@ -2,7 +2,8 @@
 
 The checks, in order: Python, agent.yaml (found, valid), its tools (valid), trust, the API key, the endpoint
 (reachable, listing models), the model (listed by the server), optionally one live completion with a tool
-call, the programs the tools run, ripgrep, nami's own folders, and the project's schema copies.
+call, the programs the tools run, ripgrep, nami's own folders, and the project's schema copies. The
+endpoint is not contacted while an untrusted agent.yaml chooses it or the key variable.
 """
 
 from __future__ import annotations
@@ -19,6 +20,7 @@ from nami_yaml.doctor.local import (
     python_check,
     ripgrep_check,
     schema_copies_check,
+    untrusted_endpoint,
 )
 from nami_yaml.doctor.result import FAIL, OK, WARN, Check
 
@@ -31,7 +33,10 @@ def run_doctor(config: str | Path | None = None, *, live: bool = False, env: Map
     checks = [python_check()]
     found = config_checks(config, env=env, cwd=cwd)
     checks.extend(found.checks)
-    if found.settings is not None:
+    withheld = untrusted_endpoint(found.settings) if found.settings is not None else None
+    if withheld is not None:
+        checks.append(withheld)
+    elif found.settings is not None:
         model_checks = endpoint_checks(found.settings, timeout=timeout)
         checks.extend(model_checks)
         if live:

@@ -86,6 +86,20 @@ def _problems_check(name: str, message: str, exc: SpecError) -> Check:
                  lines[:SHOWN_PROBLEMS] + more)
 
 
+def untrusted_endpoint(effective: Effective) -> Check | None:
+    """The endpoint check withheld while the agent.yaml that chose the endpoint or the key variable is not
+    trusted: listing the models sends the API key, and an untrusted file may name any URL and any variable
+    (``api_key_env: AWS_SECRET_ACCESS_KEY``)."""
+    if effective.config_path is None or not needs_trust(effective) or trust_state(effective).trusted:
+        return None
+    mine = str(effective.config_path)
+    chosen = [k for k in ("base_url", "provider", "api_key_env") if effective.sources.get(f"model.{k}") == mine]
+    if not chosen:
+        return None
+    return Check("endpoint", WARN, f"not checked: agent.yaml chooses the model's {', '.join(chosen)} and is not "
+                                   "trusted; nami sends your API key only where a trusted file says (`nami trust`)")
+
+
 def _trust_check(effective: Effective) -> Check:
     if not needs_trust(effective):
         return Check("trust", OK, f"not needed: named with {effective.found_by}")

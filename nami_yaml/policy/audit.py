@@ -30,13 +30,16 @@ from typing import Any
 
 from nami_yaml.agent.hooks import CallRecord, Decision
 from nami_yaml.agent.toolbox import PreparedCall
+from nami_yaml.display import safe_json
 from nami_yaml.errors import NamiError
-from nami_yaml.runners.process import NON_INTERACTIVE_ENV, is_secret_name
+from nami_yaml.runners.process import NON_INTERACTIVE_ENV, is_secret, is_secret_name, is_secret_value
 from nami_yaml.runtime import default_state_dir
 
 REDACTED = "[redacted]"
 MIN_FREE_BYTES = 1 << 20  # below this the log is treated as full before anything runs
-MIN_SECRET_LENGTH = 4  # shorter secret values are replaced only where they are a whole value
+# Shorter secret values are replaced only where they are a whole value: a variable such as Ray's
+# RAY_AUTH_MODE=token has a secret-looking name, and replacing "token" inside every text would garble the log.
+MIN_SECRET_LENGTH = 8
 
 
 class AuditError(NamiError):
@@ -97,10 +100,10 @@ class AuditLog:
             return  # nothing ran
         try:
             self.write(self.entry(record))
-        except OSError as exc:
+        except Exception as exc:  # not only a full disk: a call that ran without its line stops the tools
             with self._lock:
                 first = self.failure is None
-                self.failure = exc.strerror or str(exc)
+                self.failure = (exc.strerror if isinstance(exc, OSError) else None) or f"{type(exc).__name__}: {exc}"
             if first and self.on_error is not None:
                 self.on_error(f"the audit log {self.path} cannot be written ({self.failure}); "
                               "no further tool will run")
@@ -109,8 +112,9 @@ class AuditLog:
 
     def entry(self, record: CallRecord) -> dict[str, Any]:
         prepared, decision, result = record.prepared, record.decision, record.result
-        secrets = secret_values(prepared.arguments) if prepared is not None else []
-        content = result.content.encode("utf-8", "surrogateescape")
+        secrets = [] if prepared is None else sorted({*secret_values(prepared.arguments), *host_secrets()},
+                                                    key=len, reverse=True)  # "abcd" in "abcdef": longest first
+        content = _bytes(result.content)
         line: dict[str, Any] = {
             "time": iso_time(time.time()),
             "session": self.context.session,
@@ -131,7 +135,7 @@ class AuditLog:
             line["arguments"] = redact(prepared.arguments)
             line["plan"] = plan_entry(prepared, secrets)
         else:
-            raw = record.call.arguments.encode("utf-8", "surrogateescape")
+            raw = _bytes(record.call.arguments)
             line["raw_arguments"] = {"bytes": len(raw), "sha256": hashlib.sha256(raw).hexdigest()}
         line["decision"] = decision.action if decision else None
         line["decided_by"] = decision.source if decision else None
@@ -148,8 +152,10 @@ class AuditLog:
         return line
 
     def write(self, entry: dict[str, Any]) -> None:
-        data = (json.dumps(entry, ensure_ascii=False, separators=(",", ":"), default=str) + "\n").encode(
-            "utf-8", "surrogateescape")
+        # Lone surrogates (JSON from the model may hold "\ud800") and invisible or control characters are
+        # written as \u escapes: a line is always valid UTF-8, reads back to the same values, and
+        # `nami log --json` prints nothing live on a terminal.
+        data = (safe_json(entry, separators=(",", ":"), default=str) + "\n").encode("utf-8")
         with self._lock:
             append_line(self.path, data)
 
@@ -180,14 +186,14 @@ def plan_entry(call: PreparedCall, secrets: list[str]) -> dict[str, Any]:
         entry["cwd"] = plan["cwd"]
         entry["timeout"] = plan.get("timeout")
         # The tool's own variables; the fixed non-interactive ones (PAGER=cat, …) are the same in every line.
-        entry["env_set"] = {name: REDACTED if is_secret_name(name) else _scrub(value, secrets)
+        entry["env_set"] = {name: REDACTED if is_secret_name(name) or is_secret_value(value) else _scrub(value, secrets)
                             for name, value in (plan.get("env_set") or {}).items()
                             if NON_INTERACTIVE_ENV.get(name) != value}
         if plan.get("stdin") is not None:
-            stdin = plan["stdin"].encode("utf-8", "surrogateescape")
+            stdin = _bytes(plan["stdin"])
             entry["stdin"] = {"bytes": len(stdin), "sha256": hashlib.sha256(stdin).hexdigest()}
         if script is not None:
-            entry["script_sha256"] = hashlib.sha256(script.encode("utf-8", "surrogateescape")).hexdigest()
+            entry["script_sha256"] = hashlib.sha256(_bytes(script)).hexdigest()
     elif "entrypoint" in plan:
         entry["entrypoint"] = plan["entrypoint"]
     elif "mcp_server" in plan:
@@ -233,13 +239,31 @@ def _strings(value: Any) -> list[str]:
     return [] if value is None or isinstance(value, bool) else [str(value)]
 
 
+def host_secrets() -> list[str]:
+    """The values of nami's secret-looking variables: a tool's ``env:`` may expand one into a variable
+    with an innocent name (``DB_URL: postgres://app:${DB_PASSWORD}@db``)."""
+    return sorted({value for name, value in os.environ.items() if value and is_secret(name, value)},
+                  key=len, reverse=True)
+
+
 def _scrub(text: str, secrets: list[str]) -> str:
     for secret in secrets:
         if text == secret:
             return REDACTED
         if len(secret) >= MIN_SECRET_LENGTH:
-            text = text.replace(secret, REDACTED)
+            # Also as JSON spells it: a script's $NAMI_ARGS and object arguments hold JSON text.
+            for spelling in {secret, json.dumps(secret)[1:-1], json.dumps(secret, ensure_ascii=False)[1:-1]}:
+                text = text.replace(spelling, REDACTED)
     return text
+
+
+def _bytes(text: str) -> bytes:
+    """The bytes a text stands for: undecodable bytes (U+DC80-U+DCFF) as they were; another lone
+    surrogate, which only JSON from the model can hold, in its UTF-8 spelling."""
+    try:
+        return text.encode("utf-8", "surrogateescape")
+    except UnicodeEncodeError:
+        return text.encode("utf-8", "surrogatepass")
 
 
 def iso_time(seconds: float) -> str:

@@ -17,6 +17,7 @@ hidden; that search is best effort, and whatever it misses is opaque and therefo
 from __future__ import annotations
 
 import os
+import re
 import unicodedata
 from collections.abc import Iterator
 from dataclasses import dataclass, field
@@ -27,7 +28,10 @@ from typing import Any
 MAX_LENGTH = 100_000  # longer command lines are not analysed (they are asked about)
 MAX_NESTED_PARSES = 64  # `bash -c` strings, eval arguments… parsed for hidden commands, per command line
 MAX_DEPTH = 4
-MAX_TAILS = 32  # of a runner's words, the tails that are read as the command it runs
+# Words in all the commands collected for deny rules, per command line: a runner's tails cost the square
+# of its length (`find -exec ` repeated 300 times once took gigabytes). Past it the search stops and the
+# line is opaque, so it is asked about.
+MAX_SEEN_WORDS = 250_000
 
 Word = str | None  # a word's value after quote removal, or None when bash computes it (expansion, glob…)
 
@@ -50,14 +54,21 @@ _EXEC_OPTIONS: dict[str, tuple[str, ...]] = {
     "find": ("-exec", "-execdir", "-ok", "-okdir", "-delete", "-fprint", "-fprint0", "-fprintf", "-fls"),
     "git": ("--output", "--upload-pack", "--receive-pack", "--exec", "-O", "--open-files-in-pager",
             "--ext-diff", "--config-env", "--exec-path="),
-    "python": ("-c",), "python3": ("-c",), "python2": ("-c",),
+    "python": ("-c",),  # python3, python3.12… too
     "perl": ("-e", "-E"), "ruby": ("-e",), "node": ("-e", "-p", "--eval", "--print"), "nodejs": ("-e", "-p"),
     "php": ("-r",),
     "tar": ("--to-command", "--checkpoint-action", "--use-compress-program", "-I", "--info-script",
             "--new-volume-script", "-F"),
     "rsync": ("-e", "--rsh", "--rsync-path"),
     "zip": ("-TT", "--unzip-command"),
+    # pytest empties --basetemp (`--basetemp=$HOME`), writes reports and logs where it is told, moves its
+    # cache (-o cache_dir=…, --rootdir) and uploads the session to a pastebin.
+    "pytest": ("--basetemp", "--junitxml", "--junit-xml", "--log-file", "--debug", "-o", "--override-ini",
+               "--rootdir", "--pastebin"),
+    "sort": ("-o", "--output", "--compress-program"),
 }
+_EXEC_OPTIONS["py.test"] = _EXEC_OPTIONS["pytest"]
+_PYTHON = re.compile(r"python[0-9.]*")
 # git options that come before the sub-command and change what git runs or where it reads config from.
 _GIT_GLOBAL = ("-c", "--config-env", "--exec-path=", "--git-dir", "--work-tree", "--namespace")
 _GIT_GLOBAL_WITH_VALUE = frozenset({"-c", "-C", "--git-dir", "--work-tree", "--namespace", "--config-env",
@@ -65,6 +76,7 @@ _GIT_GLOBAL_WITH_VALUE = frozenset({"-c", "-C", "--git-dir", "--work-tree", "--n
 
 _ALLOWED_TEXT = frozenset(" \t\n")
 _GLOB = frozenset("*?[")
+_FIND_RUNS = frozenset(_EXEC_OPTIONS["find"][:4])  # -exec, -execdir, -ok, -okdir: the next word is a program
 _DUP_TARGET = "0123456789-"
 
 
@@ -119,7 +131,7 @@ def analyse(command: str) -> Analysis:
     if len(command) > MAX_LENGTH:
         analysis.syntax = f"it is longer than {MAX_LENGTH:,} characters"
         return analysis
-    budget = [MAX_NESTED_PARSES]
+    budget = _Budget()
     try:
         root = _parse(command)
     except ParserMissing as exc:
@@ -140,11 +152,16 @@ def analyse(command: str) -> Analysis:
         analysis.syntax = f"bash reads `{_split_word(root, command)}` as one word where the parser sees two"
     else:
         reasons: list[str] = []
-        _structure(root, analysis.commands, reasons)
+        try:
+            _structure(root, analysis.commands, reasons)
+        except RecursionError:  # `ls && ` thousands of times nests lists as deep
+            analysis.commands, reasons = [], ["it nests commands too deeply to read"]
         analysis.syntax = reasons[0] if reasons else None
     analysis.seen = list(_seen(root, budget, 0))
     if "\\\n" in command:  # what bash reads once the continuations are joined (best effort, for deny rules)
         analysis.seen += _seen(_parse(command.replace("\\\n", "")), budget, 0)
+    if budget.exhausted and not analysis.syntax:
+        analysis.syntax = "it holds more commands run by other commands than rules search"
     return analysis
 
 
@@ -159,7 +176,10 @@ def prefix_words(text: str) -> tuple[str, ...] | str:
     if (root.has_error or _odd_character(text) or "\\\n" in text or "\\ " in text or "\\\t" in text
             or _split_word(root, text)):
         return "it does not parse as one command"
-    _structure(root, commands, reasons)
+    try:
+        _structure(root, commands, reasons)
+    except RecursionError:
+        return "it nests commands too deeply to read"
     if reasons:
         return reasons[0]
     if len(commands) != 1:
@@ -279,8 +299,14 @@ def _redirect(node: Any, reasons: list[str]) -> None:
     if node.type != "file_redirect":
         reasons.append("it uses a here-document or here-string")
         return
-    operator = next((c.type for c in node.children if not c.is_named), "")
-    destination = [c for i, c in enumerate(node.children) if node.field_name_for_child(i) == "destination"]
+    lost = _lost_words(node)
+    if lost:
+        words = " ".join(w.text.decode("utf-8", "replace") for w in lost)
+        reasons.append(f"bash passes `{words}` after the redirection to the command, the parser reads it as "
+                       "the redirection's target")
+        return
+    operator = _operator(node)
+    destination = _destinations(node)
     target = _static(destination[0]) if destination else None
     if operator in (">&-", "<&-"):
         return
@@ -291,15 +317,35 @@ def _redirect(node: Any, reasons: list[str]) -> None:
     reasons.append(f"it redirects to or from a file ({node.text.decode('utf-8', 'replace')})")
 
 
+def _operator(node: Any) -> str:
+    return next((c.type for c in node.children if not c.is_named), "")
+
+
+def _destinations(node: Any) -> list[Any]:
+    return [c for i, c in enumerate(node.children) if node.field_name_for_child(i) == "destination"]
+
+
+def _lost_words(node: Any) -> list[Any]:
+    """Words tree-sitter-bash takes as more targets of a redirection where bash ends the redirection and
+    passes them to the command as arguments: those after the target (`find . >/dev/null -delete` runs
+    `find . -delete`), and any after `>&-` or `<&-`, which take no target (`ls >&-x` runs `ls x`)."""
+    if node.type != "file_redirect":
+        return []
+    destination = _destinations(node)
+    return destination if _operator(node) in (">&-", "<&-") else destination[1:]
+
+
 def command_problem(words: tuple[Word, ...]) -> str | None:
     if not words or words[0] is None:
         return None
     name = os.path.basename(words[0])
     if name in RUNNERS:
         return f"`{name}` runs another command"
-    for option in _EXEC_OPTIONS.get(name, ()):
-        if any(w is not None and _is_option(w, option) for w in words[1:]):
-            return f"`{name} {option}` runs a program or writes a file"
+    base = "python" if _PYTHON.fullmatch(name) else name
+    for program, arguments in ((base, words[1:]), *_python_module(base, words)):
+        for option in _EXEC_OPTIONS.get(program, ()):
+            if any(w is not None and _is_option(w, option) for w in arguments):
+                return f"`{program} {option}` runs a program or writes a file"
     if name == "git":
         for word in _git_global_options(words):
             for option in _GIT_GLOBAL:
@@ -308,10 +354,26 @@ def command_problem(words: tuple[Word, ...]) -> str | None:
     return None
 
 
+def _python_module(name: str, words: tuple[Word, ...]) -> list[tuple[str, tuple[Word, ...]]]:
+    """``python -m pytest …`` is pytest with the words after the module name."""
+    if name != "python":
+        return []
+    for index, word in enumerate(words[1:-1], 1):
+        if word == "-m":
+            module = words[index + 1]
+            return [(module, words[index + 2:])] if module is not None else []
+    return []
+
+
 def _is_option(word: str, option: str) -> bool:
     if option.endswith("="):
         return word.startswith(option)
-    if option.startswith("--") or len(option) != 2:
+    if option.startswith("--"):
+        # git's parse-options and GNU getopt_long take any unambiguous beginning of a long option:
+        # `git grep --open-files-in-pag=CMD` and `tar --to-comm=CMD` run CMD.
+        name = word.split("=", 1)[0]
+        return name == option or (len(name) > 2 and name.startswith("--") and option.startswith(name))
+    if len(option) != 2:
         return word == option or word.startswith(option + "=")
     # A short option alone, with its value attached (-Ofoo) or in a cluster (python -Sc, rsync -avze).
     return word.startswith("-") and not word.startswith("--") and option[1] in word[1:]
@@ -420,47 +482,104 @@ def _walk(node: Any) -> Iterator[Any]:
 
 # -- every command in sight, for deny and ask rules ----------------------------------------------------
 
-def _seen(root: Any, budget: list[int], depth: int) -> Iterator[SimpleCommand]:
+@dataclass
+class _Budget:
+    """What the search for hidden commands may still spend on one command line."""
+
+    parses: int = MAX_NESTED_PARSES
+    words: int = MAX_SEEN_WORDS
+    exhausted: bool = False
+
+    def take(self, command: SimpleCommand) -> bool:
+        self.words -= len(command.words)
+        self.exhausted = self.exhausted or self.words < 0
+        return not self.exhausted
+
+
+def _seen(root: Any, budget: _Budget, depth: int) -> Iterator[SimpleCommand]:
     for node in _walk(root):
-        if node.type != "command":
+        if node.type == "command":
+            words = _command_words(node)
+        elif node.type == "redirected_statement":
+            words = _with_lost_words(node)
+        else:
             continue
-        words = tuple(_static(c.named_children[0]) if c.type == "command_name" and c.named_children else _static(c)
-                      for c in node.children
-                      if c.is_named and c.type not in ("variable_assignment", "file_redirect", "heredoc_redirect",
-                                                       "herestring_redirect", "comment"))
         if not words or words[0] is None:
             continue
-        yield SimpleCommand(words)
+        command = SimpleCommand(words)
+        if not budget.take(command):
+            return
+        yield command
         yield from _behind(words, budget, depth)
 
 
-def _behind(words: tuple[Word, ...], budget: list[int], depth: int) -> Iterator[SimpleCommand]:
+def _command_words(node: Any) -> tuple[Word, ...]:
+    words = [_static(c.named_children[0]) if c.type == "command_name" and c.named_children else _static(c)
+             for c in node.children
+             if c.is_named and c.type not in ("variable_assignment", "file_redirect", "heredoc_redirect",
+                                              "herestring_redirect", "comment")]
+    for child in node.children:  # `git >/dev/null push` inside a substitution or a bash -c string
+        words += [_static(w) for w in _lost_words(child)]
+    return tuple(words)
+
+
+def _with_lost_words(node: Any) -> tuple[Word, ...]:
+    """The command as bash reads it when the parser took some of its words for redirection targets:
+    ``git >/dev/null push --force`` is ``git push --force``. Empty when no words were lost."""
+    lost = [_static(w) for child in node.children for w in _lost_words(child)]
+    body = node.child_by_field_name("body")
+    while body is not None and body.type == "pipeline" and body.named_children:
+        body = body.named_children[-1]  # a pipeline's redirection belongs to its last command
+    if not lost or body is None or body.type != "command":
+        return ()
+    words = _command_words(body)
+    redirect = next(c for c in node.children if c.type == "file_redirect")
+    last = body.children[-1] if body.children else None
+    if last is not None and last.type == "number" and last.end_byte == redirect.start_byte:
+        words = words[:-1]  # `git 0</dev/null push`: the 0 is the redirection's descriptor
+    return words + tuple(lost)
+
+
+def _behind(words: tuple[Word, ...], budget: _Budget, depth: int) -> Iterator[SimpleCommand]:
     """Commands a runner would run: every tail of its words (``sudo -u x rm …`` holds ``rm …``), and its
     string arguments read as command lines (``bash -c 'rm …'``, ``eval rm …``)."""
-    assert words[0] is not None
-    name = os.path.basename(words[0])
-    tails: list[int] = []
-    if name in RUNNERS:
-        tails = list(range(1, len(words)))
-    elif name == "find":
-        tails = [i + 1 for i, w in enumerate(words) if w in _EXEC_OPTIONS["find"][:4]]
-    for start in tails[:MAX_TAILS]:
-        tail = words[start:]
-        if tail[0] is None:
+    starts = _tail_starts(words)
+    for start in starts:
+        tail = SimpleCommand(words[start:])
+        if not budget.take(tail):
+            return
+        yield tail
+    if depth >= MAX_DEPTH:
+        return
+    for start in (0, *starts):
+        head = words[start]
+        if head is None or os.path.basename(head) not in SHELL_STRING:
             continue
-        yield SimpleCommand(tail)
-        # A runner behind a runner (sudo bash -c '…', xargs find -exec …): its tails are already among
-        # these, but its strings still need reading.
-        inner = os.path.basename(tail[0])
-        if (inner in SHELL_STRING or inner == "find") and depth < MAX_DEPTH:
-            yield from _behind(tail, budget, depth + 1)
-    if name in SHELL_STRING and depth < MAX_DEPTH:
-        static = [w for w in words[1:] if w is not None]
+        static = [w for w in words[start + 1:] if w is not None]
         for text in {*static, " ".join(static)}:
-            if budget[0] <= 0:
+            if budget.parses <= 0 or budget.exhausted:
                 return
-            budget[0] -= 1
+            budget.parses -= 1
             try:
                 yield from _seen(_parse(text), budget, depth + 1)
             except ParserMissing:
                 return
+
+
+def _tail_starts(words: tuple[Word, ...]) -> list[int]:
+    """Where a command run by another may start, each position once: every word after a runner (``sudo
+    -u x rm``), the word after find's ``-exec``, and so on behind those (``sudo find . -exec rm``)."""
+    starts: list[int] = []
+    after_runner = after_find = False
+    for index, word in enumerate(words):
+        if index and (after_runner or (after_find and words[index - 1] in _FIND_RUNS)):
+            if word is None:
+                continue
+            starts.append(index)
+        elif index:
+            continue
+        if word is not None:
+            head = os.path.basename(word)
+            after_runner = after_runner or head in RUNNERS
+            after_find = after_find or head == "find"
+    return starts

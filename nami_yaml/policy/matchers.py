@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from nami_yaml.builtins.search_walk import glob_regex
+from nami_yaml.builtins.glob_match import glob_regex
 from nami_yaml.registry.patterns import end_anchored
 
 SCALARS = (str, int, float, bool, type(None))
@@ -119,26 +119,35 @@ class PathGlob(Matcher):
     source: str
     regex: re.Pattern[str]
     absolute: bool
+    any_case: re.Pattern[str]  # the same pattern, ignoring case
 
     @classmethod
     def build(cls, source: str) -> PathGlob:
         pattern = os.path.expanduser(source)
-        return cls(source, re.compile(path_glob_regex(pattern.lstrip("/")), re.DOTALL), pattern.startswith("/"))
+        regex = path_glob_regex(pattern.lstrip("/"))
+        try:
+            return cls(source, re.compile(regex, re.DOTALL), pattern.startswith("/"),
+                       re.compile(regex, re.DOTALL | re.IGNORECASE))
+        except re.error as exc:  # a class such as [z-a]
+            raise MatcherError(f"path pattern {source!r} is not valid: {exc}", ("path",)) from None
 
     def truths(self, value: Any, workspace: Path) -> list[bool]:
         if not isinstance(value, str) or "\x00" in value:
             return [False]
-        return [self._matches(form, workspace) for form in path_readings(value, workspace)]
+        forms = path_readings(value, workspace)
+        # On a case-insensitive file system (macOS, Windows drives) `.ENV` is `.env`: matching regardless of
+        # case is one more reading, so a deny needs only it and an allow still needs the exact case.
+        return [self._matches(form, workspace, regex) for regex in (self.regex, self.any_case) for form in forms]
 
-    def _matches(self, absolute: str, workspace: Path) -> bool:
+    def _matches(self, absolute: str, workspace: Path, regex: re.Pattern[str]) -> bool:
         if self.absolute:
-            return bool(self.regex.fullmatch(absolute.lstrip("/")))
+            return bool(regex.fullmatch(absolute.lstrip("/")))
         root = str(workspace)
         if absolute == root:
-            return bool(self.regex.fullmatch("."))
+            return bool(regex.fullmatch("."))
         if absolute.startswith(root.rstrip("/") + "/"):
-            return bool(self.regex.fullmatch(absolute[len(root.rstrip("/")) + 1:]))
-        return bool(self.regex.fullmatch(absolute.lstrip("/")))
+            return bool(regex.fullmatch(absolute[len(root.rstrip("/")) + 1:]))
+        return bool(regex.fullmatch(absolute.lstrip("/")))
 
     def describe(self) -> str:
         return f"is a path matching {self.source!r}"

@@ -70,6 +70,11 @@ class RuleSet:
     def _command_decision(self, call: PreparedCall, rules: list[Rule]) -> Decision | None:
         command = call.arguments.get("command")
         if not isinstance(command, str):
+            # Not the built-in bash (a project's own tool of that name, its command elsewhere): deny and ask
+            # rules cannot look for their commands, so they ask rather than say nothing.
+            if any(r.decision != "allow" for r in rules):
+                return Decision.ask(f"{call.name} has no command string for command rules to read",
+                                    f"command rules ({self.origin})")
             return None
         analysis = analysed(command)
         for action in ("deny", "ask"):

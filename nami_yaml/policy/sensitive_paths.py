@@ -7,13 +7,19 @@ call a ``risk: read`` ``git status`` tool. What is protected:
 - nami's own configuration and code: the agent.yaml in use and every config file read (the user config
   too, even before it exists), its prompt file, every tool file and the folders holding them (entry
   points import their Python from there), nami's state folder (the trust store) and config folder;
-- folders whose content programs run: ``.git`` (hooks, ``core.fsmonitor``, ``core.hooksPath``), ``.hg``,
-  ``.vscode``, ``.idea`` and ``.devcontainer`` (tasks and settings an editor runs), ``.husky``, and the
-  code a tool's interpreter loads: ``.venv``, ``site-packages``, ``dist-packages``, ``node_modules``;
-- files programs run: ``.envrc`` (direnv), ``Makefile``/``makefile``/``GNUmakefile`` (even ``make -n`` runs
-  ``$(shell ...)``), ``.pre-commit-config.yaml``, ``mise.toml``/``.mise.toml``, Python's
-  ``sitecustomize.py``/``usercustomize.py`` and any ``*.pth`` file, and shell and git start-up files
-  (``.bashrc``, ``.profile``, ``.zshrc``, ``.gitconfig``, ...) for a workspace that holds a home folder.
+- folders whose content programs run: ``.git`` (hooks, ``core.fsmonitor``, ``core.hooksPath``) and any
+  folder git takes for a repository (``HEAD``, ``objects/``, ``refs/``: a bare one, or one the model
+  makes), ``.hg``, ``.vscode``, ``.idea`` and ``.devcontainer`` (tasks and settings an editor runs),
+  ``.husky``, ``.cargo`` (``rustc-wrapper`` runs even for ``cargo metadata``), ``.mise``, ``.terraform``
+  (providers), and the code a tool's interpreter loads: ``.venv``, ``site-packages``, ``dist-packages``,
+  ``node_modules``;
+- files programs run: ``.envrc`` (direnv), ``Makefile``/``makefile``/``GNUmakefile`` and included
+  ``*.mk`` (even ``make -n`` runs ``$(shell ...)``), ``*.tf``/``*.tofu`` (``terraform plan``, a read tool
+  of the library, runs ``data "external"`` programs), ``.pre-commit-config.yaml``, ``mise.toml`` and its
+  variants, ``.yarnrc``/``.yarnrc.yml`` (every yarn command runs ``yarnPath``), a ``HEAD`` file (it makes
+  a folder a git repository), Python's ``sitecustomize.py``/``usercustomize.py`` and any ``*.pth`` file,
+  and shell and git start-up files (``.bashrc``, ``.profile``, ``.zshrc``, ``.gitconfig``, ...) for a
+  workspace that holds a home folder.
 
 Names are compared case-insensitively (``.GIT`` is ``.git`` on case-insensitive file systems).
 Not covered: hard links (a link to ``.git/config`` elsewhere is that file), and files whose effect
@@ -28,6 +34,9 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path, PurePath
 
+_GIT_DIR = ("git takes a folder holding HEAD, objects/ and refs/ for a repository and runs what its config "
+            "says (core.fsmonitor)")
+_TERRAFORM = "terraform plan runs the programs of its data \"external\" sources"
 FOLDER_NAMES: Mapping[str, str] = {
     ".git": "git runs its hooks and configuration (core.fsmonitor, core.hooksPath) from .git/",
     ".hg": "Mercurial runs hooks from .hg/hgrc",
@@ -39,6 +48,9 @@ FOLDER_NAMES: Mapping[str, str] = {
     "site-packages": "Python imports what is in site-packages/ (a tool running Python would run it)",
     "dist-packages": "Python imports what is in dist-packages/ (a tool running Python would run it)",
     "node_modules": "node runs the packages in node_modules/ (a tool running node would run it)",
+    ".terraform": "terraform plan runs the provider binaries and modules in .terraform/",
+    ".cargo": "cargo runs the programs .cargo/config.toml names (rustc-wrapper, even for cargo metadata)",
+    ".mise": "mise runs its hooks and tasks when you enter the folder",
 }
 FILE_NAMES: Mapping[str, str] = {
     ".envrc": "direnv runs .envrc when you enter the folder",
@@ -47,6 +59,12 @@ FILE_NAMES: Mapping[str, str] = {
     ".pre-commit-config.yaml": "pre-commit runs the hooks it lists on every commit",
     "mise.toml": "mise runs its hooks and tasks when you enter the folder",
     ".mise.toml": "mise runs its hooks and tasks when you enter the folder",
+    "mise.local.toml": "mise runs its hooks and tasks when you enter the folder",
+    ".mise.local.toml": "mise runs its hooks and tasks when you enter the folder",
+    "head": _GIT_DIR,
+    "commondir": _GIT_DIR,
+    ".yarnrc": "every yarn command runs the program its yarn-path names",
+    ".yarnrc.yml": "every yarn command runs the program its yarnPath names, and its plugins",
     "sitecustomize.py": "Python runs sitecustomize.py at start-up",
     "usercustomize.py": "Python runs usercustomize.py at start-up",
     ".gitconfig": "git reads its configuration (core.fsmonitor, aliases) from .gitconfig",
@@ -56,7 +74,11 @@ FILE_NAMES: Mapping[str, str] = {
     ".zshenv": "shells run their start-up files", ".zprofile": "shells run their start-up files",
     ".zlogin": "shells run their start-up files",
 }
-SUFFIXES: Mapping[str, str] = {".pth": "Python runs the import lines of .pth files at start-up"}
+SUFFIXES: Mapping[str, str] = {
+    ".pth": "Python runs the import lines of .pth files at start-up",
+    ".mk": "make runs the $(shell ...) of the makefiles a Makefile includes, even make -n",
+    ".tf": _TERRAFORM, ".tf.json": _TERRAFORM, ".tofu": _TERRAFORM, ".tofu.json": _TERRAFORM,
+}
 
 
 def _key(path: PurePath | str) -> str:
@@ -94,8 +116,7 @@ def sensitive_reason(path: PurePath | str, protected: ProtectedPaths) -> str | N
         return FOLDER_NAMES[name]
     if name in FILE_NAMES:
         return FILE_NAMES[name]
-    suffix = PurePath(name).suffix
-    return SUFFIXES.get(suffix)
+    return next((why for suffix, why in SUFFIXES.items() if name.endswith(suffix)), None)
 
 
 def write_targets(workspace: Path, value: str) -> list[Path]:
@@ -108,7 +129,16 @@ def write_targets(workspace: Path, value: str) -> list[Path]:
 
 def write_reason(workspace: Path, value: str, protected: ProtectedPaths) -> str | None:
     for target in write_targets(workspace, value):
-        reason = sensitive_reason(target, protected)
+        reason = sensitive_reason(target, protected) or _inside_git_directory(target)
         if reason:
             return f"{value!r}: {reason}"
+    return None
+
+
+def _inside_git_directory(target: Path) -> str | None:
+    """A git directory by another name: a bare repository, or a folder made into one (``HEAD``,
+    ``objects/``, ``refs/``), where git reads config and hooks as it does in .git."""
+    for folder in target.parents:
+        if (folder / "HEAD").is_file() and (folder / "objects").is_dir() and (folder / "refs").is_dir():
+            return f"{_GIT_DIR}; {folder} is one"
     return None

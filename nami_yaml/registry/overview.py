@@ -39,6 +39,9 @@ def runner_overview(tool: Tool) -> dict[str, Any]:
         info.update(timeout=options.timeout, cwd=options.cwd, env=dict(options.env),
                     env_passthrough=list(options.env_passthrough), stdin=options.stdin,
                     max_output=options.max_output)
+    if tool.docs is not None and tool.docs.command is not None:
+        # Run without asking whenever the model reads the docs (tool_docs is a read): review it as the tool.
+        info["docs_command"] = list(tool.docs.command)
     return info
 
 

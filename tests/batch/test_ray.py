@@ -37,11 +37,16 @@ def local_ray() -> Iterator[Any]:
     need_ray()
     import ray
 
+    environment = dict(os.environ)
     ray.init(num_cpus=2, include_dashboard=False, logging_level=logging.ERROR, log_to_driver=False)
     try:
         yield ray
     finally:
         ray.shutdown()
+        # ray.init sets variables in this process (RAY_AUTH_MODE=token, PYTHONBREAKPOINT…) that would leak
+        # into every later test: the audit log would take RAY_AUTH_MODE's value for a secret.
+        os.environ.clear()
+        os.environ.update(environment)
 
 
 def mixed_tasks(project: BatchProject, runs: int) -> list[dict[str, Any]]:

@@ -103,3 +103,17 @@ def test_bad_time_and_missing_log(workdir: Path) -> None:
     assert bad.exit_code == 2 and "'yesterday' is not a time" in bad.stderr
     missing = CliRunner().invoke(cli, ["log", "--path", str(workdir / "nope.jsonl")])
     assert missing.exit_code == 2
+
+
+def test_json_output_of_a_line_written_by_someone_else_is_terminal_safe(log: list[str]) -> None:
+    """The log is writable by the user (and by the model's bash, or a team sharing it): a valid JSON line
+    may hold raw C1 controls (U+009B starts a terminal command) or a bidi override, which --json printed
+    as they were. They are escaped as JSON escapes: the same JSON to a parser."""
+    forged = json.loads(log[0])
+    forged["tool"] = "bash\u009b2J\u202e"
+    forged["arguments"] = {"command": "ls\u2028\U000e0041"}
+    with default_audit_path().open("a", encoding="utf-8") as handle:
+        handle.write(json.dumps(forged, ensure_ascii=False) + "\n")
+    out = nami("log", "--json", "--last", "1").stdout
+    assert "\u009b" not in out and "\u202e" not in out and "\u2028" not in out and "\U000e0041" not in out
+    assert json.loads(out) == forged

@@ -65,6 +65,7 @@ def test_a_ready_project_passes(workdir: Path, key: None) -> None:
 def test_a_model_the_server_does_not_list_fails_with_a_hint(workdir: Path, key: None) -> None:
     with FakeOpenAIServer(models=["deepseek-chat", "deepseek-reasoner"]) as server:
         write_project(workdir, server.base_url, model="deepseek-caht")
+        trust(workdir)  # an untrusted agent.yaml's endpoint is never contacted
         model = by_name(run_doctor())["model"]
     assert model.status == FAIL
     assert model.message == "deepseek-caht is not among the models the server lists; did you mean deepseek-chat?"
@@ -75,6 +76,7 @@ def test_an_endpoint_that_does_not_answer(workdir: Path, key: None) -> None:
     with FakeOpenAIServer() as server:
         closed = server.base_url
     write_project(workdir, closed)
+    trust(workdir)
     checks = by_name(run_doctor(timeout=2))
     assert checks["endpoint"].status == FAIL
     assert checks["endpoint"].message.startswith(f"cannot reach {closed}/models: ")
@@ -103,6 +105,7 @@ def answering(request: pytest.FixtureRequest) -> Iterator[str]:
 ], indirect=["answering"])
 def test_what_the_endpoint_answers(workdir: Path, key: None, answering: str, status: str, message: str) -> None:
     write_project(workdir, answering)
+    trust(workdir)
     checks = by_name(run_doctor())
     assert checks["endpoint"].status == status
     assert message in checks["endpoint"].message
@@ -113,6 +116,7 @@ def test_live_asks_for_a_tool_call(workdir: Path, key: None) -> None:
     with FakeOpenAIServer([tool_calls(call("nami_doctor_ping", {"text": "ok"})), text("pong"),
                            error(500, "overloaded")]) as server:
         write_project(workdir, server.base_url)
+        trust(workdir)
         called = by_name(run_doctor(live=True))["live"]
         chatted = by_name(run_doctor(live=True))["live"]
         failed = by_name(run_doctor(live=True))["live"]
@@ -127,6 +131,7 @@ def test_live_asks_for_a_tool_call(workdir: Path, key: None) -> None:
 
 def test_live_is_not_tried_when_the_endpoint_is_down(workdir: Path, key: None) -> None:
     write_project(workdir, "http://127.0.0.1:9/v1")
+    trust(workdir)
     live = by_name(run_doctor(live=True, timeout=2))["live"]
     assert (live.status, live.message) == (WARN, "not tried: the endpoint did not answer")
 
@@ -186,6 +191,7 @@ def test_the_command_prints_one_line_per_check_and_fails_on_a_failure(workdir: P
     assert data["ok"] is (result.exit_code == 0)
     assert [c["name"] for c in data["checks"]][:3] == ["python", "config", "tools"]
     write_project(workdir, server.base_url, program="no-such-program-here")
+    trust(workdir)
     failing = CliRunner().invoke(cli, ["doctor", "--timeout", "1"])
     assert failing.exit_code == 1
     assert "FAIL  programs" in failing.output and failing.output.splitlines()[-1].startswith("2 failed")
@@ -197,3 +203,30 @@ def test_doctor_without_live_imports_no_openai(workdir: Path, key: None) -> None
             "print('openai' in sys.modules)")
     result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60, cwd=workdir)
     assert result.stdout.strip() == "False", result.stderr
+
+
+class _Recording(QuietHandler):
+    seen: list[str] = []
+
+    def do_GET(self) -> None:  # noqa: N802 (the standard library's name)
+        self.seen.append(f"{self.path} {self.headers.get('Authorization')}")
+        self.reply(200, b'{"object": "list", "data": [{"id": "fake-model"}]}')
+
+    do_POST = do_GET  # noqa: N815
+
+
+def test_an_untrusted_project_never_gets_the_key(workdir: Path, key: None) -> None:
+    """A cloned repository's agent.yaml chose the endpoint and the key variable (any variable:
+    OPENAI_API_KEY, AWS_SECRET_ACCESS_KEY…), and `nami doctor` sent that key to it before any trust."""
+    seen: list[str] = []
+    with serving(type("Handler", (_Recording,), {"seen": seen})) as url:
+        write_project(workdir, f"{url}/v1")
+        checks = by_name(run_doctor(live=True))
+        assert seen == []
+        endpoint = checks["endpoint"]
+        assert endpoint.status == WARN and endpoint.message.startswith(
+            "not checked: agent.yaml chooses the model's base_url, provider, api_key_env and is not trusted")
+        assert "model" not in checks and "live" not in checks
+        trust(workdir)
+        assert by_name(run_doctor())["endpoint"].status == OK
+        assert seen == [f"/v1/models Bearer {KEY}"]  # once trusted, the key goes where the file says

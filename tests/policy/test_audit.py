@@ -231,3 +231,75 @@ def test_the_model_learns_which_rule_denied_it(project: Path) -> None:
     assert refusal.endswith(". Reason: change freeze. Do not retry the same call; ask the user or try another way.")
     [approval] = [e for e in events if e.type == "approval"]
     assert (approval.approved, approval.source, approval.reason) == (False, "rule agent.yaml:3:5", "change freeze")
+
+
+def test_a_lone_surrogate_in_the_arguments_is_recorded_and_the_run_goes_on(project: Path) -> None:
+    """JSON from the model may hold a lone surrogate ("\\ud800"): read_file ran, then writing its line
+    raised UnicodeEncodeError, so the run crashed with a traceback and the call that ran had no line."""
+    (project / "notes.txt").write_text("hello\n")
+    odd = "notes.txt\ud800"
+    raw = '{"path": "notes.txt\\ud800"}'
+    model = ScriptedModel([tool_calls(call("read_file", raw), call("read_file", {"path": "notes.txt"}),
+                                      call("read_file", {"path": "notes.txt\udcff\u009b31m\u2028x"})),
+                           text("done")])
+    outcome = Agent.from_config(client=model, trust=True).run("read")
+    assert outcome.status == "answered", outcome.error
+    data = default_audit_path().read_bytes()
+    data.decode("utf-8")  # valid UTF-8: a lone surrogate is written as its JSON escape
+    lines = [json.loads(line) for line in data.split(b"\n") if line]
+    assert len(lines) == 3
+    assert sorted(line["arguments"]["path"] for line in lines) == sorted(
+        ["notes.txt", odd, "notes.txt\udcff\u009b31m\u2028x"])
+    # Nothing invisible or terminal-controlling is written raw: `nami log --json` prints lines as written.
+    assert "\u009b" not in data.decode() and "\u2028" not in data.decode()
+
+
+SCRIPTED = """\
+tools:
+  - name: release
+    description: Release with a token.
+    risk: read
+    parameters:
+      type: object
+      properties:
+        api_token: {type: string}
+        options: {type: object, properties: {password: {type: string}}}
+      required: [api_token]
+    script: echo released
+  - name: migrate
+    description: Migrate the database.
+    risk: read
+    env: {DB_URL: "postgres://app:${DB_PASSWORD}@db/app", DB_HINT: "pw=${DB_PASSWORD}"}
+    env_passthrough: [DB_PASSWORD]
+    command: [PYTHON, -c, "print('migrated')"]
+"""
+
+
+def test_secrets_are_redacted_in_every_spelling(project: Path) -> None:
+    """A script's $NAMI_ARGS holds the arguments as JSON, where a token with a quote or a backslash is
+    spelled with escapes the plain text search missed; and a passed-through secret expanded into a
+    variable with an innocent name (DB_URL) went into the log as it was."""
+    (project / "tools" / "more.yaml").write_text(SCRIPTED.replace("PYTHON", sys.executable))
+    token = 'tok"en\\é-4242'
+    model = ScriptedModel([tool_calls(call("release", {"api_token": token, "options": {"password": "pw\"12345"}}),
+                                      call("migrate", {})), text("done")])
+    Agent.from_config(client=model, trust=True).run("release")
+    data = default_audit_path().read_text()
+    for spelling in (token, json.dumps(token)[1:-1], json.dumps(token, ensure_ascii=False)[1:-1],
+                     "4242", "12345", "hunter2-db-secret"):
+        assert spelling not in data, spelling
+    release, migrate = sorted(read_lines(), key=lambda line: line["tool"], reverse=True)
+    assert json.loads(release["plan"]["env_set"]["NAMI_ARGS"])["api_token"] == "[redacted]"
+    assert migrate["plan"]["env_set"]["DB_URL"] == "[redacted]"  # a URL with a password
+    assert migrate["plan"]["env_set"]["DB_HINT"] == "pw=[redacted]"
+
+
+def test_a_short_secret_looking_value_is_redacted_only_as_a_whole_value(
+        project: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Ray sets RAY_AUTH_MODE=token in the process that uses it: "--token=x" must not become
+    "--[redacted]=x" in every line of a batch run on Ray."""
+    monkeypatch.setenv("RAY_AUTH_MODE", "token")
+    model = ScriptedModel([tool_calls(call("deploy", {"service": "web", "api_token": "tok-abcdef-123"})), text("ok")])
+    Agent.from_config(client=model, trust=True, approve=lambda request: True).run("deploy")
+    [web] = read_lines()
+    assert web["plan"]["argv"][-2:] == ["web", "--token=[redacted]"]

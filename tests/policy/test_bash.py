@@ -127,6 +127,16 @@ BYPASSES = [
     ">/dev/null''\\ls",  # bash redirects to the file /dev/nullls and runs nothing
     "\\ ls",  # bash runs " ls"
     "ls a\\ b",
+    # tree-sitter-bash 0.25 takes the words after a redirection's target as more targets; bash passes
+    # them to the command: `find . -delete`, `git log --output=out`.
+    "find . >/dev/null -delete",
+    "git log 2>&1 --output=out",
+    "git log >/dev/null --output=out",
+    "ls 2>/dev/null x >/dev/null y",
+    "ls | cat >/dev/null x",
+    "ls >&- x",
+    "find . -name x >&--delete",  # `>&-` then the word `-delete`
+    "ls <&-x",
 ]
 
 
@@ -221,7 +231,9 @@ def test_a_deny_finds_the_command_wherever_it_is(rules: Callable[[str], Decide],
 
 
 @pytest.mark.parametrize("command", ["git push", "git push --force origin main", "git -C . push",
-                                     "git --no-pager push origin", "sudo git push"])
+                                     "git --no-pager push origin", "sudo git push",
+                                     "git >/dev/null push --force", "git >&- push", "git 2>&1 push",
+                                     "git 0</dev/null push"])
 def test_a_deny_prefix_matches_with_options_in_between(rules: Callable[[str], Decide], command: str) -> None:
     decision = rules(DENY_RM)("bash", command=command)
     assert decision.action == "deny" and decision.source == "rule agent.yaml:7:5", (command, decision)
@@ -234,6 +246,98 @@ def test_text_that_only_mentions_a_denied_command_is_not_denied(rules: Callable[
                                                                 command: str) -> None:
     decision = rules(DENY_RM)("bash", command=command)
     assert decision.action == "allow", (command, decision)
+
+
+@pytest.mark.parametrize("command", ["find -exec " * 40 + "x", "sudo bash " * 40 + "x", "xargs " * 400 + "rm"])
+def test_the_search_for_hidden_commands_is_bounded(command: str) -> None:
+    """Runners behind runners were searched by every tail at every level: `find -exec ` 300 times (3 KB)
+    took gigabytes. The search now stops at a budget of words, and such a line is asked about."""
+    from nami_yaml.policy.bash import MAX_SEEN_WORDS
+
+    analysis = analyse(command)
+    assert sum(len(c.words) for c in analysis.seen) <= MAX_SEEN_WORDS
+    assert analysis.opaque is not None
+
+
+def test_a_line_nested_too_deep_to_read_is_asked_about(rules: Callable[[str], Decide]) -> None:
+    """`ls && ` 5,000 times (30 KB) raised RecursionError out of the policy (the call was refused as "the
+    policy failed" instead of being asked about)."""
+    decision = rules(ALLOW)("bash", command="ls && " * 5000 + "ls")
+    assert (decision.action, decision.reason) == (
+        "ask", "it nests commands too deeply to read, so command rules cannot tell what it runs")
+
+
+def test_a_denied_command_behind_runners_is_still_found(rules: Callable[[str], Decide]) -> None:
+    decide = rules(DENY_RM)
+    for command in ("sudo find . -exec nice rm {} +", "xargs -n1 sudo -u x env A=1 rm", "timeout 5 bash -c 'sudo rm x'"):
+        assert decide("bash", command=command).action == "deny", command
+
+
+ABBREVIATED = [
+    "git grep --open-files-in-pag='touch pwned' hello",
+    "git ls-remote --upload-p='touch pwned' .",
+    "tar -tf a.tar --use-compress-prog='touch pwned'",
+    "tar -tf a.tar --to-comm=x",
+]
+
+
+@pytest.mark.parametrize("command", ABBREVIATED)
+def test_an_abbreviated_option_that_runs_a_program_asks(rules: Callable[[str], Decide], command: str) -> None:
+    """git's parse-options and GNU getopt_long take any unambiguous beginning of a long option."""
+    decide = rules("  - tool: bash\n    command: [git grep, git ls-remote, tar -tf]\n    decision: allow\n")
+    assert decide("bash", command=command).action == "ask", command
+    assert decide("bash", command="git grep --only-matching hello").action == "allow"
+
+
+def test_git_runs_the_program_of_an_abbreviated_option(tmp_path: Path) -> None:
+    """The attack is real: git grep runs the pager named by a beginning of --open-files-in-pager."""
+    from tests.programs import need
+
+    need("git")
+    subprocess.run(["git", "init", "-q", str(tmp_path)], check=True)
+    (tmp_path / "f").write_text("hello\n")
+    subprocess.run(["git", "add", "f"], cwd=tmp_path, check=True)
+    subprocess.run(["bash", "-c", ABBREVIATED[0]], cwd=tmp_path, capture_output=True, timeout=30)
+    assert (tmp_path / "pwned").exists()
+
+
+WRITING_OPTIONS = [
+    "pytest -q --basetemp=/home/me",  # pytest empties the basetemp folder before a test uses tmp_path
+    "pytest --basetemp /home/me tests",
+    "python -m pytest -q tests --basetemp=/home/me",
+    "python3 -m pytest --junitxml=/home/me/.bashrc",
+    "pytest --junit-xml /home/me/.bashrc",
+    "pytest --log-file=/etc/cron.d/x",
+    "pytest --debug=/home/me/.profile",
+    "pytest -o cache_dir=/home/me",
+    "pytest --override-ini=cache_dir=/home/me",
+    "pytest --rootdir=/home/me",
+    "pytest --pastebin=all",
+    "sort -o /home/me/.bashrc x",
+    "sort --compress-program=./evil x",
+]
+
+
+@pytest.mark.parametrize("command", WRITING_OPTIONS)
+def test_an_option_of_pytest_or_sort_that_writes_or_runs_asks(rules: Callable[[str], Decide], command: str) -> None:
+    decide = rules("  - tool: bash\n    command: [pytest, python -m pytest, python3 -m pytest, sort]\n"
+                   "    decision: allow\n")
+    assert decide("bash", command=command).action == "ask", command
+    assert decide("bash", command="pytest -q -x tests/test_api.py -k 'not slow' -p no:cacheprovider").action == "allow"
+    assert decide("bash", command="python -m pytest -q --co").action == "allow"
+
+
+def test_pytest_empties_the_basetemp_folder(tmp_path: Path) -> None:
+    """The attack is real: `pytest --basetemp=DIR` removes what DIR held."""
+    victim = tmp_path / "victim"
+    victim.mkdir()
+    (victim / "precious.txt").write_text("keep me")
+    (tmp_path / "test_t.py").write_text("def test_t(tmp_path):\n    assert tmp_path.exists()\n")
+    import sys
+
+    subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", f"--basetemp={victim}",
+                    "test_t.py"], cwd=tmp_path, capture_output=True, timeout=120, check=True)
+    assert not (victim / "precious.txt").exists()
 
 
 def test_an_allow_rule_cannot_name_a_command_runner(workdir: Path, write_rules: Callable[..., None]) -> None:
@@ -250,6 +354,7 @@ def test_prefix_words_quote_like_bash() -> None:
     assert prefix_words("'git' \"log\" --format='%h %s'") == ("git", "log", "--format=%h %s")
     assert prefix_words("ls; rm") == "give one command per entry (a list holds several)"
     assert prefix_words("ls $(pwd)").startswith("an argument is computed")
+    assert prefix_words("ls && " * 5000 + "ls") == "it nests commands too deeply to read"  # was a traceback
 
 
 # -- what the parser says runs is what bash runs -------------------------------------------------------
@@ -324,6 +429,10 @@ DISAGREE = [
     ("cat''\\-la", [("cat", "-la")]),  # bash: one word, cat-la
     ("\\ ls", [("ls",)]),  # bash: " ls"
     (">/dev/null''\\ls", [("ls",)]),  # bash: a redirection to the file /dev/nullls, no command
+    ("find . >/dev/null -delete", [("find", ".")]),  # bash: find . -delete
+    ("git log 2>&1 --output=out", [("git", "log")]),  # bash: git log --output=out
+    ("ls >&- x", [("ls",)]),  # bash: ls x, with stdout closed
+    ("ls >&-x", [("ls",)]),  # bash: `>&-`, then the word x
 ]
 
 

@@ -151,3 +151,21 @@ def test_nami_config_lists_each_files_rules_with_positions(workdir: Path, temp_h
     assert '{"tool": "bash", "decision": "ask"}' in rows[0]
     assert rows[0].endswith(f"# {temp_home / '.config' / 'nami' / 'config.yaml'}:2:5")
     assert rows[1].endswith(f"# {workdir / 'agent.yaml'}:3:5") and "read_file" in rows[1]
+
+
+def test_a_project_tool_named_bash_cannot_slip_past_the_users_command_rules(
+        workdir: Path, user_rules: Callable[[str], None]) -> None:
+    """A project may bring its own tool named bash (when the built-in is not enabled) whose command is
+    in another parameter: the user's `command: [git push] ask` found no command string and said nothing,
+    so the project's `permissions: {exec: allow}` ran `git push` unasked."""
+    from tests.policy.conftest import decider, write_project
+
+    user_rules("rules:\n  - tool: bash\n    command: [git push]\n    decision: ask\n")
+    write_project(workdir, "  - tool: kubectl_get\n    decision: allow\n", builtins="[read_file]",
+                  extra="permissions: {exec: allow}\n")
+    (workdir / "tools" / "shell.yaml").write_text(
+        "name: bash\ndescription: Run a command.\nrisk: exec\nparameters:\n  type: object\n"
+        "  properties: {cmd: {type: string}}\n  required: [cmd]\nscript: 'bash -c \"$cmd\"'\n")
+    asked = decider(workdir)("bash", cmd="git push --force")
+    assert asked.action == "ask" and asked.source == "command rules (~/.config/nami/config.yaml)", asked
+    assert "no command" in (asked.reason or "")

@@ -95,6 +95,19 @@ def test_a_read_tool_is_denied_for_every_spelling_of_a_path(rules: Callable[[str
     assert (decision.action, decision.source) == ("deny", "rule agent.yaml:3:5"), path
 
 
+@pytest.mark.parametrize("path", [".ENV", "Config/.Env", "./.eNv"])
+def test_a_deny_catches_other_cases_of_a_name(rules: Callable[[str], Decide], path: str) -> None:
+    """On a case-insensitive file system (macOS, Windows drives) `.ENV` is `.env`: a deny or ask must not
+    depend on the case the model chose. (This machine's file systems are case-sensitive, so the test
+    decides on the name; an allow still needs the exact case, which errs toward asking.)"""
+    assert rules(ENV_RULES)("read_file", path=path).action == "deny", path
+
+
+@pytest.mark.parametrize(("path", "action"), [("src/app.py", "allow"), ("SRC/app.py", "ask"), ("Src/../.env", "ask")])
+def test_an_allow_needs_the_exact_case(rules: Callable[[str], Decide], path: str, action: str) -> None:
+    assert rules(ENV_RULES)("write_file", path=path, content="x").action == action
+
+
 def test_other_files_are_read_as_usual(rules: Callable[[str], Decide], workdir: Path) -> None:
     (workdir / ".envrc").write_text("x\n")
     assert rules(ENV_RULES)("read_file", path=".envrc") == Decision("allow", None, None)
@@ -201,3 +214,14 @@ def test_check_reads_rules_of_an_untrusted_project_without_matching_anything(
     result = subprocess.run(["nami", "check"], cwd=workdir, capture_output=True, text=True)
     assert result.returncode == 0, result.stderr
     assert result.stdout.startswith("ok: ")
+
+
+def test_a_path_pattern_that_is_not_valid_is_a_problem_not_a_traceback(workdir: Path,
+                                                                        write_rules: Callable[..., None]) -> None:
+    """An untrusted agent.yaml with `{path: "[z-a]"}` made nami check end with a re.error traceback."""
+    write_rules("  - tool: read_file\n    args: {path: {path: '[z-a]'}}\n    decision: deny\n")
+    result = subprocess.run(["nami", "check"], cwd=workdir, capture_output=True, text=True)
+    assert result.returncode == 1
+    assert result.stderr.splitlines()[0] == (
+        "agent.yaml:4:25: $.rules[0].args.path.path: path pattern '[z-a]' is not valid: bad character range z-a "
+        "at position 1")

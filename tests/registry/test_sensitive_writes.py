@@ -122,3 +122,44 @@ def test_an_allow_rule_for_the_tool_cannot_let_a_code_write_through(workdir: Pat
     refused, written = (m["content"] for m in model.requests[1]["messages"] if m["role"] == "tool")
     assert not (workdir / ".git" / "config").exists() and (workdir / "notes.txt").read_text() == "ok\n"
     assert refused.startswith("Denied by no approver: write_file") and "git runs its hooks" in refused
+
+
+def test_a_folder_made_into_a_git_repository_needs_exec_approval(executor: Executor, ctx: RuntimeContext,
+                                                                tmp_path: Path) -> None:
+    """git takes a folder holding HEAD, objects/ and refs/ for a repository (a bare one) and runs what its
+    config says: in a workspace without .git of its own (a plain folder, or a package of a monorepo),
+    writing config, objects/x, refs/x and then HEAD made the next `git status` run core.fsmonitor."""
+    import shutil
+    import subprocess
+
+    from tests.programs import need
+
+    shutil.rmtree(ctx.workspace / ".git")
+    writes = [("config", "[core]\n\trepositoryformatversion = 0\n\tbare = false\n\tworktree = .\n\tfsmonitor = \"touch pwned; false\"\n"),
+              ("objects/.keep", ""), ("refs/.keep", ""), ("HEAD", "ref: refs/heads/main\n")]
+    decided = {}
+    for path, content in writes:
+        call = executor.prepare("write_file", {"path": path, "content": content})
+        assert isinstance(call, PreparedToolCall)
+        decided[path] = call.risk
+        assert call.run().ok  # as if approved, to show what git does with the result
+    assert decided["HEAD"] == "exec"
+    # Once a folder is a git directory, writing into it needs exec approval too.
+    call = executor.prepare("write_file", {"path": "config", "content": "[core]\n"})
+    assert isinstance(call, PreparedToolCall) and call.risk == "exec" and "git" in (call.risk_reason or "")
+    need("git")
+    subprocess.run(["git", "status"], cwd=ctx.workspace, capture_output=True, timeout=30,
+                   env={"PATH": "/usr/bin:/bin", "HOME": str(tmp_path), "GIT_CEILING_DIRECTORIES": str(tmp_path)})
+    assert (ctx.workspace / "pwned").exists()  # the attack is real: git ran the config's fsmonitor
+
+
+@pytest.mark.parametrize("path", ["main.tf", "modules/net/outputs.tf.json", "infra/main.tofu",
+                                  ".terraform/providers/x/terraform-provider-x", ".cargo/config.toml",
+                                  "build/rules.mk", ".yarnrc.yml", ".yarnrc", "mise.local.toml"])
+def test_files_read_tools_run_need_exec_approval(executor: Executor, path: str) -> None:
+    """terraform_plan (a read tool of the library) runs `data "external"` programs of *.tf files and
+    provider binaries from .terraform/; `cargo metadata` runs .cargo/config.toml's rustc-wrapper; `make -n`
+    runs $(shell …) of included *.mk files; any yarn command runs .yarnrc's yarnPath; mise runs its hooks."""
+    call = executor.prepare("write_file", {"path": path, "content": "x"})
+    assert isinstance(call, PreparedToolCall)
+    assert call.risk == "exec" and call.risk_reason, path
