@@ -56,6 +56,7 @@ class Progress:
     done: int = 0
     failed: int = 0
     cost: float = 0.0
+    priced: int = 0  # finished tasks that reported a cost: none means the cost is unknown, not $0
     stopping: bool = False
 
 
@@ -144,7 +145,9 @@ def _handle(kind: str, payload: Any, progress: Progress, results: ResultsFile, w
     written.append(payload)
     progress.done += 1
     progress.failed += not payload.get("passed")
-    progress.cost += payload.get("cost") or 0.0
+    if isinstance(payload.get("cost"), (int, float)):
+        progress.cost += payload["cost"]
+        progress.priced += 1
     _tell(on_progress, "result", progress, payload)
 
 

@@ -79,7 +79,7 @@ class ProgressView:
         filled = int(BAR_WIDTH * done / total) if total else BAR_WIDTH
         bar = "#" * filled + "." * (BAR_WIDTH - filled)
         self.stream.write(f"\r\033[K[{bar}] {done}/{total} done · {len(progress.running)} running · "
-                          f"{progress.failed} failed · {money(progress.cost)}")
+                          f"{progress.failed} failed · {_progress_cost(progress)}")
         self.stream.flush()
         self._drawn = True
 
@@ -88,6 +88,12 @@ class ProgressView:
             self.stream.write("\n")
             self.stream.flush()
             self._drawn = False
+
+
+def _progress_cost(progress: Progress) -> str:
+    if progress.done and progress.priced == 0:
+        return "cost unknown"
+    return money(progress.cost)
 
 
 def summary_lines(summary: Summary, results: list[dict[str, Any]], output: str) -> list[str]:
@@ -102,7 +108,7 @@ def summary_lines(summary: Summary, results: list[dict[str, Any]], output: str) 
     if summary.missing:
         rows.append(("not run", f"{len(summary.missing)} (--resume runs them)"))
     rows.append(("statuses", ", ".join(f"{k} {v}" for k, v in sorted(summary.statuses.items())) or "-"))
-    if summary.unpriced == summary.tasks:
+    if _cost_unknown(summary):
         cost = "unknown (no model.pricing for this model)"
     else:
         cost = money(summary.cost) + (f" ({summary.unpriced} tasks without a price)" if summary.unpriced else "")
@@ -111,6 +117,11 @@ def summary_lines(summary: Summary, results: list[dict[str, Any]], output: str) 
         rows.append(("duration", f"p50 {summary.p50:.1f} s, p95 {summary.p95:.1f} s"))
     rows.append(("results", output))
     return [f"{name:<9} {value}" for name, value in rows]
+
+
+def _cost_unknown(summary: Summary) -> bool:
+    """No task had a price: a total of $0 would read as "free"."""
+    return summary.unpriced == summary.tasks
 
 
 def _failed_how(result: dict[str, Any]) -> str:
@@ -142,7 +153,8 @@ def change_line(change: Change) -> str:
 def comparison_lines(comparison: Comparison, a_name: str, b_name: str) -> list[str]:
     def headline(label: str, name: str, summary: Summary) -> str:
         rate = f"{summary.pass_rate:.1%}" if summary.pass_rate is not None else "-"
-        return f"{label}: {name}  {summary.passed}/{summary.tasks} passed ({rate}), {money(summary.cost)}"
+        cost = "cost unknown" if _cost_unknown(summary) else money(summary.cost)
+        return f"{label}: {name}  {summary.passed}/{summary.tasks} passed ({rate}), {cost}"
 
     lines = [headline("A", a_name, comparison.a), headline("B", b_name, comparison.b)]
     if not comparison.changes:

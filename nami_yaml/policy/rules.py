@@ -19,7 +19,8 @@ from nami_yaml.agent.hooks import Action, Decision, strictest
 from nami_yaml.agent.toolbox import PreparedCall
 from nami_yaml.config.files import ConfigFile
 from nami_yaml.errors import Problem
-from nami_yaml.policy.bash import Analysis, SimpleCommand, analyse, command_problem, prefix_words
+from nami_yaml.policy.bash import Analysis, SimpleCommand, analyse, prefix_words
+from nami_yaml.policy.command_risks import command_problem
 from nami_yaml.policy.matchers import Matcher, MatcherError, compile_matcher, condition_holds
 from nami_yaml.registry.registry import Registry
 from nami_yaml.spec.validate import did_you_mean

@@ -78,7 +78,7 @@ def test_on_a_terminal_the_status_line_is_redrawn_and_failures_stay() -> None:
     view("start", progress, None)
     progress.done, progress.running = 1, {"b"}
     view("result", progress, row("a"))
-    progress.done, progress.failed, progress.running, progress.cost = 2, 1, set(), 0.25
+    progress.done, progress.failed, progress.running, progress.cost, progress.priced = 2, 1, set(), 0.25, 2
     view("result", progress, row("b", passed=False, error="boom", status="error"))
     view.close()
     shown = stream.getvalue()
@@ -87,3 +87,17 @@ def test_on_a_terminal_the_status_line_is_redrawn_and_failures_stay() -> None:
     assert "\r\033[K[2/3] b FAILED (error, 2 steps, 0.0 s, $0.0010): boom\n" in shown
     assert "a passed" not in shown  # the bar counts the passed ones
     assert shown.endswith("\n")
+
+
+def test_a_cost_no_task_reported_is_unknown_not_free(workdir: Path) -> None:
+    unpriced = [row("x", cost=None), row("y", cost=None)]
+    write(workdir / "a.jsonl", unpriced)
+    write(workdir / "b.jsonl", [row("x", cost=None), row("y", cost=None, passed=False)])
+    result = CliRunner().invoke(cli, ["batch", "compare", "a.jsonl", "b.jsonl"])
+    assert result.output.splitlines()[0] == "A: a.jsonl  2/2 passed (100.0%), cost unknown"
+    assert "$0.0000" not in result.output
+    stream = io.StringIO()
+    view = ProgressView(stream, live=True)
+    progress = Progress(total=2, running={"y"}, done=1)
+    view("result", progress, unpriced[0])
+    assert "1/2 done · 1 running · 0 failed · cost unknown" in stream.getvalue()
