@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import atexit
 import contextlib
 import os
 import pwd
@@ -139,15 +140,28 @@ def session_spill_dir(base: Path | None = None, *, keep_days: float = 7.0, name:
         if name is not None:
             named = base / f"session-{name}"
             if claim_spill_dir(named):
-                return named
+                return _removed_at_exit_if_empty(named)
         else:
             for _ in range(5):
                 folder = base / f"session-{time.strftime('%Y%m%d-%H%M%S')}-{os.getpid()}-{secrets.token_hex(3)}"
                 if not os.path.lexists(folder) and claim_spill_dir(folder):
-                    return folder
+                    return _removed_at_exit_if_empty(folder)
     folder = Path(tempfile.mkdtemp(prefix="nami-output-"))
     claim_spill_dir(folder)
+    return _removed_at_exit_if_empty(folder)
+
+
+def _removed_at_exit_if_empty(folder: Path) -> Path:
+    """Most commands (`nami check`, `nami tools list`, a run whose output was never cut) save nothing:
+    their folder goes when the process ends instead of piling up for a week. rmdir removes only an empty
+    folder, so nothing saved is lost."""
+    atexit.register(_remove_if_empty, str(folder))
     return folder
+
+
+def _remove_if_empty(folder: str) -> None:
+    with contextlib.suppress(OSError):
+        os.rmdir(folder)
 
 
 @dataclass(frozen=True)

@@ -50,3 +50,17 @@ def test_the_session_folder_is_created_at_once_and_privately(tmp_path: Path) -> 
     os.rename(folder, tmp_path / "gone")
     folder.symlink_to(tmp_path / "gone", target_is_directory=True)
     assert not spill_dir_is_ours(folder)
+
+
+def test_a_command_that_saved_nothing_leaves_no_folder_behind(workdir: Path, temp_home: Path) -> None:
+    import subprocess
+    import sys
+
+    output = temp_home / ".local" / "state" / "nami" / "output"
+    saving = ("from nami_yaml.runtime import session_spill_dir; import sys; from pathlib import Path;"
+              "empty, used = session_spill_dir(Path(sys.argv[1])), session_spill_dir(Path(sys.argv[1]));"
+              "(used / 'out.txt').write_text('kept')")
+    subprocess.run([sys.executable, "-c", saving, str(output)], check=True)
+    subprocess.run(["nami", "tools", "list"], check=True, capture_output=True)
+    left = list(output.iterdir())
+    assert len(left) == 1 and (left[0] / "out.txt").read_text() == "kept"

@@ -47,6 +47,8 @@ def handle_errors(function: F) -> F:
             fail(f"nami: {exc}", EXIT_ERROR)
         except KeyboardInterrupt:
             fail("interrupted", EXIT_INTERRUPTED)
+        except click.Abort:  # Ctrl-C or Ctrl-D at a question: the cursor is still on the question's line
+            fail("\ninterrupted", EXIT_INTERRUPTED)
         except BrokenPipeError:
             sys.stderr.close()  # `nami ... | head` closed our stdout: not an error worth a message
             sys.exit(EXIT_OK)

@@ -60,6 +60,13 @@ def test_trust_without_yes_asks(project: Path) -> None:
     assert accepted.exit_code == 0 and nami("tools", "call", "hi").exit_code == 0
 
 
+def test_leaving_the_question_trusts_nothing_and_says_interrupted(project: Path) -> None:
+    left = CliRunner().invoke(cli, ["trust"], input="")  # Ctrl-D; Ctrl-C reaches click the same way
+    assert left.exit_code == 130
+    assert "\ninterrupted\n" in left.output and "Aborted" not in left.output
+    assert nami("tools", "call", "hi").exit_code == 2
+
+
 def test_a_config_named_explicitly_needs_no_trust(project: Path) -> None:
     assert nami("tools", "call", "hi", env={"NAMI_CONFIG": str(project / "agent.yaml")}).output == "hi\n"
     assert nami("tools", "call", "hi", "--config", "agent.yaml").output == "hi\n"
