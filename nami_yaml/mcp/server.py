@@ -21,6 +21,7 @@ import anyio
 import mcp_types as types
 from mcp.server.lowlevel import Server
 from mcp.server.stdio import stdio_server
+from mcp.server.transport_security import TransportSecuritySettings
 
 from nami_yaml import __version__
 from nami_yaml.app.serving import ServedCall, ServedTools
@@ -112,6 +113,24 @@ def is_loopback(host: str) -> bool:
         return False
 
 
+LOCAL_NAMES = ("127.0.0.1", "localhost", "[::1]")
+
+
+def rebinding_guard(host: str) -> TransportSecuritySettings | None:
+    """The Host and Origin a request to a loopback address must carry: a local name with any port. The
+    SDK turns this on by itself only for 127.0.0.1, localhost and ::1 spelt so; bound to 127.0.0.2 or
+    [0::1] it served any Host, so a web page whose name was rebound to that address could call the tools.
+    None off loopback (--allow-remote), where the bearer token is the guard."""
+    bare = host.strip("[]")
+    if not is_loopback(bare):
+        return None
+    spellings = [bare] if bare == "localhost" else [bare, ipaddress.ip_address(bare).compressed]
+    names = dict.fromkeys([*LOCAL_NAMES, *(f"[{name}]" if ":" in name else name for name in spellings)])
+    return TransportSecuritySettings(enable_dns_rebinding_protection=True,
+                                     allowed_hosts=[f"{name}:*" for name in names],
+                                     allowed_origins=[f"http://{name}:*" for name in names])
+
+
 class BearerAuth:
     """ASGI middleware: every HTTP request needs ``Authorization: Bearer <token>``."""
 
@@ -138,7 +157,7 @@ def serve_http(served: ServedTools, host: str, port: int, *, token: str | None,
 
     server = build_server(served)
     bare = host.strip("[]")
-    app: Any = server.streamable_http_app(host=bare)  # DNS-rebinding protection for loopback hosts
+    app: Any = server.streamable_http_app(host=bare, transport_security=rebinding_guard(bare))
     if token:
         app = BearerAuth(app, token)
     family = socket.AF_INET6 if ":" in bare else socket.AF_INET
