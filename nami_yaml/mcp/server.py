@@ -25,6 +25,7 @@ from mcp.server.transport_security import TransportSecuritySettings
 
 from nami_yaml import __version__
 from nami_yaml.app.serving import ServedCall, ServedTools
+from nami_yaml.mcp.stdin import StdinLines
 from nami_yaml.registry.tool import Tool
 from nami_yaml.result import ToolResult
 
@@ -91,11 +92,12 @@ async def run_cancellable(call: ServedCall) -> ToolResult:
 # -- transports ----------------------------------------------------------------------------------------------
 
 def serve_stdio(served: ServedTools) -> None:
-    """Serve over stdin and stdout until the client closes stdin."""
+    """Serve over stdin and stdout until the client closes stdin, or SIGTERM / Ctrl-C (KeyboardInterrupt)."""
     server = build_server(served)
+    stdin = StdinLines()
 
     async def main() -> None:
-        async with stdio_server() as (read, write):
+        async with stdio_server(stdin=stdin) as (read, write):  # type: ignore[arg-type]  # lines, as it reads
             await server.run(read, write, server.create_initialization_options())
 
     try:

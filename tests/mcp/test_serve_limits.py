@@ -6,7 +6,9 @@ from __future__ import annotations
 
 import http.client
 import json
+import signal
 import socket
+import subprocess
 from pathlib import Path
 from urllib.parse import urlsplit
 
@@ -17,7 +19,7 @@ from tests.programs import need_mcp
 need_mcp()
 
 
-from tests.mcp.helpers import http_server  # noqa: E402
+from tests.mcp.helpers import NAMI, http_server  # noqa: E402
 
 GREET = """\
 name: greet
@@ -71,3 +73,27 @@ def test_rebinding_protection_holds_on_every_loopback_address(host: str, tools: 
         # A page of another origin sending to the right Host.
         assert post(url, {"Host": urlsplit(url).netloc, "Origin": "http://evil.example"}) == 403
         assert post(url, {"Host": urlsplit(url).netloc}) == 200  # a local client is served
+
+
+@pytest.mark.parametrize("signum", [signal.SIGTERM, signal.SIGINT])
+def test_stdio_ends_on_a_signal_while_the_client_keeps_stdin_open(signum: int, tools: Path) -> None:
+    process = subprocess.Popen([*NAMI, "mcp", "serve", "--tools", "tools"], cwd=tools, stdin=subprocess.PIPE,
+                               stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    assert process.stdin is not None and process.stdout is not None
+    try:
+        process.stdin.write(INITIALIZE.encode() + b"\n")
+        process.stdin.flush()
+        assert json.loads(process.stdout.readline())["id"] == 1  # it serves, reading stdin
+        process.send_signal(signum)
+        try:
+            code = process.wait(timeout=20)
+        except subprocess.TimeoutExpired:
+            pytest.fail(f"nami mcp serve still runs 20 s after {signal.Signals(signum).name} (stdin open)")
+        stderr = process.stderr.read().decode() if process.stderr else ""
+        assert code == 130, stderr
+        assert "Traceback" not in stderr and "interrupted" in stderr
+    finally:
+        if process.poll() is None:
+            process.kill()
+            process.wait()
+        process.stdin.close()
