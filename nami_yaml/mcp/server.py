@@ -36,13 +36,22 @@ INSTRUCTIONS = ("Tools defined in YAML and run by nami: each call is validated a
 
 def build_server(served: ServedTools) -> Server[Any]:
     listing = types.ListToolsResult(tools=[mcp_tool(tool) for tool in served.tools])
+    running: list[anyio.Semaphore] = []  # made in the server's event loop, at its first call
 
     async def list_tools(ctx: Any, params: Any) -> types.ListToolsResult:
         return listing
 
     async def call_tool(ctx: Any, params: types.CallToolRequestParams) -> types.CallToolResult:
         call = await anyio.to_thread.run_sync(served.start, params.name, params.arguments, client_name(ctx))
-        result = call.result if call.refused else await run_cancellable(call)
+        if call.refused:
+            result = call.result
+        else:
+            # A client (or all of them, over HTTP) flooding calls waits here, cancellable, rather than
+            # starting a thread and a process for every request at once.
+            if not running:
+                running.append(anyio.Semaphore(served.max_parallel))
+            async with running[0]:
+                result = await run_cancellable(call)
         assert result is not None
         return types.CallToolResult(content=[types.TextContent(text=result.content)], is_error=not result.ok)
 

@@ -19,7 +19,9 @@ from tests.programs import need_mcp
 need_mcp()
 
 
-from tests.mcp.helpers import NAMI, http_server  # noqa: E402
+import anyio  # noqa: E402
+
+from tests.mcp.helpers import NAMI, http_server, stdio_session, text_of  # noqa: E402
 
 GREET = """\
 name: greet
@@ -97,3 +99,38 @@ def test_stdio_ends_on_a_signal_while_the_client_keeps_stdin_open(signum: int, t
             process.kill()
             process.wait()
         process.stdin.close()
+
+
+HOLD = """\
+name: hold
+description: Count the calls running now (this one included), then hold a second.
+risk: exec
+parameters: {type: object, properties: {}}
+script: |
+  mkdir -p running && touch "running/$$"
+  ls running | wc -l >> counts
+  sleep 1
+  rm "running/$$"
+"""
+
+
+def test_a_flood_of_calls_runs_at_most_max_parallel_tools_at_once(tools: Path, tmp_path: Path) -> None:
+    (tools / "tools" / "hold.yaml").write_text(HOLD)
+    (tools / "agent.yaml").write_text("tools: {builtin: [], files: [tools]}\nlimits: {max_parallel_tools: 2}\n")
+
+    async def scenario() -> list[str]:
+        replies: list[str] = []
+        with open(tmp_path / "server.err", "w") as errlog:
+            async with stdio_session(["mcp", "serve", "-c", "agent.yaml", "--approve", "exec"], tools, errlog) as s:
+                async def one() -> None:
+                    replies.append(text_of(await s.call_tool("hold", {})))
+
+                async with anyio.create_task_group() as group:
+                    for _ in range(10):
+                        group.start_soon(one)
+        return replies
+
+    replies = anyio.run(scenario)
+    assert len(replies) == 10 and all("Error" not in reply for reply in replies), replies
+    counts = [int(n) for n in (tools / "counts").read_text().split()]
+    assert len(counts) == 10 and max(counts) <= 2, counts
