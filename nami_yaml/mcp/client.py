@@ -52,6 +52,7 @@ _POLL = 0.1
 EXIT_POLL = 0.2  # how often a stdio server is checked for having exited
 _TOOL_NAME = re.compile(r"[^A-Za-z0-9_-]")
 MAX_LOG_BYTES = 1_000_000
+MAX_TOOLS = 1000  # one server's tools; more would flood the model's context (and nami's memory)
 
 
 @dataclass
@@ -387,13 +388,19 @@ def tool_name(server: str, tool: str) -> str:
 
 
 async def _all_tools(session: ClientSession) -> list[types.Tool]:
+    """Every page of the server's tool list. A list that goes on (a new cursor every page, or empty pages)
+    or grows past MAX_TOOLS fails now, saying so, rather than when startup_timeout ends it."""
     listed = await session.list_tools()
     tools = list(listed.tools)
     seen: set[str] = set()
-    while listed.next_cursor and listed.next_cursor not in seen:  # a server repeating a cursor must not loop us
-        seen.add(listed.next_cursor)
+    while len(tools) <= MAX_TOOLS and listed.next_cursor and listed.next_cursor not in seen:
+        if len(seen) >= MAX_TOOLS:
+            raise McpConfigError(f"its tool list goes on for more than {MAX_TOOLS:,} pages")
+        seen.add(listed.next_cursor)  # a server repeating a cursor must not loop us either
         listed = await session.list_tools(params=types.PaginatedRequestParams(cursor=listed.next_cursor))
         tools.extend(listed.tools)
+    if len(tools) > MAX_TOOLS:
+        raise McpConfigError(f"it lists more than {MAX_TOOLS:,} tools")
     return tools
 
 
