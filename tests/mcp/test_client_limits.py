@@ -11,8 +11,9 @@ from tests.programs import need_mcp
 
 need_mcp()
 
+from nami_yaml.cancel import CancelToken  # noqa: E402
 from nami_yaml.config.mcp_servers import McpServerSpec  # noqa: E402
-from nami_yaml.mcp.client import MAX_TOOLS, McpServers  # noqa: E402
+from nami_yaml.mcp.client import MAX_LOG_BYTES, MAX_TOOLS, McpServers  # noqa: E402
 from tests.mcp.helpers import FIXTURE  # noqa: E402
 
 
@@ -48,3 +49,16 @@ def test_a_list_at_the_limit_is_taken(workdir: Path) -> None:
         running.start()
         assert len(running.tools()) == MAX_TOOLS
 
+
+
+def test_a_flood_on_stderr_is_capped_in_its_log_and_the_server_still_answers(workdir: Path) -> None:
+    flood = 5 * MAX_LOG_BYTES
+    with servers(workdir, fixture_spec("noisy", "--stderr-flood", str(flood))) as running:
+        running.start()
+        echo = running.call_tool("noisy", "echo", {"text": "hi"}, timeout=60, cancel=CancelToken())
+        log = running.connections["noisy"].log_path
+    assert (echo.text, echo.ok) == ("hi", True)
+    assert log is not None
+    size = log.stat().st_size
+    assert MAX_LOG_BYTES // 2 < size <= MAX_LOG_BYTES + 1000
+    assert b"nami: the rest of this server's output was dropped" in log.read_bytes()[-1000:]
