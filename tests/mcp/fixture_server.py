@@ -4,7 +4,8 @@ echo (read-only), shout, slow (sleeps; its pid file says it started), crash (the
 big (a long output), show_env (one variable of its environment), fail (an error result). ``--pid-file PATH``
 appends its pid; ``--child-pid-file PATH`` starts a ``sleep`` child (in its process group) and records its pid;
 ``--hang`` never answers. Hostile ones: ``--endless-list`` pages its tool list forever, ``--many-tools N`` lists N
-tools, ``--stderr-flood BYTES`` writes that much to stderr before it serves.
+tools, ``--stderr-flood BYTES`` writes that much to stderr before it serves, ``--tool-names A,B`` lists tools
+of those names (``--description TEXT`` for each).
 """
 
 from __future__ import annotations
@@ -44,6 +45,11 @@ async def list_tools(ctx: object, params: types.PaginatedRequestParams | None) -
         count = int(sys.argv[sys.argv.index("--many-tools") + 1])
         return types.ListToolsResult(tools=[types.Tool(name=f"t{n}", input_schema={"type": "object"})
                                             for n in range(count)])
+    if "--tool-names" in sys.argv:
+        names = sys.argv[sys.argv.index("--tool-names") + 1].split(",")
+        about = sys.argv[sys.argv.index("--description") + 1] if "--description" in sys.argv else "Named."
+        return types.ListToolsResult(tools=[types.Tool(name=name, description=about, input_schema={"type": "object"})
+                                            for name in names])
     return types.ListToolsResult(tools=TOOLS)
 
 
