@@ -25,12 +25,16 @@ class StdinLines:
     nami (an entry point) that reads stdin gets EOF instead of the protocol's bytes."""
 
     def __init__(self, fd: int = 0):
-        self._fd = fcntl.fcntl(fd, fcntl.F_DUPFD_CLOEXEC, 3)
+        self._queue: asyncio.Queue[str | None] | None = None
+        try:
+            self._fd = fcntl.fcntl(fd, fcntl.F_DUPFD_CLOEXEC, 3)
+        except OSError:  # stdin closed: reading it ends the session at once
+            self._fd = fd
+            return
         with contextlib.suppress(OSError):
             null = os.open(os.devnull, os.O_RDONLY)
             os.dup2(null, fd)
             os.close(null)
-        self._queue: asyncio.Queue[str | None] | None = None
 
     def __aiter__(self) -> StdinLines:
         return self
@@ -51,7 +55,7 @@ class StdinLines:
 
         pending = bytearray()
         try:
-            while chunk := os.read(self._fd, 65536):
+            while chunk := _read_or_end(self._fd):
                 pending += chunk
                 while (end := pending.find(b"\n")) >= 0:
                     put(pending[: end + 1].decode("utf-8", "replace"))
@@ -59,5 +63,13 @@ class StdinLines:
             if pending:
                 put(pending.decode("utf-8", "replace"))
             put(None)
-        except Exception:  # the loop is gone (nami is stopping) or stdin broke: nothing left to hand over
+        except Exception:  # the loop is gone: nami is stopping, nothing left to hand over
             return
+
+
+def _read_or_end(fd: int) -> bytes:
+    """The next bytes of ``fd``; none (the end) when it cannot be read (closed, not open for reading)."""
+    try:
+        return os.read(fd, 65536)
+    except OSError:
+        return b""

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import http.client
 import json
+import os
 import signal
 import socket
 import subprocess
@@ -134,3 +135,14 @@ def test_a_flood_of_calls_runs_at_most_max_parallel_tools_at_once(tools: Path, t
     assert len(replies) == 10 and all("Error" not in reply for reply in replies), replies
     counts = [int(n) for n in (tools / "counts").read_text().split()]
     assert len(counts) == 10 and max(counts) <= 2, counts
+
+
+@pytest.mark.parametrize("stdin", ["null", "closed"])
+def test_stdio_ends_quietly_when_stdin_has_nothing(stdin: str, tools: Path) -> None:
+    def close_stdin() -> None:
+        os.close(0)
+
+    result = subprocess.run([*NAMI, "mcp", "serve", "--tools", "tools"], cwd=tools, capture_output=True, text=True,
+                            stdin=subprocess.DEVNULL, preexec_fn=close_stdin if stdin == "closed" else None,
+                            timeout=60)
+    assert result.returncode == 0 and "Traceback" not in result.stderr, result.stderr
