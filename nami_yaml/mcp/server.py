@@ -11,6 +11,7 @@ from __future__ import annotations
 import asyncio
 import hmac
 import ipaddress
+import signal
 import socket
 import threading
 from collections.abc import Callable
@@ -29,6 +30,7 @@ from nami_yaml.mcp.stdin import StdinLines
 from nami_yaml.registry.tool import Tool
 from nami_yaml.result import ToolResult
 
+STOP_SIGNALS = (signal.SIGINT, signal.SIGTERM)
 CANCEL_GRACE = 5.0  # after a cancel, how long the handler waits for the call's process group to be gone
 INSTRUCTIONS = ("Tools defined in YAML and run by nami: each call is validated against its JSON Schema, decided by "
                 "the project's policy and recorded in its audit log. A refused call says which rule refused it.")
@@ -104,15 +106,24 @@ def serve_stdio(served: ServedTools) -> None:
     """Serve over stdin and stdout until the client closes stdin, or SIGTERM / Ctrl-C (KeyboardInterrupt)."""
     server = build_server(served)
     stdin = StdinLines()
+    signalled: list[int] = []
 
     async def main() -> None:
-        async with stdio_server(stdin=stdin) as (read, write):  # type: ignore[arg-type]  # lines, as it reads
-            await server.run(read, write, server.create_initialization_options())
+        # The signals are the loop's while it runs: a KeyboardInterrupt raised by a Python signal handler
+        # lands in whichever task runs, and asyncio printed that task's traceback as it shut down.
+        loop = asyncio.get_running_loop()
+        with anyio.CancelScope() as scope:
+            for signum in STOP_SIGNALS:
+                loop.add_signal_handler(signum, lambda n=signum: (signalled.append(n), scope.cancel()))
+            async with stdio_server(stdin=stdin) as (read, write):  # type: ignore[arg-type]  # lines, as it reads
+                await server.run(read, write, server.create_initialization_options())
 
     try:
-        anyio.run(main)
+        anyio.run(main)  # a cancelled call kills its process group before its handler lets go
     finally:
         served.cancel_all()
+    if signalled:
+        raise KeyboardInterrupt  # the CLI says "interrupted" and exits 130
 
 
 def is_loopback(host: str) -> bool:
