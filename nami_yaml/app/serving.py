@@ -43,6 +43,8 @@ class ServedTools:
         self.tools: list[Tool] = [t for t in project.registry if include_builtins or not t.builtin]
         self._served = {tool.name for tool in self.tools}
         self.approve_risks = frozenset(approve_risks)
+        # Calls that run at once, whatever a client sends: each may be a process (limits.max_parallel_tools).
+        self.max_parallel = int(project.settings.get("limits.max_parallel_tools"))
         self.session_id = session_id or new_session_id()
         self._audits: dict[str, AuditLog] = {}
         self._lock = threading.Lock()

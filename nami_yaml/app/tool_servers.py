@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING, Any
 
 from nami_yaml.config.mcp_servers import server_specs
 from nami_yaml.registry.registry import Registry
+from nami_yaml.registry.tool import Tool
 from nami_yaml.runtime import default_state_dir
 
 if TYPE_CHECKING:
@@ -63,14 +64,15 @@ def start_tool_servers(project: Project) -> ToolServers:
                          scrub=ctx.env_scrub, log_dir=default_state_dir() / "mcp")
     started = ToolServers(servers)
     servers.start()
-    tools = []
+    tools: dict[str, Tool] = {}
     for tool in servers.tools():
-        if tool.name in project.registry:
-            started.note(f"MCP tool {tool.name} left out: a tool of that name is already loaded "
-                         f"({project.registry.get(tool.name).source})")  # type: ignore[union-attr]
+        # Another server's tool can have the same name (servers fx_ and fx: fx___echo): the first keeps it.
+        loaded = project.registry.get(tool.name) or tools.get(tool.name)
+        if loaded is not None:
+            started.note(f"MCP tool {tool.name} left out: a tool of that name is already loaded ({loaded.source})")
             continue
-        tools.append(tool)
-    project.registry = Registry([*project.registry, *tools])
+        tools[tool.name] = tool
+    project.registry = Registry([*project.registry, *tools.values()])
     return started
 
 

@@ -23,6 +23,9 @@ MAX_TASK_FILE_BYTES = 50_000_000  # far more than config files: a task set may h
 CHECK_KINDS = ("answer_matches", "file_exists", "file_contains", "command", "called", "not_called")
 JSONL_SUFFIXES = (".jsonl", ".ndjson")
 _TASKS_KEY = re.compile(r"^tasks\s*:", re.M)
+# A task's env reaches its settings, but must not move the model's endpoint: the worker would send the
+# API key of this machine to whatever address a task file wrote (setup commands never see the key).
+ENDPOINT_VARIABLES = ("NAMI_BASE_URL", "OPENAI_BASE_URL")
 
 
 @dataclass(frozen=True)
@@ -189,6 +192,10 @@ def _semantic_problems(entries: list[Entry]) -> list[Problem]:
             problems.append(doc.problem((*where, "id"), f"duplicate id {task_id!r} (first at {seen[task_id]})"))
         else:
             seen[task_id] = _where(doc, (*where, "id"))
+        for name in task.get("env") or {}:
+            if name in ENDPOINT_VARIABLES:
+                problems.append(doc.problem((*where, "env", name), f"{name} would choose where your API key is "
+                                            "sent; give the endpoint with --base-url or in agent.yaml", key=True))
         workspace = task.get("workspace")
         if isinstance(workspace, Mapping):
             problems += _workspace_problems(doc, (*where, "workspace"), workspace)

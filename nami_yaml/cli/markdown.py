@@ -161,8 +161,9 @@ class MarkdownStream:
 
     def _styled(self, source: str, base: Style | None = None) -> Text:
         """Inline Markdown (bold, italic, code, links, strike) as styled text; a link's address follows
-        its text, dimmed (where it really goes matters more than a clickable label)."""
-        text = Text(style=base or "")
+        its text, dimmed (where it really goes matters more than a clickable label). What markdown-it
+        gives back is escaped again: it turns character references (``&#x202E;``) into the characters."""
+        text = _EscapedText(style=base or "")
         try:
             tokens = self._inline.parseInline(source)[0].children or []
         except Exception:
@@ -282,6 +283,14 @@ class MarkdownStream:
                 lead.append(rest, style=prefix_style)
             lead.append_text(line)
             self.console.print(lead, soft_wrap=True)
+
+
+class _EscapedText(Text):
+    """rich Text whose appended strings are shown with :func:`visible`."""
+
+    def append(self, text: str | Text, style: str | Style | None = None) -> _EscapedText:  # type: ignore[override]
+        super().append(visible(text) if isinstance(text, str) else text, style)
+        return self
 
 
 def _cells(row: str) -> list[str]:

@@ -16,6 +16,7 @@ from collections.abc import Callable, Iterator
 from typing import TextIO
 
 from nami_yaml.cli.style import Paint
+from nami_yaml.display import visible_line
 
 FRAMES = "⠋⠙⠹⠸⠼⠴⠦⠧⠇⠏"
 TICK = 0.1  # seconds between frames
@@ -128,7 +129,7 @@ class StatusLine:
         if detail:
             parts.append(detail)
         width = shutil.get_terminal_size((80, 24)).columns
-        text = " · ".join(parts)
+        text = visible_line(" · ".join(parts))  # a label may hold a tool name the model made up
         if len(text) + 3 > width:  # never wrap: a wrapped line cannot be erased with \r
             text = text[: max(0, width - 4)] + "…"
         try:

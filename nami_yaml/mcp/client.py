@@ -17,6 +17,7 @@ import contextlib
 import hashlib
 import os
 import re
+import subprocess
 import threading
 import time
 from collections.abc import AsyncIterator, Mapping
@@ -39,7 +40,7 @@ from nami_yaml.cancel import CancelToken
 from nami_yaml.config.mcp_servers import SEPARATOR, McpConfigError, McpServerSpec, expand
 from nami_yaml.display import visible
 from nami_yaml.mcp.results import result_text
-from nami_yaml.mcp.stdio import process_streams
+from nami_yaml.mcp.stdio import keep_stderr, process_streams
 from nami_yaml.registry.tool import Tool
 from nami_yaml.runners.mcp import McpReply, McpRunner
 from nami_yaml.runners.process import child_environment, exit_status, start_server, stop_server
@@ -51,7 +52,9 @@ CANCEL_GRACE = 2.0  # after a call is cancelled, how long to wait for the server
 _POLL = 0.1
 EXIT_POLL = 0.2  # how often a stdio server is checked for having exited
 _TOOL_NAME = re.compile(r"[^A-Za-z0-9_-]")
-MAX_LOG_BYTES = 1_000_000
+MAX_LOG_BYTES = 1_000_000  # of a server's stderr, each time it starts; the rest is read and dropped
+LOG_CATCH_UP = 0.5  # how long a dead server's last stderr may take to reach its log
+MAX_TOOLS = 1000  # one server's tools; more would flood the model's context (and nami's memory)
 
 
 @dataclass
@@ -63,6 +66,7 @@ class Connection:
     session: ClientSession | None = None
     process: Any = None  # the Popen of a stdio server
     log_path: Path | None = None
+    stderr_copy: threading.Thread | None = None  # copies its stderr into its log
     stopping: bool = False
     started: threading.Event = field(default_factory=threading.Event)  # ready or failed
     finished: threading.Event = field(default_factory=threading.Event)
@@ -170,10 +174,12 @@ class McpServers:
             raise McpConfigError(f"its cwd {folder} is not a folder")
         log = self._open_log(conn)
         try:
-            conn.process = start_server([spec.command or "", *spec.args], folder, env, log)
+            conn.process = start_server([spec.command or "", *spec.args], folder, env, subprocess.PIPE)
         except BaseException:
             log.close()
             raise
+        # It closes the log when the server is gone.
+        conn.stderr_copy = keep_stderr(conn.process.stderr, log, MAX_LOG_BYTES)  # type: ignore[arg-type]
         try:
             async with process_streams(conn.process, lambda: self._server_ended(conn)) as streams, \
                     anyio.create_task_group() as watch:
@@ -186,11 +192,10 @@ class McpServers:
         finally:
             with anyio.CancelScope(shield=True):
                 await anyio.to_thread.run_sync(stop_server, conn.process, STOP_GRACE)
-            log.close()
 
     def _open_log(self, conn: Connection) -> BinaryIO:
-        """The server's stderr goes to a log file of its own, so it neither mixes with nami's output nor
-        blocks on a full pipe."""
+        """The server's stderr goes to a log file of its own (:func:`keep_stderr`: at most MAX_LOG_BYTES
+        a start), so it neither mixes with nami's output nor blocks on a full pipe."""
         self.log_dir.mkdir(parents=True, exist_ok=True)
         with contextlib.suppress(OSError):  # a server may log what it was given: the folder is private
             os.chmod(self.log_dir, 0o700)
@@ -234,6 +239,8 @@ class McpServers:
         conn.started.set()
 
     def _log_hint(self, conn: Connection) -> str:
+        if conn.stderr_copy is not None and conn.process is not None and exit_status(conn.process) is not None:
+            conn.stderr_copy.join(LOG_CATCH_UP)  # its last words, still in the pipe, are the ones that matter
         tail = _log_tail(conn.log_path) if conn.log_path else ""
         if not tail:
             return ""
@@ -387,13 +394,19 @@ def tool_name(server: str, tool: str) -> str:
 
 
 async def _all_tools(session: ClientSession) -> list[types.Tool]:
+    """Every page of the server's tool list. A list that goes on (a new cursor every page, or empty pages)
+    or grows past MAX_TOOLS fails now, saying so, rather than when startup_timeout ends it."""
     listed = await session.list_tools()
     tools = list(listed.tools)
     seen: set[str] = set()
-    while listed.next_cursor and listed.next_cursor not in seen:  # a server repeating a cursor must not loop us
-        seen.add(listed.next_cursor)
+    while len(tools) <= MAX_TOOLS and listed.next_cursor and listed.next_cursor not in seen:
+        if len(seen) >= MAX_TOOLS:
+            raise McpConfigError(f"its tool list goes on for more than {MAX_TOOLS:,} pages")
+        seen.add(listed.next_cursor)  # a server repeating a cursor must not loop us either
         listed = await session.list_tools(params=types.PaginatedRequestParams(cursor=listed.next_cursor))
         tools.extend(listed.tools)
+    if len(tools) > MAX_TOOLS:
+        raise McpConfigError(f"it lists more than {MAX_TOOLS:,} tools")
     return tools
 
 

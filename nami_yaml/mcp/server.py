@@ -11,6 +11,7 @@ from __future__ import annotations
 import asyncio
 import hmac
 import ipaddress
+import signal
 import socket
 import threading
 from collections.abc import Callable
@@ -21,12 +22,15 @@ import anyio
 import mcp_types as types
 from mcp.server.lowlevel import Server
 from mcp.server.stdio import stdio_server
+from mcp.server.transport_security import TransportSecuritySettings
 
 from nami_yaml import __version__
 from nami_yaml.app.serving import ServedCall, ServedTools
+from nami_yaml.mcp.stdin import StdinLines
 from nami_yaml.registry.tool import Tool
 from nami_yaml.result import ToolResult
 
+STOP_SIGNALS = (signal.SIGINT, signal.SIGTERM)
 CANCEL_GRACE = 5.0  # after a cancel, how long the handler waits for the call's process group to be gone
 INSTRUCTIONS = ("Tools defined in YAML and run by nami: each call is validated against its JSON Schema, decided by "
                 "the project's policy and recorded in its audit log. A refused call says which rule refused it.")
@@ -34,13 +38,22 @@ INSTRUCTIONS = ("Tools defined in YAML and run by nami: each call is validated a
 
 def build_server(served: ServedTools) -> Server[Any]:
     listing = types.ListToolsResult(tools=[mcp_tool(tool) for tool in served.tools])
+    running: list[anyio.Semaphore] = []  # made in the server's event loop, at its first call
 
     async def list_tools(ctx: Any, params: Any) -> types.ListToolsResult:
         return listing
 
     async def call_tool(ctx: Any, params: types.CallToolRequestParams) -> types.CallToolResult:
         call = await anyio.to_thread.run_sync(served.start, params.name, params.arguments, client_name(ctx))
-        result = call.result if call.refused else await run_cancellable(call)
+        if call.refused:
+            result = call.result
+        else:
+            # A client (or all of them, over HTTP) flooding calls waits here, cancellable, rather than
+            # starting a thread and a process for every request at once.
+            if not running:
+                running.append(anyio.Semaphore(served.max_parallel))
+            async with running[0]:
+                result = await run_cancellable(call)
         assert result is not None
         return types.CallToolResult(content=[types.TextContent(text=result.content)], is_error=not result.ok)
 
@@ -90,17 +103,27 @@ async def run_cancellable(call: ServedCall) -> ToolResult:
 # -- transports ----------------------------------------------------------------------------------------------
 
 def serve_stdio(served: ServedTools) -> None:
-    """Serve over stdin and stdout until the client closes stdin."""
+    """Serve over stdin and stdout until the client closes stdin, or SIGTERM / Ctrl-C (KeyboardInterrupt)."""
     server = build_server(served)
+    stdin = StdinLines()
+    signalled: list[int] = []
 
     async def main() -> None:
-        async with stdio_server() as (read, write):
-            await server.run(read, write, server.create_initialization_options())
+        # The signals are the loop's while it runs: a KeyboardInterrupt raised by a Python signal handler
+        # lands in whichever task runs, and asyncio printed that task's traceback as it shut down.
+        loop = asyncio.get_running_loop()
+        with anyio.CancelScope() as scope:
+            for signum in STOP_SIGNALS:
+                loop.add_signal_handler(signum, lambda n=signum: (signalled.append(n), scope.cancel()))
+            async with stdio_server(stdin=stdin) as (read, write):  # type: ignore[arg-type]  # lines, as it reads
+                await server.run(read, write, server.create_initialization_options())
 
     try:
-        anyio.run(main)
+        anyio.run(main)  # a cancelled call kills its process group before its handler lets go
     finally:
         served.cancel_all()
+    if signalled:
+        raise KeyboardInterrupt  # the CLI says "interrupted" and exits 130
 
 
 def is_loopback(host: str) -> bool:
@@ -110,6 +133,24 @@ def is_loopback(host: str) -> bool:
         return ipaddress.ip_address(host.strip("[]")).is_loopback
     except ValueError:
         return False
+
+
+LOCAL_NAMES = ("127.0.0.1", "localhost", "[::1]")
+
+
+def rebinding_guard(host: str) -> TransportSecuritySettings | None:
+    """The Host and Origin a request to a loopback address must carry: a local name with any port. The
+    SDK turns this on by itself only for 127.0.0.1, localhost and ::1 spelt so; bound to 127.0.0.2 or
+    [0::1] it served any Host, so a web page whose name was rebound to that address could call the tools.
+    None off loopback (--allow-remote), where the bearer token is the guard."""
+    bare = host.strip("[]")
+    if not is_loopback(bare):
+        return None
+    spellings = [bare] if bare == "localhost" else [bare, ipaddress.ip_address(bare).compressed]
+    names = dict.fromkeys([*LOCAL_NAMES, *(f"[{name}]" if ":" in name else name for name in spellings)])
+    return TransportSecuritySettings(enable_dns_rebinding_protection=True,
+                                     allowed_hosts=[f"{name}:*" for name in names],
+                                     allowed_origins=[f"http://{name}:*" for name in names])
 
 
 class BearerAuth:
@@ -138,7 +179,7 @@ def serve_http(served: ServedTools, host: str, port: int, *, token: str | None,
 
     server = build_server(served)
     bare = host.strip("[]")
-    app: Any = server.streamable_http_app(host=bare)  # DNS-rebinding protection for loopback hosts
+    app: Any = server.streamable_http_app(host=bare, transport_security=rebinding_guard(bare))
     if token:
         app = BearerAuth(app, token)
     family = socket.AF_INET6 if ":" in bare else socket.AF_INET

@@ -9,10 +9,13 @@ group, no descriptors of ours) and only its pipes are bridged to the SDK's messa
 from __future__ import annotations
 
 import asyncio
+import contextlib
+import os
 import subprocess
+import threading
 from collections.abc import AsyncIterator, Awaitable, Callable
 from contextlib import asynccontextmanager
-from typing import Any
+from typing import IO, Any
 
 import anyio
 import mcp_types as types
@@ -77,3 +80,35 @@ async def process_streams(proc: subprocess.Popen[bytes],
             group.cancel_scope.cancel()
             write_pipe.close()
             read_pipe.close()
+
+
+DROPPED = b"\n[nami: the rest of this server's output was dropped: it passed %d bytes]\n"
+
+
+def keep_stderr(stderr: IO[bytes], log: IO[bytes], limit: int) -> threading.Thread:
+    """Copy a server's stderr into ``log`` up to ``limit`` bytes, then keep reading it into nothing, so a
+    server that writes without end neither fills the disk nor blocks on a full pipe. The thread closes both
+    when the server (and whatever it left holding the pipe) is gone."""
+
+    def copy() -> None:
+        kept = 0
+        try:
+            while chunk := os.read(stderr.fileno(), 65536):
+                if kept < limit:
+                    part = chunk[: limit - kept]
+                    kept += len(part)
+                    log.write(part)
+                    if kept >= limit:
+                        log.write(DROPPED % limit)
+                    log.flush()
+        except (OSError, ValueError):
+            pass
+        finally:
+            with contextlib.suppress(OSError, ValueError):
+                stderr.close()
+            with contextlib.suppress(OSError, ValueError):
+                log.close()
+
+    thread = threading.Thread(target=copy, name="nami-mcp-stderr", daemon=True)
+    thread.start()
+    return thread

@@ -173,3 +173,16 @@ def test_a_finished_run_stops_its_servers(how: str, workdir: Path, fake_openai: 
                             capture_output=True, text=True, timeout=60)
     assert result.returncode == (0 if how == "answered" else 1), result.stderr
     assert gone(server_pid(pid_file), timeout=1)
+
+
+def test_two_servers_making_the_same_tool_name_keep_the_first(workdir: Path) -> None:
+    # fx_ + __ + echo and fx + __ + _echo are both fx___echo: the second is left out, with a notice.
+    fixture = f"command: {json.dumps(sys.executable)}\n    args: [{json.dumps(str(FIXTURE))}, --tool-names"
+    config = workdir / "agent.yaml"
+    config.write_text(f"tools: {{builtin: []}}\nmcp_servers:\n  fx_:\n    {fixture}, echo]\n"
+                      f"  fx:\n    {fixture}, _echo]\n")
+    assert subprocess.run([*NAMI, "trust", "--yes"], cwd=workdir, capture_output=True, timeout=60).returncode == 0
+    listed = subprocess.run([*NAMI, "tools", "list"], cwd=workdir, capture_output=True, text=True, timeout=60)
+    assert listed.returncode == 0 and "Traceback" not in listed.stderr, listed.stderr
+    assert listed.stdout.count("fx___echo") == 1 and "[MCP server fx_]" in listed.stdout
+    assert "MCP tool fx___echo left out: a tool of that name is already loaded" in listed.stderr

@@ -19,7 +19,7 @@ from click.testing import CliRunner
 from nami_yaml.batch import isolate
 from nami_yaml.batch.results import read_results
 from nami_yaml.cli.main import cli
-from nami_yaml.testing import call, text, tool_calls
+from nami_yaml.testing import FakeOpenAIServer, call, text, tool_calls
 from tests.batch.conftest import BatchProject, comparable
 
 
@@ -274,3 +274,18 @@ def test_an_untrusted_agent_yaml_found_upwards_is_refused_before_any_task(batch_
     trusted = CliRunner().invoke(cli, ["batch", "run", str(tasks_file)])
     assert trusted.exit_code == 0, trusted.output
     assert read_results(batch_project.folder / "tasks.results.jsonl")[0]["passed"]
+
+
+@pytest.mark.parametrize("variable", ["NAMI_BASE_URL", "OPENAI_BASE_URL"])
+def test_a_task_file_cannot_send_the_api_key_to_an_endpoint_of_its_own(variable: str,
+                                                                     batch_project: BatchProject) -> None:
+    # No command in the file, nothing that looks like code: only an env that would move the endpoint.
+    with FakeOpenAIServer() as elsewhere:
+        elsewhere.add(text("thanks for the key"))
+        if variable == "OPENAI_BASE_URL":  # read only where no base_url is set
+            batch_project.config.write_text("model: {name: fake-model}\n", encoding="utf-8")
+        tasks_file = batch_project.tasks([{"id": "a", "prompt": "[a] go", "env": {variable: elsewhere.base_url}}])
+        result, rows = batch_project.run(str(tasks_file))
+        assert [request.headers.get("authorization") for request in elsewhere.requests] == []
+    assert result.exit_code == 2 and rows == []
+    assert f"{variable} would choose where your API key is sent" in result.output

@@ -79,6 +79,21 @@ def test_control_characters_from_the_model_are_shown_not_obeyed() -> None:
     assert lines[0] == "copy \\x1b]52;c;ZXZpbA==\\x07 this\\x1b[2J"
 
 
+@pytest.mark.parametrize("text", [
+    "pay &#x202E;gpj.exe&#x202C; now",  # right-to-left override: the name reads backwards
+    "# &#8238;heading",
+    "hidden &#xE0041;&#xE0042; tag characters and a zero&#x200B;width space",
+    "| a | b |\n|---|---|\n| &#x202E;cell | &#x3164; |",
+    "[label](http://x/&#x202E;y) and ![&#x202E;alt](z.png)",
+])
+def test_character_references_cannot_smuggle_invisible_characters(text: str) -> None:
+    # markdown-it turns &#x202E; into U+202E itself after nami escaped the text it was given.
+    raw, _ = rendered(text + "\n", None)
+    for character in ("\u202e", "\u202c", "\U000e0041", "\u200b", "\u3164"):
+        assert character not in raw
+    assert "\\u202e" in raw or "\\U000e0041" in raw or "\\u3164" in raw or "%E2%80%AE" in raw
+
+
 def test_code_is_highlighted_line_by_line_and_fences_stay() -> None:
     raw, lines = rendered("```python\nx = 'a'\n```\n", 2)
     assert lines[:3] == ["```python", "x = 'a'", "```"]

@@ -70,3 +70,14 @@ def test_a_paused_line_stays_away_while_a_question_is_asked() -> None:
 
 def test_elapsed_time_reads_naturally() -> None:
     assert elapsed(3.25) == "3.2s" and elapsed(65) == "1m 05s"
+
+
+def test_a_tool_name_from_the_model_is_shown_escaped() -> None:
+    # The model names the tool it calls; an unknown name is still announced while it waits.
+    err = io.StringIO()
+    status = StatusLine(err, Paint(False))
+    status.show("running \x1b]52;c;ZXZpbA==\x07\u202e")
+    wait_for(lambda: "running" in err.getvalue())
+    status.close()
+    assert "\x1b]52" not in err.getvalue() and "\x07" not in err.getvalue() and "\u202e" not in err.getvalue()
+    assert "running \\x1b]52;c;ZXZpbA==\\x07\\u202e" in err.getvalue()

@@ -3,7 +3,9 @@
 echo (read-only), shout, slow (sleeps; its pid file says it started), crash (the process exits at once),
 big (a long output), show_env (one variable of its environment), fail (an error result). ``--pid-file PATH``
 appends its pid; ``--child-pid-file PATH`` starts a ``sleep`` child (in its process group) and records its pid;
-``--hang`` never answers.
+``--hang`` never answers. Hostile ones: ``--endless-list`` pages its tool list forever, ``--many-tools N`` lists N
+tools, ``--stderr-flood BYTES`` writes that much to stderr before it serves, ``--tool-names A,B`` lists tools
+of those names (``--description TEXT`` for each).
 """
 
 from __future__ import annotations
@@ -34,7 +36,20 @@ TOOLS = [
 ]
 
 
-async def list_tools(ctx: object, params: object) -> types.ListToolsResult:
+async def list_tools(ctx: object, params: types.PaginatedRequestParams | None) -> types.ListToolsResult:
+    if "--endless-list" in sys.argv:  # one tool a page, and always another page
+        page = int(params.cursor) if params is not None and params.cursor else 0
+        tool = types.Tool(name=f"t{page}", description="One of many.", input_schema={"type": "object"})
+        return types.ListToolsResult(tools=[tool], next_cursor=str(page + 1))
+    if "--many-tools" in sys.argv:
+        count = int(sys.argv[sys.argv.index("--many-tools") + 1])
+        return types.ListToolsResult(tools=[types.Tool(name=f"t{n}", input_schema={"type": "object"})
+                                            for n in range(count)])
+    if "--tool-names" in sys.argv:
+        names = sys.argv[sys.argv.index("--tool-names") + 1].split(",")
+        about = sys.argv[sys.argv.index("--description") + 1] if "--description" in sys.argv else "Named."
+        return types.ListToolsResult(tools=[types.Tool(name=name, description=about, input_schema={"type": "object"})
+                                            for name in names])
     return types.ListToolsResult(tools=TOOLS)
 
 
@@ -85,6 +100,11 @@ async def main() -> None:
     if "--hang" in sys.argv:  # never answers initialize
         await anyio.sleep(3600)
     print("fixture server starting", file=sys.stderr, flush=True)
+    if "--stderr-flood" in sys.argv:
+        left = int(sys.argv[sys.argv.index("--stderr-flood") + 1])
+        while left > 0:
+            left -= os.write(2, b"noise " * min(10_000, left // 6 + 1))
+        print("flood over", file=sys.stderr, flush=True)
     server = Server("fixture", version="1.0", on_list_tools=list_tools, on_call_tool=call_tool)
     async with stdio_server() as (read, write):
         await server.run(read, write, server.create_initialization_options())

@@ -71,9 +71,10 @@ async def stdio_session(args: list[str], cwd: Path, errlog: IO[str]) -> AsyncIte
 
 
 @contextmanager
-def http_server(args: list[str], cwd: Path, env: dict[str, str] | None = None) -> Iterator[tuple[str, subprocess.Popen[str]]]:
-    """``nami mcp serve --http 127.0.0.1:0 ARGS`` as a real process; yields its URL once it listens."""
-    process = subprocess.Popen([*NAMI, "mcp", "serve", "--http", "127.0.0.1:0", *args], cwd=cwd,
+def http_server(args: list[str], cwd: Path, env: dict[str, str] | None = None, *,
+                host: str = "127.0.0.1") -> Iterator[tuple[str, subprocess.Popen[str]]]:
+    """``nami mcp serve --http HOST:0 ARGS`` as a real process; yields its URL once it listens."""
+    process = subprocess.Popen([*NAMI, "mcp", "serve", "--http", f"{host}:0", *args], cwd=cwd,
                                env={**os.environ, **(env or {})}, stdin=subprocess.DEVNULL,
                                stderr=subprocess.PIPE, text=True)
     try:

@@ -1,0 +1,64 @@
+"""MCP servers that attack nami's client, as real processes: a tool list that pages forever or is huge, a
+flood on stderr, and tool names that two servers share."""
+
+from __future__ import annotations
+
+import os
+import sys
+from pathlib import Path
+
+from tests.programs import need_mcp
+
+need_mcp()
+
+from nami_yaml.cancel import CancelToken  # noqa: E402
+from nami_yaml.config.mcp_servers import McpServerSpec  # noqa: E402
+from nami_yaml.mcp.client import MAX_LOG_BYTES, MAX_TOOLS, McpServers  # noqa: E402
+from tests.mcp.helpers import FIXTURE  # noqa: E402
+
+
+def fixture_spec(name: str, *args: str, **options: object) -> McpServerSpec:
+    return McpServerSpec(name, command=sys.executable, args=(str(FIXTURE), *args), where="agent.yaml:3:3",
+                         **options)  # type: ignore[arg-type]
+
+
+def servers(workdir: Path, *specs: McpServerSpec) -> McpServers:
+    return McpServers(list(specs), workspace=workdir, host_env=dict(os.environ), protected_env=frozenset(),
+                      log_dir=workdir.parent / "logs")
+
+
+def test_a_tool_list_that_pages_forever_fails_at_once_saying_so(workdir: Path) -> None:
+    with servers(workdir, fixture_spec("endless", "--endless-list", startup_timeout=60)) as running:
+        running.start()
+        notices = running.take_notices()
+        assert running.connections["endless"].state == "failed"
+    assert len(notices) == 1 and "did not start" in notices[0]
+    assert f"more than {MAX_TOOLS:,} tools" in notices[0] and "startup_timeout" not in notices[0]
+
+
+def test_a_huge_tool_list_fails_saying_so(workdir: Path) -> None:
+    with servers(workdir, fixture_spec("many", "--many-tools", str(MAX_TOOLS + 1))) as running:
+        running.start()
+        notices = running.take_notices()
+        assert running.tools() == []
+    assert len(notices) == 1 and f"more than {MAX_TOOLS:,} tools" in notices[0]
+
+
+def test_a_list_at_the_limit_is_taken(workdir: Path) -> None:
+    with servers(workdir, fixture_spec("many", "--many-tools", str(MAX_TOOLS))) as running:
+        running.start()
+        assert len(running.tools()) == MAX_TOOLS
+
+
+
+def test_a_flood_on_stderr_is_capped_in_its_log_and_the_server_still_answers(workdir: Path) -> None:
+    flood = 5 * MAX_LOG_BYTES
+    with servers(workdir, fixture_spec("noisy", "--stderr-flood", str(flood))) as running:
+        running.start()
+        echo = running.call_tool("noisy", "echo", {"text": "hi"}, timeout=60, cancel=CancelToken())
+        log = running.connections["noisy"].log_path
+    assert (echo.text, echo.ok) == ("hi", True)
+    assert log is not None
+    size = log.stat().st_size
+    assert MAX_LOG_BYTES // 2 < size <= MAX_LOG_BYTES + 1000
+    assert b"nami: the rest of this server's output was dropped" in log.read_bytes()[-1000:]

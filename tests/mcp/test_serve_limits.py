@@ -1,0 +1,148 @@
+"""``nami mcp serve`` under attack, with real processes: a web page rebinding a name to every loopback
+spelling the server may be bound to, SIGTERM and Ctrl-C while the client keeps stdin open, and a client
+flooding it with calls."""
+
+from __future__ import annotations
+
+import http.client
+import json
+import os
+import signal
+import socket
+import subprocess
+from pathlib import Path
+from urllib.parse import urlsplit
+
+import pytest
+
+from tests.programs import need_mcp
+
+need_mcp()
+
+
+import anyio  # noqa: E402
+
+from tests.mcp.helpers import NAMI, http_server, stdio_session, text_of  # noqa: E402
+
+GREET = """\
+name: greet
+description: Say hello.
+risk: read
+parameters:
+  type: object
+  properties:
+    who: {type: string}
+  required: [who]
+command: [echo, "hello {who}"]
+"""
+INITIALIZE = json.dumps({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
+    "protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "page", "version": "1"}}})
+
+
+@pytest.fixture
+def tools(workdir: Path) -> Path:
+    (workdir / "tools").mkdir()
+    (workdir / "tools" / "greet.yaml").write_text(GREET)
+    return workdir
+
+
+def ipv6_loopback() -> bool:
+    try:
+        socket.create_server(("::1", 0), family=socket.AF_INET6).close()
+    except OSError:
+        return False
+    return True
+
+
+def post(url: str, headers: dict[str, str]) -> int:
+    parts = urlsplit(url)
+    connection = http.client.HTTPConnection(parts.hostname, parts.port, timeout=20)
+    try:
+        connection.request("POST", parts.path, INITIALIZE, {
+            "Content-Type": "application/json", "Accept": "application/json, text/event-stream", **headers})
+        return connection.getresponse().status
+    finally:
+        connection.close()
+
+
+@pytest.mark.parametrize("host", ["127.0.0.1", "127.0.0.2", "localhost", "[::1]", "[0::1]"])
+def test_rebinding_protection_holds_on_every_loopback_address(host: str, tools: Path) -> None:
+    if ":" in host and not ipv6_loopback():
+        pytest.skip("this machine has no IPv6 loopback")
+    with http_server(["--tools", "tools"], tools, host=host) as (url, _process):
+        port = urlsplit(url).port
+        # A page of evil.example whose name now points at this machine: its Host is its own name.
+        assert post(url, {"Host": f"evil.example:{port}"}) == 421
+        # A page of another origin sending to the right Host.
+        assert post(url, {"Host": urlsplit(url).netloc, "Origin": "http://evil.example"}) == 403
+        assert post(url, {"Host": urlsplit(url).netloc}) == 200  # a local client is served
+
+
+@pytest.mark.parametrize("signum", [signal.SIGTERM, signal.SIGINT])
+def test_stdio_ends_on_a_signal_while_the_client_keeps_stdin_open(signum: int, tools: Path) -> None:
+    process = subprocess.Popen([*NAMI, "mcp", "serve", "--tools", "tools"], cwd=tools, stdin=subprocess.PIPE,
+                               stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    assert process.stdin is not None and process.stdout is not None
+    try:
+        process.stdin.write(INITIALIZE.encode() + b"\n")
+        process.stdin.flush()
+        assert json.loads(process.stdout.readline())["id"] == 1  # it serves, reading stdin
+        process.send_signal(signum)
+        try:
+            code = process.wait(timeout=20)
+        except subprocess.TimeoutExpired:
+            pytest.fail(f"nami mcp serve still runs 20 s after {signal.Signals(signum).name} (stdin open)")
+        stderr = process.stderr.read().decode() if process.stderr else ""
+        assert code == 130, stderr
+        assert "Traceback" not in stderr and "interrupted" in stderr
+    finally:
+        if process.poll() is None:
+            process.kill()
+            process.wait()
+        process.stdin.close()
+
+
+HOLD = """\
+name: hold
+description: Count the calls running now (this one included), then hold a second.
+risk: exec
+parameters: {type: object, properties: {}}
+script: |
+  mkdir -p running && touch "running/$$"
+  ls running | wc -l >> counts
+  sleep 1
+  rm "running/$$"
+"""
+
+
+def test_a_flood_of_calls_runs_at_most_max_parallel_tools_at_once(tools: Path, tmp_path: Path) -> None:
+    (tools / "tools" / "hold.yaml").write_text(HOLD)
+    (tools / "agent.yaml").write_text("tools: {builtin: [], files: [tools]}\nlimits: {max_parallel_tools: 2}\n")
+
+    async def scenario() -> list[str]:
+        replies: list[str] = []
+        with open(tmp_path / "server.err", "w") as errlog:
+            async with stdio_session(["mcp", "serve", "-c", "agent.yaml", "--approve", "exec"], tools, errlog) as s:
+                async def one() -> None:
+                    replies.append(text_of(await s.call_tool("hold", {})))
+
+                async with anyio.create_task_group() as group:
+                    for _ in range(10):
+                        group.start_soon(one)
+        return replies
+
+    replies = anyio.run(scenario)
+    assert len(replies) == 10 and all("Error" not in reply for reply in replies), replies
+    counts = [int(n) for n in (tools / "counts").read_text().split()]
+    assert len(counts) == 10 and max(counts) <= 2, counts
+
+
+@pytest.mark.parametrize("stdin", ["null", "closed"])
+def test_stdio_ends_quietly_when_stdin_has_nothing(stdin: str, tools: Path) -> None:
+    def close_stdin() -> None:
+        os.close(0)
+
+    result = subprocess.run([*NAMI, "mcp", "serve", "--tools", "tools"], cwd=tools, capture_output=True, text=True,
+                            stdin=subprocess.DEVNULL, preexec_fn=close_stdin if stdin == "closed" else None,
+                            timeout=60)
+    assert result.returncode == 0 and "Traceback" not in result.stderr, result.stderr
