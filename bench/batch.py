@@ -1,11 +1,12 @@
 """Benchmark: `nami batch run` throughput, in tasks per minute, for 1, 2 and 4 local workers against the
 fake server (each task: a fresh workspace, one tool call, an answer, two checks).
 
-    python bench/batch.py [TASKS] [--delay SECONDS] [--ray]
+    python -m bench.batch [TASKS] [--delay SECONDS] [--ray]
 
 ``--delay`` makes each scripted response wait (a stand-in for a real model's latency, default 0: the
 numbers then measure nami's own cost per task: a worker process, its imports, the workspace, the
 session). ``--ray`` adds a row for a local Ray. Measured here, never asserted in tests: machines differ.
+In the table (`python -m bench`): tasks per minute for 1, 2 and 4 workers, against 1 worker.
 """
 
 from __future__ import annotations
@@ -19,6 +20,7 @@ import tempfile
 import time
 from pathlib import Path
 
+from bench.common import Row, Settings, bench_env, median, nami_command, scratch, write_project
 from nami_yaml.testing import FakeOpenAIServer, call, text, tool_calls
 
 
@@ -38,19 +40,48 @@ def script(server: FakeOpenAIServer, count: int, delay: float) -> None:
                         text("the notes say one, two", delay=delay))
 
 
-def run(folder: Path, tasks: Path, server: FakeOpenAIServer, count: int, delay: float, label: str,
-        options: list[str]) -> None:
+def timed_batch(folder: Path, tasks: Path, server: FakeOpenAIServer, count: int, delay: float, label: str,
+                options: list[str], env: dict[str, str] | None = None) -> tuple[float, int]:
+    """Seconds the whole `nami batch run` took, and how many tasks passed."""
     script(server, count, delay)
     output = folder / f"results-{label.replace(' ', '-')}.jsonl"
-    command = [sys.executable, "-m", "nami_yaml", "batch", "run", str(tasks), "-o", str(output), *options]
+    output.unlink(missing_ok=True)
+    command = [*nami_command(), "batch", "run", str(tasks), "-o", str(output), *options]
     started = time.perf_counter()
-    done = subprocess.run(command, cwd=folder, capture_output=True, text=True)
+    done = subprocess.run(command, cwd=folder, capture_output=True, text=True, env=env, stdin=subprocess.DEVNULL)
     elapsed = time.perf_counter() - started
     rows = [json.loads(line) for line in output.read_text().splitlines()] if output.exists() else []
     passed = sum(r["passed"] for r in rows)
     if passed != count:
         sys.stderr.write(done.stdout + done.stderr)
+    return elapsed, passed
+
+
+def run(folder: Path, tasks: Path, server: FakeOpenAIServer, count: int, delay: float, label: str,
+        options: list[str]) -> None:
+    elapsed, passed = timed_batch(folder, tasks, server, count, delay, label, options)
     print(f"| {label:<10} | {count:>5} | {elapsed:>7.1f} | {count / elapsed * 60:>12.0f} | {passed:>6} |")
+
+
+def measure(settings: Settings) -> list[Row]:
+    count = settings.size(20, 2)
+    with scratch() as home, FakeOpenAIServer() as server:
+        config = write_project(home / "project", server.base_url)
+        tasks = tasks_file(config.parent, count)
+        env = bench_env(home)
+        rates: dict[int, float] = {}
+        for workers in (1, 2, 4):
+            samples = []
+            for _ in range(settings.repeat):
+                elapsed, passed = timed_batch(config.parent, tasks, server, count, 0.0, f"{workers}", [
+                    "--config", str(config), "--workers", str(workers)], env)
+                if passed != count:
+                    raise RuntimeError(f"batch with {workers} workers: {passed} of {count} tasks passed")
+                samples.append(count / elapsed * 60)
+            rates[workers] = median(samples)
+    return [Row(f"batch.workers{w}", f"`nami batch run`, {count} tasks, {w} worker{'s' if w > 1 else ''}",
+                rates[w], "tasks/min", rates[1] if w > 1 else None, "1 worker" if w > 1 else "")
+            for w in (1, 2, 4)]
 
 
 def main() -> None:

@@ -1,5 +1,5 @@
 """What every request carries before the conversation starts: the system prompt and each tool definition,
-in characters as sent and in estimated tokens (``nami context``, bench/tokens.py)."""
+in characters as sent and in estimated tokens (``nami context``, `python -m bench.tokens`)."""
 
 from __future__ import annotations
 

@@ -13,6 +13,7 @@ import json
 import signal
 import sys
 import threading
+import time
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
@@ -54,6 +55,9 @@ class RecordedRequest(dict):  # type: ignore[type-arg]
         self.path = path
         self.headers = headers  # lower-cased names
         self.raw = raw
+        # When each streamed event went out (time.monotonic(), after its flush): lets a benchmark time
+        # how long a client takes to show what arrived. Empty for responses that were not streamed.
+        self.chunk_times: list[float] = []
 
 
 class FakeOpenAIServer:
@@ -184,6 +188,9 @@ def _make_handler(server: FakeOpenAIServer) -> type[BaseHTTPRequestHandler]:
     class Handler(BaseHTTPRequestHandler):
         protocol_version = "HTTP/1.1"
         server_version = "FakeOpenAI/1.0"
+        # Headers and body go out in two writes; with Nagle's algorithm on, a kept-alive connection then
+        # waits for the client's delayed ACK (40 ms on Linux) before every plain response.
+        disable_nagle_algorithm = True
 
         def log_message(self, format: str, *args: Any) -> None:
             pass  # tests and the CLI stay quiet; requests are recorded instead
@@ -212,7 +219,8 @@ def _make_handler(server: FakeOpenAIServer) -> type[BaseHTTPRequestHandler]:
                 self._send_error(400, f"request body is not valid JSON: {exc}")
                 return
             headers = {k.lower(): v for k, v in self.headers.items()}
-            server._record(RecordedRequest(body, path=self.path, headers=headers, raw=raw))
+            recorded = RecordedRequest(body, path=self.path, headers=headers, raw=raw)
+            server._record(recorded)
             problem = server._problem(body)
             if problem:
                 self._send_error(*problem)
@@ -228,7 +236,7 @@ def _make_handler(server: FakeOpenAIServer) -> type[BaseHTTPRequestHandler]:
                 include = bool((body.get("stream_options") or {}).get("include_usage"))
                 chunks = stream_chunks(resp, model=model, completion_id=completion_id, raw=raw,
                                        include_usage=include)
-                self._stream(resp, stream_payloads(resp, chunks, completion_id))
+                self._stream(resp, stream_payloads(resp, chunks, completion_id), recorded.chunk_times)
             else:
                 self._send_bytes(resp.status, completion_bytes(resp, model=model, completion_id=completion_id,
                                                                raw=raw), resp.headers)
@@ -251,7 +259,7 @@ def _make_handler(server: FakeOpenAIServer) -> type[BaseHTTPRequestHandler]:
         def _send_error(self, status: int, message: str) -> None:
             self._send_json(status, error(status, message).error_body or {})
 
-        def _stream(self, resp: ScriptedResponse, payloads: Iterator[bytes]) -> None:
+        def _stream(self, resp: ScriptedResponse, payloads: Iterator[bytes], times: list[float]) -> None:
             # Chunked encoding, so a cut connection (drop_after) is a visible protocol error to the client.
             self.close_connection = True
             try:
@@ -270,6 +278,7 @@ def _make_handler(server: FakeOpenAIServer) -> type[BaseHTTPRequestHandler]:
                     data = b"data: " + payload + b"\n\n"
                     self.wfile.write(b"%x\r\n%s\r\n" % (len(data), data))
                     self.wfile.flush()
+                    times.append(time.monotonic())
                 self.wfile.write(b"0\r\n\r\n")
             except OSError:
                 pass  # the client closed the stream (KeyboardInterrupt, timeout): expected

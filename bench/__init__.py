@@ -1,0 +1,1 @@
+"""nami's benchmarks: `python -m bench` prints them all as one table (see docs/benchmarks.md)."""
