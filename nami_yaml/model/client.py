@@ -6,11 +6,11 @@
 from __future__ import annotations
 
 import contextlib
-import inspect
 import itertools
 import re
 import time
 from collections.abc import Callable, Iterator
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from nami_yaml.errors import ConfigError
@@ -23,7 +23,15 @@ if TYPE_CHECKING:
     import openai
 
 _RESERVED = frozenset({"model", "messages", "tools", "stream", "stream_options"})
+# Options that are the SDK's, not the request body's: create()'s keyword -> the SDK's request option.
+_SDK_OPTIONS = {"extra_headers": "headers", "extra_query": "params", "timeout": "timeout"}
 _NO_KEY = "no-key"  # the SDK refuses to start without a key; keyless local servers ignore it
+
+
+@dataclass(frozen=True)
+class _Request:
+    body: dict[str, Any]  # the JSON sent
+    options: dict[str, Any]  # the SDK's request options (headers, params, timeout)
 
 
 class OpenAIChatModel:
@@ -61,7 +69,6 @@ class OpenAIChatModel:
         self.quirks = resolve_quirks(quirks)
         self._api_key = api_key or _NO_KEY
         self._sdk: openai.OpenAI | None = None
-        self._known: frozenset[str] | None = None  # parameters this SDK version's create() accepts
         self.retry_delay = 0.5  # seconds before the first retry of a broken response; doubles each time
 
     def __repr__(self) -> str:  # never shows the key
@@ -77,7 +84,7 @@ class OpenAIChatModel:
         import openai
 
         sdk = self._client()
-        request = self._request(sdk, messages, tools)
+        request = self._request(messages, tools)
         echo = TextEcho(on_text)
         for attempt in itertools.count():
             try:
@@ -106,35 +113,37 @@ class OpenAIChatModel:
                                       max_retries=self.max_retries, timeout=self.timeout)
         return self._sdk
 
-    def _request(self, sdk: openai.OpenAI, messages: list[dict[str, Any]],
-                 tools: list[dict[str, Any]]) -> dict[str, Any]:
+    def _request(self, messages: list[dict[str, Any]], tools: list[dict[str, Any]]) -> _Request:
         # Fixed key order: identical history gives identical request bytes, which prompt caches need.
-        request: dict[str, Any] = {"model": self.model, "messages": self._messages(messages)}
+        body: dict[str, Any] = {"model": self.model, "messages": self._messages(messages)}
         if tools:
-            request["tools"] = tools
+            body["tools"] = tools
             if self.quirks["no_parallel_tool_calls"]:
-                request["parallel_tool_calls"] = False
-        if self._known is None:
-            self._known = frozenset(inspect.signature(sdk.chat.completions.create).parameters)
-        known = self._known
-        extra_body: dict[str, Any] = dict(self.options.get("extra_body") or {})
+                body["parallel_tool_calls"] = False
+        sdk_options: dict[str, Any] = {}
         for key, value in self.options.items():
-            if key == "extra_body":
+            if key in _SDK_OPTIONS:
+                sdk_options[_SDK_OPTIONS[key]] = value
+            elif key == "extra_body":
                 continue
-            if key == "max_tokens":
-                key = self.quirks["max_tokens_field"]
-            # Server-specific options (top_k, min_p, ...) are unknown to the SDK: send them in the body.
-            if key in known:
-                request[key] = value
-            else:
-                extra_body[key] = value
-        if extra_body:
-            request["extra_body"] = extra_body
+            else:  # server-specific options (top_k, min_p…) included: the body is sent as it is
+                body[self.quirks["max_tokens_field"] if key == "max_tokens" else key] = value
+        body.update(self.options.get("extra_body") or {})
         if self.stream:
-            request["stream"] = True
+            body["stream"] = True
             if self.quirks["stream_usage"]:
-                request["stream_options"] = {"include_usage": True}
-        return request
+                body["stream_options"] = {"include_usage": True}
+        return _Request(body, sdk_options)
+
+    def _send(self, sdk: openai.OpenAI, request: _Request) -> Any:
+        """POST the body as built. The SDK's ``chat.completions.create`` would walk every message and tool
+        definition against its type declarations on every request only to send the same JSON: with a
+        growing history that walk was most of nami's time per step (bench/: per-step overhead)."""
+        from openai import Stream
+        from openai.types.chat import ChatCompletion, ChatCompletionChunk
+
+        return sdk.post("/chat/completions", body=request.body, options=request.options,  # type: ignore[arg-type]
+                        cast_to=ChatCompletion, stream=self.stream, stream_cls=Stream[ChatCompletionChunk])
 
     def _messages(self, messages: list[dict[str, Any]]) -> list[dict[str, Any]]:
         # An assistant turn with only tool calls has no text. Strict servers (llama.cpp) refuse null
@@ -145,10 +154,10 @@ class OpenAIChatModel:
                 for m in messages]
 
     # -- responses ------------------------------------------------------------------------------
-    def _complete_streamed(self, sdk: openai.OpenAI, request: dict[str, Any], echo: TextEcho) -> AssistantTurn:
+    def _complete_streamed(self, sdk: openai.OpenAI, request: _Request, echo: TextEcho) -> AssistantTurn:
         assembly = StreamAssembly()
         # The context manager closes the HTTP response on any exit, KeyboardInterrupt included.
-        with sdk.chat.completions.create(**request) as stream, self._mid_stream(assembly):
+        with self._send(sdk, request) as stream, self._mid_stream(assembly):
             chunks = iter(stream)
             while True:
                 try:
@@ -166,9 +175,9 @@ class OpenAIChatModel:
                     echo(piece)
         return assembly.turn(self._where())
 
-    def _complete_once(self, sdk: openai.OpenAI, request: dict[str, Any], echo: TextEcho) -> AssistantTurn:
+    def _complete_once(self, sdk: openai.OpenAI, request: _Request, echo: TextEcho) -> AssistantTurn:
         try:
-            turn = read_completion(sdk.chat.completions.create(**request))
+            turn = read_completion(self._send(sdk, request))
         except (ValueError, TypeError) as exc:
             raise BrokenResponse(f"malformed response from {self._where()}: the body {_decode_problem(exc)}") from None
         except BrokenResponse as exc:

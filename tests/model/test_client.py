@@ -284,3 +284,14 @@ def test_importing_the_package_does_not_import_openai() -> None:
             "assert 'openai' not in sys.modules, 'openai imported'")
     result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
     assert result.returncode == 0, result.stderr
+
+
+def test_the_sdks_own_options_are_not_sent_in_the_body() -> None:
+    """extra_headers / extra_query go where create() would put them; the body is exactly what nami built."""
+    options = {"extra_headers": {"X-Team": "ops"}, "extra_query": {"api-version": "2"}, "top_p": 0.5}
+    with FakeOpenAIServer(["a"]) as srv:
+        model_for(srv, options=options).complete(USER, TOOLS)
+        sent = recorded = srv.requests[0]
+    assert recorded.headers["x-team"] == "ops" and recorded.path.endswith("?api-version=2")
+    assert not {"extra_headers", "extra_query", "headers"} & set(sent)
+    assert list(sent)[:3] == ["model", "messages", "tools"] and sent["top_p"] == 0.5
