@@ -7,7 +7,11 @@ reported once, and the agent goes on without those tools.
 
 from __future__ import annotations
 
+import hashlib
+import os
+import re
 import threading
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from nami_yaml.config.mcp_servers import server_specs
@@ -61,7 +65,7 @@ def start_tool_servers(project: Project) -> ToolServers:
 
     ctx = project.context
     servers = McpServers(specs, workspace=ctx.workspace, host_env=ctx.host_env, protected_env=ctx.protected_env,
-                         scrub=ctx.env_scrub, log_dir=default_state_dir() / "mcp")
+                         scrub=ctx.env_scrub, log_dir=server_log_dir(ctx.workspace))
     started = ToolServers(servers)
     servers.start()
     tools: dict[str, Tool] = {}
@@ -74,6 +78,14 @@ def start_tool_servers(project: Project) -> ToolServers:
         tools[tool.name] = tool
     project.registry = Registry([*project.registry, *tools.values()])
     return started
+
+
+def server_log_dir(workspace: Path) -> Path:
+    """One folder of server logs per workspace: two projects' servers named alike (``github``) must not share
+    a log, since a failure notice shows the log's last lines."""
+    digest = hashlib.sha256(os.fsencode(os.path.abspath(workspace))).hexdigest()[:12]
+    readable = re.sub(r"[^A-Za-z0-9._-]", "_", os.path.basename(os.path.abspath(workspace)))[:40] or "root"
+    return default_state_dir() / "mcp" / f"{readable}-{digest}"
 
 
 def not_started(project: Project, why: str) -> ToolServers:

@@ -186,3 +186,22 @@ def test_two_servers_making_the_same_tool_name_keep_the_first(workdir: Path) -> 
     assert listed.returncode == 0 and "Traceback" not in listed.stderr, listed.stderr
     assert listed.stdout.count("fx___echo") == 1 and "[MCP server fx_]" in listed.stdout
     assert "MCP tool fx___echo left out: a tool of that name is already loaded" in listed.stderr
+
+
+def test_two_projects_servers_of_one_name_keep_separate_logs(tmp_path: Path) -> None:
+    """A failure notice shows the log's last lines: with one log per server name, two projects running at
+    once would show each other's server output."""
+    from nami_yaml.app import open_project
+
+    logs = {}
+    for project in ("alpha", "beta"):
+        folder = tmp_path / project
+        folder.mkdir()
+        crash = f"import sys; sys.stderr.write('{project}-was-here\\n'); sys.exit(3)"
+        (folder / "agent.yaml").write_text(
+            f"mcp_servers:\n  github: {{command: {json.dumps(sys.executable)}, args: [-c, {json.dumps(crash)}]}}\n")
+        with open_project(folder / "agent.yaml", cwd=folder, tool_servers=True) as opened:
+            assert f"{project}-was-here" in " ".join(opened.take_notices())
+        logs[project] = [p for p in (tmp_path / "home").rglob("github.log") if project in p.read_text()]
+    assert len(logs["alpha"]) == len(logs["beta"]) == 1 and logs["alpha"] != logs["beta"]
+    assert "beta-was-here" not in logs["alpha"][0].read_text()
