@@ -15,6 +15,7 @@ import atexit
 import concurrent.futures
 import contextlib
 import hashlib
+import json
 import os
 import re
 import subprocess
@@ -55,6 +56,9 @@ _TOOL_NAME = re.compile(r"[^A-Za-z0-9_-]")
 MAX_LOG_BYTES = 1_000_000  # of a server's stderr, each time it starts; the rest is read and dropped
 LOG_CATCH_UP = 0.5  # how long a dead server's last stderr may take to reach its log
 MAX_TOOLS = 1000  # one server's tools; more would flood the model's context (and nami's memory)
+# Every request carries every tool's description and schema: a server must not make each one megabytes long.
+MAX_DESCRIPTION = 4_000  # characters; a longer description is cut
+MAX_SCHEMA = 32_000  # characters of the inputSchema as JSON; a larger one leaves the tool out
 
 
 @dataclass
@@ -288,6 +292,8 @@ class McpServers:
             problem = f"its name is {name} once made safe, like another of its tools"
         elif not isinstance(schema, dict) or schema.get("type") != "object":
             problem = "its inputSchema is not an object schema"
+        elif (size := len(json.dumps(schema))) > MAX_SCHEMA:
+            problem = f"its inputSchema is {size:,} characters as JSON (at most {MAX_SCHEMA:,}: it goes with every request)"
         else:
             try:
                 Draft202012Validator.check_schema(schema)
@@ -299,6 +305,10 @@ class McpServers:
         read_only = bool(listed.annotations and listed.annotations.read_only_hint)
         runner = McpRunner(spec.name, listed.name, self, spec.endpoint(), spec.tool_timeout)
         description = listed.description or listed.title or f"{listed.name} (MCP server {spec.name})"
+        if len(description) > MAX_DESCRIPTION:
+            self._notice(f"MCP server {spec.name}: the description of {name} was cut to {MAX_DESCRIPTION:,} of its "
+                         f"{len(description):,} characters (it goes with every request)")
+            description = description[:MAX_DESCRIPTION] + "…"
         return Tool(name=name, description=description, parameters=schema, risk="read" if read_only else "exec",
                     runner=runner, source=spec.where)
 

@@ -45,6 +45,10 @@ async def list_tools(ctx: object, params: types.PaginatedRequestParams | None) -
         count = int(sys.argv[sys.argv.index("--many-tools") + 1])
         return types.ListToolsResult(tools=[types.Tool(name=f"t{n}", input_schema={"type": "object"})
                                             for n in range(count)])
+    if "--huge-schema" in sys.argv:  # one tool whose schema has this many properties
+        count = int(sys.argv[sys.argv.index("--huge-schema") + 1])
+        schema = {"type": "object", "properties": {f"p{n}": {"type": "string"} for n in range(count)}}
+        return types.ListToolsResult(tools=[types.Tool(name="wide", input_schema=schema), *TOOLS[:1]])
     if "--tool-names" in sys.argv:
         names = sys.argv[sys.argv.index("--tool-names") + 1].split(",")
         about = sys.argv[sys.argv.index("--description") + 1] if "--description" in sys.argv else "Named."

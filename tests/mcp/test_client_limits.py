@@ -13,7 +13,7 @@ need_mcp()
 
 from nami_yaml.cancel import CancelToken  # noqa: E402
 from nami_yaml.config.mcp_servers import McpServerSpec  # noqa: E402
-from nami_yaml.mcp.client import MAX_LOG_BYTES, MAX_TOOLS, McpServers  # noqa: E402
+from nami_yaml.mcp.client import MAX_DESCRIPTION, MAX_LOG_BYTES, MAX_TOOLS, McpServers  # noqa: E402
 from tests.mcp.helpers import FIXTURE  # noqa: E402
 
 
@@ -62,3 +62,17 @@ def test_a_flood_on_stderr_is_capped_in_its_log_and_the_server_still_answers(wor
     size = log.stat().st_size
     assert MAX_LOG_BYTES // 2 < size <= MAX_LOG_BYTES + 1000
     assert b"nami: the rest of this server's output was dropped" in log.read_bytes()[-1000:]
+
+
+def test_descriptions_are_cut_and_huge_schemas_left_out(workdir: Path) -> None:
+    """Every request carries every tool's description and schema: a server cannot make them megabytes."""
+    long = fixture_spec("long", "--tool-names", "wordy", "--description", "word " * 10_000)
+    wide = fixture_spec("wide", "--huge-schema", "2000")
+    with servers(workdir, long, wide) as running:
+        running.start()
+        tools = {tool.name: tool for tool in running.tools()}
+        notices = running.take_notices()
+    assert len(tools["long__wordy"].description) == MAX_DESCRIPTION + 1
+    assert "wide__wide" not in tools and "wide__echo" in tools  # the server's other tools still join
+    assert any("description of long__wordy was cut" in n for n in notices)
+    assert any("'wide' left out: its inputSchema is" in n and "characters as JSON" in n for n in notices)
