@@ -23,9 +23,11 @@ MAX_TASK_FILE_BYTES = 50_000_000  # far more than config files: a task set may h
 CHECK_KINDS = ("answer_matches", "file_exists", "file_contains", "command", "called", "not_called")
 JSONL_SUFFIXES = (".jsonl", ".ndjson")
 _TASKS_KEY = re.compile(r"^tasks\s*:", re.M)
-# A task's env reaches its settings, but must not move the model's endpoint: the worker would send the
-# API key of this machine to whatever address a task file wrote (setup commands never see the key).
+# A task's env reaches its settings (NAMI_MODEL picks a model), but must not choose where they come from or
+# where the API key goes: the worker would send this machine's key to whatever address a task file wrote
+# (setup commands never see the key), or load a config, user config or trust store of the file's choosing.
 ENDPOINT_VARIABLES = ("NAMI_BASE_URL", "OPENAI_BASE_URL")
+SETTINGS_VARIABLES = ("NAMI_CONFIG", "XDG_CONFIG_HOME", "XDG_STATE_HOME", "XDG_DATA_HOME", "HOME")
 
 
 @dataclass(frozen=True)
@@ -196,6 +198,10 @@ def _semantic_problems(entries: list[Entry]) -> list[Problem]:
             if name in ENDPOINT_VARIABLES:
                 problems.append(doc.problem((*where, "env", name), f"{name} would choose where your API key is "
                                             "sent; give the endpoint with --base-url or in agent.yaml", key=True))
+            elif name in SETTINGS_VARIABLES:
+                problems.append(doc.problem((*where, "env", name), f"{name} would choose which configuration, "
+                                            "user config or trust store the task runs with; give the agent.yaml "
+                                            "with --config", key=True))
         workspace = task.get("workspace")
         if isinstance(workspace, Mapping):
             problems += _workspace_problems(doc, (*where, "workspace"), workspace)

@@ -9,7 +9,6 @@ from pathlib import Path
 
 from nami_yaml.config.mcp_servers import server_specs
 from nami_yaml.config.settings import Effective
-from nami_yaml.config.trust import needs_trust, trust_state
 from nami_yaml.display import visible
 from nami_yaml.doctor.result import FAIL, OK, WARN, Check
 from nami_yaml.errors import NamiError
@@ -28,12 +27,13 @@ def mcp_check(effective: Effective, config: str | Path | None, *, env: Mapping[s
         require_sdk("agent.yaml's mcp_servers")
     except McpUnavailable as exc:
         return Check("mcp", FAIL, str(exc))
-    if needs_trust(effective) and not trust_state(effective).trusted:
-        return Check("mcp", WARN, f"{names} not started: this agent.yaml is not trusted yet (`nami trust`)")
     from nami_yaml.app.project import open_project
 
     try:
-        with open_project(config, cwd=cwd, env=env, tool_servers=True) as project:
+        with open_project(config, cwd=cwd, env=env, tool_servers=False) as project:
+            if not project.is_trusted():
+                return Check("mcp", WARN, f"{names} not started: this agent.yaml is not trusted yet (`nami trust`)")
+            project.start_servers()
             counts = Counter(getattr(tool.runner, "server", None) for tool in project.registry
                              if tool.runner.kind == "mcp")
             notices = [visible(notice) for notice in project.take_notices()]

@@ -289,3 +289,15 @@ def test_a_task_file_cannot_send_the_api_key_to_an_endpoint_of_its_own(variable:
         assert [request.headers.get("authorization") for request in elsewhere.requests] == []
     assert result.exit_code == 2 and rows == []
     assert f"{variable} would choose where your API key is sent" in result.output
+
+
+@pytest.mark.parametrize("variable", ["NAMI_CONFIG", "XDG_CONFIG_HOME", "XDG_STATE_HOME", "XDG_DATA_HOME", "HOME"])
+def test_a_task_file_cannot_choose_the_configuration_or_trust_store(variable: str,
+                                                                    batch_project: BatchProject) -> None:
+    """NAMI_CONFIG would load an agent.yaml of the file's choosing as the user's own (no trust asked); the
+    XDG folders and HOME would move the user config and the trust store."""
+    evil = batch_project.folder / "evil"
+    tasks_file = batch_project.tasks([{"id": "a", "prompt": "[a] go", "env": {variable: str(evil)}}])
+    result, rows = batch_project.run(str(tasks_file))
+    assert result.exit_code == 2 and rows == []
+    assert f"{variable} would choose which configuration" in result.output and "Traceback" not in result.output

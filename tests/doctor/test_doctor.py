@@ -230,3 +230,13 @@ def test_an_untrusted_project_never_gets_the_key(workdir: Path, key: None) -> No
         trust(workdir)
         assert by_name(run_doctor())["endpoint"].status == OK
         assert seen == [f"/v1/models Bearer {KEY}"]  # once trusted, the key goes where the file says
+
+
+def test_mcp_servers_without_the_extra_fail_with_what_to_install(workdir: Path) -> None:
+    (workdir / "agent.yaml").write_text("mcp_servers:\n  fx: {command: nothing-here}\n")
+    blocked = ("import sys; sys.modules['mcp'] = None\n"  # as on a machine without the extra
+               "from nami_yaml.doctor import run_doctor\n"
+               "check = next(c for c in run_doctor(timeout=1) if c.name == 'mcp')\n"
+               "print(check.status, check.message)\n")
+    shown = subprocess.run([sys.executable, "-c", blocked], capture_output=True, text=True, check=True).stdout
+    assert shown.startswith(f"{FAIL} agent.yaml's mcp_servers needs the MCP SDK") and "pip install" in shown
