@@ -17,7 +17,8 @@ from nami_yaml.app.economy import token_economy
 from nami_yaml.app.project import Project, Trust, open_project
 from nami_yaml.app.safety import Safeguards
 from nami_yaml.app.sessions import record_session, resume_session
-from nami_yaml.config.settings import Effective, with_model
+from nami_yaml.config.effective import Effective
+from nami_yaml.config.settings import with_model
 from nami_yaml.errors import ConfigError
 from nami_yaml.model.types import Model
 from nami_yaml.policy.approval import Approver

@@ -6,7 +6,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from nami_yaml.agent.hooks import AfterRun, BeforeRequest
-from nami_yaml.config.settings import Effective
+from nami_yaml.config.effective import Effective
 from nami_yaml.errors import ConfigError
 from nami_yaml.model.types import Model
 from nami_yaml.session.compaction import CompactionSettings, Compactor

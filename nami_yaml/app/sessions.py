@@ -7,11 +7,11 @@ import hashlib
 import json
 from typing import TYPE_CHECKING, Any
 
-from nami_yaml import __version__
-from nami_yaml.runtime import session_spill_dir
+from nami_yaml.runners.spill import session_spill_dir
 from nami_yaml.session.loader import LoadedSession, load_session
 from nami_yaml.session.store import SessionRefused, SessionStore, new_session_id
 from nami_yaml.session.writer import SessionWriter, now_iso
+from nami_yaml.version import __version__
 
 if TYPE_CHECKING:
     from nami_yaml.app.agent import Agent

@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, Any
 from nami_yaml.config.mcp_servers import server_specs
 from nami_yaml.registry.registry import Registry
 from nami_yaml.registry.tool import Tool
-from nami_yaml.runtime import default_state_dir
+from nami_yaml.xdg import default_state_dir
 
 if TYPE_CHECKING:
     from nami_yaml.app.project import Project

@@ -8,14 +8,15 @@ from pathlib import Path
 
 import click
 
+from nami_yaml.app.toolset import build_registry, check_toolset
+from nami_yaml.app.trust_summary import summary
 from nami_yaml.cli.common import EXIT_ERROR, EXIT_OK, config_option, handle_errors, painted_summary, settings
 from nami_yaml.cli.style import terminal
 from nami_yaml.config.files import find_config
 from nami_yaml.config.mcp_servers import check_problems as mcp_check_problems
 from nami_yaml.config.mcp_servers import server_specs
 from nami_yaml.config.settings import mask
-from nami_yaml.config.toolset import build_registry, check_toolset
-from nami_yaml.config.trust import remember, summary, trust_state
+from nami_yaml.config.trust import remember, trust_state
 from nami_yaml.display import safe_json, visible_line
 from nami_yaml.errors import ERROR, ConfigError, Problem, SpecError
 from nami_yaml.policy.layers import rule_problems

@@ -14,7 +14,7 @@ from pathlib import Path
 
 from nami_yaml.agent.hooks import Decision, strictest
 from nami_yaml.agent.toolbox import PreparedCall
-from nami_yaml.config.settings import Effective
+from nami_yaml.config.effective import Effective
 from nami_yaml.errors import Problem, SpecError
 from nami_yaml.policy.permissions import RiskPolicy
 from nami_yaml.policy.rules import RuleSet, load_rules

@@ -9,9 +9,9 @@ from pathlib import Path
 import pytest
 
 from nami_yaml.agent.hooks import Decision
+from nami_yaml.app.toolset import BUILTIN_DIR
 from nami_yaml.cli.approve import approval_text, terminal_approver
 from nami_yaml.cli.style import Paint
-from nami_yaml.config.toolset import BUILTIN_DIR
 from nami_yaml.policy.approval import ApprovalRequest
 from nami_yaml.registry.executor import Executor, PreparedToolCall
 from nami_yaml.registry.loader import load_tools

@@ -8,7 +8,7 @@ import pytest
 
 from nami_yaml.config.files import find_config, read_config, user_config_path
 from nami_yaml.errors import ConfigError, SpecError
-from nami_yaml.runtime import xdg_folder
+from nami_yaml.xdg import xdg_folder
 
 
 def write(path: Path, text: str) -> Path:

@@ -8,12 +8,13 @@ from pathlib import Path
 
 from click.testing import CliRunner, Result
 
+from nami_yaml.app.protected import MCP_SERVER, protected_paths
+from nami_yaml.app.toolset import build_registry
+from nami_yaml.app.trust_summary import summary
 from nami_yaml.cli.main import cli
 from nami_yaml.config.mcp_servers import server_specs
-from nami_yaml.config.protected import MCP_SERVER, protected_paths
 from nami_yaml.config.settings import load_settings
-from nami_yaml.config.toolset import build_registry
-from nami_yaml.config.trust import summary, trust_state
+from nami_yaml.config.trust import trust_state
 from nami_yaml.policy.sensitive_paths import sensitive_reason
 
 

@@ -14,8 +14,8 @@ from pathlib import Path
 import pytest
 
 from nami_yaml.agent.hooks import Decision
+from nami_yaml.app.toolset import builtin_catalog
 from nami_yaml.cli.approve import approval_text, terminal_approver
-from nami_yaml.config.toolset import builtin_catalog
 from nami_yaml.policy.approval import ApprovalRequest
 from nami_yaml.policy.permissions import RiskPolicy
 from nami_yaml.policy.sensitive_paths import ProtectedPaths

@@ -8,8 +8,8 @@ from pathlib import Path
 
 import pytest
 
+from nami_yaml.app.toolset import build_registry, builtin_catalog, tool_files
 from nami_yaml.config.settings import DEFAULT_BUILTINS, load_settings
-from nami_yaml.config.toolset import build_registry, builtin_catalog, tool_files
 from nami_yaml.errors import ConfigError, SpecError
 
 
