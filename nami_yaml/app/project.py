@@ -81,9 +81,9 @@ class Project:
         if self.servers.started:
             return
         if self.is_trusted():
-            self.servers = start_tool_servers(self)
+            self.servers, self.registry = start_tool_servers(self.settings, self.context, self.registry)
         else:
-            self.servers = not_started(self, "this agent.yaml is not trusted yet (`nami trust`)")
+            self.servers = not_started(self.settings, "this agent.yaml is not trusted yet (`nami trust`)")
 
     def take_notices(self) -> list[str]:
         """Problems of its tool sources not reported yet (an MCP server that did not start or died), once each."""

@@ -9,12 +9,26 @@ from pathlib import Path
 
 from nami_yaml.config.effective import Effective
 from nami_yaml.config.mcp_servers import trust_lines as mcp_trust_lines
-from nami_yaml.config.trust import COMPILED_SUFFIXES, OUTSIDE, covered_files, prompt_file
+from nami_yaml.config.trust import (
+    COMPILED_SUFFIXES,
+    OUTSIDE,
+    TrustState,
+    covered_files,
+    prompt_file,
+    trust_state,
+)
 from nami_yaml.config.trust_diff import changes_since_trusted, reviewable, shown
 from nami_yaml.display import visible
 from nami_yaml.registry.overview import programs, runner_overview
 from nami_yaml.registry.registry import Registry
 from nami_yaml.registry.tool import Tool
+
+
+def trust_review(effective: Effective) -> tuple[TrustState, list[str]]:
+    """For ``nami trust``: the project's trust state and the summary a person reads before trusting it."""
+    from nami_yaml.app.toolset import build_registry
+
+    return trust_state(effective), summary(effective, build_registry(effective))
 
 
 def summary(effective: Effective, registry: Registry) -> list[str]:

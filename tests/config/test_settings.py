@@ -14,12 +14,7 @@ from nami_yaml.config.effective import env_scrub_rules, protected_env_names
 from nami_yaml.config.prompt import system_prompt
 from nami_yaml.config.settings import load_settings, mask
 from nami_yaml.errors import SpecError
-
-
-def write(path: Path, text: str) -> Path:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(text, encoding="utf-8")
-    return path
+from tests.helpers import write
 
 
 def env_for(home: Path, **extra: str) -> dict[str, str]:
