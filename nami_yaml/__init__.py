@@ -10,7 +10,7 @@ import os as _os
 import sys as _sys
 from typing import TYPE_CHECKING, Any
 
-__version__ = "0.1.0"
+from nami_yaml.version import __version__
 
 if TYPE_CHECKING:
     from nami_yaml.agent.hooks import Decision

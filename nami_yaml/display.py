@@ -65,3 +65,15 @@ def visible_json(text: str) -> str:
     character written as a ``\\u`` escape: outside strings valid JSON is plain ASCII, so whatever
     matches sits inside a string, and a parser reads the same values."""
     return _CONTROL.sub(_json_escape, text)
+
+
+def summarize_arguments(args: dict[str, Any], limit: int = 60) -> str:
+    """``key=value`` pairs for progress lines and approval prompts; long values show their size only."""
+    parts = []
+    for key, value in args.items():
+        text = json.dumps(value, ensure_ascii=False)
+        if len(text) > limit:
+            size = len(value) if isinstance(value, str) else len(text)
+            text = f"<{size:,} chars>"
+        parts.append(f"{key}={text}")
+    return " ".join(parts)

@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import glob as globlib
 import os
-from collections.abc import Mapping
 from pathlib import Path
 
 TOOL_SUFFIXES = (".yaml", ".yml")
@@ -35,11 +34,3 @@ def expand_tool_paths(spec: str, base: Path) -> list[Path]:
             found.extend(Path(root) / f for f in sorted(files) if f.endswith(TOOL_SUFFIXES))
         return found
     return [target] if target.exists() else []
-
-
-def user_data_dir(env: Mapping[str, str] | None = None) -> Path:
-    """nami's folder for the user's data (sessions): ``$XDG_DATA_HOME/nami``, else ``~/.local/share/nami``.
-    A relative ``$XDG_DATA_HOME`` is ignored, as the XDG spec says (see runtime.xdg_folder)."""
-    from nami_yaml.runtime import xdg_folder
-
-    return xdg_folder("XDG_DATA_HOME", ".local/share", env) / "nami"

@@ -1,4 +1,5 @@
-"""The directions of dependency in docs (and shared/architecture.md), checked on the import statements."""
+"""The directions of dependency in docs/contributing.md (and shared/architecture.md), checked on the import
+statements: every import counts, at the top of a file, inside a function or under ``TYPE_CHECKING``."""
 
 from __future__ import annotations
 
@@ -18,8 +19,8 @@ FORBIDDEN = {
     "registry": ("openai", "nami_yaml.agent", "nami_yaml.cli", "nami_yaml.app"),
     "runners": ("openai", "nami_yaml.agent", "nami_yaml.cli", "nami_yaml.app"),
     "builtins": ("openai", "nami_yaml.agent", "nami_yaml.cli", "nami_yaml.app"),
-    "policy": ("nami_yaml.cli", "click"),
-    "config": ("nami_yaml.cli", "click"),
+    "policy": ("nami_yaml.cli", "nami_yaml.runners", "nami_yaml.app", "click"),
+    "config": ("nami_yaml.cli", "nami_yaml.runners", "nami_yaml.registry", "nami_yaml.app", "click"),
     "app": ("nami_yaml.cli", "click"),
     "doctor": ("nami_yaml.cli", "click", "openai"),
     "session": ("nami_yaml.cli", "nami_yaml.app", "click", "openai"),
@@ -30,14 +31,105 @@ FORBIDDEN = {
 SDK = ("mcp", "mcp_types", "uvicorn")  # the mcp extra: only nami_yaml/mcp/ speaks the protocol
 
 
-def imports(path: Path) -> set[str]:
+LEAVES = ("errors", "result", "cancel", "display", "procfs", "xdg", "env_secrets", "version")
+
+
+def module_name(path: Path) -> str:
+    parts = list(path.relative_to(PACKAGE.parent).with_suffix("").parts)
+    return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
+
+
+def imported_modules(path: Path) -> set[str]:
+    """Every module a file imports, by its full name (relative imports resolved); ``from a import b`` is
+    module ``a.b`` when that is a module, else ``a``."""
+    here = module_name(path)
+    package = here if path.name == "__init__.py" else here.rpartition(".")[0]
     names: set[str] = set()
     for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
         if isinstance(node, ast.Import):
             names.update(alias.name for alias in node.names)
-        elif isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
-            names.add(node.module)
+        elif isinstance(node, ast.ImportFrom):
+            base = node.module or ""
+            if node.level:
+                parent = package.split(".")[: len(package.split(".")) - node.level + 1]
+                base = ".".join([*parent, *([node.module] if node.module else [])])
+            names.add(base)
+            names.update(f"{base}.{alias.name}" for alias in node.names)
     return names
+
+
+def imports(path: Path) -> set[str]:
+    return {name for name in imported_modules(path) if name}
+
+
+def import_graph() -> dict[str, set[str]]:
+    """nami_yaml's files and the files each imports."""
+    files = {module_name(path): path for path in PACKAGE.rglob("*.py")}
+    return {name: {other for other in imports(path) if other in files and other != name}
+            for name, path in files.items()}
+
+
+def cycles(graph: dict[str, set[str]]) -> list[list[str]]:
+    """The strongly connected components of more than one file (Tarjan's algorithm, iteratively)."""
+    index: dict[str, int] = {}
+    low: dict[str, int] = {}
+    on_stack: set[str] = set()
+    stack: list[str] = []
+    found: list[list[str]] = []
+    for root in sorted(graph):
+        if root in index:
+            continue
+        work = [(root, iter(sorted(graph[root])))]
+        index[root] = low[root] = len(index)
+        stack.append(root)
+        on_stack.add(root)
+        while work:
+            node, children = work[-1]
+            child = next(children, None)
+            if child is not None:
+                if child not in index:
+                    index[child] = low[child] = len(index)
+                    stack.append(child)
+                    on_stack.add(child)
+                    work.append((child, iter(sorted(graph[child]))))
+                elif child in on_stack:
+                    low[node] = min(low[node], index[child])
+                continue
+            work.pop()
+            if work:
+                low[work[-1][0]] = min(low[work[-1][0]], low[node])
+            if low[node] == index[node]:
+                component = []
+                while True:
+                    member = stack.pop()
+                    on_stack.discard(member)
+                    component.append(member)
+                    if member == node:
+                        break
+                if len(component) > 1:
+                    found.append(sorted(component))
+    return found
+
+
+def test_no_import_cycle_between_files() -> None:
+    assert cycles(import_graph()) == []
+
+
+def test_the_cycle_finder_finds_cycles() -> None:
+    assert cycles({"a": {"b"}, "b": {"c"}, "c": {"a"}, "d": {"a"}}) == [["a", "b", "c"]]
+    assert cycles({"a": {"b"}, "b": set()}) == []
+
+
+def test_imports_are_read_however_they_are_written(tmp_path: Path) -> None:
+    # The counting itself: relative, function-level and TYPE_CHECKING imports are all edges.
+    graph = import_graph()
+    assert "nami_yaml.app.agent" in graph["nami_yaml.app"]  # `from nami_yaml.app.agent import …` in __init__
+    assert "nami_yaml.app" in graph["nami_yaml"]  # under TYPE_CHECKING in the package root
+
+
+@pytest.mark.parametrize("leaf", LEAVES)
+def test_leaf_modules_import_nothing_of_nami(leaf: str) -> None:
+    assert {name for name in imports(PACKAGE / f"{leaf}.py") if name.startswith("nami_yaml")} == set()
 
 
 @pytest.mark.parametrize("package", sorted(FORBIDDEN))
@@ -69,13 +161,6 @@ def test_commands_without_mcp_do_not_import_the_sdk(args: list[str], tmp_path: P
     assert result.stdout.strip().endswith("clean"), result.stderr
 
 
-def test_path_helpers_have_a_neutral_home() -> None:
-    for path in sorted((PACKAGE / "config").rglob("*.py")):
-        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
-            if isinstance(node, ast.ImportFrom) and node.module == "nami_yaml.registry.loader":
-                assert not {a.name for a in node.names} & {"expand_tool_paths", "display_path"}, path
-
-
 def test_only_the_cli_prints() -> None:
     printing = []
     for path in sorted(PACKAGE.rglob("*.py")):
@@ -86,3 +171,32 @@ def test_only_the_cli_prints() -> None:
             if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id in ("print", "input"):
                 printing.append(f"{relative}:{node.lineno}")
     assert printing == []
+
+
+def _calls(path: Path, name: str) -> list[int]:
+    """Lines of ``path`` that call ``name(…)`` (a plain name or an attribute)."""
+    lines = []
+    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+        if isinstance(node, ast.Call):
+            called = node.func.id if isinstance(node.func, ast.Name) else getattr(node.func, "attr", None)
+            if called == name:
+                lines.append(node.lineno)
+    return lines
+
+
+def test_one_agent_builder() -> None:
+    """Agents are made in one place (app/agent.py's build_agent); guards only in app/; the CLI, batch, mcp
+    serve and the Python API reach them through it."""
+    made = {str(path.relative_to(PACKAGE)): _calls(path, "Agent") for path in PACKAGE.rglob("*.py")}
+    assert {path for path, lines in made.items() if lines} == {"app/agent.py"}
+    guards = {str(path.relative_to(PACKAGE)) for path in PACKAGE.rglob("*.py") if _calls(path, "Guards")}
+    assert guards and all(path.startswith("app/") for path in guards), guards
+    for front_end in ("cli/run.py", "batch/task_run.py", "app/serving.py"):
+        assert _calls(PACKAGE / front_end, "build_agent") or _calls(PACKAGE / front_end, "library_build_agent") \
+            or _calls(PACKAGE / front_end, "open_project_for"), front_end
+    assert not _calls(PACKAGE / "batch" / "task_run.py", "open_project")
+
+
+def test_sessions_take_plain_values() -> None:
+    """The session writer subscribes to events; nothing in app/sessions.py knows the Agent."""
+    assert not {name for name in imports(PACKAGE / "app" / "sessions.py") if name.startswith("nami_yaml.app")}

@@ -7,8 +7,8 @@ from pathlib import Path
 
 import pytest
 
+from nami_yaml.app.toolset import BUILTIN_DIR
 from nami_yaml.builtins import files
-from nami_yaml.config.toolset import BUILTIN_DIR
 from nami_yaml.diffs import NO_NEWLINE, FileChange, preview_call, preview_edit, preview_write
 from nami_yaml.registry.executor import Executor, PreparedToolCall
 from nami_yaml.registry.loader import load_tools

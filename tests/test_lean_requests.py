@@ -9,7 +9,7 @@ from pathlib import Path
 
 from nami_yaml.app import open_project
 from nami_yaml.testing import FakeOpenAIServer, text
-from tests.cli.test_run_cli import nami
+from tests.helpers import run_nami
 
 BUDGET = 4_200
 
@@ -29,7 +29,7 @@ MUST_SAY = {
 
 def test_system_prompt_and_default_tools_fit_the_budget_as_sent(workdir: Path) -> None:
     with FakeOpenAIServer([text("hi")]) as server:
-        result = nami(server, "run", "hi", cwd=workdir)
+        result = run_nami(server, "run", "hi", cwd=workdir)
     assert result.returncode == 0, result.stderr
     raw = server.raw_requests[0].decode("utf-8")
     body = json.loads(raw)

@@ -8,18 +8,12 @@ from pathlib import Path
 import pytest
 
 from nami_yaml.paths import expand_tool_paths, path_for_messages
-
-
-def write(folder: Path, name: str, text: str) -> Path:
-    path = folder / name
-    path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(text, encoding="utf-8")
-    return path
+from tests.helpers import write
 
 
 def test_expand_tool_paths(workdir: Path) -> None:
     for name in ("a.yaml", "sub/b.yml", "sub/deeper/c.yaml", ".hidden/d.yaml", "__pycache__/e.yaml", "notes.txt"):
-        write(workdir, name, "x: 1\n")
+        write(workdir / name, "x: 1\n")
     found = expand_tool_paths("", workdir)
     assert [p.relative_to(workdir).as_posix() for p in found] == ["a.yaml", "sub/b.yml", "sub/deeper/c.yaml"]
     assert expand_tool_paths("sub/b.yml", workdir) == [workdir / "sub/b.yml"]

@@ -7,7 +7,7 @@ import stat
 import time
 from pathlib import Path
 
-from nami_yaml.runtime import session_spill_dir, spill_dir_is_ours
+from nami_yaml.runners.spill import session_spill_dir, spill_dir_is_ours
 
 
 def test_each_session_gets_its_own_folder(tmp_path: Path) -> None:
@@ -57,7 +57,7 @@ def test_a_command_that_saved_nothing_leaves_no_folder_behind(workdir: Path, tem
     import sys
 
     output = temp_home / ".local" / "state" / "nami" / "output"
-    saving = ("from nami_yaml.runtime import session_spill_dir; import sys; from pathlib import Path;"
+    saving = ("from nami_yaml.runners.spill import session_spill_dir; import sys; from pathlib import Path;"
               "empty, used = session_spill_dir(Path(sys.argv[1])), session_spill_dir(Path(sys.argv[1]));"
               "(used / 'out.txt').write_text('kept')")
     subprocess.run([sys.executable, "-c", saving, str(output)], check=True)

@@ -1,6 +1,8 @@
 """What the loop reports while it runs. The CLI renders these; ``--json`` prints one ``to_json()`` per line.
 
-History events (``history_*``) carry whole messages for session files; they are not part of ``--json``.
+History events (``history_*``) carry whole messages for session files, and the accounting and compaction
+hooks publish theirs (``usage_counted``, ``compacted``) on the same bus for the same readers; none of these
+are part of ``--json`` (:data:`SESSION_EVENTS`).
 """
 
 from __future__ import annotations
@@ -142,12 +144,30 @@ class HistoryReplaced(_Event):
     type: str = field(default="history_replace", init=False)
 
 
+@dataclass
+class UsageCounted(_Event):
+    """One model request as the accounting counted it (``record``: its tokens, estimated or reported, and
+    cost), for session files."""
+
+    record: dict[str, Any]
+    type: str = field(default="usage_counted", init=False)
+
+
+@dataclass
+class Compacted(_Event):
+    """What a compaction did (``record``), for session files; the new history follows as history_replace."""
+
+    record: dict[str, Any]
+    type: str = field(default="compacted", init=False)
+
+
 Event = (
     TextDelta | MessageEvent | ToolCallEvent | ToolResultEvent | UsageEvent | FinalEvent | ErrorEvent
-    | ApprovalEvent | DryRunEvent | MessageAppended | HistoryReplaced
+    | ApprovalEvent | DryRunEvent | MessageAppended | HistoryReplaced | UsageCounted | Compacted
 )
 
 HISTORY_EVENTS = frozenset({"history_append", "history_replace"})
+SESSION_EVENTS = HISTORY_EVENTS | {"usage_counted", "compacted"}  # for session files, not for --json
 
 
 class EventBus:

@@ -104,6 +104,27 @@ class StopRun(Exception):
         self.status = status
 
 
+NOBODY_TO_ASK = "approval is needed and there is no one to ask"
+
+
+def answer(ask: Asker | None, call: PreparedCall, pending: Decision) -> tuple[Decision, dict[str, Any]]:
+    """Settle a decision of ``ask``: the asker's answer as a Decision (a bool is the user's yes or no), and
+    details for the record when asking failed. Nobody to ask, or an asker that fails, is a no. A deny is
+    never asked: only ``ask`` comes here."""
+    assert pending.action == "ask", "only a decision of ask is asked about"
+    if ask is None:
+        return Decision.deny(NOBODY_TO_ASK, "no approver"), {}
+    try:
+        reply = ask(call, pending)
+    except Exception as exc:  # an approval that cannot be asked is a "no"
+        return Decision.deny(None, "user"), {"approval_error": f"{type(exc).__name__}: {exc}"}
+    if isinstance(reply, Decision):
+        if reply.action == "ask":  # an asker cannot pass the question on: nobody said yes
+            return Decision.deny(reply.reason or NOBODY_TO_ASK, reply.source or "no approver"), {}
+        return reply, {}
+    return Decision("allow" if reply else "deny", None, "user"), {}
+
+
 @dataclass
 class Hooks:
     before_tool: list[BeforeTool] = field(default_factory=list)

@@ -41,10 +41,17 @@ class RunOutcome:
     status: Status
     final_text: str | None
     error: str | None  # why the run stopped; for "answered", a note (the answer was cut off)
-    usage: Usage
     steps: int
     messages: list[dict[str, Any]] = field(default_factory=list)  # the whole history after the run
-    totals: dict[str, Any] = field(default_factory=dict)  # from after_run hooks: token totals, cost
+    # From the after_run hooks: the run's one count of requests, tokens (estimated where the server reported
+    # none) and cost. The loop counts nothing itself: an accounting hook (an Agent's usage meter) does.
+    totals: dict[str, Any] = field(default_factory=dict)
+
+    @property
+    def usage(self) -> Usage:
+        """The run's tokens, from ``totals``; ``reported`` is False when the server reported none (or no
+        accounting hook counted)."""
+        return usage_of(self.totals)
 
 
 @dataclass
@@ -53,7 +60,6 @@ class RunState:
 
     history: History
     tools: list[dict[str, Any]]
-    usage: Usage = field(default_factory=lambda: Usage(reported=False))  # until a server reports some
     steps: int = 0
     last_usage: Usage | None = None
     streamed: list[str] | None = None  # text of the model request in flight, as it arrived
@@ -89,8 +95,7 @@ class AgentLoop:
             _keep_partial_answer(history, state.streamed)
             return self._finish(state, "interrupted", None, INTERRUPTED_RUN)
         steps = f"{self.max_steps} step{'s' if self.max_steps != 1 else ''}"
-        message = (f"Stopped after {steps} without a final answer (max_steps reached). Let the agent go "
-                   "on with `nami run --continue \"go on\"` (or another turn in chat), or raise the step limit.")
+        message = f"Stopped after {steps} without a final answer (max_steps reached)."
         return self._finish(state, "max_steps", None, message)
 
     def step(self, state: RunState) -> RunOutcome | None:
@@ -103,8 +108,6 @@ class AgentLoop:
             return turn
         state.steps += 1
         state.last_usage = turn.usage
-        if turn.usage is not None:
-            state.usage.add(turn.usage)
         state.history.append(turn.to_message())
         if turn.usage is not None:
             self._emit(UsageEvent(**usage_dict(turn.usage)))
@@ -178,13 +181,27 @@ class AgentLoop:
         self._emit(TextDelta(text))
 
     def _finish(self, state: RunState, status: Status, text: str | None, error: str | None) -> RunOutcome:
-        outcome = RunOutcome(status=status, final_text=text, error=error, usage=state.usage, steps=state.steps,
+        outcome = RunOutcome(status=status, final_text=text, error=error, steps=state.steps,
                              messages=state.history.messages)
         for hook in self.hooks.after_run:
             outcome.totals.update(hook(outcome) or {})
-        self._emit(FinalEvent(text=text, status=status, usage=usage_dict(state.usage), error=error,
-                              totals=outcome.totals or None, usage_reported=state.usage.reported))
+        usage = outcome.usage
+        self._emit(FinalEvent(text=text, status=status, usage=usage_dict(usage), error=error,
+                              totals=outcome.totals or None, usage_reported=usage.reported))
         return outcome
+
+
+def usage_of(totals: dict[str, Any]) -> Usage:
+    """The token fields of an accounting hook's totals, as a Usage."""
+
+    def count(key: str) -> int:
+        value = totals.get(key)
+        return int(value) if isinstance(value, (int, float)) else 0
+
+    requests = count("requests")
+    reported = requests > 0 and count("estimated_requests") < requests
+    return Usage(count("prompt_tokens"), count("completion_tokens"), count("cached_tokens"), count("reasoning_tokens"),
+                 reported=reported)
 
 
 def _keep_partial_answer(history: History, streamed: list[str] | None) -> None:

@@ -11,7 +11,7 @@ from typing import Any
 
 from nami_yaml.agent.events import ApprovalEvent, Event, ToolCallEvent, ToolResultEvent
 from nami_yaml.agent.history import History
-from nami_yaml.agent.hooks import CallRecord, Decision, Hooks, strictest
+from nami_yaml.agent.hooks import CallRecord, Decision, Hooks, answer, strictest
 from nami_yaml.agent.toolbox import READ, PreparedCall, Toolbox
 from nami_yaml.cancel import CancelToken
 from nami_yaml.model.types import AssistantTurn, ToolCall
@@ -24,7 +24,6 @@ CUT_OFF = (
 NOT_RUN = "Error: Not run: the user interrupted the run before this call started."
 INTERRUPTED = "Error: Interrupted by the user while this call was running."
 ABANDONED = "Error: Interrupted by the user; the call did not stop in time, so its outcome is unknown."
-NOBODY_TO_ASK = "approval is needed and there is no one to ask"
 RETRY_HINT = "Do not retry the same call; ask the user or try another way."
 
 _POLL = 0.2  # seconds between checks of the cancel switch while tools run
@@ -106,25 +105,13 @@ class ToolPhase:
             decided = Decision.allow() if slot.prepared.risk == READ else Decision.ask()
         return decided
 
-    def _ask(self, slot: _Slot, pending: Decision) -> tuple[Decision, dict[str, Any]]:
-        assert slot.prepared is not None
-        if self.hooks.ask is None:
-            return Decision.deny(NOBODY_TO_ASK, "no approver"), {}
-        try:
-            answer = self.hooks.ask(slot.prepared, pending)
-        except Exception as exc:  # an approval that cannot be asked is a "no"
-            return Decision.deny(None, "user"), {"approval_error": f"{type(exc).__name__}: {exc}"}
-        if isinstance(answer, Decision):
-            return answer, {}
-        return Decision("allow" if answer else "deny", None, "user"), {}
-
     def _approved(self, slot: _Slot) -> bool:
         """Settle an ``ask`` or ``deny`` before the call starts; a refusal becomes the call's result."""
         assert slot.prepared is not None and slot.decision is not None
         extra: dict[str, Any] = {}
         asked = slot.decision.action == "ask"
         if asked:
-            slot.decision, extra = self._ask(slot, slot.decision)
+            slot.decision, extra = answer(self.hooks.ask, slot.prepared, slot.decision)
         decision = slot.decision
         approved = decision.action == "allow"
         if approved and not asked and slot.prepared.risk == READ:

@@ -1,11 +1,14 @@
 """Assembly and the public Python API: settings + trust + tool sources -> a ready Agent.
 
-The CLI, and later the MCP server and batch workers, build agents here, never in cli/.
+Every front end (the CLI, ``mcp serve``, batch workers, the Python API) builds its agent or its guards
+here (``build_agent``, ``Guards``), never in cli/.
 """
 
 from __future__ import annotations
 
-from nami_yaml.app.agent import Agent, build_model, load_agent
+from nami_yaml.app.agent import Agent, build_agent, build_model, load_agent, open_project_for
+from nami_yaml.app.guards import Asking, Guards
+from nami_yaml.app.options import AgentOptions
 from nami_yaml.app.project import (
     Project,
     Trust,
@@ -18,5 +21,6 @@ from nami_yaml.app.project import (
     tool_settings,
 )
 
-__all__ = ["Agent", "Project", "Trust", "TrustRequest", "UntrustedProject", "build_model", "ensure_trusted",
-           "load_agent", "open_project", "read_settings", "runtime_context", "tool_settings"]
+__all__ = ["Agent", "AgentOptions", "Asking", "Guards", "Project", "Trust", "TrustRequest", "UntrustedProject",
+           "build_agent", "build_model", "ensure_trusted", "load_agent", "open_project", "open_project_for",
+           "read_settings", "runtime_context", "tool_settings"]

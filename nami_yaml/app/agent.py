@@ -1,56 +1,53 @@
 """The public Python API: an agent built from an agent.yaml (or plain values), run from a script, a
-notebook, a CI job or a web service. The CLI is one user of it; nothing here prints or prompts."""
+notebook, a CI job or a web service; and :func:`build_agent`, the one place agents are assembled (the CLI,
+batch workers and ``Agent.from_config`` all build theirs here). Nothing here prints or prompts."""
 
 from __future__ import annotations
 
 import queue
 import threading
-from collections.abc import Callable, Collection, Iterator, Mapping, Sequence
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-from nami_yaml.agent.events import HISTORY_EVENTS, ErrorEvent, Event, EventBus, FinalEvent
+from nami_yaml.agent.events import SESSION_EVENTS, ErrorEvent, Event, EventBus, FinalEvent
 from nami_yaml.agent.history import History
-from nami_yaml.agent.hooks import BeforeTool
 from nami_yaml.agent.loop import AgentLoop, RunOutcome
 from nami_yaml.app.economy import token_economy
-from nami_yaml.app.project import Project, Trust, open_project
-from nami_yaml.app.safety import Safeguards
-from nami_yaml.app.sessions import record_session, resume_session
-from nami_yaml.config.settings import Effective, with_model
+from nami_yaml.app.guards import Asking, Guards
+from nami_yaml.app.options import AgentOptions, EventSink
+from nami_yaml.app.project import Project, open_project
+from nami_yaml.app.sessions import SessionFacts, continue_session, new_session
+from nami_yaml.config.effective import Effective
+from nami_yaml.config.settings import with_model
 from nami_yaml.errors import ConfigError
 from nami_yaml.model.types import Model
-from nami_yaml.policy.approval import Approver
+from nami_yaml.runners.spill import session_spill_dir
 from nami_yaml.session.cost import CostLimit, Pricing
 from nami_yaml.session.loader import LoadedSession
 from nami_yaml.session.store import SessionStore
 from nami_yaml.session.writer import SessionWriter
 
-EventSink = Callable[[Event], None]
-
 
 class Agent:
     """A model, a registry of tools and a conversation. ``run`` returns the outcome; ``stream`` yields the
-    events ``nami run --json`` prints. ``approve`` answers calls the policy asks about (None: nobody can be
-    asked, so they are refused); ``assume_yes`` answers every such question yes, ``approve_risks`` those
-    of the given risks (never a deny). ``dry_run``: no tool runs; each call's result says what would have.
-    Every call is recorded in the audit log under ``session_id`` (generated unless given)."""
+    events ``nami run --json`` prints. Built by :func:`build_agent` (``Agent.from_config``): the options
+    say who answers the policy's questions, whether tools run (``dry_run``), and the audit log's id."""
 
-    def __init__(self, project: Project, model: Model, *, approve: Approver | None = None,
-                 assume_yes: bool = False, approve_risks: Collection[str] = (), dry_run: bool = False,
-                 on_event: EventSink | None = None, before_tool: Sequence[BeforeTool] = (),
-                 session_id: str | None = None, via: str = "api"):
+    def __init__(self, project: Project, model: Model, options: AgentOptions | None = None, *,
+                 owns_project: bool = False):
+        options = options or AgentOptions()
         self.project = project
         self.model = model
-        self.bus = EventBus(on_event)
+        self.bus = EventBus(options.on_event)
         get = project.settings.get
-        self.guard = Safeguards(project, approve=approve, assume_yes=assume_yes, approve_risks=approve_risks,
-                                dry_run=dry_run, session_id=session_id, via=via,
-                                on_error=lambda message: self.bus(ErrorEvent(message)))
-        economy = token_economy(project.settings, model)
+        asking = Asking(options.approve, options.assume_yes, options.approve_risks)
+        self.guard = Guards(project, asking, via=options.via, dry_run=options.dry_run, session_id=options.session_id,
+                            on_error=lambda message: self.bus(ErrorEvent(message)), before_tool=options.before_tool)
+        economy = token_economy(project.settings, model, self.bus)
         self.meter, self.compactor, self.pricing = economy.meter, economy.compactor, economy.pricing
         self.bus.add(self.meter)
-        self.hooks = self.guard.hooks(before_tool)
+        self.hooks = self.guard.hooks()
         # Tool sources' problems (an MCP server that did not start, or died) are reported before a request.
         self.hooks.before_request = [self._report_notices, *economy.before_request]
         self.hooks.after_run = list(economy.after_run)
@@ -62,30 +59,21 @@ class Agent:
         self.system_message = {"role": "system", "content": project.system_prompt()}
         self.history = History([dict(self.system_message)], emit=self.bus)
         self._session: SessionWriter | None = None
+        self.resumed: LoadedSession | None = None  # the session taken up, with what loading it repaired
         self._lock = threading.Lock()  # one run at a time: the history is one conversation
-        self._owns_project = False  # from_config opened it, so close() closes it (its MCP servers)
+        self._owns_project = owns_project  # opened for it, so close() closes it (its MCP servers)
 
     @classmethod
-    def from_config(cls, config: str | Path | None = None, *, cwd: Path | None = None,
-                    env: Mapping[str, str] | None = None, model: str | None = None, base_url: str | None = None,
-                    max_steps: int | None = None, stream: bool | None = None, tools: Sequence[str] = (),
-                    client: Model | None = None, approve: Approver | None = None, assume_yes: bool = False,
-                    approve_risks: Collection[str] = (), dry_run: bool = False,
-                    trust: Trust = None, on_event: EventSink | None = None) -> Agent:
-        """Load ``config`` (else $NAMI_CONFIG, else the nearest agent.yaml from ``cwd`` up, else defaults).
-        ``model``, ``base_url``, ``max_steps`` and ``stream`` override the files as the CLI flags do;
-        ``tools`` adds tool files; ``client`` replaces the OpenAI-compatible client (e.g. a ScriptedModel)."""
-        flags = {"model.name": model, "model.base_url": base_url, "limits.max_steps": max_steps,
-                 "model.stream": stream}
-        project = open_project(config, cwd=cwd, env=env, flags=flags, extra_tools=tools, trust=trust, will_run=True)
+    def from_config(cls, config: str | Path | None = None, **options: Any) -> Agent:
+        """Load ``config`` (else $NAMI_CONFIG, else the nearest agent.yaml from ``cwd`` up, else defaults)
+        and build the agent; the keywords are :class:`~nami_yaml.app.options.AgentOptions` (``model``,
+        ``base_url``, ``max_steps`` and ``stream`` override the files as the CLI flags do; ``tools`` adds
+        tool files; ``client`` replaces the OpenAI-compatible client, e.g. with a ScriptedModel)."""
         try:
-            agent = cls(project, client or build_model(project.settings), approve=approve, assume_yes=assume_yes,
-                        approve_risks=approve_risks, dry_run=dry_run, on_event=on_event)
-        except BaseException:
-            project.close()
-            raise
-        agent._owns_project = True
-        return agent
+            chosen = AgentOptions(config=config, **options)
+        except TypeError as exc:
+            raise TypeError(f"Agent.from_config: {exc}") from None
+        return build_agent(chosen)
 
     # -- what is inside -------------------------------------------------------------------------------
 
@@ -127,11 +115,12 @@ class Agent:
 
     def stream(self, task: str, *, history_events: bool = False) -> Iterator[Event]:
         """Run ``task`` and yield its events as they happen, ending with the ``final`` event. Stopping
-        the iteration early (or Ctrl-C while waiting) cancels the run."""
+        the iteration early (or Ctrl-C while waiting) cancels the run. ``history_events``: also the
+        events meant for session files (messages as sent, usage counted, compactions)."""
         events: queue.Queue[Event | None] = queue.Queue()
 
         def sink(event: Event) -> None:
-            if history_events or event.type not in HISTORY_EVENTS:
+            if history_events or event.type not in SESSION_EVENTS:
                 events.put(event)
 
         def work() -> None:
@@ -189,10 +178,18 @@ class Agent:
         with self._lock:
             self.history = History([dict(m) for m in messages], emit=self.bus)
 
+    def session_facts(self) -> SessionFacts:
+        get = self.settings.get
+        return SessionFacts(self.project.context.workspace, self.settings.config_path, get("model.provider"),
+                            get("model.name"), get("model.base_url"), self.loop.toolbox.definitions())
+
     def record_session(self, store: SessionStore | None = None) -> SessionWriter:
         """Save this conversation as a session file (``$XDG_DATA_HOME/nami/sessions``) as it runs. The
         file stays locked until :meth:`close`, so no other process appends to it meanwhile."""
-        self._session = record_session(self, store)
+        store = store or SessionStore()
+        self._end_session()
+        self._attach(new_session(self.session_facts(), self.messages, store), store)
+        assert self._session is not None
         return self._session
 
     @property
@@ -203,18 +200,32 @@ class Agent:
     def resume_session(self, ref: str | None = None, *, store: SessionStore | None = None,
                        force: bool = False) -> LoadedSession:
         """Continue session ``ref`` (None: the latest of this workspace) and keep saving to it."""
-        self._session, loaded = resume_session(self, ref, store=store, force=force)
+        store = store or SessionStore()
+        self._end_session()
+        writer, loaded = continue_session(self.session_facts(), ref, store=store, force=force)
+        self.restore(loaded.messages)
+        self.meter.session = loaded.totals
+        self._attach(writer, store)
+        self.resumed = loaded
         return loaded
 
-    def close(self) -> None:
-        """Release the session file (the end of the process does too); later runs are not saved. An agent
-        made by :meth:`from_config` also stops the project's MCP servers."""
+    def _attach(self, writer: SessionWriter, store: SessionStore) -> None:
+        self._session = writer
+        self.bus.add(writer)
+        self.session_id = writer.id
+        # Saved output belongs to the session: a continued session can read the paths its results named.
+        self.project.context.spill_dir = session_spill_dir(name=writer.id, keep=store.has)
+
+    def _end_session(self) -> None:
         session, self._session = self._session, None
         if session is not None:
             self.bus.remove(session)
-            self.meter.listeners.remove(session.record_step)
-            self.compactor.listeners.remove(session.record_compaction)
             session.close()
+
+    def close(self) -> None:
+        """Release the session file (the end of the process does too); later runs are not saved. An agent
+        whose project was opened for it (``from_config``) also stops the project's MCP servers."""
+        self._end_session()
         if self._owns_project:
             self.project.close()
 
@@ -228,6 +239,33 @@ class Agent:
 def load_agent(config: str | Path | None = None, **options: Any) -> Agent:
     """``Agent.from_config`` under a shorter name."""
     return Agent.from_config(config, **options)
+
+
+def open_project_for(options: AgentOptions) -> Project:
+    """The project an agent will run in: settings, tools, trust (asked or refused as ``options.trust``
+    says), and its MCP servers started unless ``options.start_servers`` is False."""
+    return open_project(options.config, cwd=options.cwd, env=options.env, flags=options.flags(),
+                        extra_tools=options.tools, trust=options.trust, will_run=True,
+                        tool_servers=options.start_servers, discover=options.discover)
+
+
+def build_agent(options: AgentOptions, project: Project | None = None) -> Agent:
+    """The one agent builder: open the project (unless given: batch opens it before a task's setup),
+    build the model client, wire the guards, the accounting and the loop, and record or continue the
+    session the options ask for. A project opened here is closed with the agent."""
+    owns = project is None
+    project = project if project is not None else open_project_for(options)
+    try:
+        agent = Agent(project, options.client or build_model(project.settings), options, owns_project=owns)
+        if options.resume is not None:
+            agent.resume_session(options.resume or None, force=options.force)
+        elif options.record_session:
+            agent.record_session()
+    except BaseException:
+        if owns:
+            project.close()
+        raise
+    return agent
 
 
 def build_model(effective: Effective) -> Model:

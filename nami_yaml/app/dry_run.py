@@ -26,6 +26,8 @@ class DryRunCall:
         self.arguments = inner.arguments
         self.risk = inner.risk
         self.kind = inner.kind
+        # Why the risk is higher than the tool's (a write that runs code): the guards decide on it.
+        self.risk_reason: str | None = getattr(inner, "risk_reason", None)
         self.would_ask: Decision | None = None  # set when the policy asked: nobody is asked in a dry run
 
     def describe(self) -> str:

@@ -3,13 +3,15 @@ context window, and limits.max_cost, as the hooks the loop calls."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 
+from nami_yaml.agent.events import Compacted, Event, UsageCounted
 from nami_yaml.agent.hooks import AfterRun, BeforeRequest
-from nami_yaml.config.settings import Effective
+from nami_yaml.config.effective import Effective
 from nami_yaml.errors import ConfigError
 from nami_yaml.model.types import Model
-from nami_yaml.session.compaction import CompactionSettings, Compactor
+from nami_yaml.session.compaction import CompactionRecord, CompactionSettings, Compactor
 from nami_yaml.session.cost import CostLimit, Pricing
 from nami_yaml.session.usage import UsageMeter
 
@@ -23,15 +25,23 @@ class TokenEconomy:
     after_run: list[AfterRun]
 
 
-def token_economy(settings: Effective, model: Model) -> TokenEconomy:
+def token_economy(settings: Effective, model: Model, emit: Callable[[Event], None]) -> TokenEconomy:
+    """``emit``: the agent's event bus, where each counted request and each compaction is published (a
+    session file subscribes to it)."""
     get = settings.get
     pricing = Pricing.from_settings(get("model.pricing"))
     meter = UsageMeter(price=pricing)
+    meter.listeners.append(lambda step: emit(UsageCounted(step.to_record())))
     window = get("model.context_window")
     compactor = Compactor(model, meter, int(window) if window else None,
                           CompactionSettings.from_settings(get("compaction")))
-    # A summary request is a request too: counted, priced, and saved with the others.
-    compactor.listeners.append(lambda record: meter.record(record.usage) if record.usage is not None else None)
+
+    def compacted(record: CompactionRecord) -> None:
+        if record.usage is not None:  # a summary request is a request too: counted, priced, saved
+            meter.record(record.usage)
+        emit(Compacted(record.to_record()))
+
+    compactor.listeners.append(compacted)
     limit = get("limits.max_cost")
     limits: list[BeforeRequest] = []
     if limit is not None:

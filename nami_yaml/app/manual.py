@@ -1,8 +1,5 @@
-"""One call made by a person (``nami tools call``): decided by the same policy as the model's calls and
-recorded in the same audit log.
-
-The person calling answers what the per-risk defaults would ask (they typed the command), but a rule's
-decision stands: a deny refuses, a rule that asks asks them (or ``--yes``).
+"""One call made by a person (``nami tools call``): decided by the guards of the model's calls and recorded
+in the same audit log; only the fallback differs (see :class:`nami_yaml.app.guards.Guards`, ``by_hand``).
 """
 
 from __future__ import annotations
@@ -14,15 +11,13 @@ from dataclasses import dataclass
 from typing import Any
 
 from nami_yaml.agent.hooks import CallRecord, Decision
+from nami_yaml.app.guards import Asking, Guards
 from nami_yaml.app.project import Project
-from nami_yaml.app.safety import open_audit, project_policy
 from nami_yaml.model.types import ToolCall
-from nami_yaml.policy.approval import Approver, build_asker
-from nami_yaml.registry.executor import PreparedToolCall
+from nami_yaml.policy.approval import Approver
+from nami_yaml.policy.permissions import BY_HAND
+from nami_yaml.registry.executor import Executor, PreparedToolCall
 from nami_yaml.result import ToolResult
-from nami_yaml.session.store import new_session_id
-
-BY_HAND = "tools call (by hand)"
 
 
 @dataclass
@@ -31,35 +26,45 @@ class ManualOutcome:
     decision: Decision | None  # None when the call was invalid
 
 
-def call_by_hand(project: Project, name: str, arguments: dict[str, Any], *, approve: Approver | None = None,
-                 assume_yes: bool = False, session_id: str | None = None) -> ManualOutcome:
-    """Decide, maybe ask, run and record one call. Raises before anything runs when the project is not
-    trusted, a rule cannot be used or the audit log cannot be written."""
-    policy = project_policy(project)
-    audit = open_audit(project, via="tools call", session=session_id or new_session_id())
+def by_hand_guards(project: Project, approve: Approver | None = None, *, assume_yes: bool = False,
+                   dry_run: bool = False) -> Guards:
+    """The guards of calls a person makes: the model's, with the by-hand fallback; ``approve`` asks them."""
+    return Guards(project, Asking(approve, assume_yes), via="tools call", dry_run=dry_run, by_hand=True)
+
+
+def call_by_hand(executor: Executor, guards: Guards, name: str, arguments: dict[str, Any]) -> ManualOutcome:
+    """Validate, decide (maybe asking), run and record one call. Never raises for the tool's failures."""
     call = ToolCall(f"manual-{secrets.token_hex(4)}", name, json.dumps(arguments, ensure_ascii=False))
-    prepared = project.executor().prepare(name, arguments)
+    prepared = executor.prepare(name, arguments)
     if not isinstance(prepared, PreparedToolCall):
-        audit.after_tool(CallRecord(call, None, None, prepared))
+        guards.record(CallRecord(call, None, None, prepared))
         return ManualOutcome(prepared, None)
-    verdict = policy.decide(prepared)
-    decision = verdict.decision
-    if decision.action == "ask":
-        if not verdict.by_rule:
-            decision = Decision.allow(source=BY_HAND)
-        else:
-            answer = build_asker(approve, assume_yes=assume_yes)(prepared, decision)
-            decision = answer if isinstance(answer, Decision) else Decision("allow" if answer else "deny", None, "user")
+    decision = guards.settle(prepared)
     if decision.action != "allow":
         why = f" Reason: {decision.reason}." if decision.reason else ""
         result = ToolResult(f"Error: denied by {decision.source or 'policy'}: {prepared.describe()}.{why}", ok=False,
                             details={"denied": True})
-        audit.after_tool(CallRecord(call, prepared, decision, result))
+        guards.record(CallRecord(call, prepared, decision, result))
         return ManualOutcome(result, decision)
     started = time.time()
     result = prepared.run()
-    audit.after_tool(CallRecord(call, prepared, decision, result, started, round(time.time() - started, 3)))
-    if audit.failure:
+    guards.record(CallRecord(call, prepared, decision, result, started, round(time.time() - started, 3)))
+    audit = guards.audit
+    if audit is not None and audit.failure:
         result.content += f"\n[nami: the audit log {audit.path} could not be written: {audit.failure}]"
         result.ok = False
     return ManualOutcome(result, decision)
+
+
+def would_decide(project: Project, prepared: PreparedToolCall) -> str:
+    """What the guards would decide for this call by hand, in one line (``tools call --dry-run``)."""
+    if not project.is_trusted():
+        return "not evaluated (this agent.yaml is not trusted, so its rules and permissions are not read)"
+    decision = by_hand_guards(project, dry_run=True).decide(prepared)
+    if decision.source == BY_HAND:
+        return f"allow ({decision.reason})"
+    by = decision.source or f"permissions.{prepared.risk}"
+    why = f": {decision.reason}" if decision.reason else ""
+    if decision.action == "ask":
+        return f"ask ({by} asks{why}; you would be asked, or --yes)"
+    return f"{decision.action} by {by}{why}"

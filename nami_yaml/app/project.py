@@ -9,17 +9,20 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from nami_yaml.app.protected import protected_paths
 from nami_yaml.app.tool_servers import ToolServers, not_started, start_tool_servers
+from nami_yaml.app.toolset import build_registry
+from nami_yaml.app.trust_summary import summary
+from nami_yaml.config.effective import Effective, env_scrub_rules, protected_env_names
 from nami_yaml.config.prompt import system_prompt
-from nami_yaml.config.protected import protected_paths
-from nami_yaml.config.settings import Effective, env_scrub_rules, load_settings, protected_env_names
+from nami_yaml.config.settings import load_settings
 from nami_yaml.config.skills import Skill, load_skills
-from nami_yaml.config.toolset import build_registry
-from nami_yaml.config.trust import TrustState, code_check, needs_trust, remember, summary, trust_state
+from nami_yaml.config.trust import TrustState, code_check, needs_trust, remember, trust_state
 from nami_yaml.errors import ConfigError
 from nami_yaml.registry.executor import Executor
 from nami_yaml.registry.registry import Registry
-from nami_yaml.runtime import RuntimeContext, ToolSettings, session_spill_dir
+from nami_yaml.runners.spill import session_spill_dir
+from nami_yaml.runtime import RuntimeContext, ToolSettings
 from nami_yaml.session.store import SessionStore
 
 
@@ -78,9 +81,9 @@ class Project:
         if self.servers.started:
             return
         if self.is_trusted():
-            self.servers = start_tool_servers(self)
+            self.servers, self.registry = start_tool_servers(self.settings, self.context, self.registry)
         else:
-            self.servers = not_started(self, "this agent.yaml is not trusted yet (`nami trust`)")
+            self.servers = not_started(self.settings, "this agent.yaml is not trusted yet (`nami trust`)")
 
     def take_notices(self) -> list[str]:
         """Problems of its tool sources not reported yet (an MCP server that did not start or died), once each."""

@@ -1,4 +1,5 @@
-"""Calls from other agents (``nami mcp serve``): the executor, the policy and the audit log of the loop.
+"""Calls from other agents (``nami mcp serve``): the executor and the guards of the loop (the same policy,
+the same audit log).
 
 There is nobody to ask: a call the policy would ask about is refused, naming the setting or rule that
 asks, unless the server was started with ``--approve`` for its risk (as ``nami run --approve``); a deny is
@@ -13,21 +14,41 @@ import secrets
 import threading
 import time
 from collections.abc import Collection
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
-from nami_yaml.agent.hooks import CallRecord, Decision, strictest
+from nami_yaml.agent.hooks import CallRecord, Decision
+from nami_yaml.agent.toolbox import PreparedCall
+from nami_yaml.app.agent import open_project_for
+from nami_yaml.app.guards import Asking, Guards
+from nami_yaml.app.options import AgentOptions
 from nami_yaml.app.project import Project
-from nami_yaml.app.safety import open_audit, project_policy
 from nami_yaml.model.types import ToolCall
 from nami_yaml.registry.executor import PreparedToolCall
 from nami_yaml.registry.tool import Tool
 from nami_yaml.result import ToolResult
 from nami_yaml.session.store import new_session_id
 
-if TYPE_CHECKING:
-    from nami_yaml.policy.audit import AuditLog
-
 VIA = "mcp"
+
+
+def nobody_over_mcp(call: PreparedCall, pending: Decision) -> Decision:
+    asks = pending.source or "the policy"
+    why = f" ({pending.reason})" if pending.reason else ""
+    return Decision.deny(f"{asks} asks about this call{why}, and nobody can be asked over MCP. Allow it with a "
+                         f"rule in agent.yaml, or start nami mcp serve with --approve {call.risk}",
+                         pending.source or "no approver")
+
+
+def serve_tools(options: AgentOptions, *, include_builtins: bool = False) -> ServedTools:
+    """The project the options describe (trusted, or refused: nobody is asked), served; its MCP servers are
+    not started (their tools are not served)."""
+    project = open_project_for(options)
+    try:
+        return ServedTools(project, approve_risks=options.approve_risks, include_builtins=include_builtins,
+                           session_id=options.session_id)
+    except BaseException:
+        project.close()
+        raise
 
 
 class ServedTools:
@@ -38,7 +59,6 @@ class ServedTools:
     def __init__(self, project: Project, *, approve_risks: Collection[str] = (), include_builtins: bool = False,
                  session_id: str | None = None):
         self.project = project
-        self.policy = project_policy(project)
         self.executor = project.executor()
         self.tools: list[Tool] = [t for t in project.registry if include_builtins or not t.builtin]
         self._served = {tool.name for tool in self.tools}
@@ -46,36 +66,25 @@ class ServedTools:
         # Calls that run at once, whatever a client sends: each may be a process (limits.max_parallel_tools).
         self.max_parallel = int(project.settings.get("limits.max_parallel_tools"))
         self.session_id = session_id or new_session_id()
-        self._audits: dict[str, AuditLog] = {}
+        self._asking = Asking(approve_risks=self.approve_risks, nobody=nobody_over_mcp)
+        self._guards: dict[str, Guards] = {}
         self._lock = threading.Lock()
         self._running: set[ServedCall] = set()
-        self.audit(None)  # fails now, before a client connects, if the log cannot be written
+        self.guards(None)  # fails now, before a client connects, if the project or the log cannot be used
 
-    def audit(self, client: str | None) -> AuditLog:
-        """The audit log as this client writes to it (one session for the server, the client in each line)."""
+    def guards(self, client: str | None) -> Guards:
+        """The guards of this client's calls: one policy and session for the server, the client named in
+        each audit line."""
         with self._lock:
-            log = self._audits.get(client or "")
-            if log is None:
-                log = self._audits[client or ""] = open_audit(self.project, via=VIA, session=self.session_id,
-                                                              client=client)
-            return log
+            guards = self._guards.get(client or "")
+            if guards is None:
+                guards = self._guards[client or ""] = Guards(self.project, self._asking, via=VIA,
+                                                             session_id=self.session_id, client=client)
+            return guards
 
     def start(self, name: str, arguments: dict[str, Any] | None, client: str | None) -> ServedCall:
         """Validate and decide one call; a refused or invalid call already holds its result (and is recorded)."""
         return ServedCall(self, name, arguments or {}, client)
-
-    def decide(self, prepared: PreparedToolCall, audit: AuditLog) -> Decision:
-        decision = strictest([self.policy(prepared), audit.before_tool(prepared)])
-        assert decision is not None
-        if decision.action != "ask":
-            return decision
-        if prepared.risk in self.approve_risks:
-            return Decision.allow(source=f"--approve {prepared.risk}")
-        asks = decision.source or "the policy"
-        why = f" ({decision.reason})" if decision.reason else ""
-        return Decision.deny(f"{asks} asks about this call{why}, and nobody can be asked over MCP. Allow it with a "
-                             f"rule in agent.yaml, or start nami mcp serve with --approve {prepared.risk}",
-                             decision.source or "no approver")
 
     def cancel_all(self) -> None:
         """Cancel every call still running (the server is stopping): their process groups are killed."""
@@ -95,7 +104,7 @@ class ServedCall:
     def __init__(self, served: ServedTools, name: str, arguments: dict[str, Any], client: str | None):
         self.served = served
         self.call = ToolCall(f"mcp-{secrets.token_hex(4)}", name, json.dumps(arguments, ensure_ascii=False))
-        self.audit = served.audit(client)
+        self.guards = served.guards(client)
         self.prepared: PreparedToolCall | None = None
         self.decision: Decision | None = None
         self.result: ToolResult | None = None
@@ -108,7 +117,7 @@ class ServedCall:
             self._finish(prepared)
             return
         self.prepared = prepared
-        self.decision = served.decide(prepared, self.audit)
+        self.decision = self.guards.settle(prepared)
         if self.decision.action != "allow":
             why = f" Reason: {self.decision.reason}." if self.decision.reason else ""
             self._finish(ToolResult(f"Error: refused by {self.decision.source or 'policy'}: {prepared.describe()}."
@@ -126,8 +135,9 @@ class ServedCall:
         finally:
             self.served._track(self, False)
         self._finish(result, started)
-        if self.audit.failure:
-            result.content += f"\n[nami: the audit log {self.audit.path} could not be written: {self.audit.failure}]"
+        audit = self.guards.audit
+        if audit is not None and audit.failure:
+            result.content += f"\n[nami: the audit log {audit.path} could not be written: {audit.failure}]"
             result.ok = False
         return result
 
@@ -139,4 +149,4 @@ class ServedCall:
     def _finish(self, result: ToolResult, started: float | None = None) -> None:
         self.result = result
         duration = None if started is None else round(time.time() - started, 3)
-        self.audit.after_tool(CallRecord(self.call, self.prepared, self.decision, result, started, duration))
+        self.guards.record(CallRecord(self.call, self.prepared, self.decision, result, started, duration))

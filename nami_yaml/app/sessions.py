@@ -1,64 +1,71 @@
-"""An Agent wired to a session file: a new one recorded as it runs, or an earlier one continued with the
-exact history its last request sent."""
+"""Session files for a conversation: a new one recorded from now on, or an earlier one taken up again with
+the exact history its last request sent. Plain values in, a SessionWriter (an event subscriber) out: the
+agent subscribes it to its bus and knows nothing else of files."""
 
 from __future__ import annotations
 
 import hashlib
 import json
-from typing import TYPE_CHECKING, Any
+from collections.abc import Iterable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
 
-from nami_yaml import __version__
-from nami_yaml.runtime import session_spill_dir
 from nami_yaml.session.loader import LoadedSession, load_session
 from nami_yaml.session.store import SessionRefused, SessionStore, new_session_id
 from nami_yaml.session.writer import SessionWriter, now_iso
-
-if TYPE_CHECKING:
-    from nami_yaml.app.agent import Agent
+from nami_yaml.version import __version__
 
 
 def _digest(value: Any) -> str:
     return hashlib.sha256(json.dumps(value, ensure_ascii=False, separators=(",", ":")).encode()).hexdigest()
 
 
-def session_config(agent: Agent) -> dict[str, Any]:
-    """What a session ran with: enough to tell whether continuing it here would change its meaning."""
-    get = agent.settings.get
-    definitions = agent.loop.toolbox.definitions()
-    return {
-        "config_path": str(agent.settings.config_path) if agent.settings.config_path else None,
-        "provider": get("model.provider"), "model": get("model.name"), "base_url": get("model.base_url"),
-        "tools_hash": _digest(definitions)[:16],
-        "tools": {d["function"]["name"]: _digest(d)[:12] for d in definitions},
-    }
+@dataclass(frozen=True)
+class SessionFacts:
+    """What a session ran with: enough to tell whether continuing it elsewhere would change its meaning."""
+
+    workspace: Path
+    config_path: Path | None
+    provider: str | None
+    model: str | None
+    base_url: str | None
+    definitions: list[dict[str, Any]]  # the tool definitions every request sends
+
+    def config(self) -> dict[str, Any]:
+        return {
+            "config_path": str(self.config_path) if self.config_path else None,
+            "provider": self.provider, "model": self.model, "base_url": self.base_url,
+            "tools_hash": _digest(self.definitions)[:16],
+            "tools": {d["function"]["name"]: _digest(d)[:12] for d in self.definitions},
+        }
 
 
-def record_session(agent: Agent, store: SessionStore | None = None) -> SessionWriter:
-    """Save the agent's conversation from now on, in a new session file (created on the first message)."""
+def new_session(facts: SessionFacts, messages: Iterable[dict[str, Any]], store: SessionStore | None = None
+                ) -> SessionWriter:
+    """A new session file for a conversation that holds ``messages`` so far (created on its first record)."""
     store = store or SessionStore()
     store.prepare()
     session_id = new_session_id()
-    header = {"created": now_iso(), "workspace": str(agent.project.context.workspace), "nami": __version__,
-              "config": session_config(agent)}
-    writer = SessionWriter(store.path(session_id), session_id, header=header, messages=agent.messages)
-    _attach(agent, writer, store)
-    return writer
+    header = {"created": now_iso(), "workspace": str(facts.workspace), "nami": __version__,
+              "config": facts.config()}
+    return SessionWriter(store.path(session_id), session_id, header=header, messages=messages)
 
 
-def resume_session(agent: Agent, ref: str | None = None, *, store: SessionStore | None = None,
-                   force: bool = False) -> tuple[SessionWriter, LoadedSession]:
-    """Continue session ``ref`` (an id or its start; None: the latest of this workspace). Its history
-    replaces the agent's, repaired if an interruption left a tool call unanswered, and the repair is
-    recorded. A session of another workspace or tool set is refused unless ``force``."""
+def continue_session(facts: SessionFacts, ref: str | None = None, *, store: SessionStore | None = None,
+                     force: bool = False) -> tuple[SessionWriter, LoadedSession]:
+    """Take up session ``ref`` (an id or its start; None: the latest of this workspace), repaired if an
+    interruption left a tool call unanswered (the repair is recorded). A session of another workspace or
+    tool set is refused (SessionRefused) unless ``force``."""
     store = store or SessionStore()
-    path = store.latest(agent.project.context.workspace) if ref is None else store.find(ref)
+    path = store.latest(facts.workspace) if ref is None else store.find(ref)
     # Locked before it is read: what is loaded is what this process goes on from.
     writer = SessionWriter.reopen(path, path.stem)
     try:
         loaded = load_session(path)
-        config = session_config(agent)
+        config = facts.config()
         if not force:
-            _check_resumable(loaded, agent, config)
+            _check_resumable(loaded, facts.workspace, config)
         writer.cut(loaded.good_bytes)
         writer.write({"type": "resume", "at": now_iso(), "config": config, "repairs": loaded.repairs,
                       "forced": force})
@@ -67,14 +74,11 @@ def resume_session(agent: Agent, ref: str | None = None, *, store: SessionStore 
     except BaseException:
         writer.close()
         raise
-    agent.restore(loaded.messages)
-    agent.meter.session = loaded.totals
-    _attach(agent, writer, store)
     return writer, loaded
 
 
-def _check_resumable(loaded: LoadedSession, agent: Agent, config: dict[str, Any]) -> None:
-    here = str(agent.project.context.workspace)
+def _check_resumable(loaded: LoadedSession, workspace: Path, config: dict[str, Any]) -> None:
+    here = str(workspace)
     there = loaded.header.get("workspace")
     if there != here:
         raise SessionRefused(f"session {loaded.id} was recorded in {there}, not in this workspace ({here}); "
@@ -88,13 +92,3 @@ def _check_resumable(loaded: LoadedSession, agent: Agent, config: dict[str, Any]
         what = "; ".join(changes) or "their order changed"
         raise SessionRefused(f"session {loaded.id} ran with other tools ({what}); its requests cannot be "
                              "rebuilt as they were. Pass --force to continue with the current tools")
-
-
-def _attach(agent: Agent, writer: SessionWriter, store: SessionStore) -> None:
-    agent.close()  # one session at a time
-    agent.bus.add(writer)
-    agent.meter.listeners.append(writer.record_step)
-    agent.compactor.listeners.append(writer.record_compaction)
-    agent.session_id = writer.id
-    # Saved output belongs to the session: a continued session can read the paths its results named.
-    agent.project.context.spill_dir = session_spill_dir(name=writer.id, keep=store.has)

@@ -12,15 +12,14 @@ import os
 import re
 import threading
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
+from nami_yaml.config.effective import Effective
 from nami_yaml.config.mcp_servers import server_specs
 from nami_yaml.registry.registry import Registry
 from nami_yaml.registry.tool import Tool
-from nami_yaml.runtime import default_state_dir
-
-if TYPE_CHECKING:
-    from nami_yaml.app.project import Project
+from nami_yaml.runtime import RuntimeContext
+from nami_yaml.xdg import default_state_dir
 
 
 class ToolServers:
@@ -48,22 +47,21 @@ class ToolServers:
             self.servers.close()
 
 
-def start_tool_servers(project: Project) -> ToolServers:
-    """Start the servers the settings name, wait until each is ready or failed, and add their tools to the
-    project's registry. Never raises for a server's failure."""
-    specs = server_specs(project.settings)
+def start_tool_servers(settings: Effective, ctx: RuntimeContext, registry: Registry) -> tuple[ToolServers, Registry]:
+    """Start the servers the settings name and wait until each is ready or failed: the running servers, and
+    the registry with their tools added. Never raises for a server's failure."""
+    specs = server_specs(settings)
     if not specs:
-        return ToolServers()
+        return ToolServers(), registry
     from nami_yaml.mcp import McpUnavailable, require_sdk
 
     names = ", ".join(spec.name for spec in specs)
     try:
         require_sdk(f"agent.yaml's mcp_servers ({names})")
     except McpUnavailable as exc:
-        return ToolServers(notices=[f"MCP servers not started: {exc}"])
+        return ToolServers(notices=[f"MCP servers not started: {exc}"]), registry
     from nami_yaml.mcp.client import McpServers
 
-    ctx = project.context
     servers = McpServers(specs, workspace=ctx.workspace, host_env=ctx.host_env, protected_env=ctx.protected_env,
                          scrub=ctx.env_scrub, log_dir=server_log_dir(ctx.workspace))
     started = ToolServers(servers)
@@ -71,13 +69,12 @@ def start_tool_servers(project: Project) -> ToolServers:
     tools: dict[str, Tool] = {}
     for tool in servers.tools():
         # Another server's tool can have the same name (servers fx_ and fx: fx___echo): the first keeps it.
-        loaded = project.registry.get(tool.name) or tools.get(tool.name)
+        loaded = registry.get(tool.name) or tools.get(tool.name)
         if loaded is not None:
             started.note(f"MCP tool {tool.name} left out: a tool of that name is already loaded ({loaded.source})")
             continue
         tools[tool.name] = tool
-    project.registry = Registry([*project.registry, *tools.values()])
-    return started
+    return started, Registry([*registry, *tools.values()])
 
 
 def server_log_dir(workspace: Path) -> Path:
@@ -88,9 +85,9 @@ def server_log_dir(workspace: Path) -> Path:
     return default_state_dir() / "mcp" / f"{readable}-{digest}"
 
 
-def not_started(project: Project, why: str) -> ToolServers:
+def not_started(settings: Effective, why: str) -> ToolServers:
     """The notice for servers that are named but may not start (an untrusted project, say)."""
-    specs = server_specs(project.settings)
+    specs = server_specs(settings)
     if not specs:
         return ToolServers()
     return ToolServers(notices=[f"MCP servers {', '.join(s.name for s in specs)} not started: {why}"])

@@ -38,7 +38,8 @@ def project_files(root: Path) -> list[Path]:
 
 
 def _git_files(root: Path) -> list[Path] | None:
-    from nami_yaml.runners.process import ProcessRequest, child_environment, run_process
+    from nami_yaml.env_secrets import child_environment
+    from nami_yaml.runners.process import ProcessRequest, run_process
 
     request = ProcessRequest(argv=["git", "ls-files", "-z", "--cached", "--others", "--exclude-standard"],
                              cwd=root, env=child_environment(os.environ), timeout=60, max_output=200_000_000)

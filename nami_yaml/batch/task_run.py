@@ -39,6 +39,7 @@ class TaskRun:
         self.cancel = threading.Event()  # for setup and check commands: stopping or out of time
         self.agent: Any = None
         self.project: Any = None
+        self.options: Any = None
         self.session_path: Path | None = None
         self.result = new_result(self.job.task_id)
 
@@ -113,32 +114,39 @@ class TaskRun:
                 return False
         return True
 
-    def _project(self, folder: Path, env: dict[str, str]) -> Any:
-        from nami_yaml.app.project import open_project
+    def _options(self, folder: Path, env: dict[str, str]) -> Any:
+        from nami_yaml.app.options import AgentOptions
 
         project_ref = self.job.project
         limits = self.task.get("limits") or {}
-        flags = {**project_ref.flags, "workspace": str(folder), "limits.max_steps": limits.get("max_steps"),
-                 "limits.max_cost": limits.get("max_cost")}
-        # Nobody can be asked here: an agent.yaml found upwards must already be trusted on this machine (the
-        # batch asked, and recorded it, before starting), so one changed since is refused, not run.
-        project = open_project(project_ref.config, cwd=Path(project_ref.cwd), env=env, flags=flags,
-                               extra_tools=list(project_ref.tools), trust=None, will_run=True,
-                               tool_servers=False)  # started after setup, in _run
+        settings = {**project_ref.flags, "workspace": str(folder), "limits.max_steps": limits.get("max_steps"),
+                    "limits.max_cost": limits.get("max_cost")}
+        # Nobody can be asked here (approve=None): asks are denied unless approved by risk. An agent.yaml found
+        # upwards must already be trusted on this machine (the batch asked, and recorded it, before
+        # starting), so one changed since is refused (trust=None), not run. Its MCP servers start after
+        # the task's setup commands, in its workspace (start_servers=False, then _run).
+        return AgentOptions(config=project_ref.config, cwd=Path(project_ref.cwd), env=env, settings=settings,
+                            tools=list(project_ref.tools), trust=None, approve=None,
+                            approve_risks=self.job.approve_risks, via="batch", start_servers=False,
+                            record_session=True)
+
+    def _project(self, folder: Path, env: dict[str, str]) -> Any:
+        from nami_yaml.app.agent import open_project_for
+
+        self.options = self._options(folder, env)
+        project = open_project_for(self.options)
         self.project = project
         self.result["model"] = project.settings.get("model.name")
         return project
 
     def _run(self, project: Any, folder: Path, commands_env: dict[str, str]) -> None:
-        from nami_yaml.app.agent import Agent, build_model
+        from nami_yaml.app.agent import build_agent
 
         project.start_servers()  # its MCP servers, in this task's workspace, after its setup commands
-        self.agent = agent = Agent(project, build_model(project.settings), approve=None,
-                                   approve_risks=self.job.approve_risks, via="batch")
-        session = agent.record_session()
-        self.result["session"], self.session_path = session.id, session.path
+        self.agent = agent = build_agent(self.options, project)
+        self.result["session"], self.session_path = agent.session_id, agent.session_file
         if self.on_started is not None:
-            self.on_started(session.id)
+            self.on_started(agent.session_id)
         if self.stopping.is_set():
             agent.cancel()
         outcome = self._run_agent(agent)

@@ -13,7 +13,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from nami_yaml.runners.process import ProcessRequest, ProcessResult, child_environment, run_process
+from nami_yaml.env_secrets import child_environment
+from nami_yaml.runners.process import ProcessRequest, ProcessResult, run_process
 from nami_yaml.runtime import RuntimeContext
 
 COMMAND_OUTPUT = 4_000  # bytes of a setup or check command's output kept for the result's reason

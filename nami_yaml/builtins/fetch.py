@@ -24,10 +24,10 @@ from urllib.parse import quote, urljoin
 
 from nami_yaml.builtins.html_text import html_to_text_bounded
 from nami_yaml.builtins.netguard import BlockedURL, Target, check_url, parse_allow_entry
+from nami_yaml.env_secrets import child_environment
 from nami_yaml.errors import ToolError
 from nami_yaml.result import ToolResult
 from nami_yaml.runners.output import truncate_text
-from nami_yaml.runners.process import child_environment
 from nami_yaml.runtime import RuntimeContext, ToolSettings
 
 MAX_REDIRECTS = 5

@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import urljoin
 
-from nami_yaml.runners.process import child_environment
+from nami_yaml.env_secrets import child_environment
 from nami_yaml.runners.pychild import ChildFailed, call_in_child
 
 _SKIP = {"script", "style", "noscript", "svg", "head", "template", "iframe", "object", "canvas"}

@@ -8,9 +8,9 @@ and capped output.
 from __future__ import annotations
 
 from nami_yaml.errors import ToolError
-from nami_yaml.registry.tool import DocSource
 from nami_yaml.result import ToolResult
 from nami_yaml.runners.base import build_invocation
+from nami_yaml.runners.options import DocSource
 from nami_yaml.runtime import RuntimeContext
 from nami_yaml.spec.validate import did_you_mean
 

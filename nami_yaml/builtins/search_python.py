@@ -14,8 +14,8 @@ from nami_yaml.builtins.search_found import ENGINE_OUTPUT_CAP, Found
 from nami_yaml.builtins.search_regex import compile_regex
 from nami_yaml.builtins.search_walk import MAX_FILE_BYTES, Walk, compile_glob, is_binary
 from nami_yaml.builtins.workspace import display_path
+from nami_yaml.env_secrets import child_environment
 from nami_yaml.errors import ToolError
-from nami_yaml.runners.process import child_environment
 from nami_yaml.runners.pychild import ChildFailed, call_in_child
 from nami_yaml.runtime import RuntimeContext
 

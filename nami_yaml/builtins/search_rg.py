@@ -17,8 +17,9 @@ from pathlib import Path
 from nami_yaml.builtins.search_found import ENGINE_OUTPUT_CAP, MATCH_LINE_MAX_CHARS, Found
 from nami_yaml.builtins.search_walk import MAX_FILE_BYTES, SKIP_DIRS, Walk, compile_glob, is_binary
 from nami_yaml.builtins.workspace import display_path
+from nami_yaml.env_secrets import child_environment
 from nami_yaml.errors import ToolError
-from nami_yaml.runners.process import ProcessRequest, child_environment, run_process
+from nami_yaml.runners.process import ProcessRequest, run_process
 from nami_yaml.runtime import RuntimeContext
 
 # Longer lines are cut by rg (a preview of at least MATCH_LINE_MAX_CHARS characters stays), so a minified

@@ -6,7 +6,8 @@ import shutil
 
 from nami_yaml.errors import ToolError
 from nami_yaml.result import ToolResult
-from nami_yaml.runners.base import ProcessOptions, build_invocation
+from nami_yaml.runners.base import build_invocation
+from nami_yaml.runners.options import ProcessOptions
 from nami_yaml.runtime import RuntimeContext
 
 

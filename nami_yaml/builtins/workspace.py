@@ -14,7 +14,8 @@ import stat
 from pathlib import Path, PurePath
 
 from nami_yaml.errors import ToolError
-from nami_yaml.runtime import RuntimeContext, spill_dir_is_ours
+from nami_yaml.runners.spill import spill_dir_is_ours
+from nami_yaml.runtime import RuntimeContext
 
 
 def is_within(path: PurePath | str, root: PurePath | str) -> bool:

@@ -133,7 +133,10 @@ class Chat:
             if outcome.error:
                 self.say(f"nami: {outcome.error}", "yellow")
         elif outcome.status != "error":  # model errors were already shown by the renderer
-            self.say(f"nami: {outcome.error}", "red")
+            more = {"max_steps": " Send another message to let it go on, or raise the step limit.",
+                    "max_cost": " Raise limits.max_cost, then send another message to let it go on."
+                    }.get(outcome.status, "")
+            self.say(f"nami: {outcome.error}{more}", "red")
         if self.reader.interactive:
             click.echo(err=True)  # a blank line between one turn and the next prompt
 

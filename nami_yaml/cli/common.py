@@ -12,7 +12,7 @@ import click
 
 from nami_yaml.app.project import Project, TrustRequest, open_project, read_settings
 from nami_yaml.cli.style import Paint, terminal
-from nami_yaml.config.settings import Effective
+from nami_yaml.config.effective import Effective
 from nami_yaml.display import visible
 from nami_yaml.errors import ConfigError, NamiError, SpecError
 

@@ -14,7 +14,7 @@ from pathlib import Path
 import click
 from click.shell_completion import CompletionItem, get_completion_class
 
-from nami_yaml.paths import user_data_dir
+from nami_yaml.xdg import user_data_dir
 
 SHELLS = ("bash", "zsh", "fish")
 SESSION_SUFFIXES = (".jsonl", ".json")
@@ -50,7 +50,7 @@ def _matching(values: list[str], incomplete: str, help_text: str | None = None) 
 def complete_tool_names(ctx: click.Context, param: click.Parameter, incomplete: str) -> list[CompletionItem]:
     """The tools the agent.yaml here (or --config) declares, built-ins included."""
     from nami_yaml.app.project import read_settings
-    from nami_yaml.config.toolset import declared_tool_names
+    from nami_yaml.app.toolset import declared_tool_names
     from nami_yaml.errors import NamiError
 
     config = ctx.params.get("config")

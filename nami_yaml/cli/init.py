@@ -17,10 +17,10 @@ from nami_yaml.app.scaffold import (
     schema_files,
     tool_file,
 )
+from nami_yaml.app.toolset import tool_files
 from nami_yaml.cli.common import EXIT_ERROR, EXIT_USAGE, fail, handle_errors, settings
 from nami_yaml.cli.completion import complete_library_names
 from nami_yaml.config.files import CONFIG_NAME, find_config
-from nami_yaml.config.toolset import tool_files
 from nami_yaml.errors import NamiError
 from nami_yaml.paths import path_for_messages
 from nami_yaml.registry.library import UnknownLibraryName, groups_available, resolve_library

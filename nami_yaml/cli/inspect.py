@@ -3,25 +3,19 @@
 from __future__ import annotations
 
 import os
-from collections import Counter
 from pathlib import Path
 
 import click
 
+from nami_yaml.app.checking import check_project, plural
+from nami_yaml.app.trust_summary import trust_review
 from nami_yaml.cli.common import EXIT_ERROR, EXIT_OK, config_option, handle_errors, painted_summary, settings
 from nami_yaml.cli.style import terminal
 from nami_yaml.config.files import find_config
-from nami_yaml.config.mcp_servers import check_problems as mcp_check_problems
-from nami_yaml.config.mcp_servers import server_specs
 from nami_yaml.config.settings import mask
-from nami_yaml.config.toolset import build_registry, check_toolset
-from nami_yaml.config.trust import remember, summary, trust_state
+from nami_yaml.config.trust import remember
 from nami_yaml.display import safe_json, visible_line
-from nami_yaml.errors import ERROR, ConfigError, Problem, SpecError
-from nami_yaml.policy.layers import rule_problems
-from nami_yaml.registry.draft import Host
-from nami_yaml.registry.registry import Registry
-from nami_yaml.registry.tool import Tool
+from nami_yaml.errors import ERROR, ConfigError
 from nami_yaml.spec.validate import SCHEMA_NAMES, schema_text
 
 
@@ -39,76 +33,29 @@ def check(paths: tuple[str, ...], config: str | None, strict: bool, as_json: boo
     Prints every problem as file:line:col: $.json.path: message and exits 1, or prints a one-line summary.
     Warnings (file:line:col: $.path: warning: message) are shown but fail only with --strict.
     """
-    effective = None
-    tools: list[Tool] = []
-    task_files, tool_paths = _split_task_files(paths)
-    tasks: dict[str, int] = {}
-    try:
-        effective = settings(config)
-        host = Host(Path(effective.get("workspace") or Path.cwd()), os.environ.get("PATH"))
-        tools, found = check_toolset(effective, tool_paths, host=host)
-        if not any(p.is_error for p in found):
-            # Rules are only read and compiled here: nothing is matched or run. MCP servers are not started.
-            found = [*found, *rule_problems(effective, Registry(tools)), *mcp_check_problems(effective)]
-        found = [*found, *_check_task_files(task_files, tasks)]
-        problems = SpecError(found).problems  # sorted by file and position
-    except SpecError as exc:
-        problems = exc.problems
-    except ConfigError as exc:
+    report = check_project(config, paths, search_path=os.environ.get("PATH"))
+    if report.error is not None:
+        effective = report.effective
         where = str(effective.config_path) if effective and effective.config_path else None
         if as_json:
-            _print_json([{"file": where, "line": None, "col": None, "path": None, "message": str(exc),
+            _print_json([{"file": where, "line": None, "col": None, "path": None, "message": str(report.error),
                           "severity": ERROR}], tools=None)
         else:
-            click.echo(f"nami: {exc}", err=True)
-        raise SystemExit(EXIT_ERROR) from None
-    errors = sum(p.is_error for p in problems)
-    warnings = len(problems) - errors
+            click.echo(f"nami: {report.error}", err=True)
+        raise SystemExit(EXIT_ERROR)
+    errors, warnings = report.errors, report.warnings
     failed = errors > 0 or (strict and warnings > 0)
     if as_json:
-        _print_json([p.as_dict() for p in problems], tools=None if errors else len(tools))
+        _print_json([p.as_dict() for p in report.problems], tools=None if errors else len(report.tools))
         raise SystemExit(EXIT_ERROR if failed else EXIT_OK)
-    for problem in problems:
+    for problem in report.problems:
         click.echo(str(problem), err=True)
     if failed:
-        counts = [_plural(errors, "problem")] if errors else []
-        counts += [_plural(warnings, "warning")] if warnings else []
+        counts = [plural(errors, "problem")] if errors else []
+        counts += [plural(warnings, "warning")] if warnings else []
         click.echo(f"{' and '.join(counts)} found{' (--strict)' if not errors else ''}", err=True)
         raise SystemExit(EXIT_ERROR)
-    assert effective is not None
-    kinds = Counter("built-in" if t.builtin else t.runner.kind for t in tools)
-    files = len({t.source.rsplit(":", 2)[0] for t in tools if not t.builtin})
-    where = effective.config_path or "no agent.yaml (defaults)"
-    detail = ", ".join(f"{n} {k}" for k, n in sorted(kinds.items()))
-    noted = f"; {_plural(warnings, 'warning')}" if warnings else ""
-    servers = server_specs(effective)
-    started = f"; {_plural(len(servers), 'MCP server')} (checked, not started)" if servers else ""
-    batches = "".join(f"; {name}: {_plural(count, 'task')}" for name, count in tasks.items())
-    click.echo(f"ok: {where}; {_plural(len(tools), 'tool')} ({detail or 'none'}) from "
-               f"{_plural(files, 'tool file')}{started}{batches}{noted}")
-
-
-def _split_task_files(paths: tuple[str, ...]) -> tuple[list[Path], list[str]]:
-    """Batch task files apart from tool files and folders."""
-    from nami_yaml.batch.tasks import is_task_file
-
-    task_files = [Path(p) for p in paths if is_task_file(Path(p))]
-    return task_files, [p for p in paths if Path(p) not in task_files]
-
-
-def _check_task_files(files: list[Path], counts: dict[str, int]) -> list[Problem]:
-    from nami_yaml.batch.tasks import check_task_file
-
-    problems: list[Problem] = []
-    for path in files:
-        tasks, found = check_task_file(path)
-        problems += found
-        counts[str(path)] = len(tasks)
-    return problems
-
-
-def _plural(count: int, noun: str) -> str:
-    return f"{count} {noun}{'s' if count != 1 else ''}"
+    click.echo(report.summary())
 
 
 def _print_json(problems: list[dict[str, object]], tools: int | None) -> None:
@@ -163,9 +110,8 @@ def trust(config: str | None, assume_yes: bool) -> None:
     effective = settings(config)
     if effective.config_path is None:
         raise ConfigError("no agent.yaml found here or above; nothing to trust")
-    registry = build_registry(effective)
-    state = trust_state(effective)
-    for line in painted_summary(summary(effective, registry), terminal().out):
+    state, lines = trust_review(effective)
+    for line in painted_summary(lines, terminal().out):
         click.echo(line)
     if state.trusted:
         click.echo("already trusted")

@@ -15,7 +15,7 @@ from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import Any
 
-from nami_yaml.runtime import default_state_dir
+from nami_yaml.xdg import default_state_dir
 
 CONTINUE_PROMPT = "… "
 LEAVE_HINT = "(Ctrl-C again or Ctrl-D to leave)"

@@ -7,8 +7,8 @@ import signal
 
 import click
 
-from nami_yaml import __version__
 from nami_yaml.privacy import keep_environment_private
+from nami_yaml.version import __version__
 
 # name -> (module, attribute, one-line help). Sub-commands are imported only when used, so `nami --help`
 # loads click and nothing else (the loader, jsonschema, openai stay out); tests check the help lines match.

@@ -8,11 +8,10 @@ from __future__ import annotations
 
 import os
 import sys
-from typing import Any
 
 import click
 
-from nami_yaml.app.project import open_project
+from nami_yaml.app.options import AgentOptions
 from nami_yaml.cli.common import config_option, handle_errors
 from nami_yaml.cli.run import parse_risks
 from nami_yaml.errors import ConfigError
@@ -56,11 +55,10 @@ def serve(config: str | None, tool_paths: tuple[str, ...], approve_risks: tuple[
     token = _token(token_env) if token_env else None
     if token_env and not address:
         raise click.UsageError("--token-env protects --http; over stdio the client that starts nami is the only one")
-    from nami_yaml.app.serving import ServedTools
+    from nami_yaml.app.serving import serve_tools
     from nami_yaml.mcp.server import serve_http, serve_stdio
 
-    project = _project(config, tool_paths)
-    served = ServedTools(project, approve_risks=approve_risks, include_builtins=include_builtins)
+    served = serve_tools(_options(config, tool_paths, approve_risks), include_builtins=include_builtins)
     if not served.tools:
         raise ConfigError("there are no tools to serve" + ("" if include_builtins else
                                                            " (built-in tools are served only with --builtins)"))
@@ -78,13 +76,12 @@ def serve(config: str | None, tool_paths: tuple[str, ...], approve_risks: tuple[
     serve_http(served, host, port, token=token, on_ready=ready)
 
 
-def _project(config: str | None, tool_paths: tuple[str, ...]) -> Any:
-    """The project to serve: its agent.yaml, which must be trusted (nobody is asked); or, with --tools and
-    no --config, only those tool files (no agent.yaml is looked for, no built-ins)."""
-    if tool_paths and not config:
-        return open_project(flags={"tools.builtin": []}, extra_tools=tool_paths, will_run=True, tool_servers=False,
-                            discover=False)
-    return open_project(config, extra_tools=tool_paths, will_run=True, tool_servers=False)
+def _options(config: str | None, tool_paths: tuple[str, ...], approve_risks: tuple[str, ...]) -> AgentOptions:
+    """What to serve: the project's agent.yaml, which must be trusted (nobody is asked); or, with --tools
+    and no --config, only those tool files (no agent.yaml is looked for, no built-ins)."""
+    alone = bool(tool_paths) and not config
+    return AgentOptions(config=config, tools=tool_paths, approve_risks=approve_risks, via="mcp", start_servers=False,
+                        discover=not alone, settings={"tools.builtin": []} if alone else {})
 
 
 def _listen_address(address: str, allow_remote: bool, token_env: str | None) -> tuple[str, int]:

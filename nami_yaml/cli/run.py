@@ -11,7 +11,9 @@ from typing import TYPE_CHECKING, Any
 
 import click
 
-from nami_yaml.app.agent import Agent, build_model
+from nami_yaml.app.agent import Agent
+from nami_yaml.app.agent import build_agent as library_build_agent
+from nami_yaml.app.options import AgentOptions
 from nami_yaml.cli.common import (
     EXIT_ERROR,
     EXIT_INTERRUPTED,
@@ -19,7 +21,7 @@ from nami_yaml.cli.common import (
     EXIT_OK,
     config_option,
     handle_errors,
-    load_project,
+    prompt_trust,
     tools_option,
 )
 from nami_yaml.cli.piped import piped_stdin, with_attached_input
@@ -29,6 +31,11 @@ if TYPE_CHECKING:
     from nami_yaml.cli.render import HumanRenderer
     from nami_yaml.cli.status import StatusLine
 
+# The library's messages name no command; how to go on is the CLI's to say.
+CONTINUE_HINTS = {
+    "max_steps": ' Let the agent go on with `nami run --continue "go on"`, or raise the step limit (--max-steps).',
+    "max_cost": ' Raise limits.max_cost and let the agent go on with `nami run --continue "go on"`.',
+}
 STATUS_EXIT = {"answered": EXIT_OK, "error": EXIT_ERROR, "max_steps": EXIT_MAX_STEPS, "max_cost": EXIT_MAX_STEPS,
                "stopped": EXIT_ERROR, "interrupted": EXIT_INTERRUPTED}
 
@@ -70,22 +77,20 @@ def build_agent(config: str | None, model_name: str | None, base_url: str | None
                 approve_risks: tuple[str, ...], dry_run: bool, max_steps: int | None, no_stream: bool,
                 extra_tools: tuple[str, ...], on_event: Any, via: str, resume: str | None = None,
                 force: bool = False, pause: StatusLine | None = None) -> Agent:
-    """The library's Agent, with the terminal's trust and approval prompts, saving its session: a new one,
-    or (``resume``: an id, or "" for the latest here) an earlier one continued. ``pause``: the status
-    line to hide while an approval is asked."""
+    """The library's agent for these flags, with the terminal's trust and approval prompts, saving its
+    session: a new one, or (``resume``: an id, or "" for the latest here) an earlier one continued.
+    ``pause``: the status line to hide while an approval is asked."""
     from nami_yaml.cli.approve import terminal_approver
 
-    flags = {"model.name": model_name, "model.base_url": base_url, "limits.max_steps": max_steps,
-             "model.stream": False if no_stream else None}
-    project = load_project(config, flags, list(extra_tools), will_run=True)
-    approver = terminal_approver(pause=pause.paused if pause is not None else None)
-    agent = Agent(project, build_model(project.settings), approve=approver, assume_yes=assume_yes,
-                  approve_risks=approve_risks, dry_run=dry_run, on_event=on_event, via=via)
-    if resume is None:
-        agent.record_session()
-        return agent
-    loaded = agent.resume_session(resume or None, force=force)
-    for note in loaded.repairs:
+    options = AgentOptions(
+        config=config, model=model_name, base_url=base_url, max_steps=max_steps,
+        stream=False if no_stream else None, tools=extra_tools, trust=prompt_trust,
+        approve=terminal_approver(pause=pause.paused if pause is not None else None), assume_yes=assume_yes,
+        approve_risks=approve_risks, dry_run=dry_run, on_event=on_event, via=via,
+        record_session=resume is None, resume=resume, force=force)
+    agent = library_build_agent(options)
+    loaded = agent.resumed
+    for note in loaded.repairs if loaded is not None else ():
         click.echo(f"nami: session {loaded.id}: {note}", err=True)
     return agent
 
@@ -135,7 +140,7 @@ def run(task: str, as_json: bool, continue_: bool, color: str, plain: bool, verb
         if outcome.error and not as_json:
             click.echo(f"nami: {outcome.error}", err=True)
     elif not as_json and outcome.status != "error":  # model errors were already shown by the renderer
-        click.echo(f"nami: {outcome.error}", err=True)
+        click.echo(f"nami: {outcome.error}{CONTINUE_HINTS.get(outcome.status, '')}", err=True)
     sys.exit(STATUS_EXIT[outcome.status])
 
 

@@ -141,9 +141,10 @@ def call_one(project: Project, name: str, assignments: tuple[str, ...], args_jso
     if dry_run:
         show_dry_run(project, name, arguments, as_json)
         return
-    from nami_yaml.app.manual import call_by_hand
+    from nami_yaml.app.manual import by_hand_guards, call_by_hand
 
-    result = call_by_hand(project, name, arguments, approve=terminal_approver(), assume_yes=assume_yes).result
+    guards = by_hand_guards(project, terminal_approver(), assume_yes=assume_yes)
+    result = call_by_hand(project.executor(), guards, name, arguments).result
     if as_json:
         click.echo(safe_json(result_json(result), indent=2))
     else:
@@ -156,28 +157,15 @@ def show_dry_run(project: Project, name: str, arguments: dict[str, Any], as_json
     if not isinstance(prepared, PreparedToolCall):
         click.echo(visible(prepared.content), err=True)
         raise SystemExit(EXIT_ERROR)
-    decision = dry_run_decision(project, prepared)
+    from nami_yaml.app.manual import would_decide
+
+    decision = would_decide(project, prepared)
     if as_json:
         click.echo(safe_json({"tool": prepared.name, "risk": prepared.risk, "plan": prepared.plan(),
                               "decision": decision}, indent=2))
         return
     click.echo(format_plan(prepared))
     click.echo(visible(f"decision: {decision}"))
-
-
-def dry_run_decision(project: Project, prepared: PreparedToolCall) -> str:
-    """What the policy would decide for this call, in one line."""
-    if not project.is_trusted():
-        return "not evaluated (this agent.yaml is not trusted, so its rules and permissions are not read)"
-    from nami_yaml.app.safety import project_policy
-
-    verdict = project_policy(project).decide(prepared)
-    decision = verdict.decision
-    by = decision.source or f"permissions.{prepared.risk}"
-    if decision.action == "ask" and not verdict.by_rule:
-        return f"allow ({by} asks about the model's calls; calling it by hand is your yes)"
-    why = f": {decision.reason}" if decision.reason else ""
-    return f"{decision.action} by {by}{why}"
 
 
 @tools_group.command("library")

@@ -5,17 +5,16 @@ from __future__ import annotations
 import os
 import re
 from collections.abc import Mapping
-from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
 
+from nami_yaml.config.effective import ConfigFile
 from nami_yaml.config.mcp_servers import entry_problems as mcp_entry_problems
 from nami_yaml.config.skills import SKILL_FILE, skill_files
 from nami_yaml.errors import ConfigError, Problem, SpecError
 from nami_yaml.paths import expand_tool_paths, path_for_messages
-from nami_yaml.runtime import xdg_folder
 from nami_yaml.spec.validate import problems_for, validator
-from nami_yaml.spec.yamlpos import Document, parse_yaml, read_source
+from nami_yaml.spec.yamlpos import parse_yaml, read_source
+from nami_yaml.xdg import xdg_folder
 
 CONFIG_NAME = "agent.yaml"
 PATH_KEYS = (("system_file",), ("workspace",))
@@ -63,13 +62,6 @@ def expand_path(spec: str, env: Mapping[str, str]) -> tuple[str, list[str]]:
         home = env.get("HOME") or os.path.expanduser("~")
         expanded = home + expanded[1:]
     return os.path.expanduser(expanded), unset
-
-
-@dataclass
-class ConfigFile:
-    path: Path
-    data: dict[str, Any]
-    doc: Document
 
 
 def read_config(path: Path, env: Mapping[str, str] | None = None) -> ConfigFile:

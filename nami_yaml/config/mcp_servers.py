@@ -15,12 +15,12 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from nami_yaml.env_secrets import is_secret_name
 from nami_yaml.errors import WARNING, Problem
-from nami_yaml.runners.process import is_secret_name
 from nami_yaml.spec.yamlpos import Document
 
 if TYPE_CHECKING:  # config.files reads entries through this module, and settings imports config.files
-    from nami_yaml.config.settings import Effective
+    from nami_yaml.config.effective import Effective
 
 SEPARATOR = "__"  # between the server's name and the tool's: github__search_issues
 DEFAULT_STARTUP_TIMEOUT = 30.0
@@ -146,7 +146,7 @@ def entry_problems(doc: Document, data: Mapping[str, Any]) -> list[Problem]:
 def check_problems(effective: Effective) -> list[Problem]:
     """For ``nami check``: variables that are refused (errors), unset here, or secrets written in the file
     (warnings); tools both enabled and disabled (warning). Nothing is started."""
-    from nami_yaml.config.settings import protected_env_names
+    from nami_yaml.config.effective import protected_env_names
 
     problems: list[Problem] = []
     protected = protected_env_names(effective)

@@ -11,7 +11,7 @@ import datetime
 from collections.abc import Iterable
 from pathlib import Path
 
-from nami_yaml.config.settings import Effective
+from nami_yaml.config.effective import Effective
 from nami_yaml.config.skills import Skill
 
 DEFAULT_SYSTEM = """\

@@ -14,7 +14,7 @@ from nami_yaml.paths import path_for_messages
 from nami_yaml.spec.yamlpos import parse_yaml, read_source
 
 if TYPE_CHECKING:
-    from nami_yaml.config.settings import Effective
+    from nami_yaml.config.effective import Effective
 
 SKILL_FILE = "SKILL.md"
 NAME = re.compile(r"^[a-zA-Z0-9_-]{1,64}$")

@@ -20,7 +20,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from nami_yaml.paths import TOOL_SUFFIXES
-from nami_yaml.runtime import default_state_dir
+from nami_yaml.xdg import default_state_dir
 
 MAX_COPY_BYTES = 256_000
 MAX_SNAPSHOT_BYTES = 2_000_000

@@ -16,7 +16,8 @@ from dataclasses import dataclass
 from typing import Any
 from urllib.parse import urlparse
 
-from nami_yaml.config.settings import LOCAL_HOSTS, Effective
+from nami_yaml.config.effective import Effective
+from nami_yaml.config.settings import LOCAL_HOSTS
 from nami_yaml.doctor.result import FAIL, OK, WARN, Check
 from nami_yaml.errors import NamiError
 

@@ -12,15 +12,16 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from nami_yaml.app.scaffold import schema_files
-from nami_yaml.config.settings import Effective, load_settings, mask
-from nami_yaml.config.toolset import build_registry
+from nami_yaml.app.toolset import build_registry
+from nami_yaml.config.effective import Effective
+from nami_yaml.config.settings import load_settings, mask
 from nami_yaml.config.trust import needs_trust, trust_state
 from nami_yaml.doctor.result import FAIL, OK, WARN, Check
 from nami_yaml.errors import ConfigError, SpecError
-from nami_yaml.paths import path_for_messages, user_data_dir
+from nami_yaml.paths import path_for_messages
 from nami_yaml.registry.overview import executables
 from nami_yaml.registry.registry import Registry
-from nami_yaml.runtime import default_state_dir
+from nami_yaml.xdg import default_state_dir, user_data_dir
 
 MIN_PYTHON = (3, 10)
 SHOWN_PROBLEMS = 10

@@ -7,8 +7,8 @@ from collections import Counter
 from collections.abc import Mapping
 from pathlib import Path
 
+from nami_yaml.config.effective import Effective
 from nami_yaml.config.mcp_servers import server_specs
-from nami_yaml.config.settings import Effective
 from nami_yaml.display import visible
 from nami_yaml.doctor.result import FAIL, OK, WARN, Check
 from nami_yaml.errors import NamiError

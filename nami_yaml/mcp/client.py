@@ -36,16 +36,16 @@ from mcp.client.streamable_http import streamable_http_client
 from mcp.shared._httpx_utils import create_mcp_http_client
 from mcp.shared.exceptions import MCPError
 
-from nami_yaml import __version__
 from nami_yaml.cancel import CancelToken
 from nami_yaml.config.mcp_servers import SEPARATOR, McpConfigError, McpServerSpec, expand
 from nami_yaml.display import visible
+from nami_yaml.env_secrets import EnvScrub, child_environment
 from nami_yaml.mcp.results import result_text
 from nami_yaml.mcp.stdio import keep_stderr, process_streams
 from nami_yaml.registry.tool import Tool
 from nami_yaml.runners.mcp import McpReply, McpRunner
-from nami_yaml.runners.process import child_environment, exit_status, start_server, stop_server
-from nami_yaml.runtime import EnvScrub
+from nami_yaml.runners.process import exit_status, start_server, stop_server
+from nami_yaml.version import __version__
 
 CLIENT_INFO = types.Implementation(name="nami", version=__version__)
 STOP_GRACE = 2.0  # after its stdin closes, how long a server may take to exit before its group is killed

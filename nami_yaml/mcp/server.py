@@ -24,11 +24,11 @@ from mcp.server.lowlevel import Server
 from mcp.server.stdio import stdio_server
 from mcp.server.transport_security import TransportSecuritySettings
 
-from nami_yaml import __version__
 from nami_yaml.app.serving import ServedCall, ServedTools
 from nami_yaml.mcp.stdin import StdinLines
 from nami_yaml.registry.tool import Tool
 from nami_yaml.result import ToolResult
+from nami_yaml.version import __version__
 
 STOP_SIGNALS = (signal.SIGINT, signal.SIGTERM)
 CANCEL_GRACE = 5.0  # after a cancel, how long the handler waits for the call's process group to be gone

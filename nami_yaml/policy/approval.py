@@ -7,12 +7,11 @@ from collections.abc import Callable, Collection
 from dataclasses import dataclass
 from typing import Any
 
-from nami_yaml.agent.hooks import Asker, Decision
+from nami_yaml.agent.hooks import NOBODY_TO_ASK, Asker, Decision
 from nami_yaml.agent.toolbox import PreparedCall
 from nami_yaml.policy.session import SessionApprovals
 
 SESSION_SOURCE = "user (for this session)"
-NOBODY_TO_ASK = "approval is needed and there is no one to ask"
 
 
 @dataclass(frozen=True)
@@ -64,10 +63,15 @@ def approve_all(request: ApprovalRequest) -> Decision:
     return Decision.allow(source="--yes")
 
 
+NobodyToAsk = Callable[[PreparedCall, Decision], Decision]
+"""The refusal when nobody can be asked, given the call and the decision that asks (``mcp serve`` says how
+to allow it there)."""
+
+
 def build_asker(approver: Approver | None, *, assume_yes: bool = False, approve_risks: Collection[str] = (),
-                session: SessionApprovals | None = None) -> Asker:
-    """The loop's ``ask`` hook: calls approved earlier in the session, then ``--approve`` by risk, then
-    ``--yes``, then the approver. With none of them every question is a no that says who asked."""
+                session: SessionApprovals | None = None, nobody: NobodyToAsk | None = None) -> Asker:
+    """The ``ask`` hook of every path: calls approved earlier in the session, then ``--approve`` by risk,
+    then ``--yes``, then the approver. With none of them every question is a no that says who asked."""
     risks = frozenset(approve_risks)
     asker = as_asker(approver, session) if approver is not None else None
 
@@ -79,6 +83,8 @@ def build_asker(approver: Approver | None, *, assume_yes: bool = False, approve_
         if assume_yes:
             return Decision.allow(source="--yes")
         if asker is None:
+            if nobody is not None:
+                return nobody(call, pending)
             asked = f"{pending.source} asks" if pending.source else "it needs a yes"
             return Decision.deny(f"{NOBODY_TO_ASK} ({asked}{': ' + pending.reason if pending.reason else ''})",
                                  "no approver")

@@ -31,9 +31,9 @@ from typing import Any
 from nami_yaml.agent.hooks import CallRecord, Decision
 from nami_yaml.agent.toolbox import PreparedCall
 from nami_yaml.display import safe_json
+from nami_yaml.env_secrets import NON_INTERACTIVE_ENV, is_secret, is_secret_name, is_secret_value
 from nami_yaml.errors import NamiError
-from nami_yaml.runners.process import NON_INTERACTIVE_ENV, is_secret, is_secret_name, is_secret_value
-from nami_yaml.runtime import default_state_dir
+from nami_yaml.xdg import default_state_dir
 
 REDACTED = "[redacted]"
 MIN_FREE_BYTES = 1 << 20  # below this the log is treated as full before anything runs

@@ -2,12 +2,13 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 
 from nami_yaml.agent.hooks import Decision
 from nami_yaml.agent.toolbox import PreparedCall
 
 DEFAULT_PERMISSIONS: dict[str, str] = {"read": "allow", "write": "ask", "exec": "ask"}
+BY_HAND = "tools call (by hand)"
 
 
 class RiskPolicy:
@@ -48,3 +49,18 @@ class CodeWrites:
                                  "permissions.exec")
         return Decision.ask(why, "permissions.exec")
 
+
+
+def by_hand(defaults: Callable[[PreparedCall], Decision]) -> Callable[[PreparedCall], Decision]:
+    """The fallback for a call a person typed (``nami tools call``): what the per-risk defaults would ask
+    about runs, since they asked for it; a default deny stays a deny. Rules, and writes that run code, are
+    not fallbacks: they still ask."""
+
+    def decide(call: PreparedCall) -> Decision:
+        decision = defaults(call)
+        if decision.action != "ask":
+            return decision
+        return Decision.allow(f"{decision.source} asks about the model's calls; calling it by hand is your yes",
+                              BY_HAND)
+
+    return decide

@@ -17,7 +17,7 @@ from typing import Any
 
 from nami_yaml.agent.hooks import Action, Decision, strictest
 from nami_yaml.agent.toolbox import PreparedCall
-from nami_yaml.config.files import ConfigFile
+from nami_yaml.config.effective import ConfigFile
 from nami_yaml.errors import Problem
 from nami_yaml.policy.bash import Analysis, SimpleCommand, analyse, prefix_words
 from nami_yaml.policy.command_risks import command_problem

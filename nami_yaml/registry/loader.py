@@ -15,10 +15,10 @@ from nami_yaml.errors import Problem, only_errors
 from nami_yaml.paths import path_for_messages
 from nami_yaml.registry.checks import TOOL_CHECKS
 from nami_yaml.registry.draft import Host, ToolDraft
-from nami_yaml.registry.tool import DocSource, Tool
-from nami_yaml.runners.base import ProcessOptions
+from nami_yaml.registry.tool import Tool
 from nami_yaml.runners.command import CommandRunner
 from nami_yaml.runners.entrypoint import EntrypointRunner
+from nami_yaml.runners.options import DocSource, ProcessOptions
 from nami_yaml.runners.script import ScriptRunner
 from nami_yaml.spec.fastcheck import tool_surely_valid
 from nami_yaml.spec.validate import problems_for, validator

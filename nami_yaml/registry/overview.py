@@ -5,10 +5,10 @@ from __future__ import annotations
 from typing import Any
 
 from nami_yaml.registry.tool import Tool
-from nami_yaml.runners.base import ProcessOptions
 from nami_yaml.runners.command import CommandRunner
 from nami_yaml.runners.entrypoint import EntrypointRunner
 from nami_yaml.runners.mcp import McpRunner
+from nami_yaml.runners.options import ProcessOptions
 from nami_yaml.runners.script import ScriptRunner
 from nami_yaml.runners.template import is_element
 

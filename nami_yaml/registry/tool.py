@@ -2,11 +2,10 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
-from pathlib import Path
+from dataclasses import dataclass
 from typing import Any, Protocol
 
-from nami_yaml.runners.base import ProcessOptions
+from nami_yaml.runners.options import DocSource
 from nami_yaml.runtime import RuntimeContext
 
 
@@ -25,16 +24,6 @@ class Runner(Protocol):
 
 
 DOCS_HINT = " Details: tool_docs."  # appended to the description of a tool with docs, when tool_docs is there
-
-
-@dataclass(frozen=True)
-class DocSource:
-    """A tool's longer docs, read on demand (never sent with requests): a file, or a command's output.
-    A command runs like the tool's own processes (its cwd, env and timeout; output capped)."""
-
-    file: Path | None = None
-    command: tuple[str, ...] | None = None
-    options: ProcessOptions = field(default_factory=ProcessOptions)
 
 
 @dataclass(frozen=True)

@@ -5,35 +5,18 @@ from __future__ import annotations
 import os
 import re
 import shlex
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from nami_yaml.env_secrets import NON_INTERACTIVE_ENV, child_environment, is_secret_name, is_secret_value
 from nami_yaml.errors import ToolError
 from nami_yaml.result import Streams, ToolResult
-from nami_yaml.runners.process import (
-    NON_INTERACTIVE_ENV,
-    ProcessRequest,
-    child_environment,
-    is_secret_name,
-    is_secret_value,
-    run_process,
-)
+from nami_yaml.runners.options import ProcessOptions
+from nami_yaml.runners.process import ProcessRequest, run_process
 from nami_yaml.runtime import RuntimeContext
 
 _HOST_REF = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)\}")
-
-
-@dataclass(frozen=True)
-class ProcessOptions:
-    """The ``timeout``, ``cwd``, ``env``, ``env_passthrough``, ``stdin`` and ``max_output`` of a tool."""
-
-    timeout: float | None = None
-    cwd: str | None = None
-    env: dict[str, str] = field(default_factory=dict)
-    env_passthrough: tuple[str, ...] = ()
-    stdin: str | None = None
-    max_output: int | None = None
 
 
 def working_folder(options: ProcessOptions, ctx: RuntimeContext) -> Path:

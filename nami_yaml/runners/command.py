@@ -6,7 +6,8 @@ from dataclasses import dataclass
 from typing import Any
 
 from nami_yaml.errors import ToolError
-from nami_yaml.runners.base import ProcessInvocation, ProcessOptions, build_invocation
+from nami_yaml.runners.base import ProcessInvocation, build_invocation
+from nami_yaml.runners.options import ProcessOptions
 from nami_yaml.runners.template import ArgvRenderer, TemplateError, render_text
 from nami_yaml.runtime import RuntimeContext
 

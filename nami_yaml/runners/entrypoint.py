@@ -16,11 +16,11 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from nami_yaml.display import summarize_arguments
 from nami_yaml.errors import ToolError
 from nami_yaml.result import ToolResult
 from nami_yaml.runners.import_guard import CodeCheck, guard_folder
 from nami_yaml.runners.output import truncate_text
-from nami_yaml.runners.template import summarize_arguments
 from nami_yaml.runtime import RuntimeContext
 
 CONTEXT_PARAMETER = "ctx"

@@ -11,9 +11,9 @@ from dataclasses import dataclass, field
 from typing import Any, Protocol
 
 from nami_yaml.cancel import CancelToken
+from nami_yaml.display import summarize_arguments
 from nami_yaml.result import ToolResult
 from nami_yaml.runners.output import truncate_text
-from nami_yaml.runners.template import summarize_arguments
 from nami_yaml.runtime import RuntimeContext
 
 

@@ -13,7 +13,7 @@ import time
 from pathlib import Path
 from typing import AnyStr, BinaryIO
 
-from nami_yaml.runtime import open_spill_dir
+from nami_yaml.runners.spill import open_spill_dir
 
 # A rolling tail is trimmed only once it has grown this far past its cap, so trimming (a memmove of the
 # kept bytes) happens rarely instead of on every chunk.

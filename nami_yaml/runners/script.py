@@ -7,9 +7,11 @@ import shutil
 from dataclasses import dataclass
 from typing import Any
 
+from nami_yaml.display import summarize_arguments
 from nami_yaml.errors import ToolError
-from nami_yaml.runners.base import ProcessInvocation, ProcessOptions, build_invocation
-from nami_yaml.runners.template import TemplateError, render_text, scalar_text, summarize_arguments
+from nami_yaml.runners.base import ProcessInvocation, build_invocation
+from nami_yaml.runners.options import ProcessOptions
+from nami_yaml.runners.template import TemplateError, render_text, scalar_text
 from nami_yaml.runtime import RuntimeContext
 
 ARGS_VARIABLE = "NAMI_ARGS"

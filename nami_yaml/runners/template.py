@@ -215,15 +215,3 @@ def render_text(template: str, args: dict[str, Any]) -> str:
     """For stdin: every placeholder is replaced by the value's text (JSON for arrays and objects)."""
     out = "".join(scalar_text(args.get(p.ref)) if p.ref else p.text for p in parse(template))
     return out
-
-
-def summarize_arguments(args: dict[str, Any], limit: int = 60) -> str:
-    """``key=value`` pairs for progress lines and approval prompts; long values show their size only."""
-    parts = []
-    for key, value in args.items():
-        text = json.dumps(value, ensure_ascii=False)
-        if len(text) > limit:
-            size = len(value) if isinstance(value, str) else len(text)
-            text = f"<{size:,} chars>"
-        parts.append(f"{key}={text}")
-    return " ".join(parts)

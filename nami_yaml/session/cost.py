@@ -58,5 +58,4 @@ class CostLimit:
         if spent + estimate > self.limit:
             raise StopRun(
                 f"Stopped before request {info.step}: it would pass limits.max_cost ({money(self.limit)}): "
-                f"{money(spent)} spent in this run, the next request estimated at {money(estimate)}. Raise the "
-                'limit and let the agent go on with `nami run --continue "go on"`.', status="max_cost")
+                f"{money(spent)} spent in this run, the next request estimated at {money(estimate)}.", status="max_cost")

@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from nami_yaml.errors import ConfigError, NamiError
-from nami_yaml.paths import user_data_dir
+from nami_yaml.xdg import user_data_dir
 
 SUFFIX = ".jsonl"
 ID_PATTERN = re.compile(r"^\d{8}-\d{6}-[0-9a-f]{6}$")

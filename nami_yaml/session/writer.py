@@ -20,14 +20,10 @@ import json
 import os
 from collections.abc import Iterable
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from nami_yaml.agent.events import Event
 from nami_yaml.session.store import SessionError
-
-if TYPE_CHECKING:
-    from nami_yaml.session.compaction import CompactionRecord
-    from nami_yaml.session.usage import StepUsage
 
 VERSION = 1
 
@@ -42,7 +38,8 @@ def encode(record: dict[str, Any]) -> bytes:
 
 
 class SessionWriter:
-    """An event sink that appends a session file. A new session's file is created on its first record,
+    """An event sink that appends a session file: it reads the events of the loop and of its accounting and
+    compaction hooks, nothing else of the agent. A new session's file is created on its first record,
     so a chat left without a word leaves nothing behind. The file is locked while it is written: two
     processes continuing one session at once would interleave their histories."""
 
@@ -79,9 +76,11 @@ class SessionWriter:
             self.write({"type": "message", "index": event.index, "message": event.message})  # type: ignore[union-attr]
         elif kind == "history_replace":
             self.write({"type": "replace", "reason": event.reason, "messages": event.messages})  # type: ignore[union-attr]
+        elif kind in ("usage_counted", "compacted"):
+            self.write(event.record)  # type: ignore[union-attr]
         elif kind == "final":
             self.write({"type": "final", "at": now_iso(), "status": event.status, "error": event.error,  # type: ignore[union-attr]
-                        "usage": event.usage, "totals": getattr(event, "totals", None)})  # type: ignore[union-attr]
+                        "totals": getattr(event, "totals", None)})
 
     def write(self, record: dict[str, Any]) -> None:
         if self._fd is None:
@@ -90,14 +89,6 @@ class SessionWriter:
         data = b"".join([*self._pending, encode(record)])
         self._pending.clear()
         _write_all(self._fd, data)
-
-    def record_step(self, step: StepUsage) -> None:
-        """A UsageMeter listener: one usage line per model request."""
-        self.write(step.to_record())
-
-    def record_compaction(self, record: CompactionRecord) -> None:
-        """A Compactor listener: what it did (the replaced history follows as a replace line)."""
-        self.write(record.to_record())
 
     def close(self) -> None:
         if self._fd is not None:

@@ -46,7 +46,7 @@ def _ctrl_c_when(condition: Any, *, timeout: float = 30.0) -> threading.Thread:
     return thread
 
 
-def test_text_answer_streams_and_sums_usage(harness: Any, server: FakeOpenAIServer) -> None:
+def test_text_answer_streams_and_reports_usage(harness: Any, server: FakeOpenAIServer) -> None:
     server.add(text("Hello there, operator."))
     messages = _history()
     outcome = harness.loop().run(messages)
@@ -58,10 +58,12 @@ def test_text_answer_streams_and_sums_usage(harness: Any, server: FakeOpenAIServ
     deltas = harness.of_type("text_delta")
     assert len(deltas) > 1 and "".join(d["text"] for d in deltas) == "Hello there, operator."
     assert harness.of_type("message") == [{"type": "message", "content": "Hello there, operator."}]
-    assert outcome.usage.prompt_tokens > 0 and outcome.usage.completion_tokens > 0
+    [step] = harness.of_type("usage")  # the server's report of the request, as the loop got it
+    assert step["prompt_tokens"] > 0 and step["completion_tokens"] > 0
     final = harness.events[-1].to_json()
     assert final["type"] == "final" and final["status"] == "answered"
-    assert final["usage"]["prompt_tokens"] == outcome.usage.prompt_tokens
+    # The loop counts nothing itself: with no accounting hook (an Agent has its meter), there are no totals.
+    assert final["totals"] is None and final["usage_reported"] is False and outcome.totals == {}
     assert server.requests[0]["tools"] == harness.toolbox.definitions()
 
 
@@ -84,9 +86,7 @@ def test_tool_call_then_answer(harness: Any, server: FakeOpenAIServer) -> None:
     [tr] = harness.of_type("tool_result")
     assert tr["id"] == call_id and tr["ok"] is True and tr["content"] == "pong"
     per_step = harness.of_type("usage")
-    assert len(per_step) == 2
-    assert outcome.usage.prompt_tokens == sum(u["prompt_tokens"] for u in per_step)
-    assert outcome.usage.completion_tokens == sum(u["completion_tokens"] for u in per_step)
+    assert len(per_step) == 2 and all(u["prompt_tokens"] > 0 for u in per_step)
     assert harness.approvals == []  # read tools never ask
     for event in harness.events:
         line = json.dumps(event.to_json())

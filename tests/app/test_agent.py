@@ -15,7 +15,7 @@ import pytest
 from nami_yaml import Agent, ApprovalRequest, Decision
 from nami_yaml.app import TrustRequest, UntrustedProject
 from nami_yaml.config.trust import trust_store
-from nami_yaml.testing import FakeOpenAIServer, ScriptedModel, call, text, tool_calls
+from nami_yaml.testing import FakeOpenAIServer, ScriptedModel, call, text, tool_calls, usage
 
 
 @pytest.fixture
@@ -149,12 +149,26 @@ def test_the_library_prints_nothing(project: Path, capfd: pytest.CaptureFixture[
     assert capfd.readouterr() == ("", "")
 
 
-def test_usage_not_reported_by_the_server_is_not_zero_usage(workdir: Path) -> None:
+def test_usage_not_reported_by_the_server_is_estimated_and_says_so(workdir: Path) -> None:
     silent = Agent.from_config(client=ScriptedModel([tool_calls(call("list_dir", {}), usage=None),
                                                       text("done", usage=None)]))
     events = list(silent.stream("look"))
-    outcome_usage = events[-1].to_json()
-    assert outcome_usage["usage_reported"] is False and outcome_usage["usage"]["prompt_tokens"] == 0
+    final = events[-1].to_json()
+    assert final["usage_reported"] is False and final["totals"]["estimated_requests"] == 2
+    # One family of counts: the final event's usage is the totals' tokens (here, estimates).
+    assert final["usage"]["prompt_tokens"] == final["totals"]["prompt_tokens"] > 0
     counted = Agent.from_config(client=ScriptedModel([tool_calls(call("list_dir", {}), usage=None), text("done")]))
     outcome = counted.run("look")
-    assert outcome.usage.reported is True and outcome.usage.prompt_tokens > 0
+    assert outcome.usage.reported is True and outcome.usage.prompt_tokens == outcome.totals["prompt_tokens"] > 0
+
+
+def test_one_count_of_tokens_for_a_run(workdir: Path) -> None:
+    model = ScriptedModel([tool_calls(call("list_dir", {}), usage=usage(120, 7)), text("done", usage=usage(300, 11))])
+    agent = Agent.from_config(client=model)
+    events = list(agent.stream("look"))
+    final = events[-1].to_json()
+    per_step = [e.to_json() for e in events if e.type == "usage"]
+    assert [u["prompt_tokens"] for u in per_step] == [120, 300]
+    assert final["usage"]["prompt_tokens"] == final["totals"]["prompt_tokens"] == 420
+    assert final["usage"]["completion_tokens"] == final["totals"]["completion_tokens"] == 18
+    assert agent.meter.session.prompt_tokens == 420 and final["usage_reported"] is True

@@ -20,7 +20,7 @@ need_mcp()
 from nami_yaml import Agent  # noqa: E402
 from nami_yaml.agent.events import Event  # noqa: E402
 from nami_yaml.testing import FakeOpenAIServer, call, text, tool_calls  # noqa: E402
-from tests.mcp.helpers import FIXTURE, NAMI, audit_lines, gone, server_pid, wait_for_text  # noqa: E402
+from tests.mcp.helpers import FIXTURE, NAMI, alive, audit_lines, gone, server_pid, wait_for_text  # noqa: E402
 
 
 def write_config(workdir: Path, *, servers: str = "", rules: str = "") -> Path:
@@ -205,3 +205,23 @@ def test_two_projects_servers_of_one_name_keep_separate_logs(tmp_path: Path) -> 
         logs[project] = [p for p in (tmp_path / "home").rglob("github.log") if project in p.read_text()]
     assert len(logs["alpha"]) == len(logs["beta"]) == 1 and logs["alpha"] != logs["beta"]
     assert "beta-was-here" not in logs["alpha"][0].read_text()
+
+
+def test_recording_a_session_leaves_the_servers_running(workdir: Path, fake_openai: FakeOpenAIServer) -> None:
+    """Agent.from_config(...).record_session() as docs/python-api.md shows it: the servers it started stay."""
+    pid_file = workdir / "server.pid"
+    config = workdir / "agent.yaml"
+    config.write_text("tools: {builtin: []}\nmcp_servers:\n  fx:\n"
+                      f"    command: {json.dumps(sys.executable)}\n"
+                      f"    args: {json.dumps([str(FIXTURE), '--pid-file', str(pid_file)])}\n")
+    fake_openai.add(tool_calls(call("fx__echo", {"text": "after recording"})), text("done"))
+    events: list[Event] = []
+    with agent(config, fake_openai, events) as nami:
+        pid = server_pid(pid_file)
+        first = nami.record_session()
+        second = nami.record_session()  # a second recording replaces the first, servers still untouched
+        outcome = nami.run("echo")
+        assert alive(pid)
+    assert tool_messages(outcome.messages) == ["after recording"]
+    assert first.path != second.path and second.path.exists() and not first.path.exists()
+    assert gone(pid)  # the agent that opened the project stops them when it closes

@@ -200,6 +200,22 @@ def test_asks_are_refused_unless_approved_and_every_call_is_audited(batch_projec
         (row["session"], "denied", "batch"), (approved_row["session"], "ran", "batch")}
 
 
+def test_a_write_that_runs_code_needs_exec_approval_in_a_batch_too(batch_project: BatchProject) -> None:
+    (batch_project.folder / ".git" / "hooks").mkdir(parents=True)
+    hook = call("write_file", {"path": ".git/hooks/pre-commit", "content": "#!/bin/sh\n"})
+    for run in ("write", "exec"):
+        batch_project.server.add_task(f"[{run}]", tool_calls(hook), text("finished"))
+    check = [{"file_exists": ".git/hooks/pre-commit"}]
+    tasks = batch_project.tasks([{"id": "write", "prompt": "[write] hook", "checks": check}])
+    _, (row,) = batch_project.run(str(tasks), "--approve", "write")
+    assert not row["passed"] and row["checks"][0]["reason"] == ".git/hooks/pre-commit does not exist"
+    refusal = batch_project.server.requests[1]["messages"][-1]["content"]
+    assert refusal.startswith("Denied") and "permissions.exec" in refusal
+    tasks = batch_project.tasks([{"id": "exec", "prompt": "[exec] hook", "checks": check}], "exec.yaml")
+    _, (row,) = batch_project.run(str(tasks), "--approve", "exec", "-o", str(batch_project.folder / "exec.jsonl"))
+    assert row["passed"], row
+
+
 def test_setup_commands_run_in_the_fresh_workspace_and_a_failing_one_fails_the_task(
         batch_project: BatchProject) -> None:
     (batch_project.folder / "fixture").mkdir()

@@ -39,13 +39,13 @@ def test_changes_are_listed_regressions_first() -> None:
     assert [c.id for c in comparison.regressions] == ["breaks"]
 
 
-def write(path: Path, rows: list[dict[str, Any]]) -> None:
+def write_rows(path: Path, rows: list[dict[str, Any]]) -> None:
     path.write_text("".join(json.dumps(r) + "\n" for r in rows))
 
 
 def test_the_command_shows_the_changes_and_fails_on_a_regression(workdir: Path) -> None:
-    write(workdir / "a.jsonl", A)
-    write(workdir / "b.jsonl", B)
+    write_rows(workdir / "a.jsonl", A)
+    write_rows(workdir / "b.jsonl", B)
     result = CliRunner().invoke(cli, ["batch", "compare", "a.jsonl", "b.jsonl"])
     assert result.exit_code == 1
     lines = result.output.splitlines()
@@ -64,7 +64,7 @@ def test_the_command_shows_the_changes_and_fails_on_a_regression(workdir: Path) 
 
 
 def test_no_regression_exits_0_and_a_missing_file_is_a_usage_error(workdir: Path) -> None:
-    write(workdir / "a.jsonl", A)
+    write_rows(workdir / "a.jsonl", A)
     same = CliRunner().invoke(cli, ["batch", "compare", "a.jsonl", "a.jsonl"])
     assert same.exit_code == 0 and "no task changed (7 the same)" in same.output
     missing = CliRunner().invoke(cli, ["batch", "compare", "a.jsonl", "nope.jsonl"])
@@ -91,8 +91,8 @@ def test_on_a_terminal_the_status_line_is_redrawn_and_failures_stay() -> None:
 
 def test_a_cost_no_task_reported_is_unknown_not_free(workdir: Path) -> None:
     unpriced = [row("x", cost=None), row("y", cost=None)]
-    write(workdir / "a.jsonl", unpriced)
-    write(workdir / "b.jsonl", [row("x", cost=None), row("y", cost=None, passed=False)])
+    write_rows(workdir / "a.jsonl", unpriced)
+    write_rows(workdir / "b.jsonl", [row("x", cost=None), row("y", cost=None, passed=False)])
     result = CliRunner().invoke(cli, ["batch", "compare", "a.jsonl", "b.jsonl"])
     assert result.output.splitlines()[0] == "A: a.jsonl  2/2 passed (100.0%), cost unknown"
     assert "$0.0000" not in result.output

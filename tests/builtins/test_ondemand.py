@@ -14,14 +14,9 @@ from nami_yaml.app import open_project
 from nami_yaml.config.trust import covered_files
 from nami_yaml.errors import SpecError
 from nami_yaml.testing import ScriptedModel, call, text, tool_calls
+from tests.helpers import write
 
 GUIDE = "Deploy guide: always run the canary first, then promote with --all."
-
-
-def write(path: Path, text_: str) -> Path:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(text_, encoding="utf-8")
-    return path
 
 
 @pytest.fixture

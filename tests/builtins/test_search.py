@@ -144,7 +144,7 @@ def test_grep_boundary(engine: RuntimeContext, tree: Path, tmp_path: Path) -> No
     assert "outside" not in search.grep("TODO", ctx=engine).content
 
 
-def write(root: Path, files: dict[str, str | bytes]) -> None:
+def write_tree(root: Path, files: dict[str, str | bytes]) -> None:
     for name, data in files.items():
         path = root / name
         path.parent.mkdir(parents=True, exist_ok=True)
@@ -157,9 +157,9 @@ def write(root: Path, files: dict[str, str | bytes]) -> None:
 def test_only_gitignore_files_inside_the_workspace_count(engine: RuntimeContext, temp_home: Path) -> None:
     """Not a .gitignore above the workspace, nor git's global or per-repository excludes, nor .ignore."""
     root = engine.workspace
-    write(root.parent, {".gitignore": "*.txt\n"})
-    write(temp_home, {".config/git/ignore": "b.txt\n"})
-    write(root, {"a.txt": "hit\n", "b.txt": "hit\n", "c.txt": "hit\n", "d.txt": "hit\n",
+    write_tree(root.parent, {".gitignore": "*.txt\n"})
+    write_tree(temp_home, {".config/git/ignore": "b.txt\n"})
+    write_tree(root, {"a.txt": "hit\n", "b.txt": "hit\n", "c.txt": "hit\n", "d.txt": "hit\n",
                  ".ignore": "c.txt\n", ".git/info/exclude": "d.txt\n"})
     assert search.grep("hit", ctx=engine).content.split("\n") == [
         "a.txt:1:hit", "b.txt:1:hit", "c.txt:1:hit", "d.txt:1:hit", "[4 matching lines in 4 files]"]
@@ -167,7 +167,7 @@ def test_only_gitignore_files_inside_the_workspace_count(engine: RuntimeContext,
 
 
 def test_gitignore_of_parent_folders_applies_to_a_subfolder_search(engine: RuntimeContext) -> None:
-    write(engine.workspace, {".gitignore": "sub/gen/\n*.log\n!keep.log\n\\#draft.py\n",
+    write_tree(engine.workspace, {".gitignore": "sub/gen/\n*.log\n!keep.log\n\\#draft.py\n",
                              "sub/gen/x.py": "hit\n", "sub/a.log": "hit\n", "sub/keep.log": "hit\n",
                              "sub/#draft.py": "hit\n", "sub/ok.py": "hit\n"})
     # (!negations are not supported, as documented: keep.log stays ignored.)
@@ -178,13 +178,13 @@ def test_gitignore_of_parent_folders_applies_to_a_subfolder_search(engine: Runti
 
 
 def test_grep_glob_does_not_bring_back_hidden_or_ignored_files(engine: RuntimeContext, tree: Path) -> None:
-    write(tree, {".env.log": "TODO hidden\n", "gen.log/x.log": "TODO in an ignored folder\n"})
+    write_tree(tree, {".env.log": "TODO hidden\n", "gen.log/x.log": "TODO in an ignored folder\n"})
     assert search.grep("TODO", glob="*.log", ctx=engine).content == (
         "No matches for 'TODO' in the workspace root (files matching '*.log').")
 
 
 def test_only_folders_named_node_modules_are_skipped(engine: RuntimeContext) -> None:
-    write(engine.workspace, {"node_modules": "hit\n", "lib/__pycache__": "hit\n", "__pycache__/x": "hit\n"})
+    write_tree(engine.workspace, {"node_modules": "hit\n", "lib/__pycache__": "hit\n", "__pycache__/x": "hit\n"})
     assert search.grep("hit", ctx=engine).content.split("\n") == [
         "lib/__pycache__:1:hit", "node_modules:1:hit", "[2 matching lines in 2 files]"]
     assert search.glob("*", ctx=engine).content == "lib/__pycache__\nnode_modules"
@@ -192,7 +192,7 @@ def test_only_folders_named_node_modules_are_skipped(engine: RuntimeContext) -> 
 
 def test_lines_end_at_newline(engine: RuntimeContext) -> None:
     """As in rg and grep: a CR is part of the line (`$` is not before a CRLF), only not shown at its end."""
-    write(engine.workspace, {"crlf.txt": b"one\r\ntwo\rthree\r\nfour\n"})
+    write_tree(engine.workspace, {"crlf.txt": b"one\r\ntwo\rthree\r\nfour\n"})
     assert search.grep("t", ctx=engine).content.split("\n") == [
         "crlf.txt:2:two\rthree", "[1 matching lines in 1 files]"]
     assert search.grep("four", ctx=engine).content.startswith("crlf.txt:3:four\n")
@@ -201,7 +201,7 @@ def test_lines_end_at_newline(engine: RuntimeContext) -> None:
 
 
 def test_binary_means_a_nul_in_the_first_8_kb(engine: RuntimeContext) -> None:
-    write(engine.workspace, {
+    write_tree(engine.workspace, {
         "early.txt": b"hit\n\x00\nhit\n",
         "late.txt": b"hit\n" + b"x\n" * 5000 + b"\x00\nhit\n",  # NUL at 10 KB: text
         "later.txt": b"hit\n" + b"x\n" * 50000 + b"\x00hit\n",  # NUL at 100 KB
@@ -216,7 +216,7 @@ def test_binary_means_a_nul_in_the_first_8_kb(engine: RuntimeContext) -> None:
 
 def test_files_over_the_size_limit_are_skipped(engine: RuntimeContext) -> None:
     big = "hit\n" + "x" * search.MAX_FILE_BYTES
-    write(engine.workspace, {"big.txt": big, "small.txt": "hit\n"})
+    write_tree(engine.workspace, {"big.txt": big, "small.txt": "hit\n"})
     assert search.grep("hit", ctx=engine).content.startswith("small.txt:1:hit\n[1 matching")
     assert search.grep("hit", path="big.txt", ctx=engine).content == "No matches for 'hit' in big.txt."
     assert search.glob("*.txt", ctx=engine).content == "small.txt"
@@ -229,7 +229,7 @@ def test_files_over_the_size_limit_are_skipped(engine: RuntimeContext) -> None:
     ("a{,2}b", "aab"),
 ])
 def test_pattern_syntax_is_python_re(engine: RuntimeContext, pattern: str, line: str) -> None:
-    write(engine.workspace, {"f.txt": f"nothing\n{line}\n", "g.txt": "zzz\n"})
+    write_tree(engine.workspace, {"f.txt": f"nothing\n{line}\n", "g.txt": "zzz\n"})
     assert search.grep(pattern, ctx=engine).content.split("\n") == [
         f"f.txt:2:{line}", "[1 matching lines in 1 files]"]
 
@@ -337,7 +337,7 @@ def test_a_named_fifo_is_skipped_not_waited_on(engine: RuntimeContext) -> None:
 def test_no_regex_runs_in_process(engine: RuntimeContext, monkeypatch: pytest.MonkeyPatch) -> None:
     """Both engines, folders and single files alike: Python's re never matches in the tool's own process
     (with rg, rg does all of it; without, a child process does)."""
-    write(engine.workspace, {"a.txt": "hit\n", "late.txt": b"hit\n" + b"x\n" * 5000 + b"\x00\nhit\n"})
+    write_tree(engine.workspace, {"a.txt": "hit\n", "late.txt": b"hit\n" + b"x\n" * 5000 + b"\x00\nhit\n"})
 
     def forbidden(*args: object, **kwargs: object) -> None:
         raise AssertionError("a regex was matched in the tool's process")

@@ -131,7 +131,7 @@ def test_settings_defaults_are_the_documented_ones() -> None:
 
 def test_capped_output_keeps_its_markers_through_the_executor(ctx: RuntimeContext) -> None:
     """The entry-point runner must not cap bash's already capped text again (losing the saved file's path)."""
-    from nami_yaml.config.toolset import BUILTIN_DIR
+    from nami_yaml.app.toolset import BUILTIN_DIR
     from nami_yaml.registry.executor import Executor
     from nami_yaml.registry.loader import load_tools
     from nami_yaml.registry.registry import Registry

@@ -9,14 +9,16 @@ from pathlib import Path
 import pytest
 
 from nami_yaml.agent.hooks import Decision
+from nami_yaml.app.toolset import BUILTIN_DIR
 from nami_yaml.cli.approve import approval_text, terminal_approver
 from nami_yaml.cli.style import Paint
-from nami_yaml.config.toolset import BUILTIN_DIR
 from nami_yaml.policy.approval import ApprovalRequest
 from nami_yaml.registry.executor import Executor, PreparedToolCall
 from nami_yaml.registry.loader import load_tools
 from nami_yaml.registry.registry import Registry
 from nami_yaml.runtime import RuntimeContext
+from tests.helpers import executor as executor_of
+from tests.helpers import write
 
 APPLY = """\
 name: kubectl_apply
@@ -40,10 +42,7 @@ class Terminal(io.StringIO):
 
 @pytest.fixture
 def executor(tmp_path: Path, ctx: RuntimeContext) -> Executor:
-    (tmp_path / "apply.yaml").write_text(APPLY)
-    tools, problems = load_tools([BUILTIN_DIR / "bash.yaml", BUILTIN_DIR / "write_file.yaml", tmp_path / "apply.yaml"])
-    assert problems == []
-    return Executor(Registry(tools), ctx)
+    return executor_of(ctx, [BUILTIN_DIR / "bash.yaml", BUILTIN_DIR / "write_file.yaml", write(tmp_path / "apply.yaml", APPLY)])
 
 
 def prepared(executor: Executor, name: str, arguments: dict) -> PreparedToolCall:

@@ -10,23 +10,12 @@ import sys
 from pathlib import Path
 
 import pytest
-from click.testing import CliRunner, Result
 from jsonschema import Draft202012Validator
 
-from nami_yaml.cli.main import cli
 from nami_yaml.config.settings import DEFAULT_BUILTINS
+from tests.helpers import nami, write
 
 GOLDEN = Path(__file__).resolve().parent.parent / "registry" / "golden"
-
-
-def nami(*args: str) -> Result:
-    return CliRunner().invoke(cli, list(args), catch_exceptions=False)
-
-
-def write(path: Path, text: str) -> Path:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(text, encoding="utf-8")
-    return path
 
 
 def test_check_ok_prints_a_summary(workdir: Path) -> None:

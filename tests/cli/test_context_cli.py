@@ -7,13 +7,13 @@ import math
 from pathlib import Path
 
 from nami_yaml.app import open_project
-from tests.cli.test_run_cli import nami
+from tests.helpers import run_nami
 
 
 def test_context_counts_what_a_request_carries_largest_first(workdir: Path) -> None:
     (workdir / "big.yaml").write_text("name: big\ndescription: " + "A very long description. " * 80 + "\n"
                                       "risk: read\ncommand: [\"true\"]\n")
-    result = nami(None, "context", "--json", "--tools", "big.yaml", cwd=workdir)
+    result = run_nami(None, "context", "--json", "--tools", "big.yaml", cwd=workdir)
     assert result.returncode == 0, result.stderr
     report = json.loads(result.stdout)
     parts = report["parts"]
@@ -31,7 +31,7 @@ def test_context_counts_what_a_request_carries_largest_first(workdir: Path) -> N
     # deepseek-chat's list price for that many uncached input tokens
     assert report["cost"] == report["tokens"] * 0.28 / 1e6
 
-    table = nami(None, "context", "--tools", "big.yaml", cwd=workdir)
+    table = run_nami(None, "context", "--tools", "big.yaml", cwd=workdir)
     assert table.returncode == 0, table.stderr
     lines = table.stdout.splitlines()
     assert lines[1].startswith("tool big") and lines[-2].split() == ["total", f"{report['chars']:,}", f"{report['tokens']:,}"]

@@ -8,14 +8,9 @@ from pathlib import Path
 
 import pytest
 import yaml
-from click.testing import CliRunner, Result
 
 from nami_yaml.cli import init as init_module
-from nami_yaml.cli.main import cli
-
-
-def nami(*args: str, input: str | None = None) -> Result:
-    return CliRunner().invoke(cli, list(args), input=input)
+from tests.helpers import nami
 
 
 @pytest.fixture

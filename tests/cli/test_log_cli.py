@@ -6,16 +6,13 @@ import json
 from pathlib import Path
 
 import pytest
-from click.testing import CliRunner, Result
+from click.testing import CliRunner
 
 from nami_yaml import Agent, Decision
 from nami_yaml.cli.main import cli
 from nami_yaml.policy.audit import default_audit_path
 from nami_yaml.testing import ScriptedModel, call, text, tool_calls
-
-
-def nami(*args: str) -> Result:
-    return CliRunner().invoke(cli, list(args), catch_exceptions=False)
+from tests.helpers import nami
 
 
 @pytest.fixture

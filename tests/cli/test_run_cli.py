@@ -15,18 +15,7 @@ from typing import Any
 import pytest
 
 from nami_yaml.testing import FakeOpenAIServer, call, error, text, tool_calls
-
-NAMI = [sys.executable, "-m", "nami_yaml"]
-
-
-def nami(server: FakeOpenAIServer | None, *args: str, cwd: Path, stdin: str | None = None,
-         env: dict[str, str] | None = None, timeout: float = 60) -> subprocess.CompletedProcess[str]:
-    full_env = dict(os.environ)
-    if server is not None:
-        full_env["NAMI_BASE_URL"] = server.base_url
-    full_env.update(env or {})
-    return subprocess.run([*NAMI, *args], cwd=cwd, env=full_env, input=stdin if stdin is not None else "",
-                          capture_output=True, text=True, timeout=timeout)
+from tests.helpers import NAMI, run_nami
 
 
 def tool_messages(request: dict[str, Any]) -> list[dict[str, Any]]:
@@ -39,7 +28,7 @@ def test_write_then_run_answer_on_stdout_progress_on_stderr(fake_openai: FakeOpe
         tool_calls(call("bash", {"command": "bash hello.sh"})),
         text("The script prints a greeting."),
     )
-    result = nami(fake_openai, "run", "--yes", "write a script and run it", cwd=workdir)
+    result = run_nami(fake_openai, "run", "--yes", "write a script and run it", cwd=workdir)
     assert result.returncode == 0, result.stderr
     assert result.stdout == "The script prints a greeting.\n"
     assert "→ write_file" in result.stderr and "→ bash" in result.stderr
@@ -57,7 +46,7 @@ def test_error_results_let_the_model_recover(fake_openai: FakeOpenAIServer, work
         tool_calls(call("no_such_tool", {}), call("read_file", '{"path": "real.txt"')),
         text("Found real.txt."),
     )
-    result = nami(fake_openai, "run", "read the file", cwd=workdir)
+    result = run_nami(fake_openai, "run", "read the file", cwd=workdir)
     assert result.returncode == 0, result.stderr
     missing = tool_messages(fake_openai.requests[1])[0]["content"]
     assert missing.startswith("Error:") and "missing.txt" in missing
@@ -75,7 +64,7 @@ def test_parallel_reads_answered_in_call_order(fake_openai: FakeOpenAIServer, wo
         tool_calls(*(call("read_file", {"path": f"{n}.txt"}, id=f"call_{n}") for n in "abc")),
         text("done"),
     )
-    result = nami(fake_openai, "run", "read three", cwd=workdir)
+    result = run_nami(fake_openai, "run", "read three", cwd=workdir)
     assert result.returncode == 0, result.stderr
     answers = tool_messages(fake_openai.requests[1])
     assert [m["tool_call_id"] for m in answers] == ["call_a", "call_b", "call_c"]
@@ -87,7 +76,7 @@ def test_cut_off_response_runs_no_tool(fake_openai: FakeOpenAIServer, workdir: P
         tool_calls(call("write_file", {"path": "half.txt", "content": "x"}), finish_reason="length"),
         text("I will retry later."),
     )
-    result = nami(fake_openai, "run", "--yes", "write", cwd=workdir)
+    result = run_nami(fake_openai, "run", "--yes", "write", cwd=workdir)
     assert result.returncode == 0, result.stderr
     assert not (workdir / "half.txt").exists()
     assert "cut off" in tool_messages(fake_openai.requests[1])[0]["content"]
@@ -95,7 +84,7 @@ def test_cut_off_response_runs_no_tool(fake_openai: FakeOpenAIServer, workdir: P
 
 def test_server_error_is_retried(fake_openai: FakeOpenAIServer, workdir: Path) -> None:
     fake_openai.add(error(500, "upstream hiccup", retry_after=0.01), text("recovered"))
-    result = nami(fake_openai, "run", "hi", cwd=workdir)
+    result = run_nami(fake_openai, "run", "hi", cwd=workdir)
     assert result.returncode == 0, result.stderr
     assert result.stdout == "recovered\n"
     assert len(fake_openai.requests) == 2
@@ -103,7 +92,7 @@ def test_server_error_is_retried(fake_openai: FakeOpenAIServer, workdir: Path) -
 
 def test_authentication_error_is_one_clear_line(fake_openai: FakeOpenAIServer, workdir: Path) -> None:
     fake_openai.add(error(401, "Invalid API key"))
-    result = nami(fake_openai, "run", "hi", cwd=workdir, env={"NAMI_API_KEY": "sk-secret-value-123"})
+    result = run_nami(fake_openai, "run", "hi", cwd=workdir, env={"NAMI_API_KEY": "sk-secret-value-123"})
     assert result.returncode == 1
     assert "401" in result.stderr and "NAMI_API_KEY" in result.stderr
     assert "sk-secret-value-123" not in result.stderr + result.stdout
@@ -117,11 +106,11 @@ def test_dead_endpoint_is_a_clear_error(workdir: Path) -> None:
     with socket.socket() as sock:
         sock.bind(("127.0.0.1", 0))
         port = sock.getsockname()[1]
-    result = nami(None, "run", "hi", cwd=workdir,
+    result = run_nami(None, "run", "hi", cwd=workdir,
                   env={"NAMI_BASE_URL": f"http://127.0.0.1:{port}/v1", "NAMI_API_KEY": "k"})
     (workdir / "agent.yaml").write_text("model: {retries: 0}\n")
-    assert nami(None, "trust", "--yes", cwd=workdir).returncode == 0
-    quick = nami(None, "run", "hi", cwd=workdir,
+    assert run_nami(None, "trust", "--yes", cwd=workdir).returncode == 0
+    quick = run_nami(None, "run", "hi", cwd=workdir,
                  env={"NAMI_BASE_URL": f"http://127.0.0.1:{port}/v1", "NAMI_API_KEY": "k"})
     for outcome in (result, quick):
         assert outcome.returncode == 1
@@ -131,7 +120,7 @@ def test_dead_endpoint_is_a_clear_error(workdir: Path) -> None:
 
 def test_step_limit_has_its_own_exit_code(fake_openai: FakeOpenAIServer, workdir: Path) -> None:
     fake_openai.add(*(tool_calls(call("list_dir", {})) for _ in range(3)))
-    result = nami(fake_openai, "run", "--max-steps", "2", "loop forever", cwd=workdir)
+    result = run_nami(fake_openai, "run", "--max-steps", "2", "loop forever", cwd=workdir)
     assert result.returncode == 3
     assert "max_steps" in result.stderr or "steps" in result.stderr
     assert len(fake_openai.requests) == 2
@@ -139,14 +128,14 @@ def test_step_limit_has_its_own_exit_code(fake_openai: FakeOpenAIServer, workdir
 
 def test_config_error_exits_2(workdir: Path) -> None:
     (workdir / "agent.yaml").write_text("model:\n  nmae: x\n")
-    result = nami(None, "run", "hi", cwd=workdir)
+    result = run_nami(None, "run", "hi", cwd=workdir)
     assert result.returncode == 2
     assert "agent.yaml:2:3: $.model.nmae: unknown key 'nmae'; did you mean 'name'?" in result.stderr
 
 
 def test_write_denied_without_terminal_or_yes(fake_openai: FakeOpenAIServer, workdir: Path) -> None:
     fake_openai.add(tool_calls(call("write_file", {"path": "x.txt", "content": "x"})), text("ok"))
-    result = nami(fake_openai, "run", "write", cwd=workdir)
+    result = run_nami(fake_openai, "run", "write", cwd=workdir)
     assert result.returncode == 0
     assert not (workdir / "x.txt").exists()
     refusal = tool_messages(fake_openai.requests[1])[0]["content"]
@@ -156,7 +145,7 @@ def test_write_denied_without_terminal_or_yes(fake_openai: FakeOpenAIServer, wor
 
 def test_json_events(fake_openai: FakeOpenAIServer, workdir: Path) -> None:
     fake_openai.add(tool_calls(call("list_dir", {}), content="Looking."), text("All done."))
-    result = nami(fake_openai, "run", "--json", "look", cwd=workdir)
+    result = run_nami(fake_openai, "run", "--json", "look", cwd=workdir)
     assert result.returncode == 0, result.stderr
     events = [json.loads(line) for line in result.stdout.splitlines()]
     types = [e["type"] for e in events]
@@ -169,7 +158,7 @@ def test_json_events(fake_openai: FakeOpenAIServer, workdir: Path) -> None:
 
 def test_json_error_event(fake_openai: FakeOpenAIServer, workdir: Path) -> None:
     fake_openai.add(error(400, "context too long"))
-    result = nami(fake_openai, "run", "--json", "look", cwd=workdir)
+    result = run_nami(fake_openai, "run", "--json", "look", cwd=workdir)
     assert result.returncode == 1
     events = [json.loads(line) for line in result.stdout.splitlines()]
     assert any(e["type"] == "error" and "context too long" in e["message"] for e in events)
@@ -179,7 +168,7 @@ def test_request_prefix_is_stable_over_twenty_steps(fake_openai: FakeOpenAIServe
     (workdir / "a.txt").write_text("a\n")
     fake_openai.add(*(tool_calls(call("read_file" if i % 2 else "list_dir", {"path": "a.txt"} if i % 2 else {}))
                       for i in range(19)), text("finished"))
-    result = nami(fake_openai, "run", "--max-steps", "25", "walk", cwd=workdir)
+    result = run_nami(fake_openai, "run", "--max-steps", "25", "walk", cwd=workdir)
     assert result.returncode == 0, result.stderr
     raws = fake_openai.raw_requests
     assert len(raws) == 20
@@ -224,7 +213,7 @@ def test_ctrl_c_kills_the_running_tool_and_exits_130(fake_openai: FakeOpenAIServ
 
 def test_chat_keeps_the_conversation_with_piped_stdin(fake_openai: FakeOpenAIServer, workdir: Path) -> None:
     fake_openai.add(text("Nice to meet you, Ann."), text("Your name is Ann."))
-    result = nami(fake_openai, "chat", cwd=workdir, stdin="My name is Ann.\n/tools\n\nWhat is my name?\nexit\n")
+    result = run_nami(fake_openai, "chat", cwd=workdir, stdin="My name is Ann.\n/tools\n\nWhat is my name?\nexit\n")
     assert result.returncode == 0, result.stderr
     assert "Nice to meet you, Ann." in result.stdout and "Your name is Ann." in result.stdout
     assert "read_file" in result.stdout  # /tools
@@ -235,7 +224,7 @@ def test_chat_keeps_the_conversation_with_piped_stdin(fake_openai: FakeOpenAISer
 
 def test_chat_clear_forgets(fake_openai: FakeOpenAIServer, workdir: Path) -> None:
     fake_openai.add(text("one"), text("two"))
-    result = nami(fake_openai, "chat", cwd=workdir, stdin="first\n/clear\nsecond\n")
+    result = run_nami(fake_openai, "chat", cwd=workdir, stdin="first\n/clear\nsecond\n")
     assert result.returncode == 0, result.stderr
     assert [m["role"] for m in fake_openai.requests[1]["messages"]] == ["system", "user"]
 
@@ -280,7 +269,7 @@ def test_ctrl_c_in_chat_returns_to_the_prompt(fake_openai: FakeOpenAIServer, wor
 
 def test_no_stream_sends_plain_requests(fake_openai: FakeOpenAIServer, workdir: Path) -> None:
     fake_openai.add(tool_calls(call("list_dir", {}), content="Let me look."), text("Empty folder."))
-    result = nami(fake_openai, "run", "--no-stream", "look", cwd=workdir)
+    result = run_nami(fake_openai, "run", "--no-stream", "look", cwd=workdir)
     assert result.returncode == 0, result.stderr
     assert result.stdout == "Empty folder.\n"
     assert "Let me look." in result.stderr  # a step's text is progress, not the answer
@@ -293,21 +282,21 @@ def test_nami_environment_is_not_readable_by_its_tools(workdir: Path) -> None:
         "import ctypes\n\ndef dumpable() -> str:\n"
         "    return str(ctypes.CDLL(None).prctl(3, 0, 0, 0, 0))\n")  # PR_GET_DUMPABLE
     (workdir / "probe.yaml").write_text("name: probe\ndescription: d\nrisk: read\nentrypoint: probe_tool:dumpable\n")
-    result = nami(None, "tools", "call", "--tools", "probe.yaml", "probe", cwd=workdir)
+    result = run_nami(None, "tools", "call", "--tools", "probe.yaml", "probe", cwd=workdir)
     assert result.returncode == 0, result.stderr
     assert result.stdout.strip() == "0"
 
 
 def test_run_refuses_an_untrusted_project(fake_openai: FakeOpenAIServer, workdir: Path) -> None:
     (workdir / "agent.yaml").write_text("permissions: {exec: allow}\n")
-    result = nami(fake_openai, "run", "hi", cwd=workdir)
+    result = run_nami(fake_openai, "run", "hi", cwd=workdir)
     assert result.returncode == 2 and "not trusted yet" in result.stderr
     assert fake_openai.requests == []
 
 
 def test_an_answer_cut_off_at_the_output_limit_says_so(fake_openai: FakeOpenAIServer, workdir: Path) -> None:
     fake_openai.add(text("The first half of a long", finish_reason="length"))
-    result = nami(fake_openai, "run", "explain", cwd=workdir)
+    result = run_nami(fake_openai, "run", "explain", cwd=workdir)
     assert result.returncode == 0
     assert result.stdout == "The first half of a long\n"
     assert "cut off at the model's output limit" in result.stderr

@@ -7,26 +7,13 @@ from __future__ import annotations
 import json
 import os
 import subprocess
-import sys
 from pathlib import Path
 from typing import Any
 
 import pytest
 
 from nami_yaml.testing import FakeOpenAIServer, call, text, tool_calls
-
-NAMI = [sys.executable, "-m", "nami_yaml"]
-
-
-def nami(server: FakeOpenAIServer | None, *args: str, cwd: Path, stdin: str | bytes = "",
-         env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
-    full_env = dict(os.environ)
-    if server is not None:
-        full_env["NAMI_BASE_URL"] = server.base_url
-    full_env.update(env or {})
-    data = stdin.encode() if isinstance(stdin, str) else stdin
-    done = subprocess.run([*NAMI, *args], cwd=cwd, env=full_env, input=data, capture_output=True, timeout=120)
-    return subprocess.CompletedProcess(done.args, done.returncode, done.stdout.decode(), done.stderr.decode())
+from tests.helpers import NAMI, run_nami
 
 
 def events(result: subprocess.CompletedProcess[str]) -> list[dict[str, Any]]:
@@ -44,7 +31,7 @@ def one_retry(workdir: Path, extra: str = "") -> str:
 
 def test_an_empty_stream_is_retried_then_one_line_exit_1(fake_openai: FakeOpenAIServer, workdir: Path) -> None:
     fake_openai.add(*(text("never", end_after=0, send_done=False) for _ in range(2)))
-    result = nami(fake_openai, "run", "-c", one_retry(workdir), "hi", cwd=workdir)
+    result = run_nami(fake_openai, "run", "-c", one_retry(workdir), "hi", cwd=workdir)
     assert result.returncode == 1
     assert result.stderr.strip().splitlines()[-1] == (
         f"error: the stream from {fake_openai.base_url} ended before the model finished (0 events received); "
@@ -56,7 +43,7 @@ def test_an_empty_stream_is_retried_then_one_line_exit_1(fake_openai: FakeOpenAI
 def test_a_call_cut_in_its_arguments_runs_nothing(fake_openai: FakeOpenAIServer, workdir: Path) -> None:
     cut = tool_calls(call("write_file", {"path": "half.txt", "content": "data"}), end_after=3)
     fake_openai.add(cut, cut)
-    result = nami(fake_openai, "run", "--yes", "--json", "-c", one_retry(workdir), "write", cwd=workdir)
+    result = run_nami(fake_openai, "run", "--yes", "--json", "-c", one_retry(workdir), "write", cwd=workdir)
     assert result.returncode == 1
     assert not (workdir / "half.txt").exists()
     seen = events(result)
@@ -68,7 +55,7 @@ def test_a_call_cut_in_its_arguments_runs_nothing(fake_openai: FakeOpenAIServer,
 def test_malformed_streams_are_model_errors_with_a_final_event(fake_openai: FakeOpenAIServer, workdir: Path,
                                                                kind: str) -> None:
     fake_openai.add(*(text("hello there", malformed=kind) for _ in range(2)))
-    result = nami(fake_openai, "run", "--json", "-c", one_retry(workdir), "hi", cwd=workdir)
+    result = run_nami(fake_openai, "run", "--json", "-c", one_retry(workdir), "hi", cwd=workdir)
     assert result.returncode == 1
     assert "Traceback" not in result.stderr
     seen = events(result)
@@ -79,7 +66,7 @@ def test_malformed_streams_are_model_errors_with_a_final_event(fake_openai: Fake
 
 def test_a_strict_server_that_refuses_null_content_gets_empty_text(workdir: Path) -> None:
     with FakeOpenAIServer([tool_calls(call("list_dir", {})), text("listed")], refuse_null_content=True) as server:
-        result = nami(server, "run", "list", cwd=workdir)
+        result = run_nami(server, "run", "list", cwd=workdir)
         second = server.requests[1]["messages"]
     assert result.returncode == 0, result.stderr
     assert result.stdout == "listed\n"
@@ -88,13 +75,14 @@ def test_a_strict_server_that_refuses_null_content_gets_empty_text(workdir: Path
 
 def test_usage_not_reported_is_said_not_zeroed(fake_openai: FakeOpenAIServer, workdir: Path) -> None:
     fake_openai.add(text("one", usage=None), text("two", usage=None))
-    human = nami(fake_openai, "run", "hi", cwd=workdir)
+    human = run_nami(fake_openai, "run", "hi", cwd=workdir)
     assert human.returncode == 0
     # The totals line marks every figure as an estimate and says the server reported none.
     assert "(~ estimated: no usage reported for 1 of 1 requests)" in human.stderr
     assert " 0 in" not in human.stderr and "~1" in human.stderr
-    final = events(nami(fake_openai, "run", "--json", "hi", cwd=workdir))[-1]
-    assert final["usage_reported"] is False and final["usage"]["prompt_tokens"] == 0
+    final = events(run_nami(fake_openai, "run", "--json", "hi", cwd=workdir))[-1]
+    assert final["usage_reported"] is False and final["totals"]["estimated"] is True
+    assert final["usage"]["prompt_tokens"] == final["totals"]["prompt_tokens"] > 0  # the estimate, marked
 
 
 # -- --json always ends with exactly one final event ------------------------------------------------------
@@ -113,7 +101,7 @@ def test_json_always_ends_with_exactly_one_final(workdir: Path, case: str) -> No
         args[2:2] = ["-c", str(no_retry)]
     else:
         (workdir / "agent.yaml").write_text("permissions: {exec: allow}\n")
-    result = nami(None, *args, cwd=workdir, env=env)
+    result = run_nami(None, *args, cwd=workdir, env=env)
     seen = events(result)
     assert [e["type"] for e in seen].count("final") == 1 and seen[-1]["type"] == "final", result.stdout
     assert seen[-1]["status"] == "error" and seen[-1]["error"]
@@ -130,7 +118,7 @@ def test_json_always_ends_with_exactly_one_final(workdir: Path, case: str) -> No
 def test_piped_input_is_attached_to_the_task(fake_openai: FakeOpenAIServer, workdir: Path) -> None:
     fake_openai.add(text("nginx cannot bind port 80"))
     log = "Jan 01 nginx[1]: bind() to 0.0.0.0:80 failed (98: Address already in use)\n"
-    result = nami(fake_openai, "run", "why does it fail?", cwd=workdir, stdin=log)
+    result = run_nami(fake_openai, "run", "why does it fail?", cwd=workdir, stdin=log)
     assert result.returncode == 0, result.stderr
     said = fake_openai.requests[0]["messages"][-1]["content"]
     assert said == f"why does it fail?\n\nAttached input (piped to nami on stdin).\n<<<\n{log}>>>"
@@ -140,7 +128,7 @@ def test_long_piped_input_is_capped_like_a_tool_result(fake_openai: FakeOpenAISe
     fake_openai.add(text("ok"))
     lines = "".join(f"line {i}\n" for i in range(1, 5001))
     config = one_retry(workdir, "limits: {max_output: 200}\n")
-    result = nami(fake_openai, "run", "-c", config, "summarise", cwd=workdir, stdin=lines)
+    result = run_nami(fake_openai, "run", "-c", config, "summarise", cwd=workdir, stdin=lines)
     assert result.returncode == 0, result.stderr
     said = fake_openai.requests[0]["messages"][-1]["content"]
     assert f"It was {len(lines):,} characters, 5,000 lines: only its start and end are shown" in said
@@ -153,10 +141,10 @@ def test_long_piped_input_is_capped_like_a_tool_result(fake_openai: FakeOpenAISe
 
 def test_dash_reads_the_task_from_stdin(fake_openai: FakeOpenAIServer, workdir: Path) -> None:
     fake_openai.add(text("done"))
-    result = nami(fake_openai, "run", "-", cwd=workdir, stdin="list the folder\n")
+    result = run_nami(fake_openai, "run", "-", cwd=workdir, stdin="list the folder\n")
     assert result.returncode == 0, result.stderr
     assert fake_openai.requests[0]["messages"][-1]["content"] == "list the folder"
-    empty = nami(fake_openai, "run", "--json", "-", cwd=workdir, stdin="")
+    empty = run_nami(fake_openai, "run", "--json", "-", cwd=workdir, stdin="")
     assert empty.returncode == 2 and "nothing was piped in" in empty.stderr
     assert events(empty)[-1]["type"] == "final" and len(fake_openai.requests) == 1
 
@@ -180,20 +168,20 @@ def test_run_from_a_subfolder_works_in_the_project(fake_openai: FakeOpenAIServer
     (workdir / "a.txt").write_text("project file\n")
     sub = workdir / "src" / "pkg"
     sub.mkdir(parents=True)
-    assert nami(None, "trust", "--yes", cwd=workdir).returncode == 0
+    assert run_nami(None, "trust", "--yes", cwd=workdir).returncode == 0
     fake_openai.add(tool_calls(call("read_file", {"path": "a.txt"}), call("where", {})), text("done"))
-    result = nami(fake_openai, "run", "read a.txt", cwd=sub)
+    result = run_nami(fake_openai, "run", "read a.txt", cwd=sub)
     assert result.returncode == 0, result.stderr
     system, *_ = fake_openai.requests[0]["messages"]
     assert f"Workspace (tool paths are relative to it): {workdir}\nCurrent folder: src/pkg (relative to the workspace)\n" in system["content"]
     read, where = (m["content"] for m in fake_openai.requests[1]["messages"] if m["role"] == "tool")
     assert "project file" in read
     assert where.strip() == str(workdir / "deploy")
-    shown = nami(None, "config", cwd=sub)
+    shown = run_nami(None, "config", cwd=sub)
     line = next(x for x in shown.stdout.splitlines() if x.startswith("workspace "))
     assert json.dumps(str(workdir)) in line and "default: the folder of agent.yaml" in line
 
 
 def test_config_always_shows_the_workspace(workdir: Path) -> None:
-    data = json.loads(nami(None, "config", "--json", cwd=workdir).stdout)
+    data = json.loads(run_nami(None, "config", "--json", cwd=workdir).stdout)
     assert data["values"]["workspace"] == {"value": str(workdir), "source": "default: the current folder"}

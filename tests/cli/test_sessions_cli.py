@@ -15,7 +15,7 @@ import pytest
 
 from nami_yaml.session.store import SessionStore
 from nami_yaml.testing import FakeOpenAIServer, call, text, tool_calls
-from tests.cli.test_run_cli import NAMI, nami
+from tests.helpers import NAMI, run_nami
 
 
 def script() -> list:
@@ -32,20 +32,20 @@ def only_session() -> tuple[str, Path]:
 def test_continuing_sends_exactly_what_an_uninterrupted_conversation_sends(how: str, workdir: Path) -> None:
     (workdir / "a.txt").write_text("a\n")
     with FakeOpenAIServer(script()) as straight:
-        result = nami(straight, "chat", cwd=workdir, stdin="look around\nlook again\n")
+        result = run_nami(straight, "chat", cwd=workdir, stdin="look around\nlook again\n")
         assert result.returncode == 0, result.stderr
     for leftover in SessionStore().ids():
         SessionStore().path(leftover).unlink()
 
     with FakeOpenAIServer(script()) as server:
-        first = nami(server, "run", "look around", cwd=workdir)
+        first = run_nami(server, "run", "look around", cwd=workdir)
         assert first.returncode == 0 and first.stdout == "One file.\n", first.stderr
         session_id, path = only_session()
         if how == "run --continue":
-            second = nami(server, "run", "--continue", "look again", cwd=workdir)
+            second = run_nami(server, "run", "--continue", "look again", cwd=workdir)
         else:
             args = ["chat", "--resume", session_id[:15]] if how.endswith("ID") else ["chat", "--resume"]
-            second = nami(server, *args, cwd=workdir, stdin="look again\n")
+            second = run_nami(server, *args, cwd=workdir, stdin="look again\n")
         assert second.returncode == 0, second.stderr
         assert "Still one file." in second.stdout
     assert len(server.raw_requests) == 3 == len(straight.raw_requests)
@@ -72,7 +72,7 @@ def test_a_killed_run_continues_with_a_valid_request(workdir: Path) -> None:
                 process.kill()
             os.killpg(int((workdir / "started").read_text()), signal.SIGKILL)
         server.add(text("The build was cut short."))
-        result = nami(server, "run", "--continue", "what happened?", cwd=workdir)
+        result = run_nami(server, "run", "--continue", "what happened?", cwd=workdir)
     assert result.returncode == 0, result.stderr
     assert "answered as interrupted" in result.stderr
     sent = server.requests[1]["messages"]
@@ -81,7 +81,7 @@ def test_a_killed_run_continues_with_a_valid_request(workdir: Path) -> None:
 
 
 def test_continue_with_nothing_to_continue_is_a_usage_error(workdir: Path) -> None:
-    result = nami(None, "run", "--continue", "go on", cwd=workdir, env={"NAMI_BASE_URL": "http://127.0.0.1:9/v1"})
+    result = run_nami(None, "run", "--continue", "go on", cwd=workdir, env={"NAMI_BASE_URL": "http://127.0.0.1:9/v1"})
     assert result.returncode == 2
     assert "no earlier session in" in result.stderr and "Traceback" not in result.stderr
 
@@ -115,22 +115,22 @@ def test_list_show_and_an_html_export_that_loads_nothing(fake_openai: FakeOpenAI
     (workdir / "page.html").write_text(hostile + "\n")
     fake_openai.add(tool_calls(call("read_file", {"path": "page.html"})),
                     text(f"The page holds {hostile}. See https://example.com/docs."))
-    assert nami(fake_openai, "run", "what is in page.html?", cwd=workdir).returncode == 0
+    assert run_nami(fake_openai, "run", "what is in page.html?", cwd=workdir).returncode == 0
     session_id, _ = only_session()
 
-    listing = nami(None, "sessions", cwd=workdir)
+    listing = run_nami(None, "sessions", cwd=workdir)
     assert listing.returncode == 0, listing.stderr
     assert session_id in listing.stdout and "what is in page.html?" in listing.stdout
-    rows = json.loads(nami(None, "sessions", "--json", cwd=workdir).stdout)
+    rows = json.loads(run_nami(None, "sessions", "--json", cwd=workdir).stdout)
     assert rows[0]["id"] == session_id and rows[0]["steps"] == 2 and rows[0]["prompt_tokens"] > 0
 
-    shown = nami(None, "sessions", "show", session_id, cwd=workdir)
+    shown = run_nami(None, "sessions", "show", session_id, cwd=workdir)
     assert shown.returncode == 0, shown.stderr
     assert "› what is in page.html?" in shown.stdout and "→ read_file" in shown.stdout
     assert f"    ← {1:>6}\t{hostile}" in shown.stdout  # the read_file result, as text
 
     target = workdir / "review.html"
-    exported = nami(None, "sessions", "export", session_id[:10], "--html", str(target), cwd=workdir)
+    exported = run_nami(None, "sessions", "export", session_id[:10], "--html", str(target), cwd=workdir)
     assert exported.returncode == 0, exported.stderr
     page = target.read_text()
     parser = _Resources()
@@ -144,30 +144,30 @@ def test_list_show_and_an_html_export_that_loads_nothing(fake_openai: FakeOpenAI
     assert "what is in page.html?" in text_content and f"The page holds {hostile}" in text_content
     assert parser.tags.count("details") >= 3  # system prompt, the call, its result: collapsed
 
-    missing = nami(None, "sessions", "show", "1999", cwd=workdir)
+    missing = run_nami(None, "sessions", "show", "1999", cwd=workdir)
     assert missing.returncode == 2 and "no session '1999'" in missing.stderr
 
 
 def test_max_steps_says_how_to_go_on(fake_openai: FakeOpenAIServer, workdir: Path) -> None:
     fake_openai.add(tool_calls(call("list_dir", {})), text("done"))
-    result = nami(fake_openai, "run", "--max-steps", "1", "look", cwd=workdir)
+    result = run_nami(fake_openai, "run", "--max-steps", "1", "look", cwd=workdir)
     assert result.returncode == 3
     assert 'nami run --continue "go on"' in result.stderr
-    assert nami(fake_openai, "run", "--continue", "go on", cwd=workdir).stdout == "done\n"
+    assert run_nami(fake_openai, "run", "--continue", "go on", cwd=workdir).stdout == "done\n"
 
 
 def test_a_continued_session_still_reads_the_output_its_results_saved(workdir: Path, temp_home: Path) -> None:
     (workdir / "agent.yaml").write_text("limits: {max_output: 1000}\n")
     env = {"NAMI_CONFIG": "agent.yaml"}
     with FakeOpenAIServer([tool_calls(call("bash", {"command": "seq 1 20000"})), text("long")]) as server:
-        first = nami(server, "run", "--yes", "count", cwd=workdir, env=env)
+        first = run_nami(server, "run", "--yes", "count", cwd=workdir, env=env)
         assert first.returncode == 0, first.stderr
         session_id, _ = only_session()
         result = next(m["content"] for m in server.requests[1]["messages"] if m["role"] == "tool")
         spill = result.split("full output: ")[1].split("]")[0]
         assert Path(spill).parent == temp_home / ".local" / "state" / "nami" / "output" / f"session-{session_id}"
         server.add(tool_calls(call("read_file", {"path": spill, "offset": 19999})), text("the end is 20000"))
-        second = nami(server, "run", "--continue", "what is the last number?", cwd=workdir, env=env)
+        second = run_nami(server, "run", "--continue", "what is the last number?", cwd=workdir, env=env)
     assert second.returncode == 0, second.stderr
     read = [m["content"] for m in server.requests[3]["messages"] if m["role"] == "tool"][-1]
     assert read.split("\n")[:2] == [f"{19999:>6}\t19999", f"{20000:>6}\t20000"]

@@ -10,10 +10,11 @@ import sys
 from pathlib import Path
 
 import pytest
-from click.testing import CliRunner, Result
+from click.testing import CliRunner
 
 from nami_yaml.cli.main import cli
 from nami_yaml.registry.loader import load_tools
+from tests.helpers import nami
 
 OPS = """\
 tools:
@@ -67,10 +68,6 @@ def project(workdir: Path) -> Path:
     trusted = CliRunner().invoke(cli, ["trust", "--yes"])  # tools of a found agent.yaml run once trusted
     assert trusted.exit_code == 0, trusted.output
     return workdir
-
-
-def nami(*args: str) -> Result:
-    return CliRunner().invoke(cli, list(args), catch_exceptions=False)
 
 
 def test_tools_list(project: Path) -> None:

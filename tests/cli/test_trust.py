@@ -8,17 +8,14 @@ import sys
 from pathlib import Path
 
 import pytest
-from click.testing import CliRunner, Result
+from click.testing import CliRunner
 
 from nami_yaml.cli.common import load_project
 from nami_yaml.cli.main import cli
 from nami_yaml.config.settings import load_settings
 from nami_yaml.config.trust import covered_files, fingerprint
 from nami_yaml.registry.executor import Executor
-
-
-def nami(*args: str, env: dict[str, str] | None = None) -> Result:
-    return CliRunner().invoke(cli, list(args), env=env)
+from tests.helpers import nami
 
 
 @pytest.fixture

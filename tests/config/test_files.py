@@ -8,13 +8,8 @@ import pytest
 
 from nami_yaml.config.files import find_config, read_config, user_config_path
 from nami_yaml.errors import ConfigError, SpecError
-from nami_yaml.runtime import xdg_folder
-
-
-def write(path: Path, text: str) -> Path:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(text, encoding="utf-8")
-    return path
+from nami_yaml.xdg import xdg_folder
+from tests.helpers import write
 
 
 def test_discovery_order(tmp_path: Path) -> None:

@@ -9,16 +9,12 @@ from pathlib import Path
 
 import pytest
 
+from nami_yaml.app.toolset import build_registry
+from nami_yaml.config.effective import env_scrub_rules, protected_env_names
 from nami_yaml.config.prompt import system_prompt
-from nami_yaml.config.settings import env_scrub_rules, load_settings, mask, protected_env_names
-from nami_yaml.config.toolset import build_registry
+from nami_yaml.config.settings import load_settings, mask
 from nami_yaml.errors import SpecError
-
-
-def write(path: Path, text: str) -> Path:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(text, encoding="utf-8")
-    return path
+from tests.helpers import write
 
 
 def env_for(home: Path, **extra: str) -> dict[str, str]:

@@ -63,8 +63,8 @@ def test_docs_have_examples() -> None:
 def test_permission_rules_name_real_tools_and_parameters(tmp_path: Path) -> None:
     """The agent.yaml examples of permissions.md, with the tool files shown beside them: their rules name
     tools and parameters that exist, compile, and give plain command prefixes (what `nami check` checks)."""
+    from nami_yaml.app.toolset import build_registry
     from nami_yaml.config.settings import load_settings
-    from nami_yaml.config.toolset import build_registry
     from nami_yaml.policy.layers import rule_problems
 
     parsed = [parse_yaml(text, where)[0] for where, text in blocks() if where.startswith("permissions.md#")]

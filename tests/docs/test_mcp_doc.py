@@ -10,9 +10,9 @@ from pathlib import Path
 import pytest
 import yaml
 
+from nami_yaml.app.toolset import build_registry
 from nami_yaml.config.mcp_servers import check_problems, server_specs
 from nami_yaml.config.settings import load_settings
-from nami_yaml.config.toolset import build_registry
 from nami_yaml.policy.layers import rule_problems
 
 DOC = Path(__file__).resolve().parents[2] / "docs" / "mcp.md"

@@ -221,6 +221,25 @@ def test_approve_lets_the_asked_risk_run(project: Path, tmp_path: Path) -> None:
     assert audit_lines(project / "audit.jsonl")[0]["decided_by"] == "--approve exec"
 
 
+def test_a_write_that_runs_code_asks_for_exec_as_the_models_call_does(workdir: Path, tmp_path: Path) -> None:
+    (workdir / "agent.yaml").write_text("tools: {builtin: [write_file]}\n"
+                                        "rules:\n  - tool: write_file\n    decision: allow\n")
+    (workdir / ".git" / "hooks").mkdir(parents=True)
+    hook = {"path": ".git/hooks/pre-commit", "content": "#!/bin/sh\n"}
+
+    async def scenario(*approve: str) -> str:
+        with open(tmp_path / "server.err", "w") as errlog:
+            async with stdio_session(["mcp", "serve", "-c", "agent.yaml", "--builtins", *approve], workdir,
+                                     errlog) as s:
+                return text_of(await s.call_tool("write_file", hook))
+
+    refused = anyio.run(scenario, "--approve", "write")  # the tool's own risk is not enough
+    assert "permissions.exec asks about this call" in refused and "--approve exec" in refused
+    assert not (workdir / ".git" / "hooks" / "pre-commit").exists()
+    anyio.run(scenario, "--approve", "exec")
+    assert (workdir / ".git" / "hooks" / "pre-commit").read_text() == "#!/bin/sh\n"
+
+
 def test_builtins_are_served_only_when_asked(project: Path, tmp_path: Path) -> None:
     async def scenario() -> set[str]:
         with open(tmp_path / "server.err", "w") as errlog:

@@ -11,6 +11,8 @@ from nami_yaml.registry.executor import Executor, PreparedToolCall
 from nami_yaml.registry.loader import load_tools
 from nami_yaml.registry.registry import Registry
 from nami_yaml.runtime import RuntimeContext
+from tests.helpers import executor as executor_of
+from tests.helpers import write
 
 TOOL = """\
 name: scale
@@ -28,10 +30,7 @@ command: [echo, "{unit}", "--replicas={replicas}"]
 
 @pytest.fixture
 def executor(tmp_path: Path, ctx: RuntimeContext) -> Executor:
-    (tmp_path / "scale.yaml").write_text(TOOL)
-    tools, problems = load_tools([tmp_path / "scale.yaml"])
-    assert problems == []
-    return Executor(Registry(tools), ctx)
+    return executor_of(ctx, [write(tmp_path / "scale.yaml", TOOL)])
 
 
 @pytest.mark.parametrize("constant", ["NaN", "Infinity", "-Infinity"])

@@ -6,12 +6,7 @@ from pathlib import Path
 
 from nami_yaml.registry.loader import load_tool_file
 from nami_yaml.registry.registry import Registry
-
-
-def write(path: Path, text: str) -> Path:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(text, encoding="utf-8")
-    return path
+from tests.helpers import write
 
 
 def test_a_docs_file_next_to_the_tool_is_kept_apart_from_the_definition(tmp_path: Path) -> None:

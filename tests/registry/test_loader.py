@@ -11,17 +11,11 @@ from nami_yaml.registry.loader import Host, check_tools, load_tool_file, load_to
 from nami_yaml.runners.command import CommandRunner
 from nami_yaml.runners.entrypoint import EntrypointRunner
 from nami_yaml.runners.script import ScriptRunner
-
-
-def write(folder: Path, name: str, text: str) -> Path:
-    path = folder / name
-    path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(text, encoding="utf-8")
-    return path
+from tests.helpers import write
 
 
 def messages(folder: Path, text: str) -> list[str]:
-    _, problems = load_tool_file(write(folder, "t.yaml", text))
+    _, problems = load_tool_file(write(folder / "t.yaml", text))
     return [f"{p.path}: {p.message}" for p in problems]
 
 
@@ -43,7 +37,7 @@ timeout: 5
 
 
 def test_a_command_tool_loads_with_its_settings(workdir: Path) -> None:
-    path = write(workdir, "grep.yaml", GREP)
+    path = write(workdir / "grep.yaml", GREP)
     (tool,), problems = load_tool_file(path)
     assert problems == []
     assert tool.name == "search"
@@ -62,7 +56,7 @@ def test_a_command_tool_loads_with_its_settings(workdir: Path) -> None:
 
 
 def test_defaults_of_a_minimal_tool(workdir: Path) -> None:
-    path = write(workdir, "t.yaml", "name: t\ndescription: d\nscript: 'true'\n")
+    path = write(workdir / "t.yaml", "name: t\ndescription: d\nscript: 'true'\n")
     (tool,), problems = load_tool_file(path)
     assert problems == []
     assert tool.risk == "exec"
@@ -71,7 +65,7 @@ def test_defaults_of_a_minimal_tool(workdir: Path) -> None:
 
 
 def test_explicit_additional_properties_is_kept(workdir: Path) -> None:
-    path = write(workdir, "t.yaml", "name: t\ndescription: d\nparameters: {type: object, additionalProperties: true}\n"
+    path = write(workdir / "t.yaml", "name: t\ndescription: d\nparameters: {type: object, additionalProperties: true}\n"
                                     "command: [echo]\n")
     (tool,), _ = load_tool_file(path)
     assert tool.parameters["additionalProperties"] is True
@@ -79,7 +73,7 @@ def test_explicit_additional_properties_is_kept(workdir: Path) -> None:
 
 def test_a_tools_list_keeps_declaration_order(workdir: Path) -> None:
     text = "tools:\n" + "".join(f"  - {{name: t{i}, description: d, command: [echo, '{i}']}}\n" for i in (3, 1, 2))
-    tools, problems = load_tool_file(write(workdir, "many.yaml", text))
+    tools, problems = load_tool_file(write(workdir / "many.yaml", text))
     assert problems == []
     assert [t.name for t in tools] == ["t3", "t1", "t2"]
     assert [t.source for t in tools] == ["many.yaml:2:5", "many.yaml:3:5", "many.yaml:4:5"]
@@ -87,7 +81,7 @@ def test_a_tools_list_keeps_declaration_order(workdir: Path) -> None:
 
 def test_the_good_tools_of_a_file_still_load_when_another_is_broken(workdir: Path) -> None:
     text = "tools:\n  - {name: good, description: d, command: [echo]}\n  - {name: bad, description: d}\n"
-    tools, problems = load_tool_file(write(workdir, "t.yaml", text))
+    tools, problems = load_tool_file(write(workdir / "t.yaml", text))
     assert [t.name for t in tools] == ["good"]
     assert [p.path for p in problems] == ["$.tools[1]"]
 
@@ -101,7 +95,7 @@ def test_keys_next_to_tools_are_refused(workdir: Path) -> None:
 def test_a_schema_key_for_editors_is_allowed_and_ignored(workdir: Path) -> None:
     listed = "$schema: ../s.json\ntools:\n  - {name: a, description: d, command: [echo]}\n"
     single = "$schema: ../s.json\nname: b\ndescription: d\ncommand: [echo]\n"
-    tools, problems = load_tools([write(workdir, "a.yaml", listed), write(workdir, "b.yaml", single)])
+    tools, problems = load_tools([write(workdir / "a.yaml", listed), write(workdir / "b.yaml", single)])
     assert problems == [] and [t.name for t in tools] == ["a", "b"]
     assert "$schema" not in tools[1].parameters
 
@@ -162,7 +156,7 @@ def test_an_optional_group_switched_by_a_nested_group_alone_is_refused(workdir: 
 
 
 def test_loading_an_entrypoint_imports_nothing(workdir: Path) -> None:
-    path = write(workdir, "t.yaml", "name: t\ndescription: d\nentrypoint: no_such_module_anywhere:run\n")
+    path = write(workdir / "t.yaml", "name: t\ndescription: d\nentrypoint: no_such_module_anywhere:run\n")
     (tool,), problems = load_tool_file(path)
     assert problems == []
     assert isinstance(tool.runner, EntrypointRunner)
@@ -170,8 +164,8 @@ def test_loading_an_entrypoint_imports_nothing(workdir: Path) -> None:
 
 
 def test_load_tools_marks_builtins_and_keeps_file_order(workdir: Path) -> None:
-    first = write(workdir, "z.yaml", "name: zed\ndescription: d\ncommand: [echo]\n")
-    second = write(workdir, "a.yaml", "name: ay\ndescription: d\ncommand: [echo]\n")
+    first = write(workdir / "z.yaml", "name: zed\ndescription: d\ncommand: [echo]\n")
+    second = write(workdir / "a.yaml", "name: ay\ndescription: d\ncommand: [echo]\n")
     tools, problems = load_tools([first, second], builtin=[first])
     assert problems == []
     assert [(t.name, t.builtin) for t in tools] == [("zed", True), ("ay", False)]
@@ -198,7 +192,7 @@ def test_parameters_reach_the_model_exactly_as_written(workdir: Path) -> None:
     """Validation must not write anything into the schema (a default-filling validator once did)."""
     import yaml
 
-    (tool,), problems = load_tool_file(write(workdir, "rich.yaml", RICH_PARAMETERS))
+    (tool,), problems = load_tool_file(write(workdir / "rich.yaml", RICH_PARAMETERS))
     assert problems == []
     written = yaml.safe_load(RICH_PARAMETERS)["parameters"]
     assert tool.parameters == {**written, "additionalProperties": False}
@@ -218,14 +212,14 @@ def test_invalid_parameter_schemas_are_caught(workdir: Path, parameters: str, fr
 
 
 def findings(folder: Path, text: str, host: Host | None = None) -> list[str]:
-    _, problems = check_tools([write(folder, "t.yaml", text)], host=host)
+    _, problems = check_tools([write(folder / "t.yaml", text)], host=host)
     return [f"{p.path}: {p.severity}: {p.message}" for p in SpecError(problems).problems]  # in file order
 
 
 def test_a_warning_does_not_stop_the_tool_from_loading(workdir: Path) -> None:
     text = ("name: t\ndescription: d\nparameters: {type: object, properties: {unused: {type: string}}}\n"
             "command: [echo]\n")
-    tools, errors = load_tools([write(workdir, "t.yaml", text)])
+    tools, errors = load_tools([write(workdir / "t.yaml", text)])
     assert [t.name for t in tools] == ["t"] and errors == []
     loaded, problems = check_tools([workdir / "t.yaml"])
     assert [t.name for t in loaded] == ["t"]
@@ -308,9 +302,9 @@ def test_a_broken_runner_does_not_hide_the_other_problems(workdir: Path) -> None
 
 def test_host_checks_find_programs_and_folders(workdir: Path) -> None:
     (workdir / "bin").mkdir()
-    stub = write(workdir, "bin/tool", "#!/bin/sh\n")
+    stub = write(workdir / "bin/tool", "#!/bin/sh\n")
     stub.chmod(0o755)
-    write(workdir, "not-executable", "")
+    write(workdir / "not-executable", "")
     (workdir / "ops").mkdir()
     (workdir / "out").symlink_to(workdir.parent)
     host = Host(workdir, str(workdir / "bin"))

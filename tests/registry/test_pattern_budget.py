@@ -17,8 +17,8 @@ import pytest
 from nami_yaml.registry.executor import Executor, PreparedToolCall
 from nami_yaml.registry.registry import Registry
 from nami_yaml.registry.tool import Tool
-from nami_yaml.runners.base import ProcessOptions
 from nami_yaml.runners.command import CommandRunner
+from nami_yaml.runners.options import ProcessOptions
 from nami_yaml.runtime import RuntimeContext
 
 EVIL = "^([a-z]+)+$"

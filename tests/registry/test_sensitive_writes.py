@@ -14,8 +14,8 @@ from pathlib import Path
 import pytest
 
 from nami_yaml.agent.hooks import Decision
+from nami_yaml.app.toolset import builtin_catalog
 from nami_yaml.cli.approve import approval_text, terminal_approver
-from nami_yaml.config.toolset import builtin_catalog
 from nami_yaml.policy.approval import ApprovalRequest
 from nami_yaml.policy.permissions import RiskPolicy
 from nami_yaml.policy.sensitive_paths import ProtectedPaths
@@ -23,6 +23,7 @@ from nami_yaml.registry.executor import Executor, PreparedToolCall
 from nami_yaml.registry.loader import load_tools
 from nami_yaml.registry.registry import Registry
 from nami_yaml.runtime import RuntimeContext
+from tests.helpers import executor as executor_of
 
 PERMISSIONS = {"write": "allow", "exec": "ask"}
 
@@ -31,15 +32,14 @@ PERMISSIONS = {"write": "allow", "exec": "ask"}
 def executor(ctx: RuntimeContext) -> Executor:
     catalog = builtin_catalog()
     paths = [catalog["write_file"], catalog["edit_file"]]
-    tools, problems = load_tools(paths, builtin=paths)
-    assert problems == []
+    built = executor_of(ctx, paths, builtin=paths)
     tools_dir = ctx.workspace / "tools"
     tools_dir.mkdir()
     (ctx.workspace / ".git").mkdir()
     (ctx.workspace / ".git" / "config").write_text("[core]\n\tbare = false\n")
     ctx.protected_paths = ProtectedPaths.build(folders=[(tools_dir, "a tool folder")],
                                                files=[(ctx.workspace / "agent.yaml", "the config")])
-    return Executor(Registry(tools), ctx)
+    return built
 
 
 def _approved_without_a_terminal(call: PreparedToolCall) -> bool:

@@ -10,28 +10,18 @@ from pathlib import Path
 
 import pytest
 
-from nami_yaml.registry.executor import Executor, PreparedToolCall
+from nami_yaml.registry.executor import PreparedToolCall
 from nami_yaml.registry.loader import load_tools
-from nami_yaml.registry.registry import Registry
 from nami_yaml.result import ToolResult
 from nami_yaml.runtime import RuntimeContext
+from tests.helpers import tool_executor
 
 ARGV = 'PYTHON, -c, "import sys,json;print(json.dumps(sys.argv[1:]))"'
 ENVIRON = 'PYTHON, -c, "import os,sys,json;print(json.dumps(dict((k, os.environ.get(k)) for k in sys.argv[1:])))"'
 
 
-def executor(ctx: RuntimeContext, text: str) -> Executor:
-    folder = ctx.workspace.parent / "tools"
-    folder.mkdir(exist_ok=True)
-    path = folder / "tool.yaml"
-    path.write_text(text.replace("PYTHON", sys.executable), encoding="utf-8")
-    tools, problems = load_tools([path])
-    assert problems == [], problems
-    return Executor(Registry(tools), ctx)
-
-
 def run(ctx: RuntimeContext, text: str, args: dict | str) -> ToolResult:
-    ex = executor(ctx, text)
+    ex = tool_executor(ctx, text.replace("PYTHON", sys.executable))
     return ex.execute(ex.registry.names()[0], args)
 
 
@@ -290,7 +280,7 @@ def test_max_output_caps_what_the_model_sees(ctx: RuntimeContext) -> None:
 
 
 def test_describe_and_plan_show_the_exact_argv(ctx: RuntimeContext) -> None:
-    ex = executor(ctx, ECHO_VALUE)
+    ex = tool_executor(ctx, ECHO_VALUE.replace("PYTHON", sys.executable))
     prepared = ex.prepare("echo_value", {"value": "a b"})
     assert isinstance(prepared, PreparedToolCall)
     assert prepared.plan()["argv"][-2:] == ["a b", "prefix:a b"]

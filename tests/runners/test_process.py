@@ -14,15 +14,8 @@ from pathlib import Path
 
 import pytest
 
-from nami_yaml.runners.process import (
-    NON_INTERACTIVE_ENV,
-    ProcessRequest,
-    ProcessResult,
-    child_environment,
-    is_secret_name,
-    run_process,
-)
-from nami_yaml.runtime import EnvScrub
+from nami_yaml.env_secrets import NON_INTERACTIVE_ENV, EnvScrub, child_environment, is_secret_name
+from nami_yaml.runners.process import ProcessRequest, ProcessResult, run_process
 
 
 def _run(argv: list[str], cwd: Path, **kwargs: object) -> ProcessResult:
@@ -401,7 +394,8 @@ _MEMORY_PROBE = textwrap.dedent(
     """
     import json, os, resource, sys
     from pathlib import Path
-    from nami_yaml.runners.process import ProcessRequest, child_environment, run_process
+    from nami_yaml.env_secrets import child_environment
+    from nami_yaml.runners.process import ProcessRequest, run_process
 
     env = child_environment(os.environ)
     cwd = Path(sys.argv[1])

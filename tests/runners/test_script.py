@@ -8,26 +8,16 @@ from pathlib import Path
 
 import pytest
 
-from nami_yaml.registry.executor import Executor, PreparedToolCall
+from nami_yaml.registry.executor import PreparedToolCall
 from nami_yaml.registry.loader import load_tools
-from nami_yaml.registry.registry import Registry
 from nami_yaml.result import ToolResult
 from nami_yaml.runners.script import parameter_name_problem
 from nami_yaml.runtime import RuntimeContext
-
-
-def executor(ctx: RuntimeContext, text: str) -> Executor:
-    folder = ctx.workspace.parent / "tools"
-    folder.mkdir(exist_ok=True)
-    path = folder / "tool.yaml"
-    path.write_text(text, encoding="utf-8")
-    tools, problems = load_tools([path])
-    assert problems == [], problems
-    return Executor(Registry(tools), ctx)
+from tests.helpers import tool_executor
 
 
 def run(ctx: RuntimeContext, text: str, args: dict | str) -> ToolResult:
-    ex = executor(ctx, text)
+    ex = tool_executor(ctx, text)
     return ex.execute(ex.registry.names()[0], args)
 
 
@@ -200,7 +190,7 @@ def test_failure_exit_code_and_tool_name_in_errors(ctx: RuntimeContext) -> None:
 
 
 def test_describe_names_the_tool_and_arguments(ctx: RuntimeContext) -> None:
-    prepared = executor(ctx, REPORT).prepare("report", {"name": "x"})
+    prepared = tool_executor(ctx, REPORT).prepare("report", {"name": "x"})
     assert isinstance(prepared, PreparedToolCall)
     assert prepared.describe() == 'report (bash script) name="x" count=3'
     plan = prepared.plan()

@@ -6,6 +6,7 @@ from typing import Any
 
 import pytest
 
+from nami_yaml.display import summarize_arguments
 from nami_yaml.runners.template import (
     ArgvRenderer,
     Piece,
@@ -15,7 +16,6 @@ from nami_yaml.runners.template import (
     parse,
     refs,
     render_text,
-    summarize_arguments,
     walk_argv,
     walk_groups,
     whole_element_refs,

@@ -13,7 +13,7 @@ from nami_yaml.session.compaction import ELIDED, SUMMARISER, SUMMARY_PREFIX, tur
 from nami_yaml.session.loader import load_session
 from nami_yaml.session.store import SessionStore
 from nami_yaml.testing import FakeOpenAIServer, ScriptedModel, call, error, text, tool_calls
-from tests.cli.test_run_cli import nami
+from tests.helpers import run_nami
 
 
 def config(workdir: Path, window: int, **compaction: Any) -> None:
@@ -107,7 +107,7 @@ def test_a_context_length_error_compacts_once_and_retries(workdir: Path) -> None
                           "the messages or completion.")  # DeepSeek's wording
     with FakeOpenAIServer([text("first answer"), too_long, text("Summary: the user said hello."),
                            text("second answer")]) as server:
-        result = nami(server, "chat", cwd=workdir, stdin="hello\nwhat now?\n")
+        result = run_nami(server, "chat", cwd=workdir, stdin="hello\nwhat now?\n")
     assert result.returncode == 0, result.stderr
     assert "second answer" in result.stdout and "error" not in result.stderr
     assert server.requests[2]["messages"][0]["content"] == SUMMARISER
@@ -125,7 +125,7 @@ def test_when_compaction_cannot_help_the_run_fails_clearly(workdir: Path) -> Non
     too_long = error(400, "the request exceeds the available context size, try increasing it",
                      type="exceed_context_size_error")  # llama.cpp's
     with FakeOpenAIServer([too_long]) as server:
-        result = nami(server, "run", "x" * 5000, cwd=workdir)
+        result = run_nami(server, "run", "x" * 5000, cwd=workdir)
     assert result.returncode == 1
     assert "too long for the model's context window (400)" in result.stderr
     assert "Traceback" not in result.stderr and len(server.requests) == 1

@@ -16,7 +16,7 @@ from nami_yaml.session.cost import Pricing
 from nami_yaml.session.loader import load_session
 from nami_yaml.session.store import SessionStore
 from nami_yaml.testing import FakeOpenAIServer, ScriptedModel, call, text, tool_calls, usage
-from tests.cli.test_run_cli import nami
+from tests.helpers import run_nami
 
 PRICED = "model: {{provider: custom, name: fake-model, pricing: {{input: {input}, cached_input: 0.5, output: 10}}}}\n{extra}"
 
@@ -48,10 +48,10 @@ def test_a_run_reports_totals_and_cost_in_the_final_event_and_on_stderr(workdir:
     script = [tool_calls(call("list_dir", {}), usage=usage(1000, 100, 600, reasoning=40)),
               text("done", usage=usage(1500, 50, 1000))]
     with FakeOpenAIServer(script) as server:
-        result = nami(server, "run", "--json", "look", cwd=workdir, env={"NAMI_CONFIG": "agent.yaml"})
+        result = run_nami(server, "run", "--json", "look", cwd=workdir, env={"NAMI_CONFIG": "agent.yaml"})
         human = FakeOpenAIServer([*script])
         with human:
-            plain = nami(human, "run", "look", cwd=workdir, env={"NAMI_CONFIG": "agent.yaml"})
+            plain = run_nami(human, "run", "look", cwd=workdir, env={"NAMI_CONFIG": "agent.yaml"})
     assert result.returncode == 0, result.stderr
     final = events(result.stdout)[-1]
     cost = (400 * 2 + 600 * 0.5 + 100 * 10 + 500 * 2 + 1000 * 0.5 + 50 * 10) / 1e6
@@ -69,12 +69,12 @@ def test_usage_the_server_does_not_report_is_estimated_and_marked(stream: bool, 
     (workdir / "agent.yaml").write_text(PRICED.format(input=2, extra=""))
     flags = [] if stream else ["--no-stream"]
     with FakeOpenAIServer([tool_calls(call("list_dir", {}), usage=None), text("done", usage=usage(900, 10))]) as server:
-        result = nami(server, "run", "--json", *flags, "look", cwd=workdir, env={"NAMI_CONFIG": "agent.yaml"})
+        result = run_nami(server, "run", "--json", *flags, "look", cwd=workdir, env={"NAMI_CONFIG": "agent.yaml"})
     assert result.returncode == 0, result.stderr
     final = events(result.stdout)[-1]
-    assert final["usage"]["prompt_tokens"] == 900  # what the server reported, and nothing else
     totals = final["totals"]
     assert totals["estimated"] is True and totals["estimated_requests"] == 1
+    assert final["usage"]["prompt_tokens"] == totals["prompt_tokens"]  # one count: the totals' tokens
     sent = len(server.raw_requests[0])  # the estimate is of the request's size, about 4 characters a token
     assert sent // 6 < totals["prompt_tokens"] - 900 < sent // 2
 
@@ -86,14 +86,17 @@ def test_max_cost_stops_the_run_before_the_request_that_would_pass_it(workdir: P
         input=10, extra="limits: {max_cost: 0.012}\ntools: {builtin: [list_dir]}\n"))
     steps = [tool_calls(call("list_dir", {}), usage=usage(500, 5)) for _ in range(5)]
     with FakeOpenAIServer([*steps, text("never")]) as server:
-        result = nami(server, "run", "--json", "look forever", cwd=workdir, env={"NAMI_CONFIG": "agent.yaml"})
+        result = run_nami(server, "run", "--json", "look forever", cwd=workdir, env={"NAMI_CONFIG": "agent.yaml"})
     assert result.returncode == 3, result.stderr
     final = events(result.stdout)[-1]
     assert final["status"] == "max_cost"
-    assert "would pass limits.max_cost ($0.0120)" in final["error"] and "nami run --continue" in final["error"]
+    assert "would pass limits.max_cost ($0.0120)" in final["error"] and "nami run" not in final["error"]
     spent = final["totals"]["cost"]
     assert spent <= 0.012 and len(server.requests) == final["totals"]["requests"] == 2
     assert spent + (500 * 10 + 5 * 10) / 1e6 > 0.012  # one more request would have passed it
+    with FakeOpenAIServer([*steps, text("never")]) as server:  # a person is told how to go on
+        shown = run_nami(server, "run", "look forever", cwd=workdir, env={"NAMI_CONFIG": "agent.yaml"})
+    assert shown.returncode == 3 and 'Raise limits.max_cost and let the agent go on with `nami run --continue' in shown.stderr
 
 
 def test_max_cost_needs_a_price(workdir: Path) -> None:
@@ -112,6 +115,6 @@ def test_per_run_and_per_session_totals_and_chat_cost(workdir: Path) -> None:
     assert agent.meter.session.prompt_tokens == 300 and agent.meter.session.steps == 2
 
     with FakeOpenAIServer([text("hi", usage=usage(100, 10))]) as server:
-        result = nami(server, "chat", cwd=workdir, stdin="hello\n/cost\n")
+        result = run_nami(server, "chat", cwd=workdir, stdin="hello\n/cost\n")
     assert result.returncode == 0, result.stderr
     assert "session " in result.stdout and ": 100 in, 10 out, 1 step, $0.0000" in result.stdout

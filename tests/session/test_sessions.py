@@ -13,7 +13,7 @@ from typing import Any
 import pytest
 
 from nami_yaml import Agent
-from nami_yaml.runtime import session_spill_dir
+from nami_yaml.runners.spill import session_spill_dir
 from nami_yaml.session import loader
 from nami_yaml.session.loader import INTERRUPTED_RESULT, load_session, rebuild, repair, summarize
 from nami_yaml.session.store import SessionError, SessionRefused, SessionStore

@@ -59,7 +59,7 @@ def test_concurrent_runs_get_their_own_answers_by_task() -> None:
     assert answers == {n: [f"answer {n}"] * 2 for n in range(3)}
 
 
-def write(tmp_path: Path, text_: str) -> Path:
+def write_script(tmp_path: Path, text_: str) -> Path:
     path = tmp_path / "script.json"
     path.write_text(text_)
     return path
@@ -78,21 +78,21 @@ def write(tmp_path: Path, text_: str) -> Path:
     ('"hello"', '1:1: $: a script is a list of responses, {"runs": [[...], ...]} or {"tasks": {"part of the task": [...]}}'),
 ])
 def test_script_files_are_checked_with_positions(tmp_path: Path, script: str, expected: str) -> None:
-    path = write(tmp_path, script)
+    path = write_script(tmp_path, script)
     with pytest.raises(SpecError) as failure:
         load_script(path)
     assert str(failure.value) == f"{path}:{expected}"
 
 
 def test_a_checked_script_file_loads_runs_and_tasks(tmp_path: Path) -> None:
-    plan = load_script(write(tmp_path, json.dumps({"runs": [["a", {"tool_calls": [{"name": "f", "arguments": "{"}]}]]})))
+    plan = load_script(write_script(tmp_path, json.dumps({"runs": [["a", {"tool_calls": [{"name": "f", "arguments": "{"}]}]]})))
     assert [r.content for r in plan.runs[0]] == ["a", None] and plan.runs[0][1].calls[0].arguments == "{"
-    plan = load_script(write(tmp_path, json.dumps({"tasks": {"logs": [{"end_after": 0, "send_done": False}]}})))
+    plan = load_script(write_script(tmp_path, json.dumps({"tasks": {"logs": [{"end_after": 0, "send_done": False}]}})))
     assert plan.tasks["logs"][0].end_after == 0 and plan.tasks["logs"][0].send_done is False
 
 
 def test_the_server_command_reports_a_bad_script_without_a_traceback(tmp_path: Path) -> None:
-    path = write(tmp_path, '[{"tool_call": []}, {"content": 3}]')
+    path = write_script(tmp_path, '[{"tool_call": []}, {"content": 3}]')
     result = subprocess.run([sys.executable, "-m", "nami_yaml.testing", "--port", "0", "--script", str(path)],
                             capture_output=True, text=True, timeout=60)
     assert result.returncode == 2

@@ -9,18 +9,15 @@ import pytest
 
 from nami_yaml.paths import expand_tool_paths
 from nami_yaml.registry.executor import Executor
-from nami_yaml.registry.loader import load_tools
-from nami_yaml.registry.registry import Registry
 from nami_yaml.runtime import RuntimeContext
+from tests.helpers import executor as executor_of
 
 TOOLS = Path(__file__).resolve().parents[2] / "tools"
 
 
 @pytest.fixture
 def executor(ctx: RuntimeContext) -> Executor:
-    tools, problems = load_tools(expand_tool_paths(str(TOOLS), Path("/")))
-    assert problems == []
-    return Executor(Registry(tools), ctx)
+    return executor_of(ctx, expand_tool_paths(str(TOOLS), Path("/")))
 
 
 def test_semver_entrypoint(executor: Executor) -> None:

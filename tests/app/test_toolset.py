@@ -8,15 +8,10 @@ from pathlib import Path
 
 import pytest
 
+from nami_yaml.app.toolset import build_registry, builtin_catalog, tool_files
 from nami_yaml.config.settings import DEFAULT_BUILTINS, load_settings
-from nami_yaml.config.toolset import build_registry, builtin_catalog, tool_files
 from nami_yaml.errors import ConfigError, SpecError
-
-
-def write(path: Path, text: str) -> Path:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(text, encoding="utf-8")
-    return path
+from tests.helpers import write
 
 
 def settings(home: Path, cwd: Path):

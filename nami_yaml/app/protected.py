@@ -5,12 +5,12 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
+from nami_yaml.app.toolset import tool_files
+from nami_yaml.config.effective import Effective
 from nami_yaml.config.files import user_config_path
 from nami_yaml.config.mcp_servers import project_files as mcp_server_files
-from nami_yaml.config.settings import Effective
-from nami_yaml.config.toolset import tool_files
 from nami_yaml.policy.sensitive_paths import ProtectedPaths
-from nami_yaml.runtime import default_state_dir
+from nami_yaml.xdg import default_state_dir
 
 CONFIG = "nami reads its configuration (tools, permissions, endpoint) from it"
 TOOL_FOLDER = "a tool folder: its tool files are commands nami runs and its Python is imported by entry points"

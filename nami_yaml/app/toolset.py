@@ -5,7 +5,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from nami_yaml.config.settings import DEFAULT_BUILTINS, Effective
+from nami_yaml.config.effective import Effective
+from nami_yaml.config.settings import DEFAULT_BUILTINS
 from nami_yaml.config.skills import Skill, load_skills
 from nami_yaml.errors import ConfigError, Problem, SpecError
 from nami_yaml.paths import expand_tool_paths

@@ -1,0 +1,152 @@
+"""The one guard list every call passes, whoever made it: the model (``run``, ``chat``, batch, the Python
+API), a person (``nami tools call``), another agent (``mcp serve``), a dry run.
+
+The policy decides (``policy.layers``: rules, writes that run code, the per-risk defaults) and the audit log
+refuses to let anything run unrecorded, then records what happened. Paths differ only in the fallback (a
+person's own call is their yes to what the per-risk defaults would ask) and in who is asked; the loop gets
+the same pieces as its hooks.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Collection, Sequence
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+from nami_yaml.agent.events import Event
+from nami_yaml.agent.hooks import AfterTool, Asker, BeforeTool, CallRecord, Decision, Hooks, answer, strictest
+from nami_yaml.agent.toolbox import PreparedCall, Toolbox
+from nami_yaml.app.dry_run import DryRun
+from nami_yaml.app.project import Project
+from nami_yaml.config.trust import needs_trust
+from nami_yaml.policy.approval import Approver, NobodyToAsk, build_asker
+from nami_yaml.policy.permissions import by_hand
+from nami_yaml.policy.session import SessionApprovals
+from nami_yaml.session.store import new_session_id
+
+if TYPE_CHECKING:  # imported when guards are built, so `nami tools list` does not load the rule engine
+    from nami_yaml.policy.audit import AuditLog
+    from nami_yaml.policy.layers import Fallback, Policy
+
+
+@dataclass(frozen=True)
+class Asking:
+    """Who answers the questions of one path: the approver (None: nobody can be asked), ``--yes``,
+    ``--approve RISK,…``; ``nobody`` words the refusal where nobody can be asked (``mcp serve``'s hint)."""
+
+    approve: Approver | None = None
+    assume_yes: bool = False
+    approve_risks: Collection[str] = ()
+    nobody: NobodyToAsk | None = None
+
+
+def project_policy(project: Project) -> Policy:
+    """The project's policy. Refuses (UntrustedProject) when its agent.yaml is not trusted: rules and
+    permissions from an untrusted file are never honoured. SpecError for rules that cannot be used."""
+    from nami_yaml.policy.layers import build_policy
+
+    project.require_trust()
+    return build_policy(project.settings, project.registry, project.context.workspace)
+
+
+def open_audit(project: Project, *, via: str, session: str, on_error: Callable[[str], None] | None = None,
+               client: str | None = None) -> AuditLog:
+    """The audit log, checked writable now (AuditError before anything runs). ``client``: the program that
+    asked (an MCP client's name), recorded in every line."""
+    from nami_yaml.policy.audit import AuditContext, AuditLog, configured_path
+
+    settings = project.settings
+    trust = None if settings.config_path is None else (
+        "trusted" if needs_trust(settings) else f"named by {settings.found_by}")
+    context = AuditContext(session=session, workspace=str(project.context.workspace), via=via,
+                           config=str(settings.config_path) if settings.config_path else None, config_trust=trust,
+                           client=client)
+    return AuditLog.open(configured_path(settings.get("audit.path")), context, on_error)
+
+
+class Guards:
+    """Between a call and its tool, for one agent, server or person: the policy (with its fallback), any
+    extra ``before_tool`` opinions, the asker, the audit log, or the dry run in its place.
+
+    ``by_hand``: the calls come from the person who will be asked (``nami tools call``); what the per-risk
+    defaults would ask runs, while rules and writes that run code still ask them."""
+
+    def __init__(self, project: Project, asking: Asking = Asking(), *, via: str = "api", dry_run: bool = False,
+                 session_id: str | None = None, on_error: Callable[[str], None] | None = None,
+                 client: str | None = None, by_hand: bool = False, before_tool: Sequence[BeforeTool] = ()):
+        self.policy = project_policy(project)
+        self.fallback: Fallback | None = by_hand_fallback(self.policy) if by_hand else None
+        self.before_tool = list(before_tool)
+        self.approvals = SessionApprovals()  # "yes for this tool with these values", for this agent's life
+        self.dry_run = DryRun() if dry_run else None
+        self._session_id = session_id or new_session_id()
+        # A dry run records nothing in the audit log: nothing runs.
+        self.audit = None if dry_run else open_audit(project, via=via, session=self._session_id, on_error=on_error,
+                                                     client=client)
+        self.asker: Asker = self.dry_run.ask if self.dry_run else build_asker(
+            asking.approve, assume_yes=asking.assume_yes, approve_risks=asking.approve_risks,
+            session=self.approvals, nobody=asking.nobody)
+
+    @property
+    def session_id(self) -> str:
+        return self._session_id
+
+    @session_id.setter
+    def session_id(self, value: str) -> None:
+        self._session_id = value
+        if self.audit is not None:
+            self.audit.context.session = value
+
+    # -- deciding -------------------------------------------------------------------------------------
+
+    def decide(self, call: PreparedCall) -> Decision:
+        """The strictest opinion of the policy, the extra guards and the audit log (which denies every call
+        once it cannot record them). A guard that fails denies."""
+        opinions: list[Decision | None] = [self.policy.decide(call, self.fallback).decision]
+        extra = [*self.before_tool, *([self.audit.before_tool] if self.audit is not None else [])]
+        for hook in extra:
+            try:
+                opinions.append(hook(call))
+            except Exception as exc:  # a broken guard must fail closed
+                opinions.append(Decision.deny(f"the policy failed: {type(exc).__name__}: {exc}", "policy"))
+        decided = strictest(opinions)
+        assert decided is not None
+        return decided
+
+    def settle(self, call: PreparedCall) -> Decision:
+        """Decide, and ask where the decision asks: allow or deny, for a call made outside the loop."""
+        try:
+            decision = self.decide(call)
+        except Exception as exc:
+            return Decision.deny(f"the policy failed: {type(exc).__name__}: {exc}", "policy")
+        if decision.action == "ask":
+            decision, _ = answer(self.asker, call, decision)
+        return decision
+
+    def record(self, record: CallRecord) -> None:
+        """After a call (run, refused or invalid): its audit line, or its entry in the dry run."""
+        for recorder in self._recorders():
+            recorder(record)
+
+    # -- as the loop's hooks ----------------------------------------------------------------------------
+
+    def hooks(self) -> Hooks:
+        return Hooks(before_tool=[self.decide], ask=self.asker, after_tool=self._recorders())
+
+    def toolbox(self, toolbox: Toolbox) -> Toolbox:
+        return self.dry_run.toolbox(toolbox) if self.dry_run else toolbox
+
+    def events(self, emit: Callable[[Event], None]) -> Callable[[Event], None]:
+        return self.dry_run.events(emit) if self.dry_run else emit
+
+    def _recorders(self) -> list[AfterTool]:
+        recorders: list[AfterTool] = []
+        if self.audit is not None:
+            recorders.append(self.audit.after_tool)
+        if self.dry_run is not None:
+            recorders.append(self.dry_run.record)
+        return recorders
+
+
+def by_hand_fallback(policy: Policy) -> Fallback:
+    return by_hand(policy.defaults)

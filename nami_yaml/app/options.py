@@ -1,0 +1,62 @@
+"""One options value for building an agent, whoever builds it: ``nami run`` and ``chat`` (from their flags),
+batch workers (from a task), ``mcp serve``, and the Python API (``Agent.from_config``'s keywords)."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Collection, Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from nami_yaml.app.project import Trust
+
+if TYPE_CHECKING:
+    from nami_yaml.agent.events import Event
+    from nami_yaml.agent.hooks import BeforeTool
+    from nami_yaml.model.types import Model
+    from nami_yaml.policy.approval import Approver
+
+EventSink = Callable[["Event"], None]
+
+
+@dataclass
+class AgentOptions:
+    """What to build. Settings given here override the files as command-line flags do."""
+
+    # Where the configuration comes from.
+    config: str | Path | None = None  # else $NAMI_CONFIG, else the nearest agent.yaml from ``cwd`` up
+    cwd: Path | None = None
+    env: Mapping[str, str] | None = None  # the environment to read (default: this process's)
+    discover: bool = True  # look for an agent.yaml when ``config`` is not given
+    tools: Sequence[str] = ()  # extra tool files, folders or globs
+    trust: Trust = None  # see nami_yaml.app.project.Trust
+    # Settings, as flags.
+    model: str | None = None
+    base_url: str | None = None
+    max_steps: int | None = None
+    stream: bool | None = None
+    settings: Mapping[str, Any] = field(default_factory=dict)  # any other dotted key: {"workspace": …}
+    # The model client: None builds the OpenAI-compatible one the settings describe (a ScriptedModel, say).
+    client: Model | None = None
+    # Who answers the policy's questions, and what runs.
+    approve: Approver | None = None  # None: nobody can be asked, so questions are refused
+    assume_yes: bool = False  # --yes: every question is a yes (never a deny)
+    approve_risks: Collection[str] = ()  # --approve read,write
+    dry_run: bool = False
+    before_tool: Sequence[BeforeTool] = ()  # more opinions on every call (the strictest wins)
+    # Reporting.
+    on_event: EventSink | None = None
+    via: str = "api"  # recorded in every audit line: run, chat, batch, mcp, api
+    session_id: str | None = None  # the audit log's id for these calls (a recorded session uses its own)
+    # The project's MCP servers: None starts them when the agent is built (batch starts them after setup).
+    start_servers: bool | None = None
+    # Sessions: record a new one, or continue one ("" is the latest of this workspace).
+    record_session: bool = False
+    resume: str | None = None
+    force: bool = False  # continue a session recorded in another workspace or with other tools
+
+    def flags(self) -> dict[str, Any]:
+        """The settings given here, as the flags layer of the effective configuration."""
+        named = {"model.name": self.model, "model.base_url": self.base_url, "limits.max_steps": self.max_steps,
+                 "model.stream": self.stream}
+        return {**self.settings, **{key: value for key, value in named.items() if value is not None}}

@@ -1,0 +1,113 @@
+"""What a person reviews before trusting a project's agent.yaml: what it sets, the tools it adds (the
+programs they run, the secrets they receive, a folder outside the project), what changed since the last
+trust. Assembly (it reads the registry), so it lives here and not in config/."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from nami_yaml.config.effective import Effective
+from nami_yaml.config.mcp_servers import trust_lines as mcp_trust_lines
+from nami_yaml.config.trust import (
+    COMPILED_SUFFIXES,
+    OUTSIDE,
+    TrustState,
+    covered_files,
+    prompt_file,
+    trust_state,
+)
+from nami_yaml.config.trust_diff import changes_since_trusted, reviewable, shown
+from nami_yaml.display import visible
+from nami_yaml.registry.overview import programs, runner_overview
+from nami_yaml.registry.registry import Registry
+from nami_yaml.registry.tool import Tool
+
+
+def trust_review(effective: Effective) -> tuple[TrustState, list[str]]:
+    """For ``nami trust``: the project's trust state and the summary a person reads before trusting it."""
+    from nami_yaml.app.toolset import build_registry
+
+    return trust_state(effective), summary(effective, build_registry(effective))
+
+
+def summary(effective: Effective, registry: Registry) -> list[str]:
+    """What a reviewer should look at before trusting: what the file changes, which tools it adds (with the
+    programs they run, the secrets they receive, a folder outside the project), and what changed since
+    the last trust."""
+    assert effective.config_path is not None
+    project = effective.config_path.parent
+    mine = str(effective.config_path)
+    lines = [f"agent.yaml: {effective.config_path}"]
+    for key in ("model.base_url", "model.api_key_env", "model.provider", "model.name", "permissions.write",
+                "permissions.exec", "tools.fetch_url.allow_hosts", "tools.bash.max_timeout", "audit.path"):
+        if effective.sources.get(key) == mine:
+            lines.append(f"  sets {key} = {json.dumps(effective.get(key))}")
+    for key in ("workspace", "system_file"):
+        value = effective.get(key)
+        if value and effective.sources.get(key) == mine:
+            lines.append(f"  sets {key} = {value}" + ("" if _inside(Path(value), project) else OUTSIDE))
+    project_file = next((f for f in effective.files if f.path == effective.config_path), None)
+    rules = (project_file.data.get("rules") or []) if project_file else []
+    if rules:
+        counts = {d: sum(1 for r in rules if r.get("decision") == d) for d in ("allow", "ask", "deny")}
+        lines.append(f"  sets {len(rules)} rule{'s' if len(rules) != 1 else ''} "
+                     f"({', '.join(f'{n} {d}' for d, n in counts.items() if n)}):")
+        for rule in rules:
+            lines.append(f"    {json.dumps(rule, ensure_ascii=False)}")
+    if any(effective.sources.get(f"model.{k}") == mine for k in ("base_url", "api_key_env", "provider")):
+        lines.append(f"  {_key_destination(effective)}")
+    files = covered_files(effective)
+    for file in files:
+        if file.suffix in COMPILED_SUFFIXES:
+            lines.append(f"  WARNING: compiled code that cannot be reviewed: {file} (delete it before trusting)")
+    project_file = next((f for f in effective.files if f.path == effective.config_path), None)
+    for spec in (project_file.data.get("skills", []) if project_file else []):
+        lines.append(f"  adds skills from {spec}")
+    lines.extend(mcp_trust_lines(effective))
+    tools = [t for t in registry if not t.builtin]
+    lines.append(f"  adds {len(tools)} tool{'s' if len(tools) != 1 else ''}:" if tools else "  adds no tools")
+    workspace = Path(effective.get("workspace") or Path.cwd())
+    for tool in tools:
+        lines.extend(_tool_lines(tool, workspace, project))
+    changed = changes_since_trusted(effective.config_path, files, reviewable(files, prompt_file(effective)))
+    if changed:
+        lines.append("  changed since you trusted it:")
+        for label, group in (("added", changed.added), ("removed", changed.removed), ("modified", changed.modified)):
+            lines.extend(f"    {label:<8} {shown(file, project)}" for file in group)
+        lines.extend(f"    {line}" for line in changed.diff)
+    return [visible(line) for line in lines]  # names and paths come from the repository: no escape codes
+
+
+def _inside(path: Path, project: Path) -> bool:
+    return path == project or project in path.parents
+
+
+def _key_destination(effective: Effective) -> str:
+    """Where the API key comes from and goes: "from $DEEPSEEK_API_KEY (unset)", never "from unset"."""
+    url = effective.get("model.base_url")
+    source = effective.api_key_source
+    if source.startswith("$"):
+        return f"sends the API key from {source} to {url}"
+    variable = effective.get("model.api_key_env")
+    if effective.api_key is None:
+        if variable:
+            return f"sends the API key from ${variable} (unset) to {url}"
+        return f"sends no API key to {url} (no api_key_env, and none is set)"
+    return f"sends no real API key to {url} ({source})"
+
+
+def _tool_lines(tool: Tool, workspace: Path, project: Path) -> list[str]:
+    info = runner_overview(tool)
+    runs = ", ".join(programs(tool)) or "?"
+    lines = [f"    {tool.name} ({tool.risk}, {tool.runner.kind}) from {tool.source}: runs {runs}"]
+    if info.get("docs_command"):
+        lines.append(f"      docs: runs {json.dumps(info['docs_command'], ensure_ascii=False)} when the model reads "
+                     "them, without asking")
+    if info.get("env_passthrough"):
+        lines.append(f"      receives the host's {', '.join(info['env_passthrough'])} (env_passthrough)")
+    if info.get("cwd"):
+        folder = (workspace / info["cwd"]).resolve()
+        if not _inside(folder, project.resolve()):
+            lines.append(f"      cwd {folder}{OUTSIDE}")
+    return lines

@@ -1,0 +1,84 @@
+"""The effective configuration as a value: the merged settings with the origin of every value, the config
+files they came from, the API key found; and what follows from it alone (the variables kept from tools).
+Built by config.settings; read by every layer above, which never needs to know how it was merged."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from nami_yaml.env_secrets import EnvScrub
+from nami_yaml.model.presets import PRESETS  # plain data, no openai
+from nami_yaml.spec.yamlpos import Document, format_path
+
+
+@dataclass
+class ConfigFile:
+    path: Path
+    data: dict[str, Any]
+    doc: Document
+
+
+
+@dataclass
+class Effective:
+    values: dict[str, Any]
+    sources: dict[str, str]
+    config_path: Path | None
+    files: list[ConfigFile] = field(default_factory=list)
+    api_key: str | None = None
+    api_key_source: str = "unset"
+    found_by: str = "none found"  # how the agent.yaml was found, for `nami config`
+    user_config: Path | None = None  # the user config, when it was read
+
+    def config_file(self, path: Path | None) -> ConfigFile | None:
+        return next((f for f in self.files if path is not None and f.path == path), None)
+
+    def get(self, dotted: str, default: Any = None) -> Any:
+        node: Any = self.values
+        for part in dotted.split("."):
+            if not isinstance(node, dict) or part not in node:
+                return default
+            node = node[part]
+        return node
+
+    def where(self, *path: str | int) -> str:
+        """``file:line:col: $.path`` for a value that came from a config file, else ``$.path``."""
+        dotted = ".".join(str(p) for p in path if isinstance(p, str))
+        for config in reversed(self.files):
+            if self.sources.get(dotted, "").endswith(str(config.path)):
+                line, col = config.doc.position(tuple(path))
+                return f"{config.doc.file}:{line}:{col}: {format_path(tuple(path))}"
+        return format_path(tuple(path))
+
+
+def env_scrub_rules_of(files: list[ConfigFile]) -> EnvScrub:
+    names: list[str] = []
+    patterns: list[str] = []
+    for config in files:
+        scrub = config.data.get("env_scrub") or {}
+        names += [n for n in scrub.get("names", []) if n not in names]
+        patterns += [v for v in scrub.get("values", []) if v not in patterns]
+    return EnvScrub(tuple(names), tuple(patterns))
+
+
+def env_scrub_rules(effective: Effective) -> EnvScrub:
+    """The ``env_scrub:`` patterns of every config file (user config and agent.yaml), added together."""
+    return env_scrub_rules_of(effective.files)
+
+
+def protected_env_names(effective: Effective) -> frozenset[str]:
+    """Variables that may hold a model API key: no tool ever sees them, whatever it asks for.
+
+    Every provider's key variable, not only the one in use, and every ``api_key_env`` any config names:
+    a project's agent.yaml must not be able to point ``api_key_env`` elsewhere and pass the real key
+    through to one of its tools.
+    """
+    names = {"NAMI_API_KEY", "OPENAI_API_KEY"}
+    names.update(p["api_key_env"] for p in PRESETS.values() if p.get("api_key_env"))
+    names.update(f.data["model"]["api_key_env"] for f in effective.files
+                 if isinstance(f.data.get("model"), dict) and f.data["model"].get("api_key_env"))
+    if effective.get("model.api_key_env"):
+        names.add(effective.get("model.api_key_env"))
+    return frozenset(names)

@@ -1,0 +1,111 @@
+"""What a child process of nami's may see of the host's environment: which variables look secret (by name
+or value, plus the ``env_scrub:`` patterns of the config files), the variables set so no tool waits for a
+person, and the complete environment built from both.
+
+A leaf: the process runner, the MCP client, the config checks and the audit log all decide alike.
+"""
+
+from __future__ import annotations
+
+import fnmatch
+import re
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
+
+NON_INTERACTIVE_ENV: dict[str, str] = {
+    # Pagers would wait for a keypress that never comes.
+    "PAGER": "cat",
+    "GIT_PAGER": "cat",
+    "MANPAGER": "cat",
+    "SYSTEMD_PAGER": "",
+    "AWS_PAGER": "",
+    # Editors: "true" exits at once, so `git commit` without -m aborts instead of hanging.
+    "EDITOR": "true",
+    "VISUAL": "true",
+    "GIT_EDITOR": "true",
+    "KUBE_EDITOR": "true",
+    # Prompts: fail instead of asking.
+    "GIT_TERMINAL_PROMPT": "0",
+    "GCM_INTERACTIVE": "never",
+    "DEBIAN_FRONTEND": "noninteractive",
+    "PIP_NO_INPUT": "1",
+    "PIP_DISABLE_PIP_VERSION_CHECK": "1",
+    "TF_INPUT": "0",
+    "TF_IN_AUTOMATION": "1",
+    "GH_PROMPT_DISABLED": "1",
+    # Plain text for the model: no colour codes, no cursor tricks.
+    "TERM": "dumb",
+    "NO_COLOR": "1",
+    "CLICOLOR": "0",
+    # Python children flush as they go, so output written before a timeout kill is not lost.
+    "PYTHONUNBUFFERED": "1",
+}
+
+# A name holding one of these anywhere is secret-looking (MY_API_KEY, GITHUB_TOKEN, PGPASSWORD).
+SECRET_MARKERS = ("KEY", "SECRET", "TOKEN", "PASSWORD", "CREDENTIAL")
+# ... and one of these as a whole word between underscores (MYSQL_PWD, SMTP_PASS, SENTRY_DSN, NPM_AUTH,
+# GITLAB_PAT): as substrings they would also catch PWD, BYPASS_CACHE or GIT_AUTHOR_NAME.
+SECRET_WORDS = frozenset({"PWD", "PASS", "PASSWD", "PASSPHRASE", "AUTH", "OAUTH", "DSN", "PAT", "COOKIE",
+                          "PRIVATE", "CREDS"})
+# Names that match a rule above but hold no secret, and that tools need as they are.
+NOT_SECRET = frozenset({"PWD", "OLDPWD", "SSH_AUTH_SOCK"})
+# A URL with a password in it (postgres://user:pass@host, redis://:pass@host), or a PEM private key.
+_SECRET_VALUE = re.compile(r"[A-Za-z][A-Za-z0-9+.-]*://[^\s/@:]*:[^\s/@]+@|-----BEGIN [A-Z0-9 ]*PRIVATE KEY-----")
+
+@dataclass(frozen=True)
+class EnvScrub:
+    """More host variables to keep from tools than nami's own rules catch: shell-style patterns (``*``,
+    ``?``, case-insensitive) for names, and for whole values. From ``env_scrub:`` in the config files."""
+
+    names: tuple[str, ...] = ()
+    values: tuple[str, ...] = ()
+
+
+def is_secret_name(name: str, scrub: EnvScrub | None = None) -> bool:
+    upper = name.upper()
+    if upper in NOT_SECRET:
+        return False
+    if any(marker in upper for marker in SECRET_MARKERS):
+        return True
+    if SECRET_WORDS.intersection(re.split(r"[^A-Z0-9]+", upper)):
+        return True
+    return scrub is not None and any(fnmatch.fnmatchcase(upper, pattern.upper()) for pattern in scrub.names)
+
+
+def is_secret_value(value: str, scrub: EnvScrub | None = None) -> bool:
+    if _SECRET_VALUE.search(value):
+        return True
+    return scrub is not None and any(fnmatch.fnmatchcase(value, pattern) for pattern in scrub.values)
+
+
+def is_secret(name: str, value: str, scrub: EnvScrub | None = None) -> bool:
+    """Whether a host variable must be kept from tools (unless a tool lists it in ``env_passthrough``)."""
+    return is_secret_name(name, scrub) or is_secret_value(value, scrub)
+
+
+def child_environment(
+    host_env: Mapping[str, str],
+    *,
+    passthrough: Iterable[str] = (),
+    extra: Mapping[str, str] | None = None,
+    protected: Iterable[str] = (),
+    scrub: EnvScrub | None = None,
+) -> dict[str, str]:
+    """The complete environment for a tool's child process.
+
+    Host variables minus secret-looking ones (by name, by value, and by the configured ``scrub``
+    patterns); plus ``passthrough`` names even if secret-looking; never a ``protected`` name; then
+    NON_INTERACTIVE_ENV; then ``extra`` (the tool's fixed env), which wins over everything except that it
+    cannot set a protected name: a value like ``${OPENAI_API_KEY}`` expanded into ``extra`` would
+    otherwise hand the model's key to the tool.
+    """
+    blocked = set(protected)
+    env = {k: v for k, v in host_env.items() if k not in blocked and not is_secret(k, v, scrub)}
+    for name in passthrough:
+        if name in host_env and name not in blocked:
+            env[name] = host_env[name]
+    env.update(NON_INTERACTIVE_ENV)
+    for name, value in (extra or {}).items():
+        if name not in blocked:
+            env[name] = value
+    return env

@@ -1,0 +1,58 @@
+"""Helpers the tests share: writing files, running the CLI (in-process or as a real process), and an
+executor over some tool files. One copy here, imported as ``from tests.helpers import …``."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from collections.abc import Sequence
+from pathlib import Path
+
+from click.testing import CliRunner, Result
+
+from nami_yaml.cli.main import cli
+from nami_yaml.registry.executor import Executor
+from nami_yaml.registry.loader import load_tools
+from nami_yaml.registry.registry import Registry
+from nami_yaml.runtime import RuntimeContext
+from nami_yaml.testing import FakeOpenAIServer
+
+NAMI = [sys.executable, "-m", "nami_yaml"]  # the CLI as a separate process, from this interpreter
+
+
+def write(path: Path, text: str) -> Path:
+    """``text`` into ``path``, its folders created; returns the path."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(text, encoding="utf-8")
+    return path
+
+
+def nami(*args: str, input: str | None = None, env: dict[str, str] | None = None) -> Result:
+    """The CLI in this process (click's runner): exit code and output, a bug's exception raised as is."""
+    return CliRunner().invoke(cli, list(args), input=input, env=env, catch_exceptions=False)
+
+
+def run_nami(server: FakeOpenAIServer | None, *args: str, cwd: Path, stdin: str | bytes = "",
+             env: dict[str, str] | None = None, timeout: float = 120) -> subprocess.CompletedProcess[str]:
+    """The CLI as a real process in ``cwd``, talking to ``server`` (as $NAMI_BASE_URL) when given."""
+    full_env = dict(os.environ)
+    if server is not None:
+        full_env["NAMI_BASE_URL"] = server.base_url
+    full_env.update(env or {})
+    data = stdin.encode() if isinstance(stdin, str) else stdin
+    done = subprocess.run([*NAMI, *args], cwd=cwd, env=full_env, input=data, capture_output=True, timeout=timeout)
+    return subprocess.CompletedProcess(done.args, done.returncode, done.stdout.decode(), done.stderr.decode())
+
+
+def executor(ctx: RuntimeContext, files: Sequence[Path], *, builtin: Sequence[Path] = ()) -> Executor:
+    """An executor over the tools of ``files`` (``builtin``: those of them that are built-ins), which must
+    load without a problem."""
+    tools, problems = load_tools(list(files), builtin=list(builtin))
+    assert problems == [], problems
+    return Executor(Registry(tools), ctx)
+
+
+def tool_executor(ctx: RuntimeContext, text: str) -> Executor:
+    """An executor over one tool file of ``text``, written beside the workspace."""
+    return executor(ctx, [write(ctx.workspace.parent / "tools" / "tool.yaml", text)])
