@@ -5,6 +5,7 @@ per agent by nami_yaml.app; nothing here runs anything."""
 from __future__ import annotations
 
 import os
+import threading
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field, replace
 from pathlib import Path
@@ -29,6 +30,31 @@ class SkillText(Protocol):
     def folder(self) -> Path: ...
 
     def body(self) -> str: ...
+
+
+class LoadedGroups:
+    """The on-demand tool groups the model has loaded in this conversation, in the order it loaded them;
+    shared by every call of one agent (the load_tools built-in adds, the toolbox reads)."""
+
+    def __init__(self, names: tuple[str, ...] = ()):
+        self._names = list(names)
+        self._lock = threading.Lock()
+
+    @property
+    def names(self) -> tuple[str, ...]:
+        with self._lock:
+            return tuple(self._names)
+
+    def add(self, groups: list[str]) -> list[str]:
+        """Load ``groups``; returns those that were not loaded yet."""
+        with self._lock:
+            new = [group for group in dict.fromkeys(groups) if group not in self._names]
+            self._names.extend(new)
+            return new
+
+    def clear(self) -> None:
+        with self._lock:
+            self._names.clear()
 
 
 @dataclass(frozen=True)
@@ -71,6 +97,9 @@ class RuntimeContext:
     # name, and the agent's skills by name.
     tool_docs: Mapping[str, DocSource] = field(default_factory=dict)
     skills: Mapping[str, SkillText] = field(default_factory=dict)
+    # Tools sent on demand: each group's tool names (what load_tools offers), and the groups loaded so far.
+    tool_groups: Mapping[str, list[str]] = field(default_factory=dict)
+    loaded_groups: LoadedGroups = field(default_factory=LoadedGroups)
 
     def __post_init__(self) -> None:
         self.workspace = Path(self.workspace).resolve()

@@ -3,6 +3,7 @@ executor over some tool files. One copy here, imported as ``from tests.helpers i
 
 from __future__ import annotations
 
+import json
 import os
 import subprocess
 import sys
@@ -56,3 +57,14 @@ def executor(ctx: RuntimeContext, files: Sequence[Path], *, builtin: Sequence[Pa
 def tool_executor(ctx: RuntimeContext, text: str) -> Executor:
     """An executor over one tool file of ``text``, written beside the workspace."""
     return executor(ctx, [write(ctx.workspace.parent / "tools" / "tool.yaml", text)])
+
+
+def json_span(raw: bytes, key: bytes) -> bytes:
+    """The exact bytes of the JSON value under a top-level key (``b'"tools"'``) of a request body as sent."""
+    text = raw.decode()
+    start = text.index(key.decode()) + len(key)
+    start = text.index(":", start) + 1
+    while text[start] in " \t\r\n":
+        start += 1
+    _, end = json.JSONDecoder().raw_decode(text, start)
+    return text[start:end].encode()

@@ -1,8 +1,9 @@
 """The agent loop: ask the model, run the tools it calls, feed the results back, until it answers.
 
 It knows a Model, a Toolbox (both protocols) and its Hooks, and nothing about YAML, config, policy or the
-CLI. The history is append-only between explicit replacements and the tool list is fetched once per run,
-so every request starts with the exact bytes of the previous one (provider prompt caches hit).
+CLI. The history is append-only between explicit replacements and the tool list only ever grows at its end
+(it is asked for before each request: a tool may load more), so every request starts with the exact bytes
+of the previous one (provider prompt caches hit).
 """
 
 from __future__ import annotations
@@ -83,7 +84,7 @@ class AgentLoop:
         if not isinstance(history, History):
             history = History(history, emit=self.events)
         self.cancel.clear()
-        state = RunState(history, self.toolbox.definitions())
+        state = RunState(history, [])  # the tools are asked for before each request
         try:
             while state.steps < self.max_steps:
                 outcome = self.step(state)
@@ -135,6 +136,9 @@ class AgentLoop:
 
     def _request(self, state: RunState) -> AssistantTurn:
         """The before_request hooks, then the request. Raises ModelError, or StopRun from a hook."""
+        # Asked again each step: a tool may have added definitions (load_tools), which the toolbox only
+        # ever appends, so what was sent before is sent again byte for byte.
+        state.tools = self.toolbox.definitions()
         self._before_request(state, None)
         try:
             return self._complete(state)

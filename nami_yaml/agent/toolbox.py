@@ -38,7 +38,8 @@ class PreparedCall(Protocol):
 
 class Toolbox(Protocol):
     def definitions(self) -> list[dict[str, Any]]:
-        """The OpenAI ``tools`` list, in a deterministic order."""
+        """The OpenAI ``tools`` list, in a deterministic order; asked for before each request. It may grow
+        between requests (tools loaded on demand), and only at its end."""
         ...
 
     def prepare(self, name: str, raw_arguments: str) -> PreparedCall | ToolResult:

@@ -22,6 +22,7 @@ from nami_yaml.config.effective import Effective
 from nami_yaml.config.settings import with_model
 from nami_yaml.errors import ConfigError
 from nami_yaml.model.types import Model
+from nami_yaml.registry.groups import loads_in
 from nami_yaml.runners.spill import session_spill_dir
 from nami_yaml.session.cost import CostLimit, Pricing
 from nami_yaml.session.loader import LoadedSession
@@ -177,6 +178,8 @@ class Agent:
         them. Not reported as a change: it is where the conversation already was."""
         with self._lock:
             self.history = History([dict(m) for m in messages], emit=self.bus)
+            context = self.project.context
+            context.loaded_groups.add(loads_in(messages, context.tool_groups))
 
     def session_facts(self) -> SessionFacts:
         get = self.settings.get

@@ -82,6 +82,7 @@ class Project:
             return
         if self.is_trusted():
             self.servers, self.registry = start_tool_servers(self.settings, self.context, self.registry)
+            self.context.tool_groups = self.registry.groups()
         else:
             self.servers = not_started(self.settings, "this agent.yaml is not trusted yet (`nami trust`)")
 
@@ -185,4 +186,5 @@ def runtime_context(effective: Effective, *, env: Mapping[str, str] | None = Non
         spill_dir=session_spill_dir(keep=SessionStore().has),
         tool_docs={t.name: t.docs for t in registry or () if t.docs is not None},
         skills={skill.name: skill for skill in skills},
+        tool_groups=registry.groups() if registry is not None else {},
     )

@@ -24,6 +24,7 @@ from nami_yaml.app.options import AgentOptions
 from nami_yaml.app.project import Project
 from nami_yaml.model.types import ToolCall
 from nami_yaml.registry.executor import PreparedToolCall
+from nami_yaml.registry.groups import LOADER
 from nami_yaml.registry.tool import Tool
 from nami_yaml.result import ToolResult
 from nami_yaml.session.store import new_session_id
@@ -60,7 +61,9 @@ class ServedTools:
                  session_id: str | None = None):
         self.project = project
         self.executor = project.executor()
-        self.tools: list[Tool] = [t for t in project.registry if include_builtins or not t.builtin]
+        # Every tool, those the model would get on demand too (a client chooses for itself); not load_tools.
+        self.tools: list[Tool] = [t for t in project.registry if (include_builtins or not t.builtin)
+                                  and not (t.builtin and t.name == LOADER)]
         self._served = {tool.name for tool in self.tools}
         self.approve_risks = frozenset(approve_risks)
         # Calls that run at once, whatever a client sends: each may be a process (limits.max_parallel_tools).

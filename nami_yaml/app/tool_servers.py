@@ -11,11 +11,14 @@ import hashlib
 import os
 import re
 import threading
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
+from nami_yaml.app.toolset import SKILL_READER, grouped_registry
 from nami_yaml.config.effective import Effective
 from nami_yaml.config.mcp_servers import server_specs
+from nami_yaml.registry.groups import LOADER
 from nami_yaml.registry.registry import Registry
 from nami_yaml.registry.tool import Tool
 from nami_yaml.runtime import RuntimeContext
@@ -73,8 +76,11 @@ def start_tool_servers(settings: Effective, ctx: RuntimeContext, registry: Regis
         if loaded is not None:
             started.note(f"MCP tool {tool.name} left out: a tool of that name is already loaded ({loaded.source})")
             continue
-        tools[tool.name] = tool
-    return started, Registry([*registry, *tools.values()])
+        tools[tool.name] = replace(tool, group=getattr(tool.runner, "server", None))  # sent on demand, maybe
+    has_skills = SKILL_READER in registry
+    # The reader load_tools is added again if the servers' tools make groups worth loading on demand.
+    own = [tool for tool in registry if tool.name != LOADER or not tool.builtin]
+    return started, grouped_registry(settings, [*own, *tools.values()], has_skills=has_skills)
 
 
 def server_log_dir(workspace: Path) -> Path:

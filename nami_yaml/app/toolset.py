@@ -3,6 +3,7 @@ user's tool files."""
 
 from __future__ import annotations
 
+from dataclasses import replace
 from pathlib import Path
 
 from nami_yaml.config.effective import Effective
@@ -10,7 +11,8 @@ from nami_yaml.config.settings import DEFAULT_BUILTINS
 from nami_yaml.config.skills import Skill, load_skills
 from nami_yaml.errors import ConfigError, Problem, SpecError
 from nami_yaml.paths import expand_tool_paths
-from nami_yaml.registry.library import UnknownLibraryName, resolve_library
+from nami_yaml.registry.groups import LOADER, on_demand_groups
+from nami_yaml.registry.library import UnknownLibraryName, library_group_of, resolve_library
 from nami_yaml.registry.loader import Host, check_tools, load_tools
 from nami_yaml.registry.registry import DOCS_READER, Registry
 from nami_yaml.registry.tool import Tool
@@ -81,7 +83,8 @@ def check_toolset(effective: Effective, extra: list[str] | None = None, *, host:
     tools, problems = check_tools([*builtins, *tool_files(effective, extra)], builtin=builtins, host=host)
     if any(p.is_error for p in problems):
         return tools, problems
-    return _with_readers(tools, bool(load_skills(effective))), problems
+    tools = grouped(tools)
+    return _with_readers(tools, bool(load_skills(effective)), bool(on_demand_of(effective, tools))), problems
 
 
 def build_registry(effective: Effective, extra: list[str] | None = None, base: Path | None = None,
@@ -93,15 +96,37 @@ def build_registry(effective: Effective, extra: list[str] | None = None, base: P
     if problems:
         raise SpecError(problems)
     skills = load_skills(effective) if skills is None else skills
-    return Registry(_with_readers(tools, bool(skills)))
+    return grouped_registry(effective, grouped(tools), has_skills=bool(skills))
 
 
-def _with_readers(tools: list[Tool], has_skills: bool) -> list[Tool]:
+def grouped_registry(effective: Effective, tools: list[Tool], *, has_skills: bool) -> Registry:
+    """The registry of ``tools`` with the groups sent on demand (``tools.on_demand``, ``tools.eager``) and
+    the built-ins that read on demand; also for a registry that MCP servers' tools were added to."""
+    on_demand = on_demand_of(effective, tools)
+    return Registry(_with_readers(tools, has_skills, bool(on_demand)), on_demand=on_demand)
+
+
+def on_demand_of(effective: Effective, tools: list[Tool]) -> frozenset[str]:
+    return on_demand_groups(tools, effective.get("tools.on_demand", "auto"), effective.get("tools.eager") or ())
+
+
+def grouped(tools: list[Tool]) -> list[Tool]:
+    """Library tools marked with their library group (the folder they come from)."""
+    marked = []
+    for tool in tools:
+        group = library_group_of(tool.source)
+        marked.append(replace(tool, group=group) if group is not None and tool.group is None else tool)
+    return marked
+
+
+def _with_readers(tools: list[Tool], has_skills: bool, has_groups: bool = False) -> list[Tool]:
     """The built-ins that read text on demand come with what they read: tool_docs whenever a tool has
-    docs, skill whenever the agent has skills (after the other built-ins, unless a tool took the name)."""
+    docs, skill whenever the agent has skills, load_tools whenever groups are sent on demand (after the
+    other built-ins, unless a tool took the name)."""
     names = {tool.name for tool in tools}
     wanted = [name for name, needed in ((DOCS_READER, any(t.docs is not None for t in tools)),
-                                        (SKILL_READER, has_skills)) if needed and name not in names]
+                                        (SKILL_READER, has_skills), (LOADER, has_groups))
+              if needed and name not in names]
     if not wanted:
         return tools
     catalog = builtin_catalog()

@@ -1,4 +1,5 @@
-"""tool_docs and skill: text the model reads only when it needs it, so it is not sent with every request.
+"""tool_docs, skill and load_tools: what the model reads only when it needs it, so it is not sent with every
+request (a tool's long docs, a skill's body, an on-demand group's tool definitions).
 
 A tool's docs are a file next to its YAML, or the output of a command (``[kubectl, explain, pods]``) run
 through the same process path as the tool itself: its working folder and environment rules, a timeout,
@@ -60,3 +61,16 @@ def skill(name: str, *, ctx: RuntimeContext) -> str:
     except (OSError, ValueError) as exc:
         raise ToolError(f"cannot read skill {name}: {exc}") from None
     return f"{body}\n\n(Skill folder: {found.folder})"
+
+
+def load_tools(groups: list[str], *, ctx: RuntimeContext) -> str:
+    """Add on-demand groups' definitions to the tools sent from the next request on."""
+    known = list(ctx.tool_groups)
+    unknown = [group for group in groups if group not in ctx.tool_groups]
+    if unknown:
+        raise ToolError(f"no tool group {unknown[0]!r}{did_you_mean(unknown[0], known)}. Groups: "
+                        f"{', '.join(known) or 'none'}")
+    new = ctx.loaded_groups.add(groups)
+    lines = [f"{group}: {', '.join(ctx.tool_groups[group])}" for group in groups]
+    state = "Loaded" if new else "Already loaded"
+    return f"{state} (their definitions are in your tools now): " + "; ".join(lines)

@@ -35,11 +35,15 @@ def show_context(project: Project, as_json: bool) -> None:
     pricing = Pricing.from_settings(project.settings.get("model.pricing"))
     on_demand = [t.name for t in project.registry if t.docs is not None]
     skills = list(project.context.skills)
+    groups = project.registry.groups()
+    loaded_chars = total_chars(request_parts(project.system_prompt(), project.registry.all_definitions()))
     if as_json:
         click.echo(json.dumps({"parts": [{"label": p.label, "chars": p.chars, "tokens": p.tokens} for p in parts],
                                "chars": chars, "tokens": tokens,
                                "cost": None if pricing is None else pricing.cost(tokens, 0, 0),
-                               "docs_on_demand": on_demand, "skills": skills}, indent=2))
+                               "docs_on_demand": on_demand, "skills": skills,
+                               "tool_groups_on_demand": groups, "chars_with_every_group_loaded": loaded_chars},
+                              indent=2))
         return
     width = max(len(p.label) for p in parts)
     click.echo(f"{'':<{width}}  {'chars':>7}  {'~tokens':>7}")
@@ -56,3 +60,9 @@ def show_context(project: Project, as_json: bool) -> None:
     if unsent:
         notes.append(f"not sent: {' and '.join(unsent)}, read on demand")
     click.echo("; ".join(notes))
+    if groups:
+        count = sum(len(names) for names in groups.values())
+        click.echo(f"sent on demand: {count} tool{'s' if count != 1 else ''} of {len(groups)} group"
+                   f"{'s' if len(groups) != 1 else ''} ({', '.join(groups)}), loaded by the model with load_tools; "
+                   f"with every group loaded a request starts with {loaded_chars:,} characters (~"
+                   f"{estimate_tokens(loaded_chars):,} tokens)")

@@ -58,6 +58,7 @@ def print_tools(project: Project, as_json: bool) -> None:
     if as_json:
         rows = [{"name": t.name, "risk": t.risk, "runner": t.runner.kind, "builtin": t.builtin,
                  "source": t.source, "description": t.description, "parameters": t.parameters,
+                 "group": t.group, "on_demand": registry.is_on_demand(t),
                  **({"server": t.runner.server} if isinstance(t.runner, McpRunner) else {})} for t in registry]
         click.echo(safe_json(rows, indent=2))
         return
@@ -67,6 +68,8 @@ def print_tools(project: Project, as_json: bool) -> None:
         origin = "built-in" if tool.builtin else tool.source
         if isinstance(tool.runner, McpRunner):
             origin = f"MCP server {tool.runner.server}"
+        if registry.is_on_demand(tool):
+            origin += f"; sent once the model loads {tool.group}"
         click.echo(visible(f"{tool.name:<{width}}  {tool.risk:<5}  {summary}  [{origin}]"))
 
 

@@ -20,6 +20,8 @@ DEFAULTS: dict[str, Any] = {
     "tools": {
         "builtin": "default",
         "files": [],
+        "on_demand": "auto",
+        "eager": [],
         "bash": {"timeout": 120, "max_timeout": 600},
         "fetch_url": {"allow_hosts": [], "max_bytes": 5_000_000, "timeout": 30},
     },

@@ -87,11 +87,16 @@ class Executor:
     def __init__(self, registry: Registry, ctx: RuntimeContext):
         self.registry = registry
         self.ctx = ctx
-        self._definitions = registry.definitions()
+        self._definitions: tuple[tuple[str, ...], list[dict[str, Any]]] | None = None
         self._validators: dict[str, Any] = {}
 
     def definitions(self) -> list[dict[str, Any]]:
-        return self._definitions
+        """The tools sent: those sent from the start, then the on-demand groups loaded so far (appended, so
+        the list only grows). The same list object while nothing new is loaded."""
+        loaded = self.ctx.loaded_groups.names
+        if self._definitions is None or self._definitions[0] != loaded:
+            self._definitions = (loaded, self.registry.definitions(loaded))
+        return self._definitions[1]
 
     def prepare(self, name: str, raw_arguments: str | dict[str, Any] | None) -> PreparedToolCall | ToolResult:
         tool = self.registry.get(name)
@@ -103,7 +108,9 @@ class Executor:
         problems = self._validate(tool, arguments)
         if problems:
             listing = "\n".join(f"- {p}" for p in problems)
-            return ToolResult.error(f"invalid arguments for '{name}':\n{listing}\nFix the arguments and call again.")
+            unloaded = self.registry.is_on_demand(tool) and tool.group not in self.ctx.loaded_groups.names
+            hint = f" (load_tools {tool.group!r} first to see its parameters)" if unloaded else ""
+            return ToolResult.error(f"invalid arguments for '{name}':\n{listing}\nFix the arguments and call again{hint}.")
         arguments = apply_defaults(tool.parameters, arguments)
         ctx = self.ctx.for_call()
         try:

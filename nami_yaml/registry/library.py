@@ -43,6 +43,16 @@ def library_groups(root: Path = LIBRARY_ROOT) -> dict[str, list[Path]]:
     return groups
 
 
+def library_group_of(source: str, root: Path = LIBRARY_ROOT) -> str | None:
+    """The library group of a tool declared at ``source`` (``file:line:col``), or None outside the library."""
+    path = Path(source.rsplit(":", 2)[0])
+    try:
+        relative = path.resolve().relative_to(root)
+    except (ValueError, OSError):
+        return None
+    return relative.parts[0] if len(relative.parts) == 2 else None
+
+
 def selectors(root: Path = LIBRARY_ROOT) -> list[str]:
     """Every name agent.yaml may list: each group, and each ``group/file`` (file name without .yaml)."""
     names: list[str] = []

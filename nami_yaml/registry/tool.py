@@ -37,6 +37,9 @@ class Tool:
     builtin: bool = False
     writes: tuple[str, ...] = ()  # parameters holding paths the tool writes (`writes:` in the tool file)
     docs: DocSource | None = None
+    # The group it belongs to (a library group, an MCP server), whose definitions may be sent only once the
+    # model loads them (registry.groups); None for built-ins and the project's own tool files.
+    group: str | None = None
 
     def definition(self, *, docs_hint: bool = False) -> dict[str, Any]:
         """The entry of the OpenAI ``tools`` list, exactly as sent to the model. ``docs_hint``: say that

@@ -14,6 +14,7 @@ import pytest
 from nami_yaml.agent.loop import INTERRUPTED_MARK
 from nami_yaml.agent.tool_phase import ABANDONED, CUT_OFF, NOT_RUN
 from nami_yaml.testing.fake_server import FakeOpenAIServer, call, error, text, tool_calls
+from tests.helpers import json_span
 
 USER = [{"role": "user", "content": "do the thing"}]
 
@@ -368,10 +369,10 @@ def test_request_prefix_is_byte_stable_over_20_steps(harness: Any, server: FakeO
     outcome = harness.loop().run(messages)
 
     assert outcome.status == "answered" and outcome.steps == 20
-    assert harness.toolbox.definitions_calls == 1
+    assert harness.toolbox.definitions_calls == 20  # asked before each request: a tool may load more
     raws = server.raw_requests
     assert len(raws) == 20
-    spans = [(_json_span(raw, b'"messages"'), _json_span(raw, b'"tools"')) for raw in raws]
+    spans = [(json_span(raw, b'"messages"'), json_span(raw, b'"tools"')) for raw in raws]
     for (msgs, tools), (next_msgs, next_tools) in zip(spans, spans[1:], strict=False):
         assert tools == next_tools
         assert next_msgs.startswith(msgs[:-1])  # all but the closing "]"
@@ -381,12 +382,3 @@ def test_request_prefix_is_byte_stable_over_20_steps(harness: Any, server: FakeO
                                         else m for m in messages[:-1]]
 
 
-def _json_span(raw: bytes, key: bytes) -> bytes:
-    """The exact bytes of the JSON value under a top-level key of a request body."""
-    text_ = raw.decode()
-    start = text_.index(key.decode()) + len(key)
-    start = text_.index(":", start) + 1
-    while text_[start] in " \t\r\n":
-        start += 1
-    _, end = json.JSONDecoder().raw_decode(text_, start)
-    return text_[start:end].encode()

@@ -225,3 +225,18 @@ def test_recording_a_session_leaves_the_servers_running(workdir: Path, fake_open
     assert tool_messages(outcome.messages) == ["after recording"]
     assert first.path != second.path and second.path.exists() and not first.path.exists()
     assert gone(pid)  # the agent that opened the project stops them when it closes
+
+
+def test_a_servers_tools_can_wait_until_the_model_loads_them(workdir: Path, fake_openai: FakeOpenAIServer) -> None:
+    config = write_config(workdir)
+    config.write_text(config.read_text().replace("tools: {builtin: [read_file]}", "tools: {builtin: [read_file], on_demand: true}"))
+    fake_openai.add(tool_calls(call("load_tools", {"groups": ["fx"]})), tool_calls(call("fx__echo", {"text": "hi"})),
+                    text("done"))
+    events: list[Event] = []
+    with agent(config, fake_openai, events) as nami:
+        outcome = nami.run("use the server")
+    first, second = ([t["function"]["name"] for t in body["tools"]] for body in fake_openai.requests[:2])
+    assert first == ["read_file", "tool_docs", "load_tools"] and "fx: fx__{echo,shout" in \
+        fake_openai.requests[0]["tools"][2]["function"]["description"]
+    assert second[:3] == first and second[3:5] == ["fx__echo", "fx__shout"]
+    assert tool_messages(outcome.messages)[-1] == "hi"

@@ -112,7 +112,9 @@ def test_the_user_configs_library_joins_the_projects(temp_home: Path, workdir: P
     write(workdir / "agent.yaml", "tools: {builtin: [], library: [git/status, git/log]}\n")
     registry = build_registry(settings(temp_home, workdir))
     # tool_docs comes with tools that have docs on demand, as every library tool does
-    assert registry.names() == ["tool_docs", "jq_filter", "git_status", "git_log"]
+    # (and load_tools: together they weigh enough to be sent on demand)
+    assert registry.names() == ["tool_docs", "load_tools", "jq_filter", "git_status", "git_log"]
+    assert registry.groups() == {"jq": ["jq_filter"], "git": ["git_status", "git_log"]}
     write(temp_home / ".config" / "nami" / "config.yaml", "tools:\n  library: [jq, gti]\n")
     with pytest.raises(ConfigError) as info:
         build_registry(settings(temp_home, workdir))

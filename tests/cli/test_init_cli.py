@@ -35,7 +35,7 @@ def test_init_with_yes_adds_the_groups_found_and_the_project_checks(workdir: Pat
     checked = nami("check")
     assert checked.exit_code == 0, checked.output
     # 8 built-ins and tool_docs; git's 6 and the example
-    assert "16 tools (9 built-in, 7 command) from 7 tool files" in checked.output
+    assert "17 tools (10 built-in, 7 command) from 7 tool files" in checked.output  # load_tools: git on demand
 
 
 def test_init_asks_on_a_terminal(workdir: Path, only_git_on_path: None, monkeypatch: pytest.MonkeyPatch) -> None:
