@@ -161,13 +161,23 @@ class Compacted(_Event):
     type: str = field(default="compacted", init=False)
 
 
+@dataclass
+class SubagentRan(_Event):
+    """A sub-agent ran a task handed to it (its own session, when sessions are recorded), for session files."""
+
+    agent: str
+    session: str | None
+    status: str
+    type: str = field(default="subagent", init=False)
+
+
 Event = (
     TextDelta | MessageEvent | ToolCallEvent | ToolResultEvent | UsageEvent | FinalEvent | ErrorEvent
-    | ApprovalEvent | DryRunEvent | MessageAppended | HistoryReplaced | UsageCounted | Compacted
+    | ApprovalEvent | DryRunEvent | MessageAppended | HistoryReplaced | UsageCounted | Compacted | SubagentRan
 )
 
 HISTORY_EVENTS = frozenset({"history_append", "history_replace"})
-SESSION_EVENTS = HISTORY_EVENTS | {"usage_counted", "compacted"}  # for session files, not for --json
+SESSION_EVENTS = HISTORY_EVENTS | {"usage_counted", "compacted", "subagent"}  # for session files, not for --json
 
 
 class EventBus:

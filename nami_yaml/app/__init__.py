@@ -6,7 +6,8 @@ here (``build_agent``, ``Guards``), never in cli/.
 
 from __future__ import annotations
 
-from nami_yaml.app.agent import Agent, build_agent, build_model, load_agent, open_project_for
+from nami_yaml.app.agent import Agent, build_agent, load_agent
+from nami_yaml.app.assembly import build_model, open_project_for
 from nami_yaml.app.guards import Asking, Guards
 from nami_yaml.app.options import AgentOptions
 from nami_yaml.app.project import (

@@ -6,51 +6,91 @@ from __future__ import annotations
 
 import queue
 import threading
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
-from nami_yaml.agent.events import SESSION_EVENTS, ErrorEvent, Event, EventBus, FinalEvent
+from nami_yaml.agent.events import SESSION_EVENTS, ErrorEvent, Event, EventBus, FinalEvent, SubagentRan
 from nami_yaml.agent.history import History
+from nami_yaml.agent.hooks import BeforeTool, StopRun
 from nami_yaml.agent.loop import AgentLoop, RunOutcome
+from nami_yaml.app.assembly import agent_view, build_model, open_project_for
 from nami_yaml.app.economy import token_economy
 from nami_yaml.app.guards import Asking, Guards
+from nami_yaml.app.named_agents import (
+    Narrowing,
+    agent_problems,
+    agent_risk,
+    agent_tool,
+    unknown_agent,
+)
 from nami_yaml.app.options import AgentOptions, EventSink
-from nami_yaml.app.project import Project, open_project
+from nami_yaml.app.project import Project
 from nami_yaml.app.sessions import SessionFacts, continue_session, new_session
+from nami_yaml.config.agents import AgentSpec, load_agents
 from nami_yaml.config.effective import Effective
 from nami_yaml.config.settings import with_model
-from nami_yaml.errors import ConfigError
+from nami_yaml.errors import ConfigError, SpecError
 from nami_yaml.model.types import Model
+from nami_yaml.policy.permissions import SPAWNS
 from nami_yaml.registry.groups import loads_in
+from nami_yaml.registry.registry import Registry
+from nami_yaml.result import ToolResult
+from nami_yaml.runners.output import truncate_text
 from nami_yaml.runners.spill import session_spill_dir
+from nami_yaml.runtime import RuntimeContext
 from nami_yaml.session.cost import CostLimit, Pricing
 from nami_yaml.session.loader import LoadedSession
 from nami_yaml.session.store import SessionStore
 from nami_yaml.session.writer import SessionWriter
 
 
+@dataclass(frozen=True)
+class Lineage:
+    """Where an agent stands among the project's named agents: which one it is (None: the project's
+    top-level agent), how deep below the agent the person runs, the narrowing guards of it and of every
+    agent above it, and the agent that handed it its task."""
+
+    name: str | None = None
+    depth: int = 0
+    layers: tuple[BeforeTool, ...] = ()
+    parent: Agent | None = None
+
+
 class Agent:
     """A model, a registry of tools and a conversation. ``run`` returns the outcome; ``stream`` yields the
     events ``nami run --json`` prints. Built by :func:`build_agent` (``Agent.from_config``): the options
-    say who answers the policy's questions, whether tools run (``dry_run``), and the audit log's id."""
+    say who answers the policy's questions, whether tools run (``dry_run``), and the audit log's id.
+    ``specs`` are the project's named agents, ``root`` the whole project they choose their tools from."""
 
     def __init__(self, project: Project, model: Model, options: AgentOptions | None = None, *,
-                 owns_project: bool = False):
+                 owns_project: bool = False, lineage: Lineage | None = None,
+                 specs: Mapping[str, AgentSpec] | None = None, root: Project | None = None):
         options = options or AgentOptions()
-        self.project = project
+        self.options = options
+        self.lineage = lineage or Lineage()
+        self.specs = dict(specs or {})
+        self.root = root or project
         self.model = model
+        self.project = project = self._with_agent_tools(project)
         self.bus = EventBus(options.on_event)
         get = project.settings.get
-        asking = Asking(options.approve, options.assume_yes, options.approve_risks)
+        parent = self.lineage.parent
+        asking = Asking(options.approve, options.assume_yes, options.approve_risks,
+                        agent=self.lineage.name if parent is not None else None)
         self.guard = Guards(project, asking, via=options.via, dry_run=options.dry_run, session_id=options.session_id,
-                            on_error=lambda message: self.bus(ErrorEvent(message)), before_tool=options.before_tool)
+                            on_error=lambda message: self.bus(ErrorEvent(message)),
+                            before_tool=[*options.before_tool, *self.lineage.layers], agent=self.lineage.name,
+                            parent_session=parent.session_id if parent is not None else None)
         economy = token_economy(project.settings, model, self.bus)
         self.meter, self.compactor, self.pricing = economy.meter, economy.compactor, economy.pricing
         self.bus.add(self.meter)
         self.hooks = self.guard.hooks()
         # Tool sources' problems (an MCP server that did not start, or died) are reported before a request.
         self.hooks.before_request = [self._report_notices, *economy.before_request]
+        if any(tool.runner.kind == SPAWNS for tool in project.registry):
+            self.hooks.before_request.append(self._step_budget)
         self.hooks.after_run = list(economy.after_run)
         self.loop = AgentLoop(
             model=model, toolbox=self.guard.toolbox(project.executor()), hooks=self.hooks,
@@ -62,6 +102,7 @@ class Agent:
         self._session: SessionWriter | None = None
         self.resumed: LoadedSession | None = None  # the session taken up, with what loading it repaired
         self._lock = threading.Lock()  # one run at a time: the history is one conversation
+        self._running = False
         self._owns_project = owns_project  # opened for it, so close() closes it (its MCP servers)
 
     @classmethod
@@ -107,10 +148,12 @@ class Agent:
         with self._lock:
             if on_event is not None:
                 self.bus.add(on_event)
+            self._running = True
             try:
                 self.history.append({"role": "user", "content": task})
                 return self.loop.run(self.history)
             finally:
+                self._running = False
                 if on_event is not None:
                     self.bus.remove(on_event)
 
@@ -191,7 +234,11 @@ class Agent:
         file stays locked until :meth:`close`, so no other process appends to it meanwhile."""
         store = store or SessionStore()
         self._end_session()
-        self._attach(new_session(self.session_facts(), self.messages, store), store)
+        parent = self.lineage.parent
+        extra = {"agent": self.lineage.name} if self.lineage.name else {}
+        if parent is not None:
+            extra["parent"] = parent.session_id
+        self._attach(new_session(self.session_facts(), self.messages, store, extra=extra), store)
         assert self._session is not None
         return self._session
 
@@ -225,6 +272,85 @@ class Agent:
             self.bus.remove(session)
             session.close()
 
+    # -- named agents and sub-agents ----------------------------------------------------------------
+
+    def _with_agent_tools(self, project: Project) -> Project:
+        """The project with an agent__NAME tool for each named agent this one may hand tasks to."""
+        names = self._subagents()
+        if not names:
+            return project
+        tools = [agent_tool(self.specs[name], agent_risk(self.specs[name], self.root.registry, self.specs),
+                            self._spawn) for name in names]
+        registry = Registry([*project.registry, *tools], on_demand=project.registry.on_demand)
+        return replace(project, registry=registry)
+
+    def _subagents(self) -> list[str]:
+        """The named agents this one may call: within the depth limit, those agent.yaml's ``subagents``
+        lists for the top-level agent (all by default), those its own ``subagents`` lists for a named one."""
+        if not self.specs or self.lineage.depth >= int(self.root.settings.get("limits.max_agent_depth", 2)):
+            return []
+        if self.lineage.name is None:
+            project = self.root.settings.config_file(self.root.settings.config_path)
+            listed = project.data.get("subagents") if project is not None else None
+            names = list(self.specs) if listed is None else list(listed)
+        else:
+            names = list(self.specs[self.lineage.name].subagents)
+        return [name for name in names if name in self.specs]
+
+    def _spawn(self, name: str, task: str, ctx: RuntimeContext) -> ToolResult:
+        """Run named agent ``name`` on ``task`` (an agent__NAME call): a fresh conversation with its prompt,
+        its tools and the intersection of its rights and ours, the same person asked (its name shown),
+        its requests counted into ours, stopped with our call. Its answer, capped, is the result."""
+        spec = self.specs[name]
+        view = agent_view(self.root, spec, cancel=ctx.cancel)
+        layers = (*self.lineage.layers, Narrowing(spec, view.registry, view.context.workspace))
+        lineage = Lineage(name, self.lineage.depth + 1, layers, parent=self)
+        options = replace(self.options, agent=name, on_event=None, record_session=False, resume=None,
+                          session_id=None)
+        model = build_model(view.settings) if spec.model and self.options.client is None else self.model
+        child = Agent(view, model, options, lineage=lineage, specs=self.specs, root=self.root)
+        try:
+            if self._running:  # the budgets of our run are shared: steps and cost left
+                left = self.loop.max_steps - self.meter.run.steps
+                if left <= 0:
+                    return ToolResult.error(f"agent {name} not started: this run has no model requests left "
+                                            f"(limits.max_steps {self.loop.max_steps})")
+                child.loop.max_steps = min(child.loop.max_steps, left)
+                child.share_cost_limit(self)
+            child.meter.listeners.append(lambda step: self.meter.record(replace(step)))
+            session = child.record_session().id if self._session is not None else None
+            outcome = child.run(task)
+        finally:
+            child.close()
+        self.bus(SubagentRan(name, session, outcome.status))
+        answered = outcome.status == "answered" and outcome.final_text is not None
+        text = outcome.final_text if answered else (
+            f"Error: agent {name} stopped without an answer ({outcome.status}): {outcome.error}")
+        limit = ctx.settings.max_output
+        details: dict[str, Any] = {"agent": name, "session": session, "status": outcome.status,
+                                   "steps": outcome.steps}
+        if len(text or "") > limit:
+            text, spill = truncate_text(text or "", limit, ctx.spill_dir, ctx.settings.max_saved_output)
+            details.update(truncated=True, spill_path=str(spill) if spill else None)
+        return ToolResult(text or "", ok=answered, details=details)
+
+    def share_cost_limit(self, parent: Agent) -> None:
+        """A sub-agent may spend no more than what is left of its caller's limits.max_cost."""
+        theirs = [hook for hook in parent.hooks.before_request if isinstance(hook, CostLimit)]
+        ours = [hook for hook in self.hooks.before_request if isinstance(hook, CostLimit)]
+        for limit in theirs:
+            left = limit.limit - parent.meter.run.cost
+            for own in ours:
+                own.limit = min(own.limit, left)
+            if not ours:
+                self.hooks.before_request.append(CostLimit(left, limit.pricing, self.meter))
+
+    def _step_budget(self, info: Any) -> None:
+        """The run's step limit counts the requests of the sub-agents it ran too."""
+        if self.meter.run.steps >= self.loop.max_steps:
+            raise StopRun(f"Stopped before request {info.step}: {self.meter.run.steps} model requests, with "
+                          f"those of sub-agents, reached limits.max_steps ({self.loop.max_steps}).", "max_steps")
+
     def close(self) -> None:
         """Release the session file (the end of the process does too); later runs are not saved. An agent
         whose project was opened for it (``from_config``) also stops the project's MCP servers."""
@@ -244,22 +370,27 @@ def load_agent(config: str | Path | None = None, **options: Any) -> Agent:
     return Agent.from_config(config, **options)
 
 
-def open_project_for(options: AgentOptions) -> Project:
-    """The project an agent will run in: settings, tools, trust (asked or refused as ``options.trust``
-    says), and its MCP servers started unless ``options.start_servers`` is False."""
-    return open_project(options.config, cwd=options.cwd, env=options.env, flags=options.flags(),
-                        extra_tools=options.tools, trust=options.trust, will_run=True,
-                        tool_servers=options.start_servers, discover=options.discover)
-
-
 def build_agent(options: AgentOptions, project: Project | None = None) -> Agent:
     """The one agent builder: open the project (unless given: batch opens it before a task's setup),
     build the model client, wire the guards, the accounting and the loop, and record or continue the
-    session the options ask for. A project opened here is closed with the agent."""
+    session the options ask for. ``options.agent`` runs one of the project's named agents. A project
+    opened here is closed with the agent."""
     owns = project is None
     project = project if project is not None else open_project_for(options)
     try:
-        agent = Agent(project, options.client or build_model(project.settings), options, owns_project=owns)
+        specs = load_agents(project.settings)
+        errors = [p for p in agent_problems(project.settings, specs, project.registry) if p.is_error]
+        if errors:
+            raise SpecError(errors)
+        view, lineage = project, Lineage()
+        if options.agent is not None:
+            spec = specs.get(options.agent)
+            if spec is None:
+                raise ConfigError(unknown_agent(options.agent, specs))
+            view = agent_view(project, spec, cancel=project.context.cancel)
+            lineage = Lineage(spec.name, 0, (Narrowing(spec, view.registry, view.context.workspace),))
+        agent = Agent(view, options.client or build_model(view.settings), options, owns_project=owns,
+                      lineage=lineage, specs=specs, root=project)
         if options.resume is not None:
             agent.resume_session(options.resume or None, force=options.force)
         elif options.record_session:
@@ -269,25 +400,3 @@ def build_agent(options: AgentOptions, project: Project | None = None) -> Agent:
             project.close()
         raise
     return agent
-
-
-def build_model(effective: Effective) -> Model:
-    """The OpenAI-compatible client the settings describe (openai is imported on the first request)."""
-    from nami_yaml.model.client import OpenAIChatModel
-
-    get = effective.get
-    if not get("model.name") or not get("model.base_url"):
-        missing = "model.name" if not get("model.name") else "model.base_url"
-        raise ConfigError(f"{missing} is not set: give it in agent.yaml, or use --model / --base-url "
-                          f"(or $NAMI_MODEL / $NAMI_BASE_URL)")
-    options = dict(get("model.options") or {})
-    if get("model.max_tokens") is not None:
-        options["max_tokens"] = get("model.max_tokens")
-    key_source = effective.api_key_source
-    return OpenAIChatModel(
-        get("model.name"), get("model.base_url"), api_key=effective.api_key,
-        # Error hints name the variable the key came from, or the one it should be in.
-        api_key_env=key_source[1:] if key_source.startswith("$") else get("model.api_key_env"),
-        stream=bool(get("model.stream")), max_retries=int(get("model.retries")), timeout=float(get("model.timeout")),
-        temperature=get("model.temperature"), options=options, quirks=get("model.quirks"),
-    )

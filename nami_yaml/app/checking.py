@@ -9,8 +9,10 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from nami_yaml.app.named_agents import agent_problems
 from nami_yaml.app.project import read_settings
 from nami_yaml.app.toolset import check_toolset
+from nami_yaml.config.agents import read_agents
 from nami_yaml.config.effective import Effective
 from nami_yaml.config.mcp_servers import check_problems as mcp_check_problems
 from nami_yaml.config.mcp_servers import server_specs
@@ -27,6 +29,7 @@ class CheckReport:
     tools: list[Tool] = field(default_factory=list)
     problems: list[Problem] = field(default_factory=list)  # sorted by file and position
     tasks: dict[str, int] = field(default_factory=dict)  # task file -> how many tasks it holds
+    agents: list[str] = field(default_factory=list)  # the named agents
     error: ConfigError | None = None  # the configuration could not be read at all
 
     @property
@@ -48,8 +51,9 @@ class CheckReport:
         servers = server_specs(self.effective)
         started = f"; {plural(len(servers), 'MCP server')} (checked, not started)" if servers else ""
         batches = "".join(f"; {name}: {plural(count, 'task')}" for name, count in self.tasks.items())
+        agents = f"; {plural(len(self.agents), 'agent')} ({', '.join(self.agents)})" if self.agents else ""
         return (f"ok: {where}; {plural(len(self.tools), 'tool')} ({detail or 'none'}) from "
-                f"{plural(files, 'tool file')}{started}{batches}{noted}")
+                f"{plural(files, 'tool file')}{agents}{started}{batches}{noted}")
 
 
 def check_project(config: str | None, paths: Sequence[str] = (), *, search_path: str | None = None) -> CheckReport:
@@ -63,8 +67,11 @@ def check_project(config: str | None, paths: Sequence[str] = (), *, search_path:
         report.tools, found = check_toolset(report.effective, tool_paths, host=host)
         if not any(p.is_error for p in found):
             # Rules are only read and compiled here: nothing is matched or run. MCP servers are not started.
-            found = [*found, *rule_problems(report.effective, Registry(report.tools)),
-                     *mcp_check_problems(report.effective)]
+            registry = Registry(report.tools)
+            specs, agents_found = read_agents(report.effective)
+            report.agents = list(specs)
+            found = [*found, *rule_problems(report.effective, registry), *mcp_check_problems(report.effective),
+                     *agents_found, *agent_problems(report.effective, specs, registry)]
         found = [*found, *_check_task_files(task_files, report.tasks)]
         report.problems = SpecError(found).problems
     except SpecError as exc:

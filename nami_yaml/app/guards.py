@@ -38,6 +38,7 @@ class Asking:
     assume_yes: bool = False
     approve_risks: Collection[str] = ()
     nobody: NobodyToAsk | None = None
+    agent: str | None = None  # a named agent's calls are asked about with its name
 
 
 def project_policy(project: Project) -> Policy:
@@ -50,7 +51,7 @@ def project_policy(project: Project) -> Policy:
 
 
 def open_audit(project: Project, *, via: str, session: str, on_error: Callable[[str], None] | None = None,
-               client: str | None = None) -> AuditLog:
+               client: str | None = None, agent: str | None = None, parent_session: str | None = None) -> AuditLog:
     """The audit log, checked writable now (AuditError before anything runs). ``client``: the program that
     asked (an MCP client's name), recorded in every line."""
     from nami_yaml.policy.audit import AuditContext, AuditLog, configured_path
@@ -60,7 +61,7 @@ def open_audit(project: Project, *, via: str, session: str, on_error: Callable[[
         "trusted" if needs_trust(settings) else f"named by {settings.found_by}")
     context = AuditContext(session=session, workspace=str(project.context.workspace), via=via,
                            config=str(settings.config_path) if settings.config_path else None, config_trust=trust,
-                           client=client)
+                           client=client, agent=agent, parent_session=parent_session)
     return AuditLog.open(configured_path(settings.get("audit.path")), context, on_error)
 
 
@@ -73,7 +74,8 @@ class Guards:
 
     def __init__(self, project: Project, asking: Asking = Asking(), *, via: str = "api", dry_run: bool = False,
                  session_id: str | None = None, on_error: Callable[[str], None] | None = None,
-                 client: str | None = None, by_hand: bool = False, before_tool: Sequence[BeforeTool] = ()):
+                 client: str | None = None, by_hand: bool = False, before_tool: Sequence[BeforeTool] = (),
+                 agent: str | None = None, parent_session: str | None = None):
         self.policy = project_policy(project)
         self.fallback: Fallback | None = by_hand_fallback(self.policy) if by_hand else None
         self.before_tool = list(before_tool)
@@ -82,10 +84,10 @@ class Guards:
         self._session_id = session_id or new_session_id()
         # A dry run records nothing in the audit log: nothing runs.
         self.audit = None if dry_run else open_audit(project, via=via, session=self._session_id, on_error=on_error,
-                                                     client=client)
+                                                     client=client, agent=agent, parent_session=parent_session)
         self.asker: Asker = self.dry_run.ask if self.dry_run else build_asker(
             asking.approve, assume_yes=asking.assume_yes, approve_risks=asking.approve_risks,
-            session=self.approvals, nobody=asking.nobody)
+            session=self.approvals, nobody=asking.nobody, agent=asking.agent)
 
     @property
     def session_id(self) -> str:

@@ -50,6 +50,8 @@ class AgentOptions:
     session_id: str | None = None  # the audit log's id for these calls (a recorded session uses its own)
     # The project's MCP servers: None starts them when the agent is built (batch starts them after setup).
     start_servers: bool | None = None
+    # A named agent of the project (agent.yaml `agents:`) to run instead of the top-level one.
+    agent: str | None = None
     # Sessions: record a new one, or continue one ("" is the latest of this workspace).
     record_session: bool = False
     resume: str | None = None

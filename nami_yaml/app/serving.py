@@ -14,11 +14,13 @@ import secrets
 import threading
 import time
 from collections.abc import Collection
+from dataclasses import replace
 from typing import Any
 
 from nami_yaml.agent.hooks import CallRecord, Decision
 from nami_yaml.agent.toolbox import PreparedCall
-from nami_yaml.app.agent import open_project_for
+from nami_yaml.app.agent import build_agent
+from nami_yaml.app.assembly import open_project_for
 from nami_yaml.app.guards import Asking, Guards
 from nami_yaml.app.options import AgentOptions
 from nami_yaml.app.project import Project
@@ -40,9 +42,18 @@ def nobody_over_mcp(call: PreparedCall, pending: Decision) -> Decision:
                          pending.source or "no approver")
 
 
-def serve_tools(options: AgentOptions, *, include_builtins: bool = False) -> ServedTools:
+def serve_tools(options: AgentOptions, *, include_builtins: bool = False, agents: bool = False) -> ServedTools:
     """The project the options describe (trusted, or refused: nobody is asked), served; its MCP servers are
-    not started (their tools are not served)."""
+    not started (their tools are not served). ``agents``: its named agents too, as agent__NAME tools that
+    run the agent on the model agent.yaml names (their calls decided alike: nobody can be asked)."""
+    if agents:
+        agent = build_agent(replace(options, approve=None, assume_yes=False))
+        try:
+            return ServedTools(agent.project, approve_risks=options.approve_risks, include_builtins=include_builtins,
+                               session_id=options.session_id)
+        except BaseException:
+            agent.close()
+            raise
     project = open_project_for(options)
     try:
         return ServedTools(project, approve_risks=options.approve_risks, include_builtins=include_builtins,

@@ -41,14 +41,15 @@ class SessionFacts:
         }
 
 
-def new_session(facts: SessionFacts, messages: Iterable[dict[str, Any]], store: SessionStore | None = None
-                ) -> SessionWriter:
-    """A new session file for a conversation that holds ``messages`` so far (created on its first record)."""
+def new_session(facts: SessionFacts, messages: Iterable[dict[str, Any]], store: SessionStore | None = None,
+                *, extra: dict[str, Any] | None = None) -> SessionWriter:
+    """A new session file for a conversation that holds ``messages`` so far (created on its first record).
+    ``extra``: more header fields (a sub-agent's ``agent`` and ``parent`` session)."""
     store = store or SessionStore()
     store.prepare()
     session_id = new_session_id()
     header = {"created": now_iso(), "workspace": str(facts.workspace), "nami": __version__,
-              "config": facts.config()}
+              "config": facts.config(), **(extra or {})}
     return SessionWriter(store.path(session_id), session_id, header=header, messages=messages)
 
 

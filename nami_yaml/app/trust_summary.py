@@ -7,6 +7,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+from nami_yaml.config.agents import read_agents
 from nami_yaml.config.effective import Effective
 from nami_yaml.config.mcp_servers import trust_lines as mcp_trust_lines
 from nami_yaml.config.trust import (
@@ -65,6 +66,11 @@ def summary(effective: Effective, registry: Registry) -> list[str]:
     for spec in (project_file.data.get("skills", []) if project_file else []):
         lines.append(f"  adds skills from {spec}")
     lines.extend(mcp_trust_lines(effective))
+    for spec in read_agents(effective)[0].values():
+        tools = ", ".join(spec.tools) if spec.tools is not None else "all the project's"
+        rights = ", ".join(f"{risk}: {value}" for risk, value in spec.permissions.items())
+        lines.append(f"  defines agent {spec.name} ({spec.where}): tools {tools}"
+                     f"{'; ' + rights if rights else ''}{'; model ' + str(spec.model.get('name')) if spec.model.get('name') else ''}")
     tools = [t for t in registry if not t.builtin]
     lines.append(f"  adds {len(tools)} tool{'s' if len(tools) != 1 else ''}:" if tools else "  adds no tools")
     workspace = Path(effective.get("workspace") or Path.cwd())

@@ -70,7 +70,7 @@ class BatchOutcome:
 def open_batch_project(options: BatchOptions, trust: Trust) -> Project:
     """The project once, before any task: an untrusted agent.yaml, a bad setting or a model that cannot
     be built fails the batch here instead of failing every task."""
-    from nami_yaml.app.agent import build_model
+    from nami_yaml.app.assembly import build_model
 
     flags = {k: v for k, v in options.flags.items() if v is not None}
     project = open_project(options.config, cwd=options.cwd, flags=flags, extra_tools=list(options.tools),

@@ -160,6 +160,8 @@ def terminal_approver(stdin: TextIO | None = None, err: TextIO | None = None,
         reason_line = why_asked(request.pending)
         change = preview_call(request.call)
         text = "\n".join(approval_lines(request.call, change, paint, whole=False))
+        if request.agent:  # a sub-agent's call: say whose it is before what it is
+            text = paint.bold(f"sub-agent {visible(request.agent)} asks:") + "\n" + text
         more = MORE if change is not None and len(change.diff) > MAX_DIFF_SHOWN else ""
         out.write(f"\n{text}\n{reason_line + chr(10) if reason_line else ''}")
         while True:

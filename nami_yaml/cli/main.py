@@ -13,6 +13,7 @@ from nami_yaml.version import __version__
 # name -> (module, attribute, one-line help). Sub-commands are imported only when used, so `nami --help`
 # loads click and nothing else (the loader, jsonschema, openai stay out); tests check the help lines match.
 COMMANDS: dict[str, tuple[str, str, str]] = {
+    "agents": ("nami_yaml.cli.agents", "agents", "List this project's named agents, their tools and rights."),
     "batch": ("nami_yaml.cli.batch", "batch_group", "Run many tasks at once, each in a fresh workspace, checked."),
     "chat": ("nami_yaml.cli.chat", "chat", "Talk with the agent; the conversation carries across turns."),
     "check": ("nami_yaml.cli.inspect", "check", "Validate agent.yaml, its tools and any tool files given."),

@@ -32,6 +32,8 @@ def mcp_group() -> None:
               help="Run calls of these risks that the policy would ask about, e.g. read,write (never a deny).")
 @click.option("--builtins", "include_builtins", is_flag=True,
               help="Also serve the agent's built-in tools (read_file, bash…), which clients usually have already.")
+@click.option("--agents", "serve_agents", is_flag=True,
+              help="Also serve this project's named agents as agent__NAME tools (they run on agent.yaml's model).")
 @click.option("--http", "address", metavar="HOST:PORT",
               help="Serve streamable HTTP at http://HOST:PORT/mcp (e.g. 127.0.0.1:8765) instead of stdio.")
 @click.option("--allow-remote", is_flag=True, help="Let --http bind an address other than loopback (needs --token-env).")
@@ -39,7 +41,7 @@ def mcp_group() -> None:
               help="Require the header `Authorization: Bearer TOKEN` over HTTP, TOKEN read from $NAME.")
 @handle_errors
 def serve(config: str | None, tool_paths: tuple[str, ...], approve_risks: tuple[str, ...], include_builtins: bool,
-          address: str | None, allow_remote: bool, token_env: str | None) -> None:
+          serve_agents: bool, address: str | None, allow_remote: bool, token_env: str | None) -> None:
     """Serve the tools of this project's agent.yaml (or of --tools PATH) to an MCP client, over stdio (the
     default: the client starts `nami mcp serve`) or streamable HTTP (--http).
 
@@ -58,7 +60,8 @@ def serve(config: str | None, tool_paths: tuple[str, ...], approve_risks: tuple[
     from nami_yaml.app.serving import serve_tools
     from nami_yaml.mcp.server import serve_http, serve_stdio
 
-    served = serve_tools(_options(config, tool_paths, approve_risks), include_builtins=include_builtins)
+    served = serve_tools(_options(config, tool_paths, approve_risks), include_builtins=include_builtins,
+                         agents=serve_agents)
     if not served.tools:
         raise ConfigError("there are no tools to serve" + ("" if include_builtins else
                                                            " (built-in tools are served only with --builtins)"))

@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import os
 import time
+from collections.abc import Callable
 from pathlib import Path
 
 import click
@@ -14,7 +15,7 @@ from nami_yaml.cli.completion import complete_session_ids
 from nami_yaml.display import visible
 from nami_yaml.errors import NamiError
 from nami_yaml.session.export import export_html
-from nami_yaml.session.loader import SessionSummary, load_session, summarize
+from nami_yaml.session.loader import LoadedSession, SessionSummary, load_session, summarize
 from nami_yaml.session.show import format_cost, session_lines
 from nami_yaml.session.store import SessionStore
 
@@ -78,8 +79,9 @@ def sessions_group(context: click.Context, here: bool, limit: int, as_json: bool
 @handle_errors
 def show(session_id: str) -> None:
     """Print session ID (or a unique start of it) readably: messages, tool calls, results, usage."""
-    session = load_session(SessionStore().find(session_id))
-    for line in session_lines(session):
+    store = SessionStore()
+    session = load_session(store.find(session_id))
+    for line in session_lines(session, children_of(store)):
         click.echo(visible(line))
 
 
@@ -90,9 +92,22 @@ def show(session_id: str) -> None:
 @handle_errors
 def export(session_id: str, html_file: str) -> None:
     """Export session ID for sharing: the conversation, with tool calls and results collapsed."""
-    session = load_session(SessionStore().find(session_id))
+    store = SessionStore()
+    session = load_session(store.find(session_id))
     try:
-        export_html(session, Path(html_file))
+        export_html(session, Path(html_file), children_of(store))
     except OSError as exc:
         raise NamiError(f"cannot write {html_file}: {exc.strerror or exc}") from None
     click.echo(f"wrote {html_file}", err=True)
+
+
+def children_of(store: SessionStore) -> Callable[[str], LoadedSession | None]:
+    """Sub-agents' sessions by id, for showing them nested; one that is gone is shown as a name only."""
+
+    def find(session_id: str) -> LoadedSession | None:
+        try:
+            return load_session(store.find(session_id))
+        except (NamiError, OSError, ValueError):
+            return None
+
+    return find

@@ -25,7 +25,7 @@ DEFAULTS: dict[str, Any] = {
         "bash": {"timeout": 120, "max_timeout": 600},
         "fetch_url": {"allow_hosts": [], "max_bytes": 5_000_000, "timeout": 30},
     },
-    "limits": {"max_steps": 50, "tool_timeout": 120, "max_output": 50_000, "max_parallel_tools": 4,
+    "limits": {"max_steps": 50, "tool_timeout": 120, "max_output": 50_000, "max_parallel_tools": 4, "max_agent_depth": 2,
                "max_saved_output": 64_000_000},
     "permissions": {"write": "ask", "exec": "ask"},
     "compaction": {"enabled": True, "threshold": 0.8, "reserve": 4096, "keep_recent": 20_000},
@@ -144,6 +144,18 @@ def load_settings(
                           user_config=user_file.path if user_file is not None else None)
     effective.api_key, effective.api_key_source = _api_key(model, env, preset)
     return effective
+
+
+def with_values(effective: Effective, changes: Mapping[str, Any], origin: str) -> Effective:
+    """The same settings with some dotted keys set (a named agent's model and limits, say)."""
+    values, sources = copy.deepcopy(effective.values), dict(effective.sources)
+    for dotted, value in changes.items():
+        _set(values, sources, dotted, value, origin)
+    changed = Effective(values, sources, effective.config_path, effective.files, effective.api_key,
+                        effective.api_key_source, effective.found_by, effective.user_config)
+    if "model.name" in changes:
+        return with_model(changed, changes["model.name"], origin)
+    return changed
 
 
 def with_model(effective: Effective, name: str, origin: str = "chosen in chat") -> Effective:

@@ -21,6 +21,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from nami_yaml.config.agents import agent_files, read_agents
+from nami_yaml.config.agents import prompt_files as agent_prompt_files
 from nami_yaml.config.effective import Effective
 from nami_yaml.config.mcp_servers import project_files as mcp_server_files
 from nami_yaml.config.trust_diff import reviewable, save_snapshot
@@ -73,6 +75,8 @@ def covered_files(effective: Effective) -> list[Path]:
         files.update(tool_file.resolve() for tool_file in expand_tool_paths(spec, Path("/")))
     folders = tool_folders(effective)
     folders.update(Path(spec) for spec in data.get("skills", []))  # skills are prompt text the model follows
+    files.update(agent_files(effective.config_path))  # named agents: their prompts, tools and rights
+    files.update(agent_prompt_files(read_agents(effective)[0]))
     for script in mcp_server_files(effective):  # a server the project starts from its own files
         files.add(script)
         if script.parent != effective.config_path.parent:  # its folder (its modules), unless the project root

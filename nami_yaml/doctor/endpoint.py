@@ -91,7 +91,7 @@ def endpoint_checks(effective: Effective, *, timeout: float = 10.0) -> list[Chec
 
 def live_check(effective: Effective) -> Check:
     """One small request with one tool the model is asked to call; the answer must be that tool call."""
-    from nami_yaml.app.agent import build_model  # imports openai on the request, only for --live
+    from nami_yaml.app.assembly import build_model  # imports openai on the request, only for --live
 
     messages: list[dict[str, Any]] = [
         {"role": "system", "content": "You are being health-checked. Answer only with the requested tool call."},

@@ -21,6 +21,7 @@ class ApprovalRequest:
     call: PreparedCall
     pending: Decision  # the "ask" decision: its source says which setting or rule asks, its reason why
     session: SessionApprovals | None = None
+    agent: str | None = None  # the named sub-agent that makes the call (None: the agent the person runs)
 
     @property
     def name(self) -> str:
@@ -51,9 +52,9 @@ Approver = Callable[[ApprovalRequest], "Decision | bool"]
 """Returns True/False (the user's yes or no) or a Decision (to give a reason, or name who decided)."""
 
 
-def as_asker(approver: Approver, session: SessionApprovals | None = None) -> Asker:
+def as_asker(approver: Approver, session: SessionApprovals | None = None, agent: str | None = None) -> Asker:
     def ask(call: PreparedCall, pending: Decision) -> Decision | bool:
-        return approver(ApprovalRequest(call, pending, session))
+        return approver(ApprovalRequest(call, pending, session, agent))
 
     return ask
 
@@ -69,11 +70,12 @@ to allow it there)."""
 
 
 def build_asker(approver: Approver | None, *, assume_yes: bool = False, approve_risks: Collection[str] = (),
-                session: SessionApprovals | None = None, nobody: NobodyToAsk | None = None) -> Asker:
+                session: SessionApprovals | None = None, nobody: NobodyToAsk | None = None,
+                agent: str | None = None) -> Asker:
     """The ``ask`` hook of every path: calls approved earlier in the session, then ``--approve`` by risk,
     then ``--yes``, then the approver. With none of them every question is a no that says who asked."""
     risks = frozenset(approve_risks)
-    asker = as_asker(approver, session) if approver is not None else None
+    asker = as_asker(approver, session, agent) if approver is not None else None
 
     def ask(call: PreparedCall, pending: Decision) -> Decision | bool:
         if session is not None and session.approved(call):

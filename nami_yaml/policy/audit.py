@@ -64,6 +64,8 @@ class AuditContext:
     config: str | None = None
     config_trust: str | None = None  # why its rules count: "trusted" (found, then trusted) or "named by --config"
     client: str | None = None  # who asked, when it is a program: the MCP client's name (`nami mcp serve`)
+    agent: str | None = None  # the named agent that made the calls
+    parent_session: str | None = None  # for a sub-agent: the session of the agent that handed it the task
 
 
 class AuditLog:
@@ -126,6 +128,8 @@ class AuditLog:
             "config": self.context.config,
             "config_trust": self.context.config_trust,
             **({"client": self.context.client} if self.context.client else {}),
+            **({"agent": self.context.agent} if self.context.agent else {}),
+            **({"parent_session": self.context.parent_session} if self.context.parent_session else {}),
             "call_id": record.call.id,
             "tool": record.call.name,
             "status": status(record),

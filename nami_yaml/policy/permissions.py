@@ -9,6 +9,7 @@ from nami_yaml.agent.toolbox import PreparedCall
 
 DEFAULT_PERMISSIONS: dict[str, str] = {"read": "allow", "write": "ask", "exec": "ask"}
 BY_HAND = "tools call (by hand)"
+SPAWNS = "agent"  # the kind of a call that hands a task to a sub-agent
 
 
 class RiskPolicy:
@@ -19,6 +20,10 @@ class RiskPolicy:
         self.permissions = {**DEFAULT_PERMISSIONS, **(permissions or {})}
 
     def __call__(self, call: PreparedCall) -> Decision:
+        if call.kind == SPAWNS:
+            # A call that runs a sub-agent: each of its own calls is decided, and asked about, as it comes.
+            # Rules can still ask about the call itself or deny it.
+            return Decision.allow(None, "sub-agent")
         risk = call.risk if call.risk in self.permissions else "exec"
         setting = self.permissions[risk]
         source = f"permissions.{risk}"

@@ -18,7 +18,7 @@ from typing import Any
 
 from nami_yaml.session.compaction import SUMMARY_PREFIX
 from nami_yaml.session.loader import LoadedSession
-from nami_yaml.session.show import format_step, format_totals
+from nami_yaml.session.show import MAX_NESTING, Children, format_step, format_totals
 from nami_yaml.session.usage import StepUsage
 
 POLICY = "default-src 'none'; style-src 'unsafe-inline'; base-uri 'none'; form-action 'none'"
@@ -32,6 +32,7 @@ dd{margin:0}pre{white-space:pre-wrap;word-break:break-word;margin:.3rem 0;font:1
 details{margin:.3rem 0 .3rem 1rem}summary{cursor:pointer;font:13px ui-monospace,monospace;color:#444}
 .result summary{color:#6a4c93}.error summary{color:#b3261e}.mark{color:#777;font-size:.85rem;margin:.6rem 0;
 text-align:center}.usage{color:#888;font-size:.8rem;margin-left:1rem}
+.nested{border-left:2px dashed #bbb;padding-left:.8rem}
 """
 
 
@@ -85,7 +86,14 @@ class _Page:
         self.parts.append(f'<div class="mark">— {escape(text)} —</div>')
 
 
-def render_html(session: LoadedSession) -> str:
+def render_html(session: LoadedSession, children: Children | None = None) -> str:
+    """The page; ``children`` finds sub-agents' sessions, shown nested where they ran."""
+    page = _Page()
+    page.parts.extend(_records_html(session, children, 0))
+    return _document(session, page)
+
+
+def _records_html(session: LoadedSession, children: Children | None, depth: int) -> list[str]:
     page = _Page()
     for record in session.records:
         kind = record["type"]
@@ -107,6 +115,16 @@ def render_html(session: LoadedSession) -> str:
         elif kind == "final":
             error = f": {record['error']}" if record.get("error") else ""
             page.mark(f"run ended {record.get('at', '')}: {record.get('status')}{error}")
+        elif kind == "subagent":
+            session_id = record.get("session")
+            child = children(str(session_id)) if children and session_id and depth < MAX_NESTING else None
+            inner = "\n".join(_records_html(child, children, depth + 1)) if child is not None else ""
+            page.parts.append(f'<details class="subagent"><summary>sub-agent {escape(str(record.get("agent")))}: '
+                              f'{escape(str(record.get("status")))}</summary><div class="nested">{inner}</div></details>')
+    return page.parts
+
+
+def _document(session: LoadedSession, page: _Page) -> str:
     header = session.header
     config = session.config
     facts = [("created", header.get("created")), ("workspace", header.get("workspace")),
@@ -120,7 +138,7 @@ def render_html(session: LoadedSession) -> str:
             f"<dl>{listing}</dl>\n<main>\n" + "\n".join(page.parts) + "\n</main></body></html>\n")
 
 
-def export_html(session: LoadedSession, target: Path) -> None:
+def export_html(session: LoadedSession, target: Path, children: Children | None = None) -> None:
     """Write the page atomically: ``target`` is the whole page or untouched, never half of one. Private to
     the user (0600), like the session: tool output may hold what nobody else should read."""
     target = Path(target)
@@ -128,7 +146,7 @@ def export_html(session: LoadedSession, target: Path) -> None:
     fd, temporary = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=folder)
     try:
         with os.fdopen(fd, "w", encoding="utf-8") as file:
-            file.write(render_html(session))
+            file.write(render_html(session, children))
         os.replace(temporary, target)
     except BaseException:
         with contextlib.suppress(OSError):

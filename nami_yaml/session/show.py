@@ -4,6 +4,7 @@ makes control characters visible)."""
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from typing import Any
 
 from nami_yaml.session.cost import money
@@ -74,12 +75,23 @@ def message_lines(message: dict[str, Any]) -> list[str]:
     return out
 
 
-def session_lines(session: LoadedSession) -> list[str]:
+Children = Callable[[str], "LoadedSession | None"]
+"""A sub-agent's session by id (None when it is gone), so a parent's session shows it nested."""
+MAX_NESTING = 4
+
+
+def session_lines(session: LoadedSession, children: Children | None = None) -> list[str]:
     header = session.header
     config = session.config
-    lines = [f"session {session.id}", f"  created   {header.get('created', '?')}",
+    agent = f" (agent {header['agent']})" if header.get("agent") else ""
+    lines = [f"session {session.id}{agent}", f"  created   {header.get('created', '?')}",
              f"  workspace {header.get('workspace', '?')}", f"  model     {config.get('model')} at {config.get('base_url')}",
              f"  totals    {format_totals(session.totals)}", ""]
+    return lines + record_lines(session, children)
+
+
+def record_lines(session: LoadedSession, children: Children | None = None, depth: int = 0) -> list[str]:
+    lines: list[str] = []
     for record in session.records:
         kind = record["type"]
         if kind == "message":
@@ -101,4 +113,17 @@ def session_lines(session: LoadedSession) -> list[str]:
         elif kind == "final":
             error = f": {record['error']}" if record.get("error") else ""
             lines.append(f"── run ended {record.get('at', '')}: {record.get('status')}{error} ──")
+        elif kind == "subagent":
+            lines.extend(_subagent_lines(record, children, depth))
+    return lines
+
+
+def _subagent_lines(record: dict[str, Any], children: Children | None, depth: int) -> list[str]:
+    session_id = record.get("session")
+    lines = [f"  ┌ sub-agent {record.get('agent')}: {record.get('status')}"
+             f"{f' (session {session_id})' if session_id else ''}"]
+    child = children(str(session_id)) if children is not None and session_id and depth < MAX_NESTING else None
+    if child is not None:
+        lines.extend(f"  │ {line}" for line in record_lines(child, children, depth + 1))
+    lines.append("  └")
     return lines

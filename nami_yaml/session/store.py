@@ -112,6 +112,7 @@ class SessionStore:
         """The session most recently written in ``workspace``."""
         wanted = str(Path(workspace).resolve())
         for path, header in self.by_recent_use():
-            if header.get("workspace") == wanted:
+            # A sub-agent's session is continued through its parent's, never on its own.
+            if header.get("workspace") == wanted and not header.get("parent"):
                 return path
         raise SessionRefused(f"no earlier session in {wanted} to continue (`nami sessions` lists them all)")

@@ -8,6 +8,7 @@ Records (``type`` first on every line):
   usage       one model request's tokens (``estimated`` when the server reported none) and cost
   compaction  what a compaction did (the history it replaced stays in the lines above)
   resume      the session was continued, with the config of that run and what loading repaired
+  subagent    a sub-agent ran a task: its name, its own session (the one it recorded), how it ended
   final       a run ended: status, error, and the run's totals
 """
 
@@ -78,6 +79,9 @@ class SessionWriter:
             self.write({"type": "replace", "reason": event.reason, "messages": event.messages})  # type: ignore[union-attr]
         elif kind in ("usage_counted", "compacted"):
             self.write(event.record)  # type: ignore[union-attr]
+        elif kind == "subagent":
+            self.write({"type": "subagent", "agent": event.agent, "session": event.session,  # type: ignore[union-attr]
+                        "status": event.status})  # type: ignore[union-attr]
         elif kind == "final":
             self.write({"type": "final", "at": now_iso(), "status": event.status, "error": event.error,  # type: ignore[union-attr]
                         "totals": getattr(event, "totals", None)})

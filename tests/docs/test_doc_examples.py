@@ -40,7 +40,9 @@ def test_doc_yaml_block_is_valid(where: str, text: str, tmp_path: Path) -> None:
     expect_invalid = text.startswith("# invalid")
     doc, problems = parse_yaml(text, where)
     assert doc is not None, problems
-    if is_tool_file(doc.value):
+    if text.startswith("# agents/"):  # a named agent's own file (docs/agents.md)
+        problems = problems_for(doc, doc.value, (), validator("agent", "named_agent"))
+    elif is_tool_file(doc.value):
         file = tmp_path / "example.yaml"
         file.write_text(text, encoding="utf-8")
         tools, problems = check_tools([file])

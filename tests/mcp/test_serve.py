@@ -240,6 +240,33 @@ def test_a_write_that_runs_code_asks_for_exec_as_the_models_call_does(workdir: P
     assert (workdir / ".git" / "hooks" / "pre-commit").read_text() == "#!/bin/sh\n"
 
 
+def test_named_agents_are_served_as_tools_when_asked(workdir: Path, tmp_path: Path) -> None:
+    from nami_yaml.testing import FakeOpenAIServer, text
+
+    (workdir / "agent.yaml").write_text("model: {provider: custom, name: fake-model}\ntools: {builtin: [list_dir]}\n"
+                                        "agents:\n  reviewer: {description: Reviews things., tools: [list_dir]}\n")
+    with FakeOpenAIServer() as server:
+        server.add_task("[task]", text("reviewed over MCP"))
+
+        async def scenario(*flags: str) -> tuple[set[str], str | None]:
+            os.environ["NAMI_BASE_URL"] = server.base_url
+            try:
+                with open(tmp_path / "server.err", "w") as errlog:
+                    async with stdio_session(["mcp", "serve", "-c", "agent.yaml", *flags], workdir, errlog) as s:
+                        listed = {tool.name for tool in (await s.list_tools()).tools}
+                        if "agent__reviewer" not in listed:
+                            return listed, None
+                        return listed, text_of(await s.call_tool("agent__reviewer", {"task": "[task] look"}))
+            finally:
+                del os.environ["NAMI_BASE_URL"]
+
+        listed, answer = anyio.run(scenario, "--agents")
+        assert "agent__reviewer" in listed and answer == "reviewed over MCP"
+        assert server.requests[0]["messages"][1]["content"] == "[task] look"
+        plain, _ = anyio.run(scenario, "--builtins")
+        assert "list_dir" in plain and "agent__reviewer" not in plain
+
+
 def test_builtins_are_served_only_when_asked(project: Path, tmp_path: Path) -> None:
     async def scenario() -> set[str]:
         with open(tmp_path / "server.err", "w") as errlog:

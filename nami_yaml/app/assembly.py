@@ -1,0 +1,56 @@
+"""The parts an agent is assembled from, which need no Agent: the project it runs in (opened as the options
+say, or seen as a named agent sees it) and the OpenAI-compatible client its settings describe."""
+
+from __future__ import annotations
+
+from dataclasses import replace
+
+from nami_yaml.app.named_agents import agent_registry, agent_settings
+from nami_yaml.app.options import AgentOptions
+from nami_yaml.app.project import Project, open_project, tool_settings
+from nami_yaml.cancel import CancelToken
+from nami_yaml.config.agents import AgentSpec
+from nami_yaml.config.effective import Effective
+from nami_yaml.errors import ConfigError
+from nami_yaml.model.types import Model
+from nami_yaml.runtime import LoadedGroups
+
+
+def open_project_for(options: AgentOptions) -> Project:
+    """The project an agent will run in: settings, tools, trust (asked or refused as ``options.trust``
+    says), and its MCP servers started unless ``options.start_servers`` is False."""
+    return open_project(options.config, cwd=options.cwd, env=options.env, flags=options.flags(),
+                        extra_tools=options.tools, trust=options.trust, will_run=True,
+                        tool_servers=options.start_servers, discover=options.discover)
+
+
+def agent_view(project: Project, spec: AgentSpec, *, cancel: CancelToken) -> Project:
+    """The project as named agent ``spec`` sees it: its settings, its tools, a context of its own (its
+    cancel switch, its loaded tool groups); the same workspace, trust and MCP servers."""
+    registry = agent_registry(spec, project.registry)
+    settings = agent_settings(project.settings, spec)
+    context = replace(project.context, cancel=cancel, settings=tool_settings(settings),
+                      tool_groups=registry.groups(), loaded_groups=LoadedGroups())
+    return Project(settings, registry, context, project.trusted, cwd=project.cwd, servers=project.servers)
+
+
+def build_model(effective: Effective) -> Model:
+    """The OpenAI-compatible client the settings describe (openai is imported on the first request)."""
+    from nami_yaml.model.client import OpenAIChatModel
+
+    get = effective.get
+    if not get("model.name") or not get("model.base_url"):
+        missing = "model.name" if not get("model.name") else "model.base_url"
+        raise ConfigError(f"{missing} is not set: give it in agent.yaml, or use --model / --base-url "
+                          f"(or $NAMI_MODEL / $NAMI_BASE_URL)")
+    options = dict(get("model.options") or {})
+    if get("model.max_tokens") is not None:
+        options["max_tokens"] = get("model.max_tokens")
+    key_source = effective.api_key_source
+    return OpenAIChatModel(
+        get("model.name"), get("model.base_url"), api_key=effective.api_key,
+        # Error hints name the variable the key came from, or the one it should be in.
+        api_key_env=key_source[1:] if key_source.startswith("$") else get("model.api_key_env"),
+        stream=bool(get("model.stream")), max_retries=int(get("model.retries")), timeout=float(get("model.timeout")),
+        temperature=get("model.temperature"), options=options, quirks=get("model.quirks"),
+    )
