@@ -149,7 +149,8 @@ def test_a_frozen_worker_is_killed_after_its_wall_time(batch_project: BatchProje
                                                         monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(isolate, "KILL_GRACE", 1.0)
     batch_project.server.add_task("[freeze]", tool_calls(call("freeze", {})))
-    tasks = [{"id": "freeze", "prompt": "[freeze] go", "limits": {"wall_time": 2}}]
+    # Room for the worker to start and reach the tool on a loaded machine; then it freezes and is killed.
+    tasks = [{"id": "freeze", "prompt": "[freeze] go", "limits": {"wall_time": 8}}]
     result, rows = batch_project.run(str(batch_project.tasks(tasks)), "-t", str(crashing_tools), "--approve", "read")
     (row,) = rows
     assert row["status"] == "timeout"
