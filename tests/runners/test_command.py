@@ -5,7 +5,6 @@ from __future__ import annotations
 import dataclasses
 import json
 import sys
-import time
 from pathlib import Path
 
 import pytest
@@ -255,9 +254,7 @@ def test_missing_cwd_is_refused(ctx: RuntimeContext) -> None:
 
 def test_timeout_kills_the_tool(ctx: RuntimeContext) -> None:
     text = "name: slow\ndescription: d\ntimeout: 1\ncommand: [PYTHON, -c, 'import time; time.sleep(30)']\n"
-    started = time.monotonic()
     result = run(ctx, text, {})
-    assert time.monotonic() - started < 10
     assert not result.ok and result.details["timed_out"]
     assert "[timed out after 1 s" in result.content
 

@@ -124,7 +124,6 @@ def test_stdin_is_dev_null_by_default(workdir: Path) -> None:
     result = _run(["cat"], workdir, timeout=30)
     assert not result.timed_out
     assert result.exit_code == 0
-    assert result.duration < 10
     assert result.format() == "(no output)"
 
 
@@ -169,7 +168,6 @@ def test_timeout_kills_the_whole_group_and_keeps_partial_output(workdir: Path) -
     assert result.timed_out
     assert result.exit_code is None
     assert not result.ok
-    assert result.duration < 10
     assert "partial" in result.stdout
     assert result.format().endswith("[timed out after 1 s; process group killed]")
     assert _dies_soon(_first_pid(result.stdout))
@@ -179,14 +177,12 @@ def test_timeout_escalates_to_sigkill(workdir: Path) -> None:
     script = "trap '' TERM; (trap '' TERM; sleep 60) & echo $!; while :; do sleep 0.1; done"
     result = _bash(script, workdir, timeout=1)
     assert result.timed_out
-    assert result.duration < 10
     assert _dies_soon(_first_pid(result.stdout))
 
 
 def test_timeout_while_child_has_closed_its_output(workdir: Path) -> None:
     result = _bash("exec >&- 2>&-; sleep 60", workdir, timeout=1)
     assert result.timed_out
-    assert result.duration < 10
 
 
 def test_child_that_closes_its_output_is_still_waited_for(workdir: Path) -> None:
@@ -199,7 +195,6 @@ def test_background_grandchild_holding_stdout_does_not_hang(workdir: Path) -> No
     result = _bash("sleep 60 & echo $!", workdir, timeout=60)
     assert not result.timed_out
     assert result.exit_code == 0
-    assert result.duration < 10
     assert result.stragglers_killed
     assert "background processes" in result.format()
     assert _dies_soon(_first_pid(result.stdout))
@@ -218,7 +213,6 @@ def test_background_processes_die_when_the_tool_returns(workdir: Path, command: 
     pid = _first_pid(result.stdout)
     try:
         assert result.exit_code == 0 and result.ok
-        assert result.duration < 10
         assert _dies_soon(pid)
         assert result.format().endswith("[background processes the tool left running were killed]")
     finally:
@@ -247,7 +241,6 @@ def test_cancel_kills_the_group(workdir: Path) -> None:
     assert result.interrupted
     assert not result.timed_out
     assert result.exit_code is None
-    assert result.duration < 10
     assert result.format().endswith("[interrupted]")
     assert _dies_soon(_first_pid(result.stdout))
 
@@ -447,9 +440,8 @@ def test_saved_output_is_capped_by_default(workdir: Path, tmp_path: Path) -> Non
 
 def test_a_tool_that_never_stops_printing_is_stopped_at_the_cap(workdir: Path, tmp_path: Path) -> None:
     spill_dir = tmp_path / "spill"
-    started = time.monotonic()
     result = _run(["yes", "spam"], workdir, max_output=1000, spill_dir=spill_dir, max_saved=2_000_000, timeout=60)
-    assert time.monotonic() - started < 20 and not result.timed_out
+    assert not result.timed_out
     assert not result.ok and result.saved_capped
     assert result.spill_path is not None and result.spill_path.stat().st_size == 2_000_000
     assert result.spill_path.read_bytes() == b"spam\n" * 400_000
