@@ -5,11 +5,13 @@ big (a long output), show_env (one variable of its environment), fail (an error 
 appends its pid; ``--child-pid-file PATH`` starts a ``sleep`` child (in its process group) and records its pid;
 ``--hang`` never answers. Hostile ones: ``--endless-list`` pages its tool list forever, ``--many-tools N`` lists N
 tools, ``--stderr-flood BYTES`` writes that much to stderr before it serves, ``--tool-names A,B`` lists tools
-of those names (``--description TEXT`` for each).
+of those names (``--description TEXT`` for each). ``--schemas FILE`` lists the ``functions:`` of a YAML file
+(tests/registry/bfcl_style.yaml) as tools, each answering with the arguments it got, as JSON.
 """
 
 from __future__ import annotations
 
+import json
 import os
 import subprocess
 import sys
@@ -17,6 +19,7 @@ from pathlib import Path
 
 import anyio
 import mcp_types as types
+import yaml
 from mcp.server.lowlevel import Server
 from mcp.server.stdio import stdio_server
 
@@ -49,6 +52,9 @@ async def list_tools(ctx: object, params: types.PaginatedRequestParams | None) -
         count = int(sys.argv[sys.argv.index("--huge-schema") + 1])
         schema = {"type": "object", "properties": {f"p{n}": {"type": "string"} for n in range(count)}}
         return types.ListToolsResult(tools=[types.Tool(name="wide", input_schema=schema), *TOOLS[:1]])
+    if "--schemas" in sys.argv:
+        return types.ListToolsResult(tools=[types.Tool(name=f["name"], description=f["description"],
+                                                       input_schema=f["parameters"]) for f in _functions()])
     if "--tool-names" in sys.argv:
         names = sys.argv[sys.argv.index("--tool-names") + 1].split(",")
         about = sys.argv[sys.argv.index("--description") + 1] if "--description" in sys.argv else "Named."
@@ -57,12 +63,19 @@ async def list_tools(ctx: object, params: types.PaginatedRequestParams | None) -
     return types.ListToolsResult(tools=TOOLS)
 
 
+def _functions() -> list[dict[str, object]]:
+    path = Path(sys.argv[sys.argv.index("--schemas") + 1])
+    return yaml.safe_load(path.read_text(encoding="utf-8"))["functions"]
+
+
 def reply(text: str, *, error: bool = False) -> types.CallToolResult:
     return types.CallToolResult(content=[types.TextContent(text=text)], is_error=error)
 
 
 async def call_tool(ctx: object, params: types.CallToolRequestParams) -> types.CallToolResult:
     args = params.arguments or {}
+    if "--schemas" in sys.argv:
+        return reply(json.dumps(args, sort_keys=True))
     if params.name == "echo":
         return reply(args["text"])
     if params.name == "shout":

@@ -4,7 +4,6 @@ start, hang or crash, and no process left behind."""
 
 from __future__ import annotations
 
-import os
 import sys
 import threading
 import time
@@ -18,23 +17,22 @@ need_mcp()
 
 from nami_yaml.cancel import CancelToken  # noqa: E402
 from nami_yaml.config.mcp_servers import McpServerSpec  # noqa: E402
-from nami_yaml.mcp.client import McpServers, tool_name  # noqa: E402
+from nami_yaml.mcp.client import tool_name  # noqa: E402
 from nami_yaml.registry.executor import Executor  # noqa: E402
 from nami_yaml.registry.registry import Registry  # noqa: E402
 from nami_yaml.runtime import RuntimeContext, ToolSettings  # noqa: E402
-from tests.mcp.helpers import FIXTURE, alive, gone, http_server, server_pid, wait_for_text  # noqa: E402
+from tests.mcp.helpers import (  # noqa: E402
+    FIXTURE,
+    alive,
+    fixture_spec,
+    gone,
+    http_server,
+    server_pid,
+    servers,
+    wait_for_text,
+)
 
 TOKEN = "s" * 32
-
-
-def fixture_spec(name: str = "fx", *args: str, **options: object) -> McpServerSpec:
-    return McpServerSpec(name, command=sys.executable, args=(str(FIXTURE), *args), where="agent.yaml:3:3",
-                         **options)  # type: ignore[arg-type]
-
-
-def servers(workdir: Path, *specs: McpServerSpec, env: dict[str, str] | None = None) -> McpServers:
-    return McpServers(list(specs), workspace=workdir, host_env={**os.environ, **(env or {})},
-                      protected_env=frozenset({"OPENAI_API_KEY"}), log_dir=workdir.parent / "logs")
 
 
 def test_its_tools_join_as_server__tool_with_their_schema_and_risk(workdir: Path) -> None:
