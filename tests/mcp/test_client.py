@@ -67,7 +67,7 @@ def test_calls_answer_and_the_environment_is_scrubbed(workdir: Path) -> None:
         secret = running.call_tool("fx", "show_env", {"name": "MY_API_TOKEN"}, timeout=10, cancel=token)
         terminal = running.call_tool("fx", "show_env", {"name": "TERM"}, timeout=10, cancel=token)
     assert (echo.text, echo.ok) == ("hi", True)
-    assert (failed.text, failed.ok) == ("it went wrong", False)
+    assert (failed.text, failed.ok) == ("Error: it went wrong", False)
     assert greeting.text == "'hello ann'"
     assert secret.text == "None"  # secret-looking host variables are not passed on, as for tools
     assert terminal.text == "'dumb'"  # the tools' non-interactive environment
