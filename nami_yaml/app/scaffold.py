@@ -91,7 +91,7 @@ risk: read                      # read | write | exec: write and exec tools ask 
 parameters:
   type: object
   properties:
-    paths: {{type: array, items: {{type: string}}, minItems: 1, description: Files, relative to the workspace.}}
+    paths: {{type: array, items: {{type: string}}, minItems: 1, description: "Files, relative to the workspace."}}
     words: {{type: boolean, default: false, description: Count words too.}}
   required: [paths]
 # An argv template, never a shell: "{{paths}}" gives one argument per path, after "--" (so a path starting

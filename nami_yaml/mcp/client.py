@@ -42,9 +42,11 @@ from nami_yaml.display import visible
 from nami_yaml.env_secrets import EnvScrub, child_environment
 from nami_yaml.mcp.results import result_text
 from nami_yaml.mcp.stdio import keep_stderr, process_streams
+from nami_yaml.registry.defaults import NOT_APPLIED, refused_defaults
 from nami_yaml.registry.tool import Tool
 from nami_yaml.runners.mcp import McpReply, McpRunner
 from nami_yaml.runners.process import exit_status, start_server, stop_server
+from nami_yaml.spec.yamlpos import format_path
 from nami_yaml.version import __version__
 
 CLIENT_INFO = types.Implementation(name="nami", version=__version__)
@@ -302,6 +304,9 @@ class McpServers:
         if problem is not None:
             self._notice(f"MCP server {spec.name}: tool {visible(listed.name)!r} left out: {problem}")
             return None
+        for where, message in refused_defaults(schema):  # documentation of the server's: not applied by nami
+            self._notice(f"MCP server {spec.name}: tool {visible(listed.name)!r}: {format_path(('inputSchema', *where))}: "
+                         f"warning: {message}; {NOT_APPLIED}")
         read_only = bool(listed.annotations and listed.annotations.read_only_hint)
         runner = McpRunner(spec.name, listed.name, self, spec.endpoint(), spec.tool_timeout)
         description = listed.description or listed.title or f"{listed.name} (MCP server {spec.name})"

@@ -23,11 +23,13 @@ import mcp_types as types
 from mcp.server.lowlevel import Server
 from mcp.server.stdio import stdio_server
 from mcp.server.transport_security import TransportSecuritySettings
+from mcp.shared.exceptions import MCPError
 
 from nami_yaml.app.serving import ServedCall, ServedTools
 from nami_yaml.mcp.stdin import StdinLines
 from nami_yaml.registry.tool import Tool
 from nami_yaml.result import ToolResult
+from nami_yaml.spec.validate import did_you_mean
 from nami_yaml.version import __version__
 
 STOP_SIGNALS = (signal.SIGINT, signal.SIGTERM)
@@ -38,13 +40,23 @@ INSTRUCTIONS = ("Tools defined in YAML and run by nami: each call is validated a
 
 def build_server(served: ServedTools) -> Server[Any]:
     listing = types.ListToolsResult(tools=[mcp_tool(tool) for tool in served.tools])
+    names = sorted(tool.name for tool in served.tools)
+    listed = frozenset(names)
     running: list[anyio.Semaphore] = []  # made in the server's event loop, at its first call
 
-    async def list_tools(ctx: Any, params: Any) -> types.ListToolsResult:
+    async def list_tools(ctx: Any, params: types.PaginatedRequestParams | None) -> types.ListToolsResult:
+        cursor = params.cursor if params is not None else None
+        if cursor is not None:  # nami never hands one out: every tool comes in the first page
+            raise MCPError(types.INVALID_PARAMS, f"invalid cursor {cursor[:64]!r}: this server lists all its tools "
+                                                 "at once, so a list request needs no cursor")
         return listing
 
     async def call_tool(ctx: Any, params: types.CallToolRequestParams) -> types.CallToolResult:
         call = await anyio.to_thread.run_sync(served.start, params.name, params.arguments, client_name(ctx))
+        if params.name not in listed:
+            # The spec's answer to a tool that does not exist is a protocol error, not a tool result; the
+            # call is still in the audit log (served.start wrote it).
+            raise MCPError(types.INVALID_PARAMS, unknown_tool(params.name, names))
         if call.refused:
             result = call.result
         else:
@@ -59,6 +71,13 @@ def build_server(served: ServedTools) -> Server[Any]:
 
     return Server("nami", version=__version__, instructions=INSTRUCTIONS, on_list_tools=list_tools,
                   on_call_tool=call_tool)
+
+
+def unknown_tool(name: str, names: list[str]) -> str:
+    """The message for a tool this server does not have: a likely meant one, then all, sorted."""
+    shown = name if len(name) <= 64 else name[:63] + "…"
+    return (f"unknown tool {shown!r}{did_you_mean(name, names) or '.'} The tools of this server: "
+            f"{', '.join(sorted(names)) or 'none'}")
 
 
 def mcp_tool(tool: Tool) -> types.Tool:

@@ -19,6 +19,7 @@ import yaml
 
 from nami_yaml.paths import path_for_messages
 from nami_yaml.registry.code_args import code_placeholders
+from nami_yaml.registry.defaults import has_default
 from nami_yaml.registry.draft import ToolDraft, schema_types
 from nami_yaml.runners.template import (
     ArgvPath,
@@ -127,7 +128,7 @@ def _check_use(draft: ToolDraft, where: tuple[str | int, ...], name: str, *, who
                repeated: bool, template: str) -> None:
     schema = draft.schema_of(name)
     types = schema_types(schema)
-    if depth == 0 and name not in draft.required and "default" not in schema:
+    if depth == 0 and name not in draft.required and not has_default(schema):
         draft.error(where, f"'{name}' is optional with no default: put it in an optional group "
                            f"(a nested list, e.g. [--flag, \"{{{name}}}\"]) or give it a default")
     if depth == 0 and whole and types == {"boolean"}:
@@ -202,7 +203,7 @@ def _dash_values(draft: ToolDraft, name: str) -> list[tuple[tuple[str | int, ...
     if isinstance(default, list):
         for index, value in enumerate(default):
             add(("default", index), "default item", value)
-    elif "default" in schema:
+    elif has_default(schema):
         add(("default",), "default", default)
     return found
 

@@ -28,6 +28,7 @@ from nami_yaml.registry.schema_checks import (
     check_parameters_schema,
     check_patterns,
 )
+from nami_yaml.registry.schema_keywords import check_schema_keywords
 from nami_yaml.runners.entrypoint import CONTEXT_PARAMETER
 from nami_yaml.runners.script import ARGS_VARIABLE, parameter_name_problem
 from nami_yaml.spec.validate import did_you_mean
@@ -135,6 +136,7 @@ def check_unused_parameters(draft: ToolDraft) -> None:
 TOOL_CHECKS: list[ToolCheck] = [
     check_runner,
     check_parameters_schema,
+    check_schema_keywords,
     check_patterns,
     check_own_values,
     check_local_refs,

@@ -2,19 +2,18 @@
 
 from __future__ import annotations
 
-import copy
 import json
 import math
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from referencing import Registry as SchemaRegistry
-from referencing.exceptions import NoSuchResource, Unresolvable
+from referencing.exceptions import Unresolvable
 
 from nami_yaml.errors import ToolError
 from nami_yaml.policy.sensitive_paths import write_reason
-from nami_yaml.registry.patterns import ArgumentValidator, PatternTimeout, additional_keys, pattern_budget
+from nami_yaml.registry.defaults import Defaults, applied_defaults
+from nami_yaml.registry.patterns import PatternTimeout, additional_keys, argument_validator, pattern_budget
 from nami_yaml.registry.registry import Registry
 from nami_yaml.registry.tool import Invocation, Tool
 from nami_yaml.result import ToolResult
@@ -66,21 +65,6 @@ class PreparedToolCall:
         return result if isinstance(result, ToolResult) else ToolResult(str(result))
 
 
-def apply_defaults(schema: dict[str, Any], value: Any) -> Any:
-    """Fill in ``default`` values of object properties, recursively, without touching the input."""
-    if not isinstance(value, dict) or not isinstance(schema, dict):
-        return value
-    result = dict(value)
-    for name, sub in (schema.get("properties") or {}).items():
-        if not isinstance(sub, dict):
-            continue
-        if name not in result and "default" in sub:
-            result[name] = copy.deepcopy(sub["default"])
-        if name in result:
-            result[name] = apply_defaults(sub, result[name])
-    return result
-
-
 class Executor:
     """Binds a registry to a runtime context; the agent loop's toolbox."""
 
@@ -89,6 +73,7 @@ class Executor:
         self.ctx = ctx
         self._definitions: tuple[tuple[str, ...], list[dict[str, Any]]] | None = None
         self._validators: dict[str, Any] = {}
+        self._defaults: dict[str, Defaults] = {}
 
     def definitions(self) -> list[dict[str, Any]]:
         """The tools sent: those sent from the start, then the on-demand groups loaded so far (appended, so
@@ -111,7 +96,7 @@ class Executor:
             unloaded = self.registry.is_on_demand(tool) and tool.group not in self.ctx.loaded_groups.names
             hint = f" (load_tools {tool.group!r} first to see its parameters)" if unloaded else ""
             return ToolResult.error(f"invalid arguments for '{name}':\n{listing}\nFix the arguments and call again{hint}.")
-        arguments = apply_defaults(tool.parameters, arguments)
+        arguments = self._defaults_of(tool).fill(arguments)
         ctx = self.ctx.for_call()
         try:
             invocation = tool.runner.invocation(tool.name, arguments, ctx)
@@ -173,7 +158,7 @@ class Executor:
     def _validate(self, tool: Tool, arguments: dict[str, Any]) -> list[str]:
         check = self._validators.get(tool.name)
         if check is None:
-            check = self._validators[tool.name] = ArgumentValidator(tool.parameters, registry=OFFLINE_SCHEMAS)
+            check = self._validators[tool.name] = argument_validator(tool.parameters)
         try:
             with pattern_budget():
                 errors = sorted(check.iter_errors(arguments), key=lambda e: list(map(str, e.absolute_path)))
@@ -185,6 +170,12 @@ class Executor:
             return [f"the tool's parameter schema has a $ref that cannot be resolved ({exc}); "
                     "references are only looked up inside the schema itself"]
 
+    def _defaults_of(self, tool: Tool) -> Defaults:
+        found = self._defaults.get(tool.name)
+        if found is None:
+            found = self._defaults[tool.name] = applied_defaults(tool.parameters)
+        return found
+
     @staticmethod
     def _problem(error: Any) -> str:
         where = format_path(tuple(error.absolute_path))
@@ -195,16 +186,6 @@ class Executor:
             extra = sorted(additional_keys(error.instance, error.schema))
             return f"{where}: unknown parameter(s) {', '.join(map(repr, extra))}; known: {known}"
         return f"{where}: {error_message(error)}"
-
-
-def _retrieve_nothing(uri: str) -> Any:
-    raise NoSuchResource(ref=uri)
-
-
-# Resolves `$ref`s inside the schema (and to the drafts' own metaschemas, which ship with jsonschema) but
-# retrieves nothing: jsonschema's default would GET an http(s) URL, or read a file: URL, while validating a
-# model's arguments, from a schema an untrusted repository wrote.
-OFFLINE_SCHEMAS: SchemaRegistry[Any] = SchemaRegistry(retrieve=_retrieve_nothing)
 
 
 def _refuse_constant(name: str) -> Any:

@@ -18,6 +18,8 @@ from typing import Any
 
 import regex
 from jsonschema import Draft202012Validator, ValidationError, validators
+from referencing import Registry as SchemaRegistry
+from referencing.exceptions import NoSuchResource
 
 PATTERN_BUDGET = 1.0  # seconds of pattern matching for all the arguments of one call
 
@@ -219,3 +221,18 @@ ArgumentValidator = validators.extend(Draft202012Validator, {
     "additionalProperties": _additional_properties,
     "unevaluatedProperties": _unevaluated_properties,
 })
+
+
+def _retrieve_nothing(uri: str) -> Any:
+    raise NoSuchResource(ref=uri)
+
+
+# Resolves `$ref`s inside the schema (and to the drafts' own metaschemas, which ship with jsonschema) but
+# retrieves nothing: jsonschema's default would GET an http(s) URL, or read a file: URL, while validating a
+# model's arguments, from a schema an untrusted repository wrote.
+OFFLINE_SCHEMAS: SchemaRegistry[Any] = SchemaRegistry(retrieve=_retrieve_nothing)
+
+
+def argument_validator(schema: Any) -> Any:
+    """The validator of a tool's arguments: bounded patterns, and no ``$ref`` read from a file or the network."""
+    return ArgumentValidator(schema, registry=OFFLINE_SCHEMAS)

@@ -7,23 +7,19 @@ tool runs (and then render ``--all no``); a ``pattern`` that is not a regular ex
 from __future__ import annotations
 
 import re
-from collections.abc import Iterator
 from functools import cache
 from typing import Any
 
 from jsonschema import Draft202012Validator
 from jsonschema.exceptions import best_match
 
+from nami_yaml.registry.defaults import NOT_APPLIED, first_error, has_default, value_message
 from nami_yaml.registry.draft import ToolDraft
-from nami_yaml.registry.patterns import ArgumentValidator
+from nami_yaml.registry.patterns import argument_validator
+from nami_yaml.registry.schema_walk import subschemas
 from nami_yaml.spec.fastcheck import parameters_surely_valid
-from nami_yaml.spec.validate import did_you_mean, error_message, short
+from nami_yaml.spec.validate import did_you_mean, short
 from nami_yaml.spec.yamlpos import JsonPath
-
-_SCHEMA_MAPS = ("properties", "patternProperties", "$defs", "dependentSchemas")
-_SCHEMA_ONE = ("items", "additionalProperties", "not", "if", "then", "else", "contains", "propertyNames",
-               "unevaluatedItems", "unevaluatedProperties")
-_SCHEMA_LISTS = ("prefixItems", "anyOf", "oneOf", "allOf")
 
 
 @cache
@@ -54,26 +50,6 @@ def check_parameters_schema(draft: ToolDraft) -> None:
                 draft.error((key, "required"), f"required parameter '{name}' is not declared in properties")
 
 
-def subschemas(node: Any, path: JsonPath) -> Iterator[tuple[JsonPath, dict[str, Any]]]:
-    """Every schema object in a schema, with its path, the schema itself first."""
-    if not isinstance(node, dict):
-        return
-    yield path, node
-    for key in _SCHEMA_MAPS:
-        children = node.get(key)
-        if isinstance(children, dict):
-            for name, child in children.items():
-                yield from subschemas(child, (*path, key, name))
-    for key in _SCHEMA_ONE:
-        if key in node:
-            yield from subschemas(node[key], (*path, key))
-    for key in _SCHEMA_LISTS:
-        children = node.get(key)
-        if isinstance(children, list):
-            for index, child in enumerate(children):
-                yield from subschemas(child, (*path, key, index))
-
-
 def check_patterns(draft: ToolDraft) -> None:
     """Every ``pattern`` compiles; otherwise every call with that parameter would fail."""
     for path, node in subschemas(draft.raw.get(draft.parameters_key), (draft.parameters_key,)):
@@ -86,16 +62,20 @@ def check_patterns(draft: ToolDraft) -> None:
 
 
 def check_own_values(draft: ToolDraft) -> None:
-    """``default``, ``examples``, ``const`` and ``enum`` values are valid for the schema they sit in."""
+    """``default``, ``examples``, ``const`` and ``enum`` values are valid for the schema they sit in.
+
+    ``default: null`` is no default. A default its schema refuses is never applied: an error where nami
+    renders it (command, script), a warning where it is documentation (an entry point)."""
     parameters = draft.raw.get(draft.parameters_key)
     if not isinstance(parameters, dict) or not any(_has_values(node) for _, node in subschemas(parameters, ())):
         return
-    root = ArgumentValidator(parameters)
+    root = argument_validator(parameters)
+    documentation = draft.runner_kind == "entrypoint"
     for path, node in subschemas(parameters, (draft.parameters_key,)):
         if not _has_values(node):
             continue
-        if "default" in node:
-            _check_value(draft, root, node, (*path, "default"), node["default"], "default")
+        if has_default(node):
+            _check_value(draft, root, node, (*path, "default"), node["default"], "default", warn=documentation)
         examples = node.get("examples")
         if isinstance(examples, list):
             for index, example in enumerate(examples):
@@ -114,16 +94,19 @@ def _has_values(node: dict[str, Any]) -> bool:
     return any(key in node for key in ("default", "examples", "const", "enum"))
 
 
-def _check_value(draft: ToolDraft, root: Any, node: dict[str, Any], path: JsonPath, value: Any, what: str) -> None:
+def _check_value(draft: ToolDraft, root: Any, node: dict[str, Any], path: JsonPath, value: Any, what: str,
+                 *, warn: bool = False) -> None:
     try:
-        errors = list(root.evolve(schema=node).iter_errors(value))
+        error = first_error(root, node, value)
     except Exception:  # noqa: BLE001 - a schema jsonschema cannot use is reported by check_parameters_schema
         return
-    if errors:
-        first = best_match(errors) or errors[0]
-        where = "".join(f"[{p}]" if isinstance(p, int) else f".{p}" for p in first.absolute_path)
-        draft.error(path, f"{what} {short(value)} is not valid for this parameter: "
-                          f"{('$' + where + ': ') if where else ''}{error_message(first)}")
+    if error is None:
+        return
+    message = value_message(what, value, error)
+    if warn:
+        draft.warn(path, f"{message}; {NOT_APPLIED}")
+    else:
+        draft.error(path, message)
 
 
 REF_KEYWORDS = ("$ref", "$dynamicRef")

@@ -2,6 +2,8 @@
 
 The model sees the first half of the budget and the last half, cut at line boundaries; whatever it does
 not see is still on disk (when a spill directory is given), and the marker between head and tail says where.
+A call's spill files stop at ``limits.max_saved_output`` (SaveBudget), ending with a note saying so; the
+stream is still read past that, into the rolling tail only, so the end of a long log reaches the model.
 """
 
 from __future__ import annotations
@@ -36,12 +38,26 @@ def omission_marker(omitted: int, spill_path: Path | None, unit: str = "bytes", 
     return f"\n... [{omitted:,} {unit} omitted{where}] ...\n"
 
 
+# Room kept for the notes that end cut files (stdout's and stderr's), so that no file, and not all of a
+# call's files together, pass the limit.
+_NOTE_ROOM = 2 * 200
+
+
+def cut_note(limit: int) -> bytes:
+    """What a saved file ends with when it was cut at the limit: where, and that the process went on."""
+    return (f"\n[nami stopped saving here, at limits.max_saved_output ({limit:,} bytes for one call); the rest "
+            "is not saved, but its end is in the tool's result]\n").encode()
+
+
 class SaveBudget:
-    """The bytes one call's saved-output files may still take, shared by its stdout and stderr."""
+    """The bytes one call's saved-output files may still take, shared by its stdout and stderr. A file cut
+    at the budget ends with :func:`cut_note`, out of room the budget keeps for it: at most ``limit`` bytes
+    are saved in all, notes included."""
 
     def __init__(self, limit: int = MAX_SAVED_OUTPUT):
         self.limit = max(0, int(limit))
-        self.left = self.limit
+        self.left = self.limit - _NOTE_ROOM if self.limit >= 2 * _NOTE_ROOM else self.limit // 2
+        self.notes_left = self.limit - self.left
         self.exhausted = False
 
     def take(self, wanted: int) -> int:
@@ -50,6 +66,12 @@ class SaveBudget:
         if granted < wanted:
             self.exhausted = True
         return granted
+
+    def note(self) -> bytes:
+        """The note that ends a cut file, or as much of it as the limit still allows."""
+        note = cut_note(self.limit)[: self.notes_left]
+        self.notes_left -= len(note)
+        return note
 
 
 def open_spill_file(spill_dir: Path, label: str) -> tuple[BinaryIO, Path]:
@@ -122,8 +144,8 @@ class OutputCapture:
     """Collects one output stream chunk by chunk with bounded memory.
 
     Keeps the first ``limit // 2`` bytes and a rolling last ``limit - limit // 2`` bytes. As soon as the
-    stream exceeds ``limit``, everything (from byte 0) also goes to a spill file in ``spill_dir``, if given.
-    Memory stays near ``limit + _TRIM_SLACK`` however much is fed.
+    stream exceeds ``limit``, everything (from byte 0) also goes to a spill file in ``spill_dir``, if given,
+    until the budget is spent. Memory stays near ``limit + _TRIM_SLACK`` however much is fed.
     """
 
     def __init__(self, limit: int, spill_dir: Path | None = None, label: str = "output",
@@ -172,7 +194,7 @@ class OutputCapture:
             del self._tail[:excess]
 
     def _start_spill(self) -> None:
-        if self._spill_dir is None:
+        if self._spill_dir is None or self.budget.limit == 0:  # max_saved_output: 0 saves nothing
             return
         try:
             self._spill, self.spill_path = open_spill_file(self._spill_dir, self._label)
@@ -190,7 +212,9 @@ class OutputCapture:
             self._spill.write(data[:granted])
             self.saved += granted
             if granted < len(data):
+                # From here on only the rolling tail is kept: the process goes on, its pipe is still read.
                 self.saved_cut = True
+                self._spill.write(self.budget.note())
                 self._spill.close()
         except OSError:
             # A partial file would claim to be the full output; better to point at nothing.
@@ -246,16 +270,20 @@ def truncate_text(text: str, max_chars: int, spill_dir: Path | None,
     if len(text) <= max_chars:
         return text, None
     path: Path | None = None
-    saved_only: int | None = None
-    if spill_dir is not None:
+    saved_only: int | None = None  # bytes saved, when not all of it was
+    if spill_dir is not None and max_saved > 0:
         try:
             handle, path = open_spill_file(spill_dir, "result")
             with handle:
                 # Python strings may hold lone surrogates; they must not make the spill fail.
                 data = text.encode("utf-8", errors="replace")
-                if len(data) > max_saved:
-                    data, saved_only = data[:max_saved], max_saved
-                handle.write(data)
+                budget = SaveBudget(max_saved)
+                saved_only = budget.take(len(data))
+                handle.write(data[:saved_only])
+                if saved_only < len(data):
+                    handle.write(budget.note())
+                else:
+                    saved_only = None
         except OSError:
             if path is not None:
                 with contextlib.suppress(OSError):

@@ -40,7 +40,7 @@ class ProcessRequest:
     timeout: float = 120.0
     max_output: int = 50_000  # bytes of stdout the model sees (head + tail); stderr gets a share
     spill_dir: Path | None = None  # where the full output is kept when truncated
-    max_saved: int = MAX_SAVED_OUTPUT  # bytes of saved output for this call; past it the tool is stopped
+    max_saved: int = MAX_SAVED_OUTPUT  # bytes of saved output for this call; past it saving stops, the tool goes on
     cancel: threading.Event | None = None  # set by Ctrl-C handling: kill the group, result.interrupted
 
 
@@ -57,13 +57,13 @@ class ProcessResult:
     duration: float
     timeout: float | None = None  # the limit that applied, for the "timed out after N s" line
     stragglers_killed: bool = False  # the child exited, but descendants held its output open and were killed
-    saved_capped: bool = False  # the output passed max_saved bytes, so the tool was stopped
+    saved_capped: bool = False  # the output passed max_saved bytes: the saved file was cut, the tool went on
     leftovers_killed: bool = False  # the tool returned leaving processes in its group; they were killed
     max_saved: int = MAX_SAVED_OUTPUT
 
     @property
     def ok(self) -> bool:
-        return self.exit_code == 0 and not self.timed_out and not self.interrupted and not self.saved_capped
+        return self.exit_code == 0 and not self.timed_out and not self.interrupted
 
     def format(self) -> str:
         """The text the model reads: stdout, ``[stderr]`` + stderr, then status lines only if notable."""
@@ -85,9 +85,6 @@ class ProcessResult:
             lines.append(f"[timed out after {limit:g} s; process group killed]")
         elif self.interrupted:
             lines.append("[interrupted]")
-        elif self.saved_capped:
-            lines.append(f"[the output passed {self.max_saved:,} bytes, the most nami saves for one call "
-                         "(limits.max_saved_output), so the tool was stopped]")
         elif self.exit_code not in (0, None):
             lines.append(f"[exit code: {self.exit_code}{_signal_suffix(self.exit_code)}]")
         if self.stragglers_killed:
@@ -324,7 +321,7 @@ def run_process(request: ProcessRequest) -> ProcessResult:
         proc.wait()
         raise
     deadline = started + max(0.0, request.timeout)
-    timed_out = interrupted = stragglers = capped = leftovers = False
+    timed_out = interrupted = stragglers = leftovers = False
     exited_on_its_own = False
     drain_deadline: float | None = None
     try:
@@ -335,9 +332,6 @@ def run_process(request: ProcessRequest) -> ProcessResult:
                 break
             if now >= deadline:
                 timed_out = True
-                break
-            if pump.budget.exhausted:
-                capped = True  # it would go on filling the disk (or the pipe, once we stop reading)
                 break
             if _has_exited(proc):
                 exited_on_its_own = True
@@ -352,7 +346,7 @@ def run_process(request: ProcessRequest) -> ProcessResult:
             if drain_deadline is not None:
                 wait = min(wait, drain_deadline - now)
             pump.step(wait)
-        if timed_out or interrupted or stragglers or capped:
+        if timed_out or interrupted or stragglers:
             exited_on_its_own = exited_on_its_own or _has_exited(proc)
             _kill_group(proc)
             pump.drain(_FINAL_DRAIN)
@@ -369,7 +363,7 @@ def run_process(request: ProcessRequest) -> ProcessResult:
         pump.close()
         with contextlib.suppress(subprocess.TimeoutExpired):
             proc.wait(timeout=5)
-    killed_by_us = (timed_out or interrupted or capped) and not exited_on_its_own
+    killed_by_us = (timed_out or interrupted) and not exited_on_its_own
     return ProcessResult(
         exit_code=None if killed_by_us else proc.returncode,
         stdout=pump.out.text(),
@@ -382,7 +376,9 @@ def run_process(request: ProcessRequest) -> ProcessResult:
         duration=time.monotonic() - started,
         timeout=request.timeout,
         stragglers_killed=stragglers,
-        saved_capped=capped,
+        # Past the cap the file stops but the pipe is still read (a build's error is in its last lines),
+        # into the rolling tail only: a verbose tool is never stopped for its output, only by its timeout.
+        saved_capped=pump.budget.exhausted,
         max_saved=request.max_saved,
         leftovers_killed=leftovers,
     )

@@ -76,7 +76,8 @@ def error_message(error: jsonschema.ValidationError) -> str:
     if kind == "type":
         expected = error.validator_value
         expected_text = " or ".join(expected) if isinstance(expected, list) else expected
-        return f"expected {expected_text}, got {describe_type(value)} {short(value)}"
+        found = "null" if value is None else f"{describe_type(value)} {short(value)}"
+        return f"expected {expected_text}, got {found}"
     if kind == "required":
         missing = [name for name in error.validator_value if isinstance(value, dict) and name not in value]
         return "missing required " + ", ".join(f"'{name}'" for name in missing)

@@ -196,6 +196,38 @@ def test_errors_and_warnings_are_counted_apart(workdir: Path) -> None:
     assert lines[-1] == "1 problem and 2 warnings found"
 
 
+BFCL_STYLE = """\
+name: find_restaurants
+description: Locate nearby restaurants.
+parameters:
+  type: object
+  properties:
+    location: {type: string}
+    cuisine: {type: string, enum: [Italian, Chinese], default: N/A}
+    price_range: {type: string, enum: [$, $$], default: null}
+  required: [location]
+"""
+
+
+def test_a_refused_default_warns_for_an_entry_point_and_fails_a_script(workdir: Path) -> None:
+    """Real-world schemas load (default: null is no default); a refused default is an error only where nami
+    renders it, and --strict fails on the warning."""
+    write(workdir / "agent.yaml", "tools: {builtin: [], files: [t.yaml]}\n")
+    write(workdir / "t.yaml", BFCL_STYLE + "entrypoint: builtins:dict\n")
+    warned = nami("check")
+    assert warned.exit_code == 0, warned.output
+    assert warned.stderr == ("t.yaml:7:64: $.parameters.properties.cuisine.default: warning: default \"N/A\" is not "
+                             "valid for this parameter: \"N/A\" is not one of: \"Italian\", \"Chinese\"; nami does "
+                             "not apply it, so a call that leaves it out passes no value\n")
+    assert nami("check", "--strict").exit_code == 1
+    write(workdir / "t.yaml", BFCL_STYLE + "script: echo \"$location $cuisine $price_range\"\n")
+    failed = nami("check")
+    assert failed.exit_code == 1
+    assert failed.stderr.splitlines() == [
+        "t.yaml:7:64: $.parameters.properties.cuisine.default: default \"N/A\" is not valid for this parameter: "
+        "\"N/A\" is not one of: \"Italian\", \"Chinese\"", "1 problem found"]
+
+
 def test_the_program_check_follows_path(workdir: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     write(workdir / "agent.yaml", "tools: {builtin: [], files: [t.yaml]}\n")
     write(workdir / "t.yaml", "name: t\ndescription: d\ncommand: [my-tool, --version]\n")

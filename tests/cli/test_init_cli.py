@@ -3,13 +3,17 @@ never an overwrite; `--tool NAME` adds one tool; `--schemas` refreshes the edito
 
 from __future__ import annotations
 
+import json
 import os
+import shutil
 from pathlib import Path
 
 import pytest
 import yaml
+from jsonschema import Draft202012Validator
 
 from nami_yaml.cli import init as init_module
+from nami_yaml.registry.library import library_catalog
 from tests.helpers import nami
 
 
@@ -111,3 +115,43 @@ def test_init_tool_in_a_project_that_does_not_load_tools_says_so(workdir: Path) 
     assert "created tools/probe.yaml" in result.output
     assert "created .nami/schemas/tool.schema.json" in result.output
     assert "agent.yaml does not load tools/probe.yaml yet: add tools/ to tools.files" in result.output
+
+
+@pytest.fixture
+def every_program_on_path(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> list[str]:
+    """A PATH with the programs of every library group (stubs) and of the example tools (the real ones);
+    returns the groups."""
+    folder = tmp_path / "programs"
+    folder.mkdir()
+    catalog, problems = library_catalog()
+    assert problems == []
+    for program in {program for group in catalog for program in group.programs}:
+        (folder / program).write_text("#!/bin/sh\n")
+        (folder / program).chmod(0o755)
+    for program in ("wc", "echo"):
+        real = shutil.which(program)
+        assert real is not None
+        (folder / program).unlink(missing_ok=True)
+        (folder / program).symlink_to(real)
+    monkeypatch.setenv("PATH", str(folder))
+    return [group.name for group in catalog]
+
+
+@pytest.mark.parametrize("with_library", [False, True])
+def test_every_file_init_writes_loads_without_a_problem_or_a_warning(workdir: Path, every_program_on_path: list[str],
+                                                                    with_library: bool) -> None:
+    groups = every_program_on_path if with_library else []
+    created = nami("init", *(f"--library={group}" for group in groups))
+    assert created.exit_code == 0, created.output
+    assert nami("init", "--tool", "deploy_web").exit_code == 0
+    assert library_of(workdir) == groups
+    checked = nami("check", "--strict")
+    assert (checked.exit_code, checked.stderr) == (0, ""), checked.output
+    report = json.loads(nami("check", "--json").stdout)
+    assert (report["errors"], report["warnings"]) == (0, 0)
+    tool = yaml.safe_load((workdir / "tools" / "count_lines.yaml").read_text())
+    assert tool["parameters"]["properties"]["paths"]["description"] == "Files, relative to the workspace."
+    schemas = sorted((workdir / ".nami" / "schemas").iterdir())
+    assert [p.name for p in schemas] == ["agent.schema.json", "tasks.schema.json", "tool.schema.json"]
+    for schema in schemas:
+        Draft202012Validator.check_schema(json.loads(schema.read_text()))

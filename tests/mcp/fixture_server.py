@@ -5,11 +5,16 @@ big (a long output), show_env (one variable of its environment), fail (an error 
 appends its pid; ``--child-pid-file PATH`` starts a ``sleep`` child (in its process group) and records its pid;
 ``--hang`` never answers. Hostile ones: ``--endless-list`` pages its tool list forever, ``--many-tools N`` lists N
 tools, ``--stderr-flood BYTES`` writes that much to stderr before it serves, ``--tool-names A,B`` lists tools
-of those names (``--description TEXT`` for each).
+of those names (``--description TEXT`` for each). ``--schemas FILE`` lists the ``functions:`` of a YAML file
+(tests/registry/bfcl_style.yaml) as tools, each answering with the arguments it got, as JSON. ``--binary`` lists
+tools answering with binary data: picture (an image block), chart (base64 in structuredContent, no text),
+report (a PDF as base64 in the JSON text and in structuredContent), thumbnail (a data: URI in a text block).
 """
 
 from __future__ import annotations
 
+import base64
+import json
 import os
 import subprocess
 import sys
@@ -17,6 +22,7 @@ from pathlib import Path
 
 import anyio
 import mcp_types as types
+import yaml
 from mcp.server.lowlevel import Server
 from mcp.server.stdio import stdio_server
 
@@ -36,6 +42,26 @@ TOOLS = [
 ]
 
 
+# Real formats' first bytes, then noise: what a screenshot tool or a chart renderer sends.
+PNG = b"\x89PNG\r\n\x1a\n" + os.urandom(37_492)
+PDF = b"%PDF-1.7\n" + os.urandom(20_000)
+BINARY_TOOLS = [types.Tool(name=name, description=f"Binary data: {name}.", input_schema={"type": "object"})
+                for name in ("picture", "chart", "report", "thumbnail")]
+
+
+def binary_reply(name: str) -> types.CallToolResult:
+    png, pdf = base64.b64encode(PNG).decode(), base64.b64encode(PDF).decode()
+    if name == "picture":
+        return types.CallToolResult(content=[types.ImageContent(data=png, mime_type="image/png")])
+    if name == "chart":
+        return types.CallToolResult(content=[], structured_content={"title": "Sales", "png": png, "points": 12})
+    if name == "report":
+        structured = {"name": "q3.pdf", "pages": 4, "content": pdf}
+        return types.CallToolResult(content=[types.TextContent(text=json.dumps(structured))],
+                                    structured_content=structured)
+    return reply(f"data:image/png;base64,{png}")
+
+
 async def list_tools(ctx: object, params: types.PaginatedRequestParams | None) -> types.ListToolsResult:
     if "--endless-list" in sys.argv:  # one tool a page, and always another page
         page = int(params.cursor) if params is not None and params.cursor else 0
@@ -49,6 +75,11 @@ async def list_tools(ctx: object, params: types.PaginatedRequestParams | None) -
         count = int(sys.argv[sys.argv.index("--huge-schema") + 1])
         schema = {"type": "object", "properties": {f"p{n}": {"type": "string"} for n in range(count)}}
         return types.ListToolsResult(tools=[types.Tool(name="wide", input_schema=schema), *TOOLS[:1]])
+    if "--binary" in sys.argv:
+        return types.ListToolsResult(tools=[*TOOLS, *BINARY_TOOLS])
+    if "--schemas" in sys.argv:
+        return types.ListToolsResult(tools=[types.Tool(name=f["name"], description=f["description"],
+                                                       input_schema=f["parameters"]) for f in _functions()])
     if "--tool-names" in sys.argv:
         names = sys.argv[sys.argv.index("--tool-names") + 1].split(",")
         about = sys.argv[sys.argv.index("--description") + 1] if "--description" in sys.argv else "Named."
@@ -57,12 +88,21 @@ async def list_tools(ctx: object, params: types.PaginatedRequestParams | None) -
     return types.ListToolsResult(tools=TOOLS)
 
 
+def _functions() -> list[dict[str, object]]:
+    path = Path(sys.argv[sys.argv.index("--schemas") + 1])
+    return yaml.safe_load(path.read_text(encoding="utf-8"))["functions"]
+
+
 def reply(text: str, *, error: bool = False) -> types.CallToolResult:
     return types.CallToolResult(content=[types.TextContent(text=text)], is_error=error)
 
 
 async def call_tool(ctx: object, params: types.CallToolRequestParams) -> types.CallToolResult:
     args = params.arguments or {}
+    if "--schemas" in sys.argv:
+        return reply(json.dumps(args, sort_keys=True))
+    if params.name in {tool.name for tool in BINARY_TOOLS}:
+        return binary_reply(params.name)
     if params.name == "echo":
         return reply(args["text"])
     if params.name == "shout":

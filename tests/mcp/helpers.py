@@ -21,6 +21,9 @@ from mcp.client.stdio import StdioServerParameters, stdio_client
 from mcp.client.streamable_http import streamable_http_client
 from mcp.shared._httpx_utils import create_mcp_http_client
 
+from nami_yaml.config.mcp_servers import McpServerSpec
+from nami_yaml.mcp.client import McpServers
+
 FIXTURE = Path(__file__).with_name("fixture_server.py")
 NAMI = [sys.executable, "-m", "nami_yaml"]
 CLIENT = types.Implementation(name="nami-tests", version="1.0")
@@ -28,6 +31,18 @@ CLIENT = types.Implementation(name="nami-tests", version="1.0")
 
 def fixture_command(*args: str) -> list[str]:
     return [sys.executable, str(FIXTURE), *args]
+
+
+def fixture_spec(name: str = "fx", *args: str, **options: object) -> McpServerSpec:
+    """The fixture server as agent.yaml would name it (``args`` are the fixture's own options)."""
+    return McpServerSpec(name, command=sys.executable, args=(str(FIXTURE), *args), where="agent.yaml:3:3",
+                         **options)  # type: ignore[arg-type]
+
+
+def servers(workdir: Path, *specs: McpServerSpec, env: dict[str, str] | None = None) -> McpServers:
+    """nami's client for these servers (not started), with the model's key variable protected."""
+    return McpServers(list(specs), workspace=workdir, host_env={**os.environ, **(env or {})},
+                      protected_env=frozenset({"OPENAI_API_KEY"}), log_dir=workdir.parent / "logs")
 
 
 def alive(pid: int) -> bool:

@@ -4,7 +4,6 @@ start, hang or crash, and no process left behind."""
 
 from __future__ import annotations
 
-import os
 import sys
 import threading
 import time
@@ -18,23 +17,22 @@ need_mcp()
 
 from nami_yaml.cancel import CancelToken  # noqa: E402
 from nami_yaml.config.mcp_servers import McpServerSpec  # noqa: E402
-from nami_yaml.mcp.client import McpServers, tool_name  # noqa: E402
+from nami_yaml.mcp.client import tool_name  # noqa: E402
 from nami_yaml.registry.executor import Executor  # noqa: E402
 from nami_yaml.registry.registry import Registry  # noqa: E402
 from nami_yaml.runtime import RuntimeContext, ToolSettings  # noqa: E402
-from tests.mcp.helpers import FIXTURE, alive, gone, http_server, server_pid, wait_for_text  # noqa: E402
+from tests.mcp.helpers import (  # noqa: E402
+    FIXTURE,
+    alive,
+    fixture_spec,
+    gone,
+    http_server,
+    server_pid,
+    servers,
+    wait_for_text,
+)
 
 TOKEN = "s" * 32
-
-
-def fixture_spec(name: str = "fx", *args: str, **options: object) -> McpServerSpec:
-    return McpServerSpec(name, command=sys.executable, args=(str(FIXTURE), *args), where="agent.yaml:3:3",
-                         **options)  # type: ignore[arg-type]
-
-
-def servers(workdir: Path, *specs: McpServerSpec, env: dict[str, str] | None = None) -> McpServers:
-    return McpServers(list(specs), workspace=workdir, host_env={**os.environ, **(env or {})},
-                      protected_env=frozenset({"OPENAI_API_KEY"}), log_dir=workdir.parent / "logs")
 
 
 def test_its_tools_join_as_server__tool_with_their_schema_and_risk(workdir: Path) -> None:
@@ -69,7 +67,7 @@ def test_calls_answer_and_the_environment_is_scrubbed(workdir: Path) -> None:
         secret = running.call_tool("fx", "show_env", {"name": "MY_API_TOKEN"}, timeout=10, cancel=token)
         terminal = running.call_tool("fx", "show_env", {"name": "TERM"}, timeout=10, cancel=token)
     assert (echo.text, echo.ok) == ("hi", True)
-    assert (failed.text, failed.ok) == ("it went wrong", False)
+    assert (failed.text, failed.ok) == ("Error: it went wrong", False)
     assert greeting.text == "'hello ann'"
     assert secret.text == "None"  # secret-looking host variables are not passed on, as for tools
     assert terminal.text == "'dumb'"  # the tools' non-interactive environment

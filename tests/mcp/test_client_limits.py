@@ -3,8 +3,6 @@ flood on stderr, and tool names that two servers share."""
 
 from __future__ import annotations
 
-import os
-import sys
 from pathlib import Path
 
 from tests.programs import need_mcp
@@ -12,19 +10,8 @@ from tests.programs import need_mcp
 need_mcp()
 
 from nami_yaml.cancel import CancelToken  # noqa: E402
-from nami_yaml.config.mcp_servers import McpServerSpec  # noqa: E402
-from nami_yaml.mcp.client import MAX_DESCRIPTION, MAX_LOG_BYTES, MAX_TOOLS, McpServers  # noqa: E402
-from tests.mcp.helpers import FIXTURE  # noqa: E402
-
-
-def fixture_spec(name: str, *args: str, **options: object) -> McpServerSpec:
-    return McpServerSpec(name, command=sys.executable, args=(str(FIXTURE), *args), where="agent.yaml:3:3",
-                         **options)  # type: ignore[arg-type]
-
-
-def servers(workdir: Path, *specs: McpServerSpec) -> McpServers:
-    return McpServers(list(specs), workspace=workdir, host_env=dict(os.environ), protected_env=frozenset(),
-                      log_dir=workdir.parent / "logs")
+from nami_yaml.mcp.client import MAX_DESCRIPTION, MAX_LOG_BYTES, MAX_TOOLS  # noqa: E402
+from tests.mcp.helpers import fixture_spec, servers  # noqa: E402
 
 
 def test_a_tool_list_that_pages_forever_fails_at_once_saying_so(workdir: Path) -> None:

@@ -19,8 +19,10 @@ from tests.programs import need_mcp
 need_mcp()
 
 import anyio  # noqa: E402
+import mcp_types as types  # noqa: E402
 from click.testing import CliRunner  # noqa: E402
 from mcp.client.session import ClientSession  # noqa: E402
+from mcp.shared.exceptions import MCPError  # noqa: E402
 
 from nami_yaml.cli.main import cli  # noqa: E402
 from nami_yaml.registry.loader import load_tools  # noqa: E402
@@ -168,6 +170,18 @@ async def the_whole_story(session: ClientSession, project: Path) -> None:
 
     still = await session.call_tool("greet", {"who": "bob"})  # the connection goes on after a cancel
     assert text_of(still) == "hello bob"
+
+    # Protocol errors, as the MCP spec has them: JSON-RPC -32602 (invalid params), not tool results.
+    with pytest.raises(MCPError) as unknown:
+        await session.call_tool("gret", {"who": "ann"})
+    assert unknown.value.code == types.INVALID_PARAMS
+    assert unknown.value.message == ("unknown tool 'gret'; did you mean 'greet'? The tools of this server: deploy, "
+                                     "greet, many, remove, sleeper")
+    with pytest.raises(MCPError) as cursor:
+        await session.list_tools(params=types.PaginatedRequestParams(cursor="page-2"))
+    assert cursor.value.code == types.INVALID_PARAMS
+    assert cursor.value.message == ("invalid cursor 'page-2': this server lists all its tools at once, so a list "
+                                    "request needs no cursor")
 
 
 def check_audit(project: Path) -> None:

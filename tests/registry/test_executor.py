@@ -11,7 +11,8 @@ from typing import Any
 import pytest
 
 from nami_yaml.errors import ToolError
-from nami_yaml.registry.executor import Executor, PreparedToolCall, apply_defaults
+from nami_yaml.registry.defaults import apply_defaults
+from nami_yaml.registry.executor import Executor, PreparedToolCall
 from nami_yaml.registry.loader import load_tools
 from nami_yaml.registry.registry import Registry
 from nami_yaml.registry.tool import Tool

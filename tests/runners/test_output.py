@@ -7,6 +7,7 @@ from pathlib import Path
 from nami_yaml.runners.output import (
     OutputCapture,
     SaveBudget,
+    cut_note,
     omission_marker,
     open_spill_file,
     truncate_text,
@@ -175,23 +176,43 @@ def test_truncate_text_spills_lone_surrogates_without_failing(tmp_path: Path) ->
 
 
 def test_a_spill_file_stops_at_the_budget_and_says_so(tmp_path: Path) -> None:
-    budget = SaveBudget(1000)
-    out, err = OutputCapture(10, tmp_path, "stdout", budget), OutputCapture(10, tmp_path, "stderr", budget)
+    budget = SaveBudget(2000)
+    out, err = OutputCapture(40, tmp_path, "stdout", budget), OutputCapture(40, tmp_path, "stderr", budget)
     _feed_all(out, b"o" * 700, chunk=64)
-    _feed_all(err, b"e" * 700, chunk=64)
+    _feed_all(err, b"e" * 1000, chunk=64)
+    _feed_all(err, b"\nthe end\n", chunk=64)  # past the cut: not saved, but still the tail
     out.close()
     err.close()
-    assert budget.exhausted and out.saved + err.saved == 1000
+    assert budget.exhausted and out.saved == 700 and 0 < err.saved < 1000
     assert out.spill_path is not None and out.spill_path.read_bytes() == b"o" * 700
-    assert err.spill_path is not None and err.spill_path.read_bytes() == b"e" * 300
-    assert f"first 300 bytes saved: {err.spill_path}" in err.text()
+    assert err.spill_path is not None and err.spill_path.read_bytes() == b"e" * err.saved + cut_note(2000)
+    assert out.spill_path.stat().st_size + err.spill_path.stat().st_size <= 2000
+    assert f"first {err.saved:,} bytes saved: {err.spill_path}" in err.text()
+    assert err.text().endswith("eeee\nthe end\n")
     assert f"full output: {out.spill_path}" in out.text()
+
+
+def test_a_tiny_budget_still_never_passes_its_limit(tmp_path: Path) -> None:
+    budget = SaveBudget(100)
+    with OutputCapture(10, tmp_path, "stdout", budget) as out:
+        _feed_all(out, b"o" * 500, chunk=64)
+    assert out.spill_path is not None and out.spill_path.stat().st_size == 100
+    assert out.spill_path.read_bytes().startswith(b"o" * 50 + b"\n[nami stopped saving here")
+
+
+def test_no_budget_saves_nothing(tmp_path: Path) -> None:
+    spill = tmp_path / "spill"
+    with OutputCapture(10, spill, "stdout", SaveBudget(0)) as out:
+        _feed_all(out, b"o" * 500, chunk=64)
+    assert truncate_text("x" * 5000, 100, spill, max_saved=0)[1] is None
+    assert out.spill_path is None and not spill.exists()
+    assert out.text().endswith("ooooo") and "[490 bytes omitted]" in out.text()
 
 
 def test_truncate_text_saves_at_most_the_budget(tmp_path: Path) -> None:
     capped, path = truncate_text("x" * 5000, 100, tmp_path / "spill", max_saved=1000)
-    assert path is not None and path.read_bytes() == b"x" * 1000
-    assert f"first 1,000 bytes saved: {path}" in capped
+    assert path is not None and path.read_bytes() == b"x" * 600 + cut_note(1000)
+    assert f"first 600 bytes saved: {path}" in capped
 
 
 def test_spill_files_never_go_through_a_planted_symlink(tmp_path: Path) -> None:

@@ -11,10 +11,12 @@ import textwrap
 import threading
 import time
 from pathlib import Path
+from typing import Any
 
 import pytest
 
 from nami_yaml.env_secrets import NON_INTERACTIVE_ENV, EnvScrub, child_environment, is_secret_name
+from nami_yaml.runners.output import cut_note
 from nami_yaml.runners.process import ProcessRequest, ProcessResult, run_process
 
 
@@ -396,27 +398,30 @@ _MEMORY_PROBE = textwrap.dedent(
     before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
     result = run_process(ProcessRequest(
         argv=["bash", "-c", "head -c 300000000 /dev/zero | tr '\\\\0' a"],
-        cwd=cwd, env=env, timeout=600, spill_dir=Path(sys.argv[2]), max_saved=400_000_000,
+        cwd=cwd, env=env, timeout=600, spill_dir=Path(sys.argv[2]), max_saved=int(sys.argv[3]),
     ))
     after = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
     print(json.dumps({
         "growth_kb": after - before, "total": result.total_bytes, "timed_out": result.timed_out,
         "exit": result.exit_code, "spill": str(result.spill_path),
         "spill_size": result.spill_path.stat().st_size if result.spill_path else -1,
-        "shown": len(result.stdout), "tail": result.stdout[-20:],
+        "shown": len(result.stdout), "tail": result.stdout[-20:], "saved_capped": result.saved_capped,
     }))
     """
 )
 
 
-def test_huge_output_keeps_memory_flat_and_spills_everything(workdir: Path, tmp_path: Path) -> None:
-    spill_dir = tmp_path / "spill"
+def _probe(workdir: Path, spill_dir: Path, max_saved: int) -> dict[str, Any]:
     probe = subprocess.run(
-        [sys.executable, "-c", _MEMORY_PROBE, str(workdir), str(spill_dir)],
+        [sys.executable, "-c", _MEMORY_PROBE, str(workdir), str(spill_dir), str(max_saved)],
         capture_output=True, text=True, timeout=900, check=False,
     )
     assert probe.returncode == 0, probe.stderr
-    report = json.loads(probe.stdout)
+    return json.loads(probe.stdout)
+
+
+def test_huge_output_keeps_memory_flat_and_spills_everything(workdir: Path, tmp_path: Path) -> None:
+    report = _probe(workdir, tmp_path / "spill", 400_000_000)
     try:
         assert not report["timed_out"]
         assert report["exit"] == 0
@@ -429,23 +434,60 @@ def test_huge_output_keeps_memory_flat_and_spills_everything(workdir: Path, tmp_
         Path(report["spill"]).unlink(missing_ok=True)  # do not leave 300 MB in pytest's tmp dirs
 
 
+def test_past_the_saved_cap_the_pipe_is_drained_with_memory_flat(workdir: Path, tmp_path: Path) -> None:
+    """300 MB through a 1 MB saved-output cap: read to the end, the tail kept, memory as flat as ever."""
+    report = _probe(workdir, tmp_path / "spill", 1_000_000)
+    assert (report["exit"], report["timed_out"], report["total"]) == (0, False, 300_000_000)
+    assert report["saved_capped"] and 0 < report["spill_size"] <= 1_000_000
+    assert report["tail"] == "a" * 20
+    assert report["growth_kb"] < 30 * 1024, report
+
+
 def test_saved_output_is_capped_by_default(workdir: Path, tmp_path: Path) -> None:
     """A review wrote 4 GB + 1.7 GB of saved output from one call; the default cap is 64 MB per call."""
     spill_dir = tmp_path / "spill"
     result = _run(["head", "-c", "80000000", "/dev/zero"], workdir, max_output=1000, spill_dir=spill_dir)
     saved = sum(p.stat().st_size for p in spill_dir.iterdir())
     assert saved <= 64_000_000
-    assert result.spill_path is not None and result.spill_path.stat().st_size == 64_000_000
+    assert result.spill_path is not None and 63_999_000 < result.spill_path.stat().st_size <= 64_000_000
+    assert result.ok and result.exit_code == 0 and result.total_bytes == 80_000_000
 
 
-def test_a_tool_that_never_stops_printing_is_stopped_at_the_cap(workdir: Path, tmp_path: Path) -> None:
+CHATTY = """\
+import sys
+for n in range(20_000):
+    print(f"step {n}: resource {n} created")
+print("Error: creating resource web: quota exceeded", file=sys.stderr)
+print("Apply failed: 1 error")
+sys.exit(3)
+"""
+
+
+def test_a_chatty_tool_past_the_saved_cap_runs_to_its_end_and_keeps_its_tail(workdir: Path, tmp_path: Path) -> None:
+    """A verbose `terraform apply` must never be stopped for its output: the error is at the end."""
     spill_dir = tmp_path / "spill"
-    result = _run(["yes", "spam"], workdir, max_output=1000, spill_dir=spill_dir, max_saved=2_000_000, timeout=60)
-    assert not result.timed_out
-    assert not result.ok and result.saved_capped
-    assert result.spill_path is not None and result.spill_path.stat().st_size == 2_000_000
-    assert result.spill_path.read_bytes() == b"spam\n" * 400_000
+    result = _run([sys.executable, "-c", CHATTY], workdir, max_output=1000, spill_dir=spill_dir, max_saved=50_000,
+                  timeout=60)
+    assert result.exit_code == 3 and not result.timed_out and not result.interrupted  # it exited by itself
+    assert result.total_bytes > 600_000 and result.saved_capped
+    assert result.stdout.endswith("step 19999: resource 19999 created\nApply failed: 1 error\n")
+    assert "Error: creating resource web: quota exceeded" in result.stderr
     text = result.format()
-    assert "first 2,000,000 bytes saved: " in text
-    assert text.endswith("[the output passed 2,000,000 bytes, the most nami saves for one call "
-                         "(limits.max_saved_output), so the tool was stopped]")
+    assert text.endswith("[exit code: 3]")
+    assert f"bytes saved: {result.spill_path}" in text
+    assert "stopped" not in text
+    assert result.spill_path is not None
+    saved = result.spill_path.read_bytes()
+    assert len(saved) <= 50_000
+    assert saved.startswith(b"step 0: resource 0 created\n")
+    assert saved.endswith(cut_note(50_000)) and b"(50,000 bytes for one call)" in cut_note(50_000)
+    assert sum(p.stat().st_size for p in spill_dir.iterdir()) <= 50_000
+
+
+def test_a_tool_that_never_stops_printing_ends_at_its_timeout(workdir: Path, tmp_path: Path) -> None:
+    result = _run(["yes", "spam"], workdir, max_output=1000, spill_dir=tmp_path / "spill", max_saved=200_000,
+                  timeout=1.5)
+    assert result.timed_out and not result.ok and result.saved_capped
+    assert result.stdout.endswith("spam\n")  # the tail, read until the end
+    assert result.format().endswith("[timed out after 1.5 s; process group killed]")
+    assert result.spill_path is not None and result.spill_path.stat().st_size <= 200_000
