@@ -27,6 +27,7 @@ def _when(ctx: click.Context, param: click.Parameter, value: str | None) -> date
 @click.option("--tool", metavar="NAME", help="Only calls of this tool (a glob: kubectl_*).")
 @click.option("--session", metavar="ID", help="Only this session (an id or its beginning).")
 @click.option("--decision", type=click.Choice(["allow", "deny"]), help="Only calls allowed, or only refused.")
+@click.option("--target", metavar="NAME", help="Only calls on this target (agent.yaml targets:).")
 @click.option("--by", metavar="TEXT", help="Only decisions whose source contains TEXT (rule, user, --yes, agent.yaml:14).")
 @click.option("--since", metavar="WHEN", callback=_when, help="From this time: 30m, 2h, 7d ago, or 2025-01-31[T14:00].")
 @click.option("--until", metavar="WHEN", callback=_when, help="Up to this time (same forms).")
@@ -36,13 +37,15 @@ def _when(ctx: click.Context, param: click.Parameter, value: str | None) -> date
               help="Read this log instead of the configured one (audit.path).")
 @config_option
 @handle_errors
-def log(tool: str | None, session: str | None, decision: str | None, by: str | None, since: datetime | None,
-        until: datetime | None, last: int | None, as_json: bool, log_path: Path | None, config: str | None) -> None:
+def log(tool: str | None, session: str | None, decision: str | None, target: str | None, by: str | None,
+        since: datetime | None, until: datetime | None, last: int | None, as_json: bool, log_path: Path | None,
+        config: str | None) -> None:
     """Show the audit log: each tool call, who decided it, what it did."""
     path = log_path or configured_path(settings(config).get("audit.path"))
     if not path.exists():
         fail(f"nami: no audit log at {path} yet", EXIT_USAGE if log_path else 0)
-    wanted = LogFilter(tool=tool, session=session, decision=decision, by=by, since=since, until=until)
+    wanted = LogFilter(tool=tool, session=session, decision=decision, by=by, target=target, since=since,
+                       until=until)
     broken: list[int] = []
     shown: deque = deque(maxlen=last)
     try:

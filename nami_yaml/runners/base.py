@@ -14,6 +14,7 @@ from nami_yaml.errors import ToolError
 from nami_yaml.result import Streams, ToolResult
 from nami_yaml.runners.options import ProcessOptions
 from nami_yaml.runners.process import ProcessRequest, run_process
+from nami_yaml.runners.template import TARGET_PREFIX
 from nami_yaml.runtime import RuntimeContext
 
 _HOST_REF = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)\}")
@@ -28,6 +29,25 @@ def working_folder(options: ProcessOptions, ctx: RuntimeContext) -> Path:
     if not folder.is_dir():
         raise ToolError(f"the tool's cwd {options.cwd!r} is not a folder in the workspace {ctx.workspace}")
     return folder
+
+
+TARGET_VARIABLE = "NAMI_TARGET"  # the call's target name; its vars are NAMI_TARGET_<NAME>
+
+
+def target_variables(ctx: RuntimeContext) -> dict[str, str]:
+    """``$NAMI_TARGET`` and ``$NAMI_TARGET_<VAR>`` of the call's target (none for a call on no target)."""
+    if ctx.target is None:
+        return {}
+    return {TARGET_VARIABLE: ctx.target.name,
+            **{f"{TARGET_VARIABLE}_{name.upper()}": value for name, value in ctx.target.vars.items()}}
+
+
+def template_values(args: dict[str, Any], ctx: RuntimeContext) -> dict[str, Any]:
+    """What a command or stdin template is rendered with: the arguments, and ``target.<var>`` for each var
+    of the call's target (a var the target lacks is absent, so an optional group holding it is left out)."""
+    if ctx.target is None:
+        return args
+    return {**args, **{TARGET_PREFIX + name: value for name, value in ctx.target.vars.items()}}
 
 
 def fixed_environment(options: ProcessOptions, ctx: RuntimeContext) -> dict[str, str]:
@@ -46,7 +66,9 @@ def fixed_environment(options: ProcessOptions, ctx: RuntimeContext) -> dict[str,
         return ctx.host_env[name]
 
     fixed = {}
-    for key, value in options.env.items():
+    # The target's env on top of the tool's own: the call runs against that environment.
+    declared = {**options.env, **(ctx.target.env if ctx.target is not None else {})}
+    for key, value in declared.items():
         if key in ctx.protected_env:
             raise ToolError(f"env sets {key}, which is never given to tools")
         fixed[key] = _HOST_REF.sub(host_value, str(value))
@@ -121,7 +143,7 @@ def build_invocation(
     script: str | None = None,
 ) -> ProcessInvocation:
     fixed = fixed_environment(options, ctx)
-    extra = {**fixed, **(call_env or {})}
+    extra = {**fixed, **(call_env or {}), **target_variables(ctx)}
     env = child_environment(ctx.host_env, passthrough=options.env_passthrough, extra=extra,
                             protected=ctx.protected_env, scrub=ctx.env_scrub)
     for name in drop_env:
