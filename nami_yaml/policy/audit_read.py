@@ -101,11 +101,17 @@ def describe(record: dict[str, Any], width: int = 160) -> str:
     return text if len(text) <= width else text[: width - 1] + "…"
 
 
-def format_record(record: dict[str, Any]) -> str:
+def local_time(record: dict[str, Any]) -> str:
     when = parse_time(record.get("time"))
-    shown = when.astimezone().strftime("%Y-%m-%d %H:%M:%S") if when else "????-??-?? ??:??:??"
-    tool = str(record.get("tool")) + (f" on {record['target']}" if record.get("target") else "")
-    parts = [shown, f"{record.get('status', '?'):<7}", tool, describe(record)]
+    return when.astimezone().strftime("%Y-%m-%d %H:%M:%S") if when else "????-??-?? ??:??:??"
+
+
+def tool_on_target(record: dict[str, Any]) -> str:
+    return str(record.get("tool")) + (f" on {record['target']}" if record.get("target") else "")
+
+
+def format_record(record: dict[str, Any]) -> str:
+    parts = [local_time(record), f"{record.get('status', '?'):<7}", tool_on_target(record), describe(record)]
     if record.get("status") == "ran":
         outcome = f"exit {record['exit_code']}" if record.get("exit_code") is not None else (
             "ok" if record.get("ok") else "failed")

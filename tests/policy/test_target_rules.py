@@ -8,7 +8,7 @@ from pathlib import Path
 from nami_yaml.app import open_project
 from nami_yaml.policy.layers import build_policy, rule_problems
 from nami_yaml.registry.executor import PreparedToolCall
-from tests.helpers import write
+from tests.helpers import KUBECTL_ON_TARGETS, write
 
 PROJECT = """\
 targets:
@@ -19,19 +19,6 @@ permissions: {exec: allow}
 rules:
   - {tool: kubectl_change, args: {target: prod}, decision: ask, reason: prod changes are reviewed}
   - {tool: kubectl_change, args: {target: prod, verb: delete}, decision: deny}
-"""
-TOOL = """\
-name: kubectl_change
-description: Change resources.
-risk: exec
-target: true
-parameters:
-  type: object
-  properties:
-    verb: {type: string, enum: [apply, delete]}
-    resource: {type: string}
-  required: [verb, resource]
-command: [kubectl, --context, "{target.context}", "{verb}", "{resource}"]
 """
 
 
@@ -46,7 +33,7 @@ def decide(workdir: Path, *, pin: str | None = None, **arguments: str) -> tuple[
 
 def test_anything_on_prod_asks_and_deletes_on_prod_are_denied_while_dev_runs(workdir: Path) -> None:
     write(workdir / "agent.yaml", PROJECT)
-    write(workdir / "tools" / "kubectl.yaml", TOOL)
+    write(workdir / "tools" / "kubectl.yaml", KUBECTL_ON_TARGETS)
     assert decide(workdir, verb="delete", resource="pod/x", target="dev") == ("allow", "permissions.exec")
     assert decide(workdir, verb="apply", resource="x", target="prod") == ("ask", "rule agent.yaml:7:5")
     assert decide(workdir, verb="delete", resource="x", target="prod") == ("deny", "rule agent.yaml:8:5")
@@ -54,7 +41,7 @@ def test_anything_on_prod_asks_and_deletes_on_prod_are_denied_while_dev_runs(wor
 
 def test_a_pinned_target_is_matched_as_if_the_model_had_chosen_it(workdir: Path) -> None:
     write(workdir / "agent.yaml", PROJECT)
-    write(workdir / "tools" / "kubectl.yaml", TOOL)
+    write(workdir / "tools" / "kubectl.yaml", KUBECTL_ON_TARGETS)
     assert decide(workdir, pin="prod", verb="delete", resource="x") == ("deny", "rule agent.yaml:8:5")
     assert decide(workdir, pin="dev", verb="delete", resource="x") == ("allow", "permissions.exec")
 
@@ -63,7 +50,7 @@ def test_a_rule_naming_a_target_the_project_lacks_is_reported(workdir: Path) -> 
     write(workdir / "agent.yaml", PROJECT.replace("args: {target: prod, verb: delete}",
                                                   "args: {target: [prod, production], verb: delete}")
           + "  - {tool: kubectl_change, args: {target: {glob: 'stag*'}}, decision: deny}\n")
-    write(workdir / "tools" / "kubectl.yaml", TOOL)
+    write(workdir / "tools" / "kubectl.yaml", KUBECTL_ON_TARGETS)
     project = open_project(cwd=workdir)
     messages = [str(p) for p in rule_problems(project.settings, project.registry)]
     assert messages == [
