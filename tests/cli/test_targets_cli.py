@@ -104,3 +104,11 @@ def test_doctor_checks_the_files_a_target_names_without_running_anything(project
     assert found["status"] == "fail" and found["details"] == [f"APP_CONFIG: {temp_home}/prod.conf does not exist"]
     assert prod.returncode == 1
     assert not default_audit_path().exists()  # no tool ran
+
+
+def test_the_trust_summary_and_tools_show_name_the_targets(project: Path, temp_home: Path) -> None:
+    summary = run_nami(None, "trust", cwd=project).stdout
+    assert "  sets 2 targets, whose env the calls on each get:\n" in summary
+    assert f"    prod: APP_CONFIG={temp_home}/prod.conf\n" in summary
+    shown = run_nami(None, "tools", "show", "where", cwd=project).stdout
+    assert "targets:    dev, prod (the model chooses)\n" in shown
