@@ -51,28 +51,31 @@ def template_values(args: dict[str, Any], ctx: RuntimeContext) -> dict[str, Any]
 
 
 def fixed_environment(options: ProcessOptions, ctx: RuntimeContext) -> dict[str, str]:
-    """The tool's ``env:`` values with ``${NAME}`` taken from the host, under the same secret rules."""
-
-    def host_value(match: re.Match[str]) -> str:
-        name = match.group(1)
-        if name in ctx.protected_env:
-            raise ToolError(f"env refers to ${{{name}}}, which is never given to tools")
-        secret = is_secret_name(name, ctx.env_scrub) or (
-            name in ctx.host_env and is_secret_value(ctx.host_env[name], ctx.env_scrub))
-        if secret and name not in options.env_passthrough:
-            raise ToolError(f"env refers to ${{{name}}}, which looks secret; list it in env_passthrough to allow it")
-        if name not in ctx.host_env:
-            raise ToolError(f"env refers to ${{{name}}}, which is not set")
-        return ctx.host_env[name]
-
-    fixed = {}
-    # The target's env on top of the tool's own: the call runs against that environment.
-    declared = {**options.env, **(ctx.target.env if ctx.target is not None else {})}
-    for key, value in declared.items():
-        if key in ctx.protected_env:
-            raise ToolError(f"env sets {key}, which is never given to tools")
-        fixed[key] = _HOST_REF.sub(host_value, str(value))
+    """The tool's ``env:`` values, and then its target's, with ``${NAME}`` taken from the host under the same
+    secret rules (the tool's ``env_passthrough`` covers both: the target only says which values)."""
+    fixed: dict[str, str] = {}
+    sources = [("env", options.env)]
+    if ctx.target is not None:  # on top of the tool's own: the call runs against that environment
+        sources.append((f"target {ctx.target.name}'s env", ctx.target.env))
+    for what, values in sources:
+        for key, value in values.items():
+            if key in ctx.protected_env:
+                raise ToolError(f"{what} sets {key}, which is never given to tools")
+            fixed[key] = _HOST_REF.sub(lambda match, what=what: _host_value(match.group(1), what, options, ctx),
+                                       str(value))
     return fixed
+
+
+def _host_value(name: str, what: str, options: ProcessOptions, ctx: RuntimeContext) -> str:
+    if name in ctx.protected_env:
+        raise ToolError(f"{what} refers to ${{{name}}}, which is never given to tools")
+    secret = is_secret_name(name, ctx.env_scrub) or (
+        name in ctx.host_env and is_secret_value(ctx.host_env[name], ctx.env_scrub))
+    if secret and name not in options.env_passthrough:
+        raise ToolError(f"{what} refers to ${{{name}}}, which looks secret; list it in env_passthrough to allow it")
+    if name not in ctx.host_env:
+        raise ToolError(f"{what} refers to ${{{name}}}, which is not set")
+    return ctx.host_env[name]
 
 
 @dataclass

@@ -153,3 +153,19 @@ def test_an_optional_tool_runs_as_it_is_where_there_are_no_targets(ctx: RuntimeC
     assert problems(workdir, SHOW.replace("target: true", "target: optional"), TargetSet()) == [
         "$.command[3]: {target.context} outside an optional group: a target: optional tool also runs where no target "
         "is declared; put it in a group, e.g. [--context, \"{target.context}\"]"]
+
+
+def test_a_targets_env_takes_host_variables_under_the_tools_rules_for_secrets(ctx: RuntimeContext) -> None:
+    ctx.host_env = {**ctx.host_env, "PROD_DB_PASSWORD": "hunter2-hunter2", "REGION": "eu-west-1"}
+    ctx.protected_env = frozenset({"NAMI_API_KEY"})
+    text = "name: show\ndescription: d\nrisk: read\ntarget: true\ncommand: [env]\n"
+    targets = TargetSet((Target("prod", {"DB_PASSWORD": "${PROD_DB_PASSWORD}", "AWS_REGION": "${REGION}"}),))
+    refused = run(ctx, text, {"target": "prod"}, targets)
+    assert not refused.ok
+    assert refused.content == ("Error: show: target prod's env refers to ${PROD_DB_PASSWORD}, which looks secret; "
+                               "list it in env_passthrough to allow it")
+    allowed = run(ctx, text.replace("command:", "env_passthrough: [PROD_DB_PASSWORD]\ncommand:"), {"target": "prod"},
+                  targets)
+    assert {"DB_PASSWORD=hunter2-hunter2", "AWS_REGION=eu-west-1"} <= set(allowed.content.splitlines())
+    key = run(ctx, text, {"target": "prod"}, TargetSet((Target("prod", {"NAMI_API_KEY": "x"}),)))
+    assert key.content == "Error: show: target prod's env sets NAMI_API_KEY, which is never given to tools"
