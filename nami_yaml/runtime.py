@@ -71,6 +71,35 @@ class ToolSettings:
     fetch_timeout: float = 30.0
 
 
+@dataclass(frozen=True)
+class Target:
+    """One of the project's environments (agent.yaml ``targets:``): the variables a call on it runs with,
+    and the values its ``{target.NAME}`` placeholders (``$NAMI_TARGET_NAME`` in scripts) stand for."""
+
+    name: str
+    env: Mapping[str, str] = field(default_factory=dict)
+    vars: Mapping[str, str] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class TargetSet:
+    """The project's targets in declaration order, the one a call gets when the model names none
+    (``default_target``), and the one every call runs on (``pinned``: ``nami run --target``)."""
+
+    targets: tuple[Target, ...] = ()
+    default: str | None = None
+    pinned: str | None = None
+
+    def names(self) -> list[str]:
+        return [target.name for target in self.targets]
+
+    def get(self, name: object) -> Target | None:
+        return next((target for target in self.targets if target.name == name), None)
+
+    def __bool__(self) -> bool:
+        return bool(self.targets)
+
+
 @dataclass
 class RuntimeContext:
     """The fixed workspace root, settings, and the cancel switch (the run's, or one call's: ``for_call``).
@@ -100,10 +129,13 @@ class RuntimeContext:
     # Tools sent on demand: each group's tool names (what load_tools offers), and the groups loaded so far.
     tool_groups: Mapping[str, list[str]] = field(default_factory=dict)
     loaded_groups: LoadedGroups = field(default_factory=LoadedGroups)
+    # The target this call runs on (agent.yaml targets:), set by the executor for a tool that runs on one.
+    target: Target | None = None
 
     def __post_init__(self) -> None:
         self.workspace = Path(self.workspace).resolve()
 
-    def for_call(self) -> RuntimeContext:
-        """The same context with a cancel switch of the call's own, also set when the run is cancelled."""
-        return replace(self, cancel=self.cancel.child())
+    def for_call(self, target: Target | None = None) -> RuntimeContext:
+        """The same context with a cancel switch of the call's own, also set when the run is cancelled, and
+        the call's target (None: the tool runs on none)."""
+        return replace(self, cancel=self.cancel.child(), target=target)

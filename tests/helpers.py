@@ -68,3 +68,21 @@ def json_span(raw: bytes, key: bytes) -> bytes:
         start += 1
     _, end = json.JSONDecoder().raw_decode(text, start)
     return text[start:end].encode()
+
+
+# A tool that runs on the project's targets (`target: true`), for tests of rules and replays on targets. It only
+# echoes the command it stands for; api_token is there to be redacted in the audit log.
+KUBECTL_ON_TARGETS = """\
+name: kubectl_change
+description: Change resources.
+risk: exec
+target: true
+parameters:
+  type: object
+  properties:
+    verb: {type: string, enum: [apply, delete]}
+    resource: {type: string}
+    api_token: {type: string, default: none}
+  required: [verb, resource]
+command: [echo, kubectl, --context, "{target.context}", "{verb}", "{resource}", "--token={api_token}"]
+"""

@@ -65,6 +65,7 @@ class CallRecord:
     result: ToolResult
     started: float | None = None  # time.time() when it started running; None if it never ran
     duration: float | None = None
+    asked: Decision | None = None  # the policy's ask, when ``decision`` is the answer to it
 
 
 @dataclass

@@ -44,6 +44,7 @@ class _Slot:
     prepared: PreparedCall | None
     result: ToolResult | None = None
     decision: Decision | None = None
+    asked: Decision | None = None  # the hooks' ask, when ``decision`` is the answer to it
     started: float | None = None
     reported: bool = False  # a tool_result event went out
     parallel: bool = False  # a read that needed nobody's approval: runs side by side with other such reads
@@ -111,6 +112,7 @@ class ToolPhase:
         extra: dict[str, Any] = {}
         asked = slot.decision.action == "ask"
         if asked:
+            slot.asked = slot.decision
             slot.decision, extra = answer(self.hooks.ask, slot.prepared, slot.decision)
         decision = slot.decision
         approved = decision.action == "allow"
@@ -220,7 +222,7 @@ class ToolPhase:
         slot.reported = True
         self.emit(ToolResultEvent(slot.call.id, slot.call.name, r.ok, r.content, r.details))
         duration = None if slot.started is None else round(time.time() - slot.started, 3)
-        record = CallRecord(slot.call, slot.prepared, slot.decision, r, slot.started, duration)
+        record = CallRecord(slot.call, slot.prepared, slot.decision, r, slot.started, duration, slot.asked)
         for hook in self.hooks.after_tool:
             hook(record)
 

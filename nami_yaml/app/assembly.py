@@ -21,7 +21,7 @@ def open_project_for(options: AgentOptions) -> Project:
     says), and its MCP servers started unless ``options.start_servers`` is False."""
     return open_project(options.config, cwd=options.cwd, env=options.env, flags=options.flags(),
                         extra_tools=options.tools, trust=options.trust, will_run=True,
-                        tool_servers=options.start_servers, discover=options.discover)
+                        tool_servers=options.start_servers, discover=options.discover, target=options.target)
 
 
 def agent_view(project: Project, spec: AgentSpec, *, cancel: CancelToken) -> Project:

@@ -30,6 +30,7 @@ class CheckReport:
     problems: list[Problem] = field(default_factory=list)  # sorted by file and position
     tasks: dict[str, int] = field(default_factory=dict)  # task file -> how many tasks it holds
     agents: list[str] = field(default_factory=list)  # the named agents
+    policy_tests: int = 0  # how many policy tests were run (they all passed when there is no error)
     error: ConfigError | None = None  # the configuration could not be read at all
 
     @property
@@ -52,8 +53,9 @@ class CheckReport:
         started = f"; {plural(len(servers), 'MCP server')} (checked, not started)" if servers else ""
         batches = "".join(f"; {name}: {plural(count, 'task')}" for name, count in self.tasks.items())
         agents = f"; {plural(len(self.agents), 'agent')} ({', '.join(self.agents)})" if self.agents else ""
+        tests = f"; {plural(self.policy_tests, 'policy test')} passed" if self.policy_tests else ""
         return (f"ok: {where}; {plural(len(self.tools), 'tool')} ({detail or 'none'}) from "
-                f"{plural(files, 'tool file')}{agents}{started}{batches}{noted}")
+                f"{plural(files, 'tool file')}{agents}{started}{tests}{batches}{noted}")
 
 
 def check_project(config: str | None, paths: Sequence[str] = (), *, search_path: str | None = None) -> CheckReport:
@@ -72,6 +74,8 @@ def check_project(config: str | None, paths: Sequence[str] = (), *, search_path:
             report.agents = list(specs)
             found = [*found, *rule_problems(report.effective, registry), *mcp_check_problems(report.effective),
                      *agents_found, *agent_problems(report.effective, specs, registry)]
+        if not any(p.is_error for p in found) and report.effective.get("policy_tests") is not None:
+            found += _policy_test_problems(config, tool_paths, report)
         found = [*found, *_check_task_files(task_files, report.tasks)]
         report.problems = SpecError(found).problems
     except SpecError as exc:
@@ -79,6 +83,16 @@ def check_project(config: str | None, paths: Sequence[str] = (), *, search_path:
     except ConfigError as exc:
         report.error = exc
     return report
+
+
+def _policy_test_problems(config: str | None, tool_paths: list[str], report: CheckReport) -> list[Problem]:
+    """Each policy test that fails, decided as the model's calls are (nothing runs)."""
+    from nami_yaml.app.policy_check import open_for_deciding, project_policy_tests
+
+    with open_for_deciding(config, extra_tools=tool_paths) as project:
+        tests = project_policy_tests(project)
+    report.policy_tests = len(tests.outcomes)
+    return [*tests.problems, *(problem for o in tests.outcomes if (problem := o.problem()) is not None)]
 
 
 def _split_task_files(paths: Sequence[str]) -> tuple[list[Path], list[str]]:

@@ -115,15 +115,16 @@ class Guards:
         assert decided is not None
         return decided
 
-    def settle(self, call: PreparedCall) -> Decision:
-        """Decide, and ask where the decision asks: allow or deny, for a call made outside the loop."""
+    def settle(self, call: PreparedCall) -> tuple[Decision, Decision | None]:
+        """Decide, and ask where the decision asks, for a call made outside the loop: allow or deny, and the
+        ask that it answers (None when nobody was asked), for the call's record."""
         try:
             decision = self.decide(call)
         except Exception as exc:
-            return Decision.deny(f"the policy failed: {type(exc).__name__}: {exc}", "policy")
-        if decision.action == "ask":
-            decision, _ = answer(self.asker, call, decision)
-        return decision
+            return Decision.deny(f"the policy failed: {type(exc).__name__}: {exc}", "policy"), None
+        if decision.action != "ask":
+            return decision, None
+        return answer(self.asker, call, decision)[0], decision
 
     def record(self, record: CallRecord) -> None:
         """After a call (run, refused or invalid): its audit line, or its entry in the dry run."""

@@ -39,16 +39,16 @@ def call_by_hand(executor: Executor, guards: Guards, name: str, arguments: dict[
     if not isinstance(prepared, PreparedToolCall):
         guards.record(CallRecord(call, None, None, prepared))
         return ManualOutcome(prepared, None)
-    decision = guards.settle(prepared)
+    decision, asked = guards.settle(prepared)
     if decision.action != "allow":
         why = f" Reason: {decision.reason}." if decision.reason else ""
         result = ToolResult(f"Error: denied by {decision.source or 'policy'}: {prepared.describe()}.{why}", ok=False,
                             details={"denied": True})
-        guards.record(CallRecord(call, prepared, decision, result))
+        guards.record(CallRecord(call, prepared, decision, result, asked=asked))
         return ManualOutcome(result, decision)
     started = time.time()
     result = prepared.run()
-    guards.record(CallRecord(call, prepared, decision, result, started, round(time.time() - started, 3)))
+    guards.record(CallRecord(call, prepared, decision, result, started, round(time.time() - started, 3), asked))
     audit = guards.audit
     if audit is not None and audit.failure:
         result.content += f"\n[nami: the audit log {audit.path} could not be written: {audit.failure}]"

@@ -30,6 +30,7 @@ class AgentOptions:
     discover: bool = True  # look for an agent.yaml when ``config`` is not given
     tools: Sequence[str] = ()  # extra tool files, folders or globs
     trust: Trust = None  # see nami_yaml.app.project.Trust
+    target: str | None = None  # every call of a targeted tool runs on this target (agent.yaml targets:)
     # Settings, as flags.
     model: str | None = None
     base_url: str | None = None

@@ -114,19 +114,21 @@ def read_settings(config: str | Path | None = None, *, cwd: Path | None = None, 
 
 def open_project(config: str | Path | None = None, *, cwd: Path | None = None, env: Mapping[str, str] | None = None,
                  flags: Mapping[str, Any] | None = None, extra_tools: Sequence[str] = (), trust: Trust = None,
-                 will_run: bool = False, tool_servers: bool | None = None, discover: bool = True) -> Project:
+                 will_run: bool = False, tool_servers: bool | None = None, discover: bool = True,
+                 target: str | None = None) -> Project:
     """Load settings and tools. ``will_run``: tools are about to run, so a project agent.yaml found by
     walking up must be trusted (see :data:`Trust`); looking at tools needs no trust.
 
     ``tool_servers``: start the MCP servers of ``mcp_servers:`` and add their tools (None: when ``will_run``;
     True: also to look, if the project is trusted). They stop with :meth:`Project.close` or nami's exit.
-    ``discover=False``: no agent.yaml is looked for (only ``config``, if given)."""
+    ``discover=False``: no agent.yaml is looked for (only ``config``, if given). ``target``: every call of a
+    tool that runs on a target runs on this one (ConfigError if the project has no such target)."""
     env = os.environ if env is None else env
     cwd = cwd or Path.cwd()
     effective = load_settings(config=None if config is None else str(config), env=env, cwd=cwd, flags=flags,
                               discover=discover)
     skills = load_skills(effective)
-    registry = build_registry(effective, list(extra_tools), base=cwd, skills=skills)
+    registry = build_registry(effective, list(extra_tools), base=cwd, skills=skills, target=target)
     trusted = None if needs_trust(effective) else True
     if will_run and trusted is None:
         ensure_trusted(effective, registry, trust)

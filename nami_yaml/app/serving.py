@@ -121,6 +121,7 @@ class ServedCall:
         self.guards = served.guards(client)
         self.prepared: PreparedToolCall | None = None
         self.decision: Decision | None = None
+        self.asked: Decision | None = None  # the policy's ask that the decision answers
         self.result: ToolResult | None = None
         self.refused = True  # until it is validated and allowed
         if name not in served._served:
@@ -131,7 +132,7 @@ class ServedCall:
             self._finish(prepared)
             return
         self.prepared = prepared
-        self.decision = self.guards.settle(prepared)
+        self.decision, self.asked = self.guards.settle(prepared)
         if self.decision.action != "allow":
             why = f" Reason: {self.decision.reason}." if self.decision.reason else ""
             self._finish(ToolResult(f"Error: refused by {self.decision.source or 'policy'}: {prepared.describe()}."
@@ -163,4 +164,5 @@ class ServedCall:
     def _finish(self, result: ToolResult, started: float | None = None) -> None:
         self.result = result
         duration = None if started is None else round(time.time() - started, 3)
-        self.guards.record(CallRecord(self.call, self.prepared, self.decision, result, started, duration))
+        self.guards.record(CallRecord(self.call, self.prepared, self.decision, result, started, duration,
+                                      self.asked))

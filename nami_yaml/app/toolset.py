@@ -9,6 +9,7 @@ from pathlib import Path
 from nami_yaml.config.effective import Effective
 from nami_yaml.config.settings import DEFAULT_BUILTINS
 from nami_yaml.config.skills import Skill, load_skills
+from nami_yaml.config.targets import project_targets
 from nami_yaml.errors import ConfigError, Problem, SpecError
 from nami_yaml.paths import expand_tool_paths
 from nami_yaml.registry.groups import LOADER, on_demand_groups
@@ -80,7 +81,8 @@ def check_toolset(effective: Effective, extra: list[str] | None = None, *, host:
     """For `nami check`: every tool that loads (with the readers the agent would get), and every error and
     warning (``host``: of this machine too)."""
     builtins = selected_builtins(effective)
-    tools, problems = check_tools([*builtins, *tool_files(effective, extra)], builtin=builtins, host=host)
+    tools, problems = check_tools([*builtins, *tool_files(effective, extra)], builtin=builtins, host=host,
+                                  targets=project_targets(effective))
     if any(p.is_error for p in problems):
         return tools, problems
     tools = grouped(tools)
@@ -88,11 +90,13 @@ def check_toolset(effective: Effective, extra: list[str] | None = None, *, host:
 
 
 def build_registry(effective: Effective, extra: list[str] | None = None, base: Path | None = None,
-                   skills: list[Skill] | None = None) -> Registry:
+                   skills: list[Skill] | None = None, target: str | None = None) -> Registry:
     """Load every selected tool (``extra`` paths relative to ``base``, default the current folder); raise
-    SpecError listing all problems, or ConfigError. ``skills``: the agent's, if already loaded."""
+    SpecError listing all problems, or ConfigError. ``skills``: the agent's, if already loaded; ``target``:
+    the one every targeted call runs on (``--target``), else the model chooses."""
     builtins = selected_builtins(effective)
-    tools, problems = load_tools([*builtins, *tool_files(effective, extra, base)], builtin=builtins)
+    tools, problems = load_tools([*builtins, *tool_files(effective, extra, base)], builtin=builtins,
+                                 targets=project_targets(effective, target))
     if problems:
         raise SpecError(problems)
     skills = load_skills(effective) if skills is None else skills

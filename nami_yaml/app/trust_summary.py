@@ -56,6 +56,12 @@ def summary(effective: Effective, registry: Registry) -> list[str]:
                      f"({', '.join(f'{n} {d}' for d, n in counts.items() if n)}):")
         for rule in rules:
             lines.append(f"    {json.dumps(rule, ensure_ascii=False)}")
+    targets = (project_file.data.get("targets") or {}) if project_file else {}
+    if targets:
+        lines.append(f"  sets {len(targets)} target{'s' if len(targets) != 1 else ''}, whose env the calls on each get:")
+        for name, spec in targets.items():
+            env = " ".join(f"{key}={value}" for key, value in (spec.get("env") or {}).items())
+            lines.append(f"    {name}: {env or '(no env)'}")
     if any(effective.sources.get(f"model.{k}") == mine for k in ("base_url", "api_key_env", "provider")):
         lines.append(f"  {_key_destination(effective)}")
     files = covered_files(effective)

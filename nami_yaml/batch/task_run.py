@@ -128,7 +128,7 @@ class TaskRun:
         return AgentOptions(config=project_ref.config, cwd=Path(project_ref.cwd), env=env, settings=settings,
                             tools=list(project_ref.tools), trust=None, approve=None,
                             approve_risks=self.job.approve_risks, via="batch", start_servers=False,
-                            record_session=True, agent=self.task.get("agent"))
+                            record_session=True, agent=self.task.get("agent"), target=self.task.get("target"))
 
     def _project(self, folder: Path, env: dict[str, str]) -> Any:
         from nami_yaml.app.assembly import open_project_for

@@ -54,7 +54,12 @@ def approval_text(call: PreparedCall, paint: Paint = NO_PAINT, *, whole: bool = 
 
 def approval_lines(call: PreparedCall, change: FileChange | None, paint: Paint, *, whole: bool) -> list[str]:
     plan = call.plan()
-    lines = [paint.bold(f"{call.risk} tool {call.name} wants to run:")]
+    target = getattr(call, "target", None)
+    if target is None:
+        lines = [paint.bold(f"{call.risk} tool {call.name} wants to run:")]
+    else:  # which environment it acts on is the first thing to read: the right command on the wrong one is the fear
+        lines = [paint.bold(f"{call.risk} tool {call.name} wants to run on target ")
+                 + paint(visible_line(str(target)), "bold", "magenta") + paint.bold(":")]
     reason = getattr(call, "risk_reason", None)
     if reason:  # a write raised to exec: say why before what
         lines.append(paint.yellow(f"  (exec approval: it {visible(reason)})"))

@@ -17,15 +17,17 @@ LABELS = {"ok": "OK", "warn": "WARN", "fail": "FAIL"}
 @click.option("--live", is_flag=True, help="Also send one tiny request that must come back as a tool call (costs a few tokens).")
 @click.option("--timeout", type=click.FloatRange(min=0.1), default=10.0, show_default=True,
               help="Seconds to wait for the endpoint.")
+@click.option("--target", metavar="NAME", help="Also check this target of agent.yaml: its env (files named exist) and its tools' programs.")
 @click.option("--json", "as_json", is_flag=True, help="One JSON object: ok, and every check (name, status, message, details).")
 @handle_errors
-def doctor(config: str | None, live: bool, timeout: float, as_json: bool) -> None:
+def doctor(config: str | None, live: bool, timeout: float, target: str | None, as_json: bool) -> None:
     """Check that nami can run here: Python, agent.yaml (found, valid, trusted), the API key, the endpoint and
-    the model, the programs the tools run, ripgrep, nami's folders.
+    the model, the programs the tools run, ripgrep, nami's folders; with --target, that target's env (the
+    files it names exist) and the programs of the tools that run on it, without running any.
 
     Exits 1 when a check fails (warnings do not).
     """
-    checks = run_doctor(config, live=live, timeout=timeout)
+    checks = run_doctor(config, live=live, timeout=timeout, target=target)
     failed = any(check.status == FAIL for check in checks)
     if as_json:
         click.echo(json.dumps({"ok": not failed, "checks": [c.as_dict() for c in checks]}, indent=2,

@@ -9,9 +9,20 @@ from pathlib import Path
 import click
 
 from nami_yaml.cli.common import EXIT_USAGE, config_option, fail, handle_errors, settings
-from nami_yaml.display import visible, visible_json
-from nami_yaml.policy.audit import configured_path
-from nami_yaml.policy.audit_read import LogFilter, format_record, parse_when, read_log, session_header
+from nami_yaml.display import safe_json, visible, visible_json
+from nami_yaml.policy.audit import REDACTED, configured_path
+from nami_yaml.policy.audit_read import (
+    LogFilter,
+    LogLine,
+    describe,
+    format_record,
+    local_time,
+    parse_when,
+    read_log,
+    session_header,
+    tool_on_target,
+)
+from nami_yaml.policy.replay import Replayed
 
 
 def _when(ctx: click.Context, param: click.Parameter, value: str | None) -> datetime | None:
@@ -27,22 +38,33 @@ def _when(ctx: click.Context, param: click.Parameter, value: str | None) -> date
 @click.option("--tool", metavar="NAME", help="Only calls of this tool (a glob: kubectl_*).")
 @click.option("--session", metavar="ID", help="Only this session (an id or its beginning).")
 @click.option("--decision", type=click.Choice(["allow", "deny"]), help="Only calls allowed, or only refused.")
+@click.option("--target", metavar="NAME", help="Only calls on this target (agent.yaml targets:).")
 @click.option("--by", metavar="TEXT", help="Only decisions whose source contains TEXT (rule, user, --yes, agent.yaml:14).")
 @click.option("--since", metavar="WHEN", callback=_when, help="From this time: 30m, 2h, 7d ago, or 2025-01-31[T14:00].")
 @click.option("--until", metavar="WHEN", callback=_when, help="Up to this time (same forms).")
 @click.option("--last", "-n", type=click.IntRange(min=1), metavar="N", help="Only the last N matching calls.")
-@click.option("--json", "as_json", is_flag=True, help="The matching lines exactly as written.")
+@click.option("--json", "as_json", is_flag=True, help="The matching lines exactly as written (with --replay: each change as JSON).")
+@click.option("--replay", is_flag=True,
+              help="Decide the matching calls again under this configuration (or --config's) and list each whose "
+                   "decision would change.")
 @click.option("--path", "log_path", type=click.Path(dir_okay=False, path_type=Path),
               help="Read this log instead of the configured one (audit.path).")
 @config_option
 @handle_errors
-def log(tool: str | None, session: str | None, decision: str | None, by: str | None, since: datetime | None,
-        until: datetime | None, last: int | None, as_json: bool, log_path: Path | None, config: str | None) -> None:
-    """Show the audit log: each tool call, who decided it, what it did."""
+def log(tool: str | None, session: str | None, decision: str | None, target: str | None, by: str | None,
+        since: datetime | None, until: datetime | None, last: int | None, as_json: bool, replay: bool,
+        log_path: Path | None, config: str | None) -> None:
+    """Show the audit log: each tool call, who decided it, what it did.
+
+    With --replay, the calls of this project's workspace are decided again under the current configuration
+    (or --config OTHER.yaml) and each whose decision would change is listed: was → would be, and the rule.
+    Nothing is run or asked.
+    """
     path = log_path or configured_path(settings(config).get("audit.path"))
     if not path.exists():
         fail(f"nami: no audit log at {path} yet", EXIT_USAGE if log_path else 0)
-    wanted = LogFilter(tool=tool, session=session, decision=decision, by=by, since=since, until=until)
+    wanted = LogFilter(tool=tool, session=session, decision=decision, by=by, target=target, since=since,
+                       until=until)
     broken: list[int] = []
     shown: deque = deque(maxlen=last)
     try:
@@ -53,6 +75,10 @@ def log(tool: str | None, session: str | None, decision: str | None, by: str | N
                 shown.append(line)
     except OSError as exc:
         fail(f"nami: cannot read {path}: {exc.strerror or exc}", 1)
+    if replay:
+        show_replay(config, list(shown), as_json)
+        _report_broken(broken, path)
+        return
     current = None
     for line in shown:
         assert line.record is not None
@@ -63,8 +89,53 @@ def log(tool: str | None, session: str | None, decision: str | None, by: str | N
             current = line.record.get("session")
             click.echo(visible(f"── {session_header(line.record)}"))
         click.echo(visible(format_record(line.record)))
+    _report_broken(broken, path)
+
+
+def _report_broken(broken: list[int], path: Path) -> None:
     if broken:
         where = ", ".join(map(str, broken[:10])) + ("…" if len(broken) > 10 else "")
         many = len(broken) != 1
         click.echo(f"nami: skipped {len(broken)} line{'s that are' if many else ' that is'} not JSON "
                    f"(line{'s' if many else ''} {where} of {path})", err=True)
+
+
+def show_replay(config: str | None, lines: list[LogLine], as_json: bool) -> None:
+    from nami_yaml.app.policy_check import open_for_deciding, replay_log
+
+    with open_for_deciding(config) as project:
+        report = replay_log(project, lines)
+        where = project.settings.config_path or "no agent.yaml (the defaults)"
+        workspace = project.context.workspace
+    for change in report.changes:
+        click.echo(visible_json(safe_json(replay_entry(change))) if as_json else visible(replay_line(change)))
+    count = len(report.replayed)
+    notes = [f"{len(report.changes)} of {count} call{'s' if count != 1 else ''} of {workspace} would be decided "
+             f"differently under {where}"]
+    if report.redacted:
+        notes.append(f"{report.redacted} had redacted values (secret-looking parameters), decided with "
+                     f"{REDACTED} in their place: not exact")
+    if report.other_workspaces:
+        notes.append(f"{report.other_workspaces} of other workspaces left out")
+    click.echo("nami: " + "; ".join(notes), err=True)
+
+
+def replay_line(change: Replayed) -> str:
+    record = change.record
+    was = change.was + (f" (by {change.was_by})" if change.was_by else "")
+    if change.now is None:
+        now = f"not valid: {change.invalid}"
+    else:
+        now = change.now.action + (f" by {change.now.source}" if change.now.source else "")
+        now += f" ({change.now.reason})" if change.now.reason and change.now.action != "allow" else ""
+    redacted = f"  [redacted values: decided with {REDACTED} in their place, not exact]" if change.redacted else ""
+    return f"{local_time(record)}  {tool_on_target(record)}  {describe(record)}  was {was} → would be {now}{redacted}"
+
+
+def replay_entry(change: Replayed) -> dict[str, object]:
+    record, now = change.record, change.now
+    return {"line": change.number, "time": record.get("time"), "session": record.get("session"),
+            "tool": record.get("tool"), "target": record.get("target"), "arguments": record.get("arguments"),
+            "was": change.was, "was_by": change.was_by, "would_be": now.action if now else None,
+            "would_be_by": now.source if now else None, "reason": now.reason if now else None,
+            "invalid": change.invalid, "redacted": change.redacted}

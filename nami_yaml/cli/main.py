@@ -24,6 +24,7 @@ COMMANDS: dict[str, tuple[str, str, str]] = {
     "init": ("nami_yaml.cli.init", "init", "Start a project: agent.yaml, an example tool, editor schemas."),
     "log": ("nami_yaml.cli.log", "log", "Show the audit log: each tool call, who decided it, what it did."),
     "mcp": ("nami_yaml.cli.mcp", "mcp_group", "Serve nami's tools to other agents over MCP (nami mcp serve)."),
+    "policy": ("nami_yaml.cli.policy", "policy_group", "Check the permission rules before a model meets them."),
     "run": ("nami_yaml.cli.run", "run", "Run one TASK to completion."),
     "schema": ("nami_yaml.cli.inspect", "schema", "Print the published JSON Schema of a tool file or agent.yaml."),
     "sessions": ("nami_yaml.cli.sessions", "sessions_group", "List, show and export saved sessions."),

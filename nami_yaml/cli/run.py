@@ -49,6 +49,8 @@ def agent_options(function: Any) -> Any:
         click.option("--approve", "approve_risks", metavar="RISKS", callback=parse_risks,
                      help="Approve calls of these risks that would ask, e.g. read,write (never a deny)."),
         click.option("--dry-run", is_flag=True, help="Run no tool (reads included): show what each call would run."),
+        click.option("--target", metavar="NAME",
+                     help="Run every call of a targeted tool on this target of agent.yaml (the model is not offered the choice)."),
         click.option("--max-steps", type=click.IntRange(min=1), help="Stop after this many model requests (exit 3)."),
         click.option("--agent", "agent", metavar="NAME", help="Run one of this project's named agents (`nami agents`)."),
         click.option("--no-stream", is_flag=True, help="Wait for whole responses instead of streaming."),
@@ -77,7 +79,8 @@ def parse_risks(ctx: click.Context, param: click.Parameter, value: str | None) -
 def build_agent(config: str | None, model_name: str | None, base_url: str | None, assume_yes: bool,
                 approve_risks: tuple[str, ...], dry_run: bool, max_steps: int | None, no_stream: bool,
                 extra_tools: tuple[str, ...], on_event: Any, via: str, resume: str | None = None,
-                force: bool = False, pause: StatusLine | None = None, agent: str | None = None) -> Agent:
+                force: bool = False, pause: StatusLine | None = None, agent: str | None = None,
+                target: str | None = None) -> Agent:
     """The library's agent for these flags, with the terminal's trust and approval prompts, saving its
     session: a new one, or (``resume``: an id, or "" for the latest here) an earlier one continued.
     ``pause``: the status line to hide while an approval is asked."""
@@ -88,7 +91,7 @@ def build_agent(config: str | None, model_name: str | None, base_url: str | None
         stream=False if no_stream else None, tools=extra_tools, trust=prompt_trust,
         approve=terminal_approver(pause=pause.paused if pause is not None else None), assume_yes=assume_yes,
         approve_risks=approve_risks, dry_run=dry_run, on_event=on_event, via=via,
-        record_session=resume is None, resume=resume, force=force, agent=agent)
+        record_session=resume is None, resume=resume, force=force, agent=agent, target=target)
     agent = library_build_agent(options)
     loaded = agent.resumed
     for note in loaded.repairs if loaded is not None else ():

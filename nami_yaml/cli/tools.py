@@ -245,6 +245,10 @@ def describe_tool(tool: Tool, defaults: ToolSettings) -> list[str]:
     info = runner_overview(tool)
     lines = [f"name:       {tool.name}", f"risk:       {tool.risk}",
              f"source:     {'built-in' if tool.builtin else tool.source}", f"runner:     {info['runner']}"]
+    if tool.targets is not None:
+        where = f"pinned to {tool.targets.pinned}" if tool.targets.pinned else "the model chooses" + (
+            f", default {tool.targets.default}" if tool.targets.default else "")
+        lines.append(f"targets:    {', '.join(tool.targets.names())} ({where})")
     if "argv" in info:
         lines.append(f"argv:       {json.dumps(info['argv'], ensure_ascii=False)}")
     if "script" in info:

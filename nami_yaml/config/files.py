@@ -10,6 +10,7 @@ from pathlib import Path
 from nami_yaml.config.effective import ConfigFile
 from nami_yaml.config.mcp_servers import entry_problems as mcp_entry_problems
 from nami_yaml.config.skills import SKILL_FILE, skill_files
+from nami_yaml.config.targets import prepare_targets
 from nami_yaml.errors import ConfigError, Problem, SpecError
 from nami_yaml.paths import expand_tool_paths, path_for_messages
 from nami_yaml.spec.validate import problems_for, validator
@@ -85,6 +86,7 @@ def read_config(path: Path, env: Mapping[str, str] | None = None) -> ConfigFile:
     if problems:
         raise SpecError(problems)
     problems.extend(mcp_entry_problems(doc, data))
+    problems.extend(prepare_targets(doc, data, env))
     data.pop("$schema", None)  # for editors only: not a setting
     base = path.resolve().parent
 
@@ -129,6 +131,8 @@ def read_config(path: Path, env: Mapping[str, str] | None = None) -> ConfigFile:
         skills.append(folder)
     if "skills" in data:
         data["skills"] = skills
+    if isinstance(data.get("policy_tests"), str):
+        data["policy_tests"] = str(base / expanded(("policy_tests",), data["policy_tests"]))
     if problems:
         raise SpecError(problems)
     return ConfigFile(path=path.resolve(), data=data, doc=doc)

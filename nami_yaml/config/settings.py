@@ -11,6 +11,8 @@ from urllib.parse import urlparse
 
 from nami_yaml.config.effective import ConfigFile, Effective, env_scrub_rules_of
 from nami_yaml.config.files import find_config, read_config, user_config_path
+from nami_yaml.config.targets import project_only_problems
+from nami_yaml.errors import SpecError
 from nami_yaml.model.presets import DEFAULT_PRESET, PRESETS, PRICES_AS_OF, get_preset  # plain data, no openai
 
 DEFAULT_BUILTINS = ["read_file", "write_file", "edit_file", "list_dir", "grep", "glob", "bash", "fetch_url"]
@@ -94,6 +96,9 @@ def load_settings(
     user = user_config_path(env)
     user_file = read_config(user, env) if use_user_config and user.is_file() else None
     if user_file is not None:
+        misplaced = project_only_problems(user_file)
+        if misplaced:
+            raise SpecError(misplaced)
         files.append(user_file)
     path, how = find_config(config, env, cwd) if discover or config else (None, "not looked for")
     if path is not None:

@@ -2,7 +2,7 @@
 
 The checks, in order: Python, agent.yaml (found, valid), its tools (valid), trust, the API key, the endpoint
 (reachable, listing models), the model (listed by the server), optionally one live completion with a tool
-call, the programs the tools run, the MCP servers of ``mcp_servers:`` (started, if trusted), ripgrep, nami's own folders, and the project's schema copies. The
+call, the programs the tools run (and, asked for, one target's env and programs), the MCP servers of ``mcp_servers:`` (started, if trusted), ripgrep, nami's own folders, and the project's schema copies. The
 endpoint is not contacted while an untrusted agent.yaml chooses it or the key variable.
 """
 
@@ -23,12 +23,14 @@ from nami_yaml.doctor.local import (
     untrusted_endpoint,
 )
 from nami_yaml.doctor.result import FAIL, OK, WARN, Check
+from nami_yaml.doctor.targets import target_checks
 from nami_yaml.doctor.tool_servers import mcp_check
 
 
 def run_doctor(config: str | Path | None = None, *, live: bool = False, env: Mapping[str, str] | None = None,
-               cwd: Path | None = None, timeout: float = 10.0) -> list[Check]:
-    """Every check, in order. Never raises for what it finds: a problem is a FAIL or WARN result."""
+               cwd: Path | None = None, timeout: float = 10.0, target: str | None = None) -> list[Check]:
+    """Every check, in order. Never raises for what it finds: a problem is a FAIL or WARN result.
+    ``target``: also that target's env and the programs of the tools that run on it."""
     env = os.environ if env is None else env
     cwd = cwd or Path.cwd()
     checks = [python_check()]
@@ -46,6 +48,9 @@ def run_doctor(config: str | Path | None = None, *, live: bool = False, env: Map
                           Check("live", WARN, "not tried: the endpoint did not answer"))
     if found.registry is not None:
         checks.append(program_check(found.registry, env=env, workspace=found.workspace or cwd))
+        if target is not None and found.settings is not None:
+            checks.extend(target_checks(found.settings, found.registry, target, env=env,
+                                        workspace=found.workspace or cwd))
     if found.settings is not None and found.registry is not None:
         servers = mcp_check(found.settings, config, env=env, cwd=cwd)
         if servers is not None:

@@ -136,6 +136,9 @@ class AuditLog:
         }
         if prepared is not None:
             line["risk"] = prepared.risk
+            target = getattr(prepared, "target", None)
+            if target is not None:
+                line["target"] = target
             line["arguments"] = redact(prepared.arguments)
             line["plan"] = plan_entry(prepared, secrets)
         else:
@@ -143,6 +146,8 @@ class AuditLog:
             line["raw_arguments"] = {"bytes": len(raw), "sha256": hashlib.sha256(raw).hexdigest()}
         line["decision"] = decision.action if decision else None
         line["decided_by"] = decision.source if decision else None
+        if record.asked is not None:  # the policy asked; decided_by is who answered
+            line["asked_by"] = record.asked.source
         line["reason"] = _scrub(decision.reason, secrets) if decision and decision.reason else None
         line["started"] = iso_time(record.started) if record.started is not None else None
         line["duration"] = record.duration

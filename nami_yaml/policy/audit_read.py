@@ -32,6 +32,7 @@ class LogFilter:
     session: str | None = None  # an id or its beginning
     decision: str | None = None  # allow | deny
     by: str | None = None  # text in decided_by: "rule", "user", "--yes", "agent.yaml:14"…
+    target: str | None = None  # the target the call ran on (agent.yaml targets:)
     since: datetime | None = None
     until: datetime | None = None
 
@@ -43,6 +44,8 @@ class LogFilter:
         if self.decision and record.get("decision") != self.decision:
             return False
         if self.by and self.by not in str(record.get("decided_by") or ""):
+            return False
+        if self.target and record.get("target") != self.target:
             return False
         if self.since or self.until:
             when = parse_time(record.get("time"))
@@ -98,10 +101,17 @@ def describe(record: dict[str, Any], width: int = 160) -> str:
     return text if len(text) <= width else text[: width - 1] + "…"
 
 
-def format_record(record: dict[str, Any]) -> str:
+def local_time(record: dict[str, Any]) -> str:
     when = parse_time(record.get("time"))
-    shown = when.astimezone().strftime("%Y-%m-%d %H:%M:%S") if when else "????-??-?? ??:??:??"
-    parts = [shown, f"{record.get('status', '?'):<7}", str(record.get("tool")), describe(record)]
+    return when.astimezone().strftime("%Y-%m-%d %H:%M:%S") if when else "????-??-?? ??:??:??"
+
+
+def tool_on_target(record: dict[str, Any]) -> str:
+    return str(record.get("tool")) + (f" on {record['target']}" if record.get("target") else "")
+
+
+def format_record(record: dict[str, Any]) -> str:
+    parts = [local_time(record), f"{record.get('status', '?'):<7}", tool_on_target(record), describe(record)]
     if record.get("status") == "ran":
         outcome = f"exit {record['exit_code']}" if record.get("exit_code") is not None else (
             "ok" if record.get("ok") else "failed")

@@ -24,6 +24,7 @@ from nami_yaml.config.effective import Effective
 from nami_yaml.errors import Problem, SpecError
 from nami_yaml.policy.permissions import CodeWrites, RiskPolicy
 from nami_yaml.policy.rules import RuleSet, load_rules
+from nami_yaml.policy.target_rules import unknown_target_problems
 from nami_yaml.registry.registry import Registry
 
 Fallback = Callable[[PreparedCall], Decision]
@@ -110,7 +111,7 @@ def _rule_sets(effective: Effective, registry: Registry) -> tuple[RuleSet | None
     servers = list(effective.get("mcp_servers") or {})
     if project_file is not None:
         project, found = load_rules(project_file, registry, check_tools=True, servers=servers)
-        problems += found
+        problems += found + unknown_target_problems(project_file, registry, list(effective.get("targets") or {}))
     if user_file is not None and user_file is not project_file:
         # The user config serves every project: a rule for tools this one lacks is not a mistake here.
         user, found = load_rules(user_file, registry, check_tools=False)

@@ -196,8 +196,8 @@ def load_rules(config: ConfigFile, registry: Registry | None, *, check_tools: bo
                                                 f"no tool is named {pattern!r}{_known_names(registry, pattern)}"))
         args: list[tuple[str, Matcher]] = []
         for name, spec in (data.get("args") or {}).items():
-            if known and not any(name in (t.parameters.get("properties") or {}) for t in known):
-                params = sorted({p for t in known for p in (t.parameters.get("properties") or {})})
+            if known and not any(name in t.argument_names() for t in known):
+                params = sorted({p for t in known for p in t.argument_names()})
                 problems.append(doc.problem((*where, "args", name), f"{'/'.join(tools)} has no parameter {name!r} "
                                             f"(its parameters: {', '.join(params) or 'none'})", key=True))
             try:

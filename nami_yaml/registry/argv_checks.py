@@ -21,7 +21,9 @@ from nami_yaml.paths import path_for_messages
 from nami_yaml.registry.code_args import code_placeholders
 from nami_yaml.registry.defaults import has_default
 from nami_yaml.registry.draft import ToolDraft, schema_types
+from nami_yaml.registry.targets import OPTIONAL, TARGET_PARAMETER
 from nami_yaml.runners.template import (
+    TARGET_PREFIX,
     ArgvPath,
     TemplateError,
     group_switches,
@@ -61,6 +63,8 @@ def check_placeholders(draft: ToolDraft, where: tuple[str | int, ...], template:
         draft.error(where, str(exc))
         return []
     for name in names:
+        if name.startswith(TARGET_PREFIX) or (name == TARGET_PARAMETER and draft.target_mode == OPTIONAL):
+            continue  # the target checks report these (registry.target_checks)
         if name not in draft.properties:
             declared = ", ".join(draft.properties) or "none"
             draft.error(where, f"placeholder {{{name}}} names no parameter (declared: {declared})"

@@ -29,6 +29,8 @@ from nami_yaml.registry.schema_checks import (
     check_patterns,
 )
 from nami_yaml.registry.schema_keywords import check_schema_keywords
+from nami_yaml.registry.target_checks import check_script_target_vars, check_target, check_target_placeholders
+from nami_yaml.registry.targets import TARGET_PARAMETER
 from nami_yaml.runners.entrypoint import CONTEXT_PARAMETER
 from nami_yaml.runners.script import ARGS_VARIABLE, parameter_name_problem
 from nami_yaml.spec.validate import did_you_mean
@@ -124,8 +126,8 @@ def check_unused_parameters(draft: ToolDraft) -> None:
     else:
         return
     for name in draft.properties:
-        if name in used:
-            continue
+        if name in used or (name == TARGET_PARAMETER and draft.targeted):
+            continue  # a target is used by running there, whether or not the command names it
         what = "the command or stdin" if kind == "command" else "the script or stdin"
         if name in draft.required and kind == "command":
             draft.error(draft.parameter_path(name), f"required parameter '{name}' is never used by {what}", key=True)
@@ -151,4 +153,7 @@ TOOL_CHECKS: list[ToolCheck] = [
     check_entrypoint_context,
     check_unused_parameters,
     check_program,
+    check_target,
+    check_target_placeholders,
+    check_script_target_vars,
 ]

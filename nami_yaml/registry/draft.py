@@ -13,6 +13,8 @@ from pathlib import Path
 from typing import Any
 
 from nami_yaml.errors import ERROR, WARNING, Problem
+from nami_yaml.registry.targets import OPTIONAL, TARGET_PARAMETER, TRUE, target_mode, target_parameter
+from nami_yaml.runtime import TargetSet
 from nami_yaml.spec.validate import schema
 from nami_yaml.spec.yamlpos import Document, JsonPath
 
@@ -37,6 +39,7 @@ class ToolDraft:
     file: Path
     problems: list[Problem] = field(default_factory=list)
     host: Host | None = None
+    targets: TargetSet = field(default_factory=TargetSet)  # the project's, for tools that run on one
 
     def error(self, sub: JsonPath, message: str, *, key: bool = False) -> None:
         self.problems.append(self.doc.problem((*self.where, *sub), message, key=key, severity=ERROR))
@@ -68,14 +71,32 @@ class ToolDraft:
         return value if isinstance(value, dict) else NO_PARAMETERS
 
     @cached_property
+    def target_mode(self) -> str | None:
+        """``true``, ``optional`` or None: whether the tool file says the tool runs on a target."""
+        return target_mode(self.raw)
+
+    @cached_property
+    def targeted(self) -> bool:
+        """Whether the tool runs on a target in this project (``optional`` only where there are targets)."""
+        return self.target_mode in (TRUE, OPTIONAL) and bool(self.targets)
+
+    @cached_property
     def properties(self) -> dict[str, Any]:
+        """The parameters' schemas, with the ``target`` a targeted tool gets (even when pinned: every call
+        then has it), so the checks of placeholders see it as the runner will."""
         value = self.parameters.get("properties")
-        return value if isinstance(value, dict) else {}
+        own = value if isinstance(value, dict) else {}
+        if self.targeted and TARGET_PARAMETER not in own:
+            return {**own, TARGET_PARAMETER: target_parameter(self.targets)}
+        return own
 
     @cached_property
     def required(self) -> set[str]:
         value = self.parameters.get("required")
-        return {name for name in value if isinstance(name, str)} if isinstance(value, list) else set()
+        names = {name for name in value if isinstance(name, str)} if isinstance(value, list) else set()
+        if self.targeted and self.targets.default is None:
+            names.add(TARGET_PARAMETER)
+        return names
 
     def schema_of(self, name: str) -> dict[str, Any]:
         value = self.properties.get(name)

@@ -15,9 +15,10 @@ from nami_yaml.policy.sensitive_paths import write_reason
 from nami_yaml.registry.defaults import Defaults, applied_defaults
 from nami_yaml.registry.patterns import PatternTimeout, additional_keys, argument_validator, pattern_budget
 from nami_yaml.registry.registry import Registry
+from nami_yaml.registry.targets import TARGET_PARAMETER
 from nami_yaml.registry.tool import Invocation, Tool
 from nami_yaml.result import ToolResult
-from nami_yaml.runtime import RuntimeContext
+from nami_yaml.runtime import RuntimeContext, Target, TargetSet
 from nami_yaml.spec.validate import describe_type, error_message
 from nami_yaml.spec.yamlpos import format_path
 
@@ -37,6 +38,7 @@ class PreparedToolCall:
     risk_reason: str | None = None  # why the risk is higher than the tool's own (a write that runs code)
     # Asked again just before running a write prepared as harmless: the path may lead elsewhere by now.
     recheck: Callable[[], str | None] | None = None
+    target: str | None = None  # the target it runs on (agent.yaml targets:), for approvals and the audit log
 
     @property
     def kind(self) -> str:
@@ -97,14 +99,30 @@ class Executor:
             hint = f" (load_tools {tool.group!r} first to see its parameters)" if unloaded else ""
             return ToolResult.error(f"invalid arguments for '{name}':\n{listing}\nFix the arguments and call again{hint}.")
         arguments = self._defaults_of(tool).fill(arguments)
-        ctx = self.ctx.for_call()
+        target = None
+        if tool.targets is not None:
+            arguments, target = self._target(tool.targets, arguments)
+            if target is None:  # the enum allows none other; a schema the author loosened might
+                return ToolResult.error(f"{name}: no target is named {arguments.get(TARGET_PARAMETER)!r} "
+                                        f"(targets: {', '.join(tool.targets.names())})")
+        ctx = self.ctx.for_call(target)
         try:
             invocation = tool.runner.invocation(tool.name, arguments, ctx)
         except ToolError as exc:
             return ToolResult.error(f"{name}: {exc}")
         except Exception as exc:
             return ToolResult.error(f"{name}: {type(exc).__name__}: {exc}")
-        return self._with_write_risk(PreparedToolCall(tool.name, arguments, tool.risk, invocation, ctx), tool)
+        prepared = PreparedToolCall(tool.name, arguments, tool.risk, invocation, ctx,
+                                    target=target.name if target is not None else None)
+        return self._with_write_risk(prepared, tool)
+
+    @staticmethod
+    def _target(targets: TargetSet, arguments: dict[str, Any]) -> tuple[dict[str, Any], Target | None]:
+        """The call's target: the pinned one (put into the arguments, so rules and the audit log see it as
+        any argument), else the one the model chose (validated against the enum) or the default."""
+        if targets.pinned is not None:
+            arguments = {**arguments, TARGET_PARAMETER: targets.pinned}
+        return arguments, targets.get(arguments.get(TARGET_PARAMETER))
 
     def _with_write_risk(self, call: PreparedToolCall, tool: Tool) -> PreparedToolCall:
         """A write into a path where writing runs code (policy/sensitive_paths) needs exec approval."""

@@ -15,11 +15,13 @@ from nami_yaml.errors import Problem, only_errors
 from nami_yaml.paths import path_for_messages
 from nami_yaml.registry.checks import TOOL_CHECKS
 from nami_yaml.registry.draft import Host, ToolDraft
+from nami_yaml.registry.targets import TARGET_PARAMETER, with_target_parameter
 from nami_yaml.registry.tool import Tool
 from nami_yaml.runners.command import CommandRunner
 from nami_yaml.runners.entrypoint import EntrypointRunner
 from nami_yaml.runners.options import DocSource, ProcessOptions
 from nami_yaml.runners.script import ScriptRunner
+from nami_yaml.runtime import TargetSet
 from nami_yaml.spec.fastcheck import tool_surely_valid
 from nami_yaml.spec.validate import problems_for, validator
 from nami_yaml.spec.yamlpos import Document, JsonPath, parse_yaml, read_source
@@ -33,28 +35,31 @@ class _Found:
     name_at: Problem  # where the tool's ``name`` is, for duplicate-name reports
 
 
-def load_tool_file(path: Path, *, builtin: bool = False) -> tuple[list[Tool], list[Problem]]:
+def load_tool_file(path: Path, *, builtin: bool = False, targets: TargetSet | None = None,
+                   ) -> tuple[list[Tool], list[Problem]]:
     """The tools of one file and its errors."""
-    found, problems = _load_file(path, builtin, None)
+    found, problems = _load_file(path, builtin, None, targets or TargetSet())
     return [f.tool for f in found], only_errors(problems)
 
 
-def load_tools(files: Iterable[Path], *, builtin: Iterable[Path] = ()) -> tuple[list[Tool], list[Problem]]:
+def load_tools(files: Iterable[Path], *, builtin: Iterable[Path] = (), targets: TargetSet | None = None,
+               ) -> tuple[list[Tool], list[Problem]]:
     """Load many files (``builtin`` ones are marked so); a name defined twice is reported with both places.
-    Returns the tools and the errors; warnings are left to ``check_tools``."""
-    tools, problems = check_tools(files, builtin=builtin)
+    ``targets``: the project's, for the tools that run on one. Returns the tools and the errors; warnings
+    are left to ``check_tools``."""
+    tools, problems = check_tools(files, builtin=builtin, targets=targets)
     return tools, only_errors(problems)
 
 
 def check_tools(files: Iterable[Path], *, builtin: Iterable[Path] = (), host: Host | None = None,
-                ) -> tuple[list[Tool], list[Problem]]:
+                targets: TargetSet | None = None) -> tuple[list[Tool], list[Problem]]:
     """Like ``load_tools``, with warnings among the problems; a ``host`` adds the checks of this machine."""
     builtin_files = set(builtin)
     tools: list[Tool] = []
     problems: list[Problem] = []
     seen: dict[str, str] = {}
     for file in files:
-        found, file_problems = _load_file(file, file in builtin_files, host)
+        found, file_problems = _load_file(file, file in builtin_files, host, targets or TargetSet())
         problems.extend(file_problems)
         for item in found:
             name, at = item.tool.name, item.name_at
@@ -66,7 +71,8 @@ def check_tools(files: Iterable[Path], *, builtin: Iterable[Path] = (), host: Ho
     return tools, problems
 
 
-def _load_file(path: Path, builtin: bool, host: Host | None) -> tuple[list[_Found], list[Problem]]:
+def _load_file(path: Path, builtin: bool, host: Host | None, targets: TargetSet,
+               ) -> tuple[list[_Found], list[Problem]]:
     name = path_for_messages(path)
     try:
         text = read_source(path)
@@ -77,7 +83,7 @@ def _load_file(path: Path, builtin: bool, host: Host | None) -> tuple[list[_Foun
         return [], problems
     found = []
     for where, entry in _entries(doc, problems):
-        draft = ToolDraft(doc, where, entry, path, problems, host)
+        draft = ToolDraft(doc, where, entry, path, problems, host, targets)
         tool = _build_tool(draft, builtin)
         if tool is not None:
             found.append(_Found(tool, doc.problem((*where, "name"), "")))
@@ -123,15 +129,18 @@ def _build_tool(draft: ToolDraft, builtin: bool) -> Tool | None:
     docs = _docs(draft)
     if any(p.is_error for p in draft.problems[before:]):
         return None
-    parameters = _normalized(draft.parameters)
+    parameters = draft.parameters
+    if draft.targeted:
+        parameters = with_target_parameter(parameters, draft.targets)
+    parameters = _normalized(parameters)
     line, col = draft.doc.position(draft.where)
-    runner = _runner(raw, draft.runners[0], draft.file)
+    runner = _runner(raw, draft.runners[0], draft.file, draft.targeted)
     if builtin and isinstance(runner, EntrypointRunner):
         runner = replace(runner, base_dir=None)  # nami's own package: imported normally, not a tool folder
     return Tool(
         name=raw["name"], description=raw["description"].strip(), parameters=parameters,
         risk=raw.get("risk", "exec"), runner=runner, source=f"{draft.doc.file}:{line}:{col}", builtin=builtin,
-        docs=docs, writes=tuple(raw.get("writes", ())),
+        docs=docs, writes=tuple(raw.get("writes", ())), targets=draft.targets if draft.targeted else None,
     )
 
 
@@ -169,10 +178,10 @@ def _process_options(raw: dict[str, Any]) -> ProcessOptions:
     )
 
 
-def _runner(raw: dict[str, Any], kind: str, file: Path) -> Any:
+def _runner(raw: dict[str, Any], kind: str, file: Path, targeted: bool) -> Any:
     if kind == "entrypoint":
         return EntrypointRunner(raw["entrypoint"], base_dir=file.parent.resolve(), max_output=raw.get("max_output"))
-    properties = (raw.get("parameters") or {}).get("properties", {})
+    properties = [*(raw.get("parameters") or {}).get("properties", {}), *([TARGET_PARAMETER] if targeted else [])]
     if kind == "script":
         return ScriptRunner(raw["script"], _process_options(raw), frozenset(properties))
     return CommandRunner(raw["command"], _process_options(raw), frozenset(raw.get("allow_dash", ())))

@@ -5,8 +5,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, Protocol
 
+from nami_yaml.registry.targets import TARGET_PARAMETER
 from nami_yaml.runners.options import DocSource
-from nami_yaml.runtime import RuntimeContext
+from nami_yaml.runtime import RuntimeContext, TargetSet
 
 
 class Invocation(Protocol):
@@ -40,6 +41,19 @@ class Tool:
     # The group it belongs to (a library group, an MCP server), whose definitions may be sent only once the
     # model loads them (registry.groups); None for built-ins and the project's own tool files.
     group: str | None = None
+    # The project's targets, for a tool that runs on one (`target:` in its file, and targets declared); their
+    # ``pinned`` one (`nami run --target`) takes every call, and `target` is then not offered to the model.
+    targets: TargetSet | None = None
+
+    @property
+    def targeted(self) -> bool:
+        return self.targets is not None
+
+    def argument_names(self) -> list[str]:
+        """The names a call's arguments may have when decided on: the parameters, and a targeted tool's
+        ``target`` (also when pinned, where the executor fills it in)."""
+        names = list(self.parameters.get("properties") or {})
+        return [*names, TARGET_PARAMETER] if self.targeted and TARGET_PARAMETER not in names else names
 
     def definition(self, *, docs_hint: bool = False) -> dict[str, Any]:
         """The entry of the OpenAI ``tools`` list, exactly as sent to the model. ``docs_hint``: say that

@@ -14,6 +14,7 @@ from nami_yaml.errors import ToolError
 from nami_yaml.result import Streams, ToolResult
 from nami_yaml.runners.options import ProcessOptions
 from nami_yaml.runners.process import ProcessRequest, run_process
+from nami_yaml.runners.template import TARGET_PREFIX
 from nami_yaml.runtime import RuntimeContext
 
 _HOST_REF = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)\}")
@@ -30,27 +31,51 @@ def working_folder(options: ProcessOptions, ctx: RuntimeContext) -> Path:
     return folder
 
 
+TARGET_VARIABLE = "NAMI_TARGET"  # the call's target name; its vars are NAMI_TARGET_<NAME>
+
+
+def target_variables(ctx: RuntimeContext) -> dict[str, str]:
+    """``$NAMI_TARGET`` and ``$NAMI_TARGET_<VAR>`` of the call's target (none for a call on no target)."""
+    if ctx.target is None:
+        return {}
+    return {TARGET_VARIABLE: ctx.target.name,
+            **{f"{TARGET_VARIABLE}_{name.upper()}": value for name, value in ctx.target.vars.items()}}
+
+
+def template_values(args: dict[str, Any], ctx: RuntimeContext) -> dict[str, Any]:
+    """What a command or stdin template is rendered with: the arguments, and ``target.<var>`` for each var
+    of the call's target (a var the target lacks is absent, so an optional group holding it is left out)."""
+    if ctx.target is None:
+        return args
+    return {**args, **{TARGET_PREFIX + name: value for name, value in ctx.target.vars.items()}}
+
+
 def fixed_environment(options: ProcessOptions, ctx: RuntimeContext) -> dict[str, str]:
-    """The tool's ``env:`` values with ``${NAME}`` taken from the host, under the same secret rules."""
-
-    def host_value(match: re.Match[str]) -> str:
-        name = match.group(1)
-        if name in ctx.protected_env:
-            raise ToolError(f"env refers to ${{{name}}}, which is never given to tools")
-        secret = is_secret_name(name, ctx.env_scrub) or (
-            name in ctx.host_env and is_secret_value(ctx.host_env[name], ctx.env_scrub))
-        if secret and name not in options.env_passthrough:
-            raise ToolError(f"env refers to ${{{name}}}, which looks secret; list it in env_passthrough to allow it")
-        if name not in ctx.host_env:
-            raise ToolError(f"env refers to ${{{name}}}, which is not set")
-        return ctx.host_env[name]
-
-    fixed = {}
-    for key, value in options.env.items():
-        if key in ctx.protected_env:
-            raise ToolError(f"env sets {key}, which is never given to tools")
-        fixed[key] = _HOST_REF.sub(host_value, str(value))
+    """The tool's ``env:`` values, and then its target's, with ``${NAME}`` taken from the host under the same
+    secret rules (the tool's ``env_passthrough`` covers both: the target only says which values)."""
+    fixed: dict[str, str] = {}
+    sources = [("env", options.env)]
+    if ctx.target is not None:  # on top of the tool's own: the call runs against that environment
+        sources.append((f"target {ctx.target.name}'s env", ctx.target.env))
+    for what, values in sources:
+        for key, value in values.items():
+            if key in ctx.protected_env:
+                raise ToolError(f"{what} sets {key}, which is never given to tools")
+            fixed[key] = _HOST_REF.sub(lambda match, what=what: _host_value(match.group(1), what, options, ctx),
+                                       str(value))
     return fixed
+
+
+def _host_value(name: str, what: str, options: ProcessOptions, ctx: RuntimeContext) -> str:
+    if name in ctx.protected_env:
+        raise ToolError(f"{what} refers to ${{{name}}}, which is never given to tools")
+    secret = is_secret_name(name, ctx.env_scrub) or (
+        name in ctx.host_env and is_secret_value(ctx.host_env[name], ctx.env_scrub))
+    if secret and name not in options.env_passthrough:
+        raise ToolError(f"{what} refers to ${{{name}}}, which looks secret; list it in env_passthrough to allow it")
+    if name not in ctx.host_env:
+        raise ToolError(f"{what} refers to ${{{name}}}, which is not set")
+    return ctx.host_env[name]
 
 
 @dataclass
@@ -121,7 +146,7 @@ def build_invocation(
     script: str | None = None,
 ) -> ProcessInvocation:
     fixed = fixed_environment(options, ctx)
-    extra = {**fixed, **(call_env or {})}
+    extra = {**fixed, **(call_env or {}), **target_variables(ctx)}
     env = child_environment(ctx.host_env, passthrough=options.env_passthrough, extra=extra,
                             protected=ctx.protected_env, scrub=ctx.env_scrub)
     for name in drop_env:

@@ -6,7 +6,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from nami_yaml.errors import ToolError
-from nami_yaml.runners.base import ProcessInvocation, build_invocation
+from nami_yaml.runners.base import ProcessInvocation, build_invocation, template_values
 from nami_yaml.runners.options import ProcessOptions
 from nami_yaml.runners.template import ArgvRenderer, TemplateError, render_text
 from nami_yaml.runtime import RuntimeContext
@@ -21,9 +21,10 @@ class CommandRunner:
     kind = "command"
 
     def invocation(self, tool: str, args: dict[str, Any], ctx: RuntimeContext) -> ProcessInvocation:
+        values = template_values(args, ctx)
         try:
-            argv = ArgvRenderer(self.allow_dash).render(self.argv, args)
-            stdin = None if self.options.stdin is None else render_text(self.options.stdin, args)
+            argv = ArgvRenderer(self.allow_dash).render(self.argv, values)
+            stdin = None if self.options.stdin is None else render_text(self.options.stdin, values)
         except TemplateError as exc:
             raise ToolError(str(exc)) from None
         if not argv:

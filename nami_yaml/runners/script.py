@@ -9,7 +9,7 @@ from typing import Any
 
 from nami_yaml.display import summarize_arguments
 from nami_yaml.errors import ToolError
-from nami_yaml.runners.base import ProcessInvocation, build_invocation
+from nami_yaml.runners.base import ProcessInvocation, build_invocation, template_values
 from nami_yaml.runners.options import ProcessOptions
 from nami_yaml.runners.template import TemplateError, render_text, scalar_text
 from nami_yaml.runtime import RuntimeContext
@@ -58,7 +58,7 @@ class ScriptRunner:
         if any("\x00" in value for value in call_env.values()):
             raise ToolError("a value contains a NUL byte, which cannot be passed in an environment variable")
         try:
-            stdin = None if self.options.stdin is None else render_text(self.options.stdin, args)
+            stdin = None if self.options.stdin is None else render_text(self.options.stdin, template_values(args, ctx))
         except TemplateError as exc:
             raise ToolError(str(exc)) from None
         bash = shutil.which("bash") or "/bin/bash"

@@ -14,7 +14,8 @@ from functools import lru_cache
 from typing import Any
 
 _NAME = r"[A-Za-z_][A-Za-z0-9_-]*"
-_TOKEN = re.compile(r"\{\{|\}\}|\{(" + _NAME + r")\}|\{|\}")
+TARGET_PREFIX = "target."  # {target.context}: a var of the call's target (agent.yaml targets:), not a parameter
+_TOKEN = re.compile(r"\{\{|\}\}|\{(" + _NAME + "|" + re.escape(TARGET_PREFIX) + _NAME + r")\}|\{|\}")
 
 
 class TemplateError(ValueError):
@@ -195,7 +196,8 @@ class ArgvRenderer:
         return out
 
     def _check_dash(self, name: str, text: str) -> None:
-        if text.startswith("-") and name not in self.allow_dash:
+        # A target's vars are written in agent.yaml by the project, not chosen by the model.
+        if text.startswith("-") and name not in self.allow_dash and not name.startswith(TARGET_PREFIX):
             raise TemplateError(
                 f"value {text[:40]!r} of parameter '{name}' starts with '-' and would be read as an option; "
                 f"pass a value that does not start with '-'"

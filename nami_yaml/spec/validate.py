@@ -27,6 +27,8 @@ PATTERN_MEANINGS = {
     "^https?://": "a URL starting with http:// or https://",
     "^[a-z0-9_-]+(/[a-z0-9_-]+)?$": "a library group such as git, or group/file such as kubectl/logs",
     "^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$": "1 to 128 letters, digits, ., _ or -, starting with a letter or digit",
+    "^[A-Za-z0-9][A-Za-z0-9_.-]{0,39}$": "1 to 40 letters, digits, ., _ or -, starting with a letter or digit",
+    "^[a-z][a-z0-9_]{0,39}$": "1 to 40 lower-case letters, digits or _, starting with a letter",
 }
 
 _TYPE_NAMES = {

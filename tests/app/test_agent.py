@@ -14,6 +14,7 @@ import pytest
 from nami_yaml import Agent, ApprovalRequest, Decision
 from nami_yaml.app import TrustRequest, UntrustedProject
 from nami_yaml.config.trust import trust_store
+from nami_yaml.errors import ConfigError
 from nami_yaml.testing import FakeOpenAIServer, ScriptedModel, call, text, tool_calls, usage
 
 
@@ -169,3 +170,17 @@ def test_one_count_of_tokens_for_a_run(workdir: Path) -> None:
     assert final["usage"]["prompt_tokens"] == final["totals"]["prompt_tokens"] == 420
     assert final["usage"]["completion_tokens"] == final["totals"]["completion_tokens"] == 18
     assert agent.meter.session.prompt_tokens == 420 and final["usage_reported"] is True
+
+
+def test_from_config_pins_a_target(project: Path) -> None:
+    with (project / "agent.yaml").open("a") as config:
+        config.write("targets: {dev: {vars: {name: dev-eu}}, prod: {vars: {name: prod-eu}}}\n")
+    (project / "tools" / "hi.yaml").write_text("name: hi\ndescription: Say hi.\nrisk: read\ntarget: true\n"
+                                               "command: [echo, hi, '{target.name}']\n")
+    model = ScriptedModel([tool_calls(call("hi", {})), text("done")])
+    agent = Agent.from_config(client=model, trust=True, target="prod")
+    assert "target" not in agent.registry.get("hi").parameters["properties"]
+    agent.run("go")
+    assert [m["content"] for m in agent.messages if m["role"] == "tool"] == ["hi prod-eu"]
+    with pytest.raises(ConfigError, match="no target is named so"):
+        Agent.from_config(client=model, trust=True, target="staging")

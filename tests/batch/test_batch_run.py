@@ -88,12 +88,13 @@ def test_a_hung_task_hits_its_wall_time_and_its_tools_die_while_the_rest_finish(
     batch_project.server.add_task("[hang]", tool_calls(call("bash", {"command": f"echo $$ > {pid_file}; sleep 300"})))
     for name in ("a", "b", "c"):
         batch_project.server.add_task(f"[{name}]", text("done"))
-    tasks = [{"id": "hang", "prompt": "[hang] wait", "limits": {"wall_time": 3}},
+    # Room for the worker to start and reach the tool on a loaded machine; then it hangs until its wall time.
+    tasks = [{"id": "hang", "prompt": "[hang] wait", "limits": {"wall_time": 10}},
              *({"id": name, "prompt": f"[{name}] go"} for name in ("a", "b", "c"))]
     result, rows = batch_project.run(str(batch_project.tasks(tasks)), "--workers", "2", "--approve", "exec")
     by_id = {r["id"]: r for r in rows}
     assert by_id["hang"]["status"] == "timeout" and not by_id["hang"]["passed"]
-    assert "wall time of 3 s" in by_id["hang"]["error"]
+    assert "wall time of 10 s" in by_id["hang"]["error"]
     assert by_id["hang"]["session"]  # the session up to the timeout is kept
     assert all(by_id[name]["passed"] for name in ("a", "b", "c"))
     assert result.exit_code == 1
@@ -314,3 +315,20 @@ def test_a_task_file_cannot_choose_the_configuration_or_trust_store(variable: st
     result, rows = batch_project.run(str(tasks_file))
     assert result.exit_code == 2 and rows == []
     assert f"{variable} would choose which configuration" in result.output and "Traceback" not in result.output
+
+
+def test_a_task_runs_on_its_target(batch_project: BatchProject) -> None:
+    with batch_project.config.open("a", encoding="utf-8") as config:
+        config.write("targets: {dev: {}, prod: {env: {APP_ENV: production}}}\n"
+                     "tools: {builtin: [], files: [where.yaml]}\n")
+    (batch_project.folder / "where.yaml").write_text(
+        "name: where\ndescription: d\nrisk: read\ntarget: true\n"
+        "command: [sh, -c, 'echo \"$NAMI_TARGET $APP_ENV\" > where.txt']\n", encoding="utf-8")
+    batch_project.server.add_task("[p]", tool_calls(call("where", {})), text("done"))
+    tasks_file = batch_project.tasks([{"id": "p", "prompt": "[p] go", "target": "prod",
+                                       "checks": [{"file_contains": {"path": "where.txt", "text": "prod production"}}]}])
+    result, (row,) = batch_project.run(str(tasks_file))
+    assert result.exit_code == 0, result.output
+    assert row["passed"], row
+    sent = batch_project.server.requests[0]["tools"][0]["function"]["parameters"]
+    assert "target" not in sent["properties"]  # pinned by the task: the model is not offered the choice

@@ -191,3 +191,17 @@ def test_keys_typed_before_the_question_do_not_answer_it() -> None:
     finally:
         os.close(master)
         os.close(slave)
+
+
+def test_the_target_leads_the_approval_of_a_targeted_call(tmp_path: Path, ctx: RuntimeContext) -> None:
+    from nami_yaml.runtime import Target, TargetSet
+
+    tools, problems = load_tools([write(tmp_path / "apply.yaml", APPLY.replace("risk: exec", "risk: exec\ntarget: true"))],
+                                 targets=TargetSet((Target("dev"), Target("prod", {"KUBECONFIG": "/kube/prod"}))))
+    assert problems == []
+    call = Executor(Registry(tools), ctx).prepare("kubectl_apply", {"manifest": "m", "note": "n", "target": "prod"})
+    assert isinstance(call, PreparedToolCall)
+    lines = approval_text(call).splitlines()
+    assert lines[0] == "exec tool kubectl_apply wants to run on target prod:"
+    painted = approval_text(call, Paint(True)).splitlines()[0]
+    assert "\x1b[1;35mprod\x1b[0m" in painted  # bold, in its own colour

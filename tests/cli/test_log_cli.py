@@ -114,3 +114,10 @@ def test_json_output_of_a_line_written_by_someone_else_is_terminal_safe(log: lis
     out = nami("log", "--json", "--last", "1").stdout
     assert "\u009b" not in out and "\u202e" not in out and "\u2028" not in out and "\U000e0041" not in out
     assert json.loads(out) == forged
+
+
+def test_a_line_answering_an_ask_says_who_asked(log: list[str]) -> None:
+    records = [json.loads(line) for line in log]
+    write = next(r for r in records if r["tool"] == "write_file")
+    assert (write["decision"], write["decided_by"], write["asked_by"]) == ("allow", "user", "permissions.write")
+    assert all("asked_by" not in r for r in records if r["tool"] != "write_file")  # nobody was asked about them

@@ -11,6 +11,7 @@ import pytest
 
 from nami_yaml.batch.tasks import check_task_file
 from nami_yaml.registry.loader import check_tools
+from nami_yaml.runtime import Target, TargetSet
 from nami_yaml.spec.validate import problems_for, validator
 from nami_yaml.spec.yamlpos import parse_yaml
 
@@ -19,6 +20,11 @@ DOCS = [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md"))]
 BLOCK = re.compile(r"^```yaml\n(.*?)^```", re.S | re.M)
 
 
+# The targets the docs declare (permissions.md, config.md), for their tool examples with `target: true`.
+DOC_TARGETS = TargetSet(tuple(Target(name, {}, {"context": context, "namespace": namespace})
+                              for name, context, namespace in (("dev", "dev-eu", "shop-dev"),
+                                                               ("staging", "stg-eu", "shop"),
+                                                               ("prod", "prod-eu", "shop"))))
 OTHER_PROGRAM = "# not a nami file:"  # another program's config (Goose's, in mcp.md): its page's test checks it
 
 
@@ -45,7 +51,7 @@ def test_doc_yaml_block_is_valid(where: str, text: str, tmp_path: Path) -> None:
     elif is_tool_file(doc.value):
         file = tmp_path / "example.yaml"
         file.write_text(text, encoding="utf-8")
-        tools, problems = check_tools([file])
+        tools, problems = check_tools([file], targets=DOC_TARGETS)
     elif isinstance(doc.value, dict) and "tasks" in doc.value:  # a nami batch task file
         file = tmp_path / "tasks.yaml"
         file.write_text(text, encoding="utf-8")
@@ -65,6 +71,7 @@ def test_docs_have_examples() -> None:
 def test_permission_rules_name_real_tools_and_parameters(tmp_path: Path) -> None:
     """The agent.yaml examples of permissions.md, with the tool files shown beside them: their rules name
     tools and parameters that exist, compile, and give plain command prefixes (what `nami check` checks)."""
+    from nami_yaml.app.policy_check import open_for_deciding, project_policy_tests
     from nami_yaml.app.toolset import build_registry
     from nami_yaml.config.settings import load_settings
     from nami_yaml.policy.layers import rule_problems
@@ -75,7 +82,7 @@ def test_permission_rules_name_real_tools_and_parameters(tmp_path: Path) -> None
     for index, (doc, text) in enumerate(zip(parsed, texts, strict=True)):
         if doc is not None and is_tool_file(doc.value):
             (tmp_path / "tools" / f"example{index}.yaml").write_text(text, encoding="utf-8")
-    checked = 0
+    checked = tested = 0
     for doc, text in zip(parsed, texts, strict=True):
         if doc is None or not isinstance(doc.value, dict) or "rules" not in doc.value or "tools" not in doc.value:
             continue
@@ -83,4 +90,9 @@ def test_permission_rules_name_real_tools_and_parameters(tmp_path: Path) -> None
         effective = load_settings(config=str(tmp_path / "agent.yaml"), env={}, cwd=tmp_path, use_user_config=False)
         assert rule_problems(effective, build_registry(effective)) == [], text
         checked += 1
-    assert checked >= 3
+        if "policy_tests" in doc.value:  # the page's tests pass, decided as the model's calls are
+            with open_for_deciding(tmp_path / "agent.yaml") as project:
+                report = project_policy_tests(project)
+            assert report.outcomes and [str(o.problem()) for o in report.failed] == [], text
+            tested += 1
+    assert checked >= 3 and tested >= 1

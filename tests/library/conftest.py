@@ -17,7 +17,7 @@ from nami_yaml.registry.library import library_groups
 from nami_yaml.registry.loader import load_tools
 from nami_yaml.registry.registry import Registry
 from nami_yaml.result import ToolResult
-from nami_yaml.runtime import RuntimeContext
+from nami_yaml.runtime import RuntimeContext, Target, TargetSet
 
 STUB = """#!{python}
 import json, os, sys
@@ -71,9 +71,9 @@ class Stubs:
         self.log.unlink(missing_ok=True)
 
 
-def all_library_tools() -> Registry:
+def all_library_tools(targets: TargetSet | None = None) -> Registry:
     files = [file for files in library_groups().values() for file in files]
-    tools, problems = load_tools(files)
+    tools, problems = load_tools(files, targets=targets)
     assert problems == []
     return Registry(tools)
 
@@ -95,8 +95,8 @@ def stubs(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Stubs:
 class LibraryRunner:
     """Calls library tools by name through the executor, as the agent would."""
 
-    def __init__(self, ctx: RuntimeContext):
-        self.executor = Executor(all_library_tools(), ctx)
+    def __init__(self, ctx: RuntimeContext, targets: TargetSet | None = None):
+        self.executor = Executor(all_library_tools(targets), ctx)
 
     def __call__(self, tool: str, /, **arguments: Any) -> ToolResult:
         assert tool in self.executor.registry, tool
@@ -109,6 +109,22 @@ def library(workdir: Path, temp_home: Path, stubs: Stubs) -> LibraryRunner:
     ctx = RuntimeContext(workspace=workdir, host_env=dict(os.environ),
                          spill_dir=temp_home / ".local" / "state" / "nami" / "output")
     return LibraryRunner(ctx)
+
+
+# Two targets as agent.yaml would declare them: a kubeconfig and a Terraform workspace each, and vars.
+TARGETS = TargetSet((
+    Target("dev", {"KUBECONFIG": "/kube/dev.yaml", "TF_WORKSPACE": "dev"}, {"context": "dev-eu"}),
+    Target("prod", {"KUBECONFIG": "/kube/prod.yaml", "TF_WORKSPACE": "prod"},
+           {"context": "prod-eu", "var_file": "prod.tfvars"}),
+))
+
+
+@pytest.fixture
+def library_on_targets(workdir: Path, temp_home: Path, stubs: Stubs) -> LibraryRunner:
+    """The library over stubs in a project that declares TARGETS."""
+    ctx = RuntimeContext(workspace=workdir, host_env=dict(os.environ),
+                         spill_dir=temp_home / ".local" / "state" / "nami" / "output")
+    return LibraryRunner(ctx, TARGETS)
 
 
 @pytest.fixture
