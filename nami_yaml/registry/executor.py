@@ -9,8 +9,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from referencing import Registry as SchemaRegistry
-from referencing.exceptions import NoSuchResource, Unresolvable
+from referencing.exceptions import Unresolvable
 
 from nami_yaml.errors import ToolError
 from nami_yaml.policy.sensitive_paths import write_reason
@@ -19,6 +18,7 @@ from nami_yaml.registry.registry import Registry
 from nami_yaml.registry.tool import Invocation, Tool
 from nami_yaml.result import ToolResult
 from nami_yaml.runtime import RuntimeContext
+from nami_yaml.spec.json_schemas import OFFLINE_SCHEMAS
 from nami_yaml.spec.validate import describe_type, error_message
 from nami_yaml.spec.yamlpos import format_path
 
@@ -188,16 +188,6 @@ class Executor:
             extra = sorted(additional_keys(error.instance, error.schema))
             return f"{where}: unknown parameter(s) {', '.join(map(repr, extra))}; known: {known}"
         return f"{where}: {error_message(error)}"
-
-
-def _retrieve_nothing(uri: str) -> Any:
-    raise NoSuchResource(ref=uri)
-
-
-# Resolves `$ref`s inside the schema (and to the drafts' own metaschemas, which ship with jsonschema) but
-# retrieves nothing: jsonschema's default would GET an http(s) URL, or read a file: URL, while validating a
-# model's arguments, from a schema an untrusted repository wrote.
-OFFLINE_SCHEMAS: SchemaRegistry[Any] = SchemaRegistry(retrieve=_retrieve_nothing)
 
 
 def _refuse_constant(name: str) -> Any:
