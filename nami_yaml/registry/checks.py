@@ -22,6 +22,7 @@ from nami_yaml.registry.argv_checks import (
     template_refs,
 )
 from nami_yaml.registry.draft import ToolDraft
+from nami_yaml.registry.output_checks import check_output
 from nami_yaml.registry.schema_checks import (
     check_local_refs,
     check_own_values,
@@ -149,4 +150,5 @@ TOOL_CHECKS: list[ToolCheck] = [
     check_entrypoint_context,
     check_unused_parameters,
     check_program,
+    check_output,
 ]

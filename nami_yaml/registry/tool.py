@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, Protocol
 
-from nami_yaml.runners.options import DocSource
+from nami_yaml.runners.options import DocSource, OutputShape
 from nami_yaml.runtime import RuntimeContext
 
 
@@ -37,6 +37,7 @@ class Tool:
     builtin: bool = False
     writes: tuple[str, ...] = ()  # parameters holding paths the tool writes (`writes:` in the tool file)
     docs: DocSource | None = None
+    output: OutputShape | None = None  # how its stdout is shaped (`output:`); its schema goes to MCP clients
 
     def definition(self, *, docs_hint: bool = False) -> dict[str, Any]:
         """The entry of the OpenAI ``tools`` list, exactly as sent to the model. ``docs_hint``: say that
