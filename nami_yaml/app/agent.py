@@ -13,6 +13,7 @@ from typing import Any
 from nami_yaml.agent.events import SESSION_EVENTS, ErrorEvent, Event, EventBus, FinalEvent
 from nami_yaml.agent.history import History
 from nami_yaml.agent.loop import AgentLoop, RunOutcome
+from nami_yaml.app.answers import StructuredAnswers, resolve_schema, structured_answers
 from nami_yaml.app.economy import token_economy
 from nami_yaml.app.guards import Asking, Guards
 from nami_yaml.app.options import AgentOptions, EventSink
@@ -35,7 +36,7 @@ class Agent:
     say who answers the policy's questions, whether tools run (``dry_run``), and the audit log's id."""
 
     def __init__(self, project: Project, model: Model, options: AgentOptions | None = None, *,
-                 owns_project: bool = False):
+                 owns_project: bool = False, answers: StructuredAnswers | None = None):
         options = options or AgentOptions()
         self.project = project
         self.model = model
@@ -51,12 +52,17 @@ class Agent:
         # Tool sources' problems (an MCP server that did not start, or died) are reported before a request.
         self.hooks.before_request = [self._report_notices, *economy.before_request]
         self.hooks.after_run = list(economy.after_run)
+        self.answers = answers  # a structured answer's schema, hooks and instructions (app/answers.py)
+        if answers is not None:
+            self.hooks.after_answer = [answers]
+            self.hooks.after_run.append(answers.finish)
         self.loop = AgentLoop(
             model=model, toolbox=self.guard.toolbox(project.executor()), hooks=self.hooks,
             max_steps=int(get("limits.max_steps")), max_parallel_tools=int(get("limits.max_parallel_tools")),
             cancel=project.context.cancel, events=self.guard.events(self.bus),  # type: ignore[arg-type]
         )
-        self.system_message = {"role": "system", "content": project.system_prompt()}
+        prompt, told = project.system_prompt(), answers.instructions() if answers is not None else None
+        self.system_message = {"role": "system", "content": f"{prompt}\n\n{told}" if told else prompt}
         self.history = History([dict(self.system_message)], emit=self.bus)
         self._session: SessionWriter | None = None
         self.resumed: LoadedSession | None = None  # the session taken up, with what loading it repaired
@@ -159,7 +165,7 @@ class Agent:
             if limits and pricing is None:
                 raise ConfigError(f"limits.max_cost needs prices, and there are none for model {name!r}: "
                                   "set model.pricing in agent.yaml to use it")
-            model = build_model(settings)
+            model = build_model(settings, self.answers)
             self.project.settings = settings
             self.model = self.loop.model = self.compactor.model = model
             self.pricing = self.meter.price = pricing
@@ -256,7 +262,10 @@ def build_agent(options: AgentOptions, project: Project | None = None) -> Agent:
     owns = project is None
     project = project if project is not None else open_project_for(options)
     try:
-        agent = Agent(project, options.client or build_model(project.settings), options, owns_project=owns)
+        schema = resolve_schema(options.answer_schema, project.settings, base=options.cwd)
+        answers = structured_answers(schema, project.settings)
+        model = options.client or build_model(project.settings, answers)
+        agent = Agent(project, model, options, owns_project=owns, answers=answers)
         if options.resume is not None:
             agent.resume_session(options.resume or None, force=options.force)
         elif options.record_session:
@@ -268,8 +277,10 @@ def build_agent(options: AgentOptions, project: Project | None = None) -> Agent:
     return agent
 
 
-def build_model(effective: Effective) -> Model:
-    """The OpenAI-compatible client the settings describe (openai is imported on the first request)."""
+def build_model(effective: Effective, answers: StructuredAnswers | None = None) -> Model:
+    """The OpenAI-compatible client the settings describe (openai is imported on the first request), with
+    the provider's JSON mode for a structured answer where its preset takes one (unless model.options
+    sets a response_format of its own)."""
     from nami_yaml.model.client import OpenAIChatModel
 
     get = effective.get
@@ -280,6 +291,8 @@ def build_model(effective: Effective) -> Model:
     options = dict(get("model.options") or {})
     if get("model.max_tokens") is not None:
         options["max_tokens"] = get("model.max_tokens")
+    for key, value in (answers.request_options() if answers is not None else {}).items():
+        options.setdefault(key, value)
     key_source = effective.api_key_source
     return OpenAIChatModel(
         get("model.name"), get("model.base_url"), api_key=effective.api_key,
