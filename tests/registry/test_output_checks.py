@@ -72,3 +72,10 @@ def test_the_published_tool_schema_has_output(workdir: Path) -> None:
     output = json.loads(result.output)["$defs"]["tool"]["properties"]["output"]
     assert set(output["properties"]) == {"format", "select", "max_items", "schema"}
     assert output["properties"]["format"]["enum"] == ["text", "json", "jsonl", "lines"]
+
+
+def test_tools_show_says_how_the_output_is_shaped(workdir: Path) -> None:
+    write(workdir / "t.yaml", HEAD + "command: [cat, x]\noutput: {format: json, select: 'items[].name', max_items: 9}\n")
+    result = nami("tools", "show", "pods", "--tools", "t.yaml")
+    assert result.exit_code == 0, result.output
+    assert "output:     read as json; select items[].name; max_items 9 (the whole output saved" in result.output
