@@ -15,7 +15,7 @@ BEGIN, END = "<!-- bench:begin -->", "<!-- bench:end -->"
 def figure(value: float, unit: str) -> str:
     if unit == "yes/no":
         return "yes" if value else "no"
-    if unit in ("chars", "tokens", "tasks/min", "MB", "lines"):
+    if unit in ("chars", "tokens", "tasks/min", "MB", "lines", "bytes"):
         return f"{value:,.0f} {unit}" if value >= 10 else f"{value:,.1f} {unit}"
     if unit == "%":
         return f"{value:.0f} %"

@@ -22,6 +22,9 @@ class ToolResult:
     ok: bool = True
     details: dict[str, Any] = field(default_factory=dict)
     streams: Streams | None = field(default=None, repr=False, compare=False)
+    # The output as a value, when the tool's ``output:`` read it as one (details["output"]["parsed"]): what
+    # an MCP client gets as structuredContent.
+    value: Any = field(default=None, repr=False, compare=False)
 
     @classmethod
     def error(cls, message: str, **details: Any) -> ToolResult:

@@ -96,7 +96,16 @@ class FinalEvent(_Event):
     error: str | None = None
     totals: dict[str, Any] | None = None
     usage_reported: bool = True
+    # A structured answer (``nami run --schema``): the value, sent as ``answer`` only when ``structured``.
+    answer: Any = None
+    structured: bool = False
     type: str = field(default="final", init=False)
+
+    def to_json(self) -> dict[str, Any]:
+        data = super().to_json()
+        if not data.pop("structured"):
+            del data["answer"]
+        return data
 
 
 @dataclass

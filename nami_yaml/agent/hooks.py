@@ -93,12 +93,22 @@ May raise :class:`StopRun` to end the run before the request is sent (a cost lim
 
 AfterRun = Callable[[Any], "dict[str, Any] | None"]
 """Called with the RunOutcome before the ``final`` event; a returned dict is merged into
-``outcome.totals`` and sent in the event (token totals and cost, from an accounting hook)."""
+``outcome.totals`` and sent in the event (token totals and cost, from an accounting hook). A hook that read
+the answer as a value sets ``outcome.answer`` and ``outcome.structured``; the event carries it then."""
+
+
+AfterAnswer = Callable[["str | None"], "str | None"]
+"""Called with the text of the model's final answer (a turn that calls no tool) before the run ends. A
+returned string goes back to the model as the user's next message and the run goes on (the next request is
+a step like any other: max_steps holds); None accepts the answer. May raise :class:`StopRun` to end the run
+with its status, the answer kept as the outcome's text (a structured answer that never matched its schema).
+The first hook that returns a message wins."""
 
 
 class StopRun(Exception):
-    """Raised by a ``before_request`` hook to end the run cleanly before the next request: the loop
-    returns an outcome with this ``status`` (e.g. ``max_cost``) and the message as its error."""
+    """Raised by a ``before_request`` hook to end the run cleanly before the next request, or by an
+    ``after_answer`` hook to refuse the answer for good: the loop returns an outcome with this ``status``
+    (e.g. ``max_cost``) and the message as its error."""
 
     def __init__(self, message: str, status: str = "stopped"):
         super().__init__(message)
@@ -132,4 +142,5 @@ class Hooks:
     ask: Asker | None = None  # None: nobody can be asked, so "ask" becomes "deny"
     after_tool: list[AfterTool] = field(default_factory=list)
     before_request: list[BeforeRequest] = field(default_factory=list)
+    after_answer: list[AfterAnswer] = field(default_factory=list)
     after_run: list[AfterRun] = field(default_factory=list)

@@ -28,8 +28,9 @@ from nami_yaml.agent.toolbox import Toolbox
 from nami_yaml.cancel import CancelToken
 from nami_yaml.model.types import AssistantTurn, Model, ModelError, Usage
 
-# "max_cost" and "stopped" come from a before_request hook raising StopRun (a cost limit, say).
-Status = Literal["answered", "max_steps", "max_cost", "stopped", "interrupted", "error"]
+# "max_cost" and "stopped" come from a before_request hook raising StopRun (a cost limit, say);
+# "invalid_answer" from an after_answer hook raising it (an answer that never matched its schema).
+Status = Literal["answered", "max_steps", "max_cost", "stopped", "interrupted", "error", "invalid_answer"]
 
 ANSWER_CUT_OFF = "The answer was cut off at the model's output limit (finish_reason: length)."
 INTERRUPTED_RUN = "Interrupted by the user."
@@ -47,6 +48,9 @@ class RunOutcome:
     # From the after_run hooks: the run's one count of requests, tokens (estimated where the server reported
     # none) and cost. The loop counts nothing itself: an accounting hook (an Agent's usage meter) does.
     totals: dict[str, Any] = field(default_factory=dict)
+    # The answer as a value, when an after_run hook read it as one (``structured``; null is a value too).
+    answer: Any = None
+    structured: bool = False
 
     @property
     def usage(self) -> Usage:
@@ -115,6 +119,13 @@ class AgentLoop:
         if turn.content:
             self._emit(MessageEvent(turn.content))
         if not turn.tool_calls:
+            try:
+                reply = self._review(turn.content)
+            except StopRun as stop:
+                return self._finish(state, stop.status, turn.content, str(stop))  # type: ignore[arg-type]
+            if reply is not None:
+                state.history.append({"role": "user", "content": reply})
+                return None
             note = ANSWER_CUT_OFF if turn.finish_reason == "length" else None
             return self._finish(state, "answered", turn.content, note)
         phase = ToolPhase(self.toolbox, self.hooks, self._emit, self.cancel,
@@ -177,6 +188,14 @@ class AgentLoop:
                 replaced = True
         return replaced
 
+    def _review(self, text: str | None) -> str | None:
+        """The after_answer hooks' verdict on a final answer: a message to send back, or None to accept."""
+        for hook in self.hooks.after_answer:
+            reply = hook(text)
+            if reply is not None:
+                return reply
+        return None
+
     # -- events ---------------------------------------------------------------------------------------
 
     def _emit(self, event: Event) -> None:
@@ -189,7 +208,8 @@ class AgentLoop:
             outcome.totals.update(hook(outcome) or {})
         usage = outcome.usage
         self._emit(FinalEvent(text=text, status=status, usage=usage_dict(usage), error=error,
-                              totals=outcome.totals or None, usage_reported=usage.reported))
+                              totals=outcome.totals or None, usage_reported=usage.reported,
+                              answer=outcome.answer, structured=outcome.structured))
         return outcome
 
 

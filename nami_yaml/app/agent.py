@@ -15,6 +15,7 @@ from nami_yaml.agent.events import SESSION_EVENTS, ErrorEvent, Event, EventBus, 
 from nami_yaml.agent.history import History
 from nami_yaml.agent.hooks import BeforeTool, StopRun
 from nami_yaml.agent.loop import AgentLoop, RunOutcome
+from nami_yaml.app.answers import StructuredAnswers, resolve_schema, structured_answers
 from nami_yaml.app.assembly import agent_view, build_model, open_project_for
 from nami_yaml.app.economy import token_economy
 from nami_yaml.app.guards import Asking, Guards
@@ -66,7 +67,8 @@ class Agent:
 
     def __init__(self, project: Project, model: Model, options: AgentOptions | None = None, *,
                  owns_project: bool = False, lineage: Lineage | None = None,
-                 specs: Mapping[str, AgentSpec] | None = None, root: Project | None = None):
+                 specs: Mapping[str, AgentSpec] | None = None, root: Project | None = None,
+                 answers: StructuredAnswers | None = None):
         options = options or AgentOptions()
         self.options = options
         self.lineage = lineage or Lineage()
@@ -92,12 +94,17 @@ class Agent:
         if any(tool.runner.kind == SPAWNS for tool in project.registry):
             self.hooks.before_request.append(self._step_budget)
         self.hooks.after_run = list(economy.after_run)
+        self.answers = answers  # a structured answer's schema, hooks and instructions (app/answers.py)
+        if answers is not None:
+            self.hooks.after_answer = [answers]
+            self.hooks.after_run.append(answers.finish)
         self.loop = AgentLoop(
             model=model, toolbox=self.guard.toolbox(project.executor()), hooks=self.hooks,
             max_steps=int(get("limits.max_steps")), max_parallel_tools=int(get("limits.max_parallel_tools")),
             cancel=project.context.cancel, events=self.guard.events(self.bus),  # type: ignore[arg-type]
         )
-        self.system_message = {"role": "system", "content": project.system_prompt()}
+        prompt, told = project.system_prompt(), answers.instructions() if answers is not None else None
+        self.system_message = {"role": "system", "content": f"{prompt}\n\n{told}" if told else prompt}
         self.history = History([dict(self.system_message)], emit=self.bus)
         self._session: SessionWriter | None = None
         self.resumed: LoadedSession | None = None  # the session taken up, with what loading it repaired
@@ -203,7 +210,7 @@ class Agent:
             if limits and pricing is None:
                 raise ConfigError(f"limits.max_cost needs prices, and there are none for model {name!r}: "
                                   "set model.pricing in agent.yaml to use it")
-            model = build_model(settings)
+            model = build_model(settings, self.answers)
             self.project.settings = settings
             self.model = self.loop.model = self.compactor.model = model
             self.pricing = self.meter.price = pricing
@@ -307,7 +314,9 @@ class Agent:
         lineage = Lineage(name, self.lineage.depth + 1, layers, parent=self)
         options = replace(self.options, agent=name, on_event=None, record_session=False, resume=None,
                           session_id=None)
-        model = build_model(view.settings) if spec.model and self.options.client is None else self.model
+        # A child answers in prose: the parent's JSON mode for a structured answer is not passed down.
+        own_model = (spec.model or self.answers is not None) and self.options.client is None
+        model = build_model(view.settings) if own_model else self.model
         child = Agent(view, model, options, lineage=lineage, specs=self.specs, root=self.root)
         try:
             if self._running:  # the budgets of our run are shared: steps and cost left
@@ -389,8 +398,11 @@ def build_agent(options: AgentOptions, project: Project | None = None) -> Agent:
                 raise ConfigError(unknown_agent(options.agent, specs))
             view = agent_view(project, spec, cancel=project.context.cancel)
             lineage = Lineage(spec.name, 0, (Narrowing(spec, view.registry, view.context.workspace),))
-        agent = Agent(view, options.client or build_model(view.settings), options, owns_project=owns,
-                      lineage=lineage, specs=specs, root=project)
+        schema = resolve_schema(options.answer_schema, view.settings, base=options.cwd)
+        answers = structured_answers(schema, view.settings)
+        model = options.client or build_model(view.settings, answers)
+        agent = Agent(view, model, options, owns_project=owns, lineage=lineage, specs=specs, root=project,
+                      answers=answers)
         if options.resume is not None:
             agent.resume_session(options.resume or None, force=options.force)
         elif options.record_session:

@@ -4,6 +4,7 @@ say, or seen as a named agent sees it) and the OpenAI-compatible client its sett
 from __future__ import annotations
 
 from dataclasses import replace
+from typing import TYPE_CHECKING
 
 from nami_yaml.app.named_agents import agent_registry, agent_settings
 from nami_yaml.app.options import AgentOptions
@@ -14,6 +15,9 @@ from nami_yaml.config.effective import Effective
 from nami_yaml.errors import ConfigError
 from nami_yaml.model.types import Model
 from nami_yaml.runtime import LoadedGroups
+
+if TYPE_CHECKING:
+    from nami_yaml.app.answers import StructuredAnswers
 
 
 def open_project_for(options: AgentOptions) -> Project:
@@ -34,8 +38,10 @@ def agent_view(project: Project, spec: AgentSpec, *, cancel: CancelToken) -> Pro
     return Project(settings, registry, context, project.trusted, cwd=project.cwd, servers=project.servers)
 
 
-def build_model(effective: Effective) -> Model:
-    """The OpenAI-compatible client the settings describe (openai is imported on the first request)."""
+def build_model(effective: Effective, answers: StructuredAnswers | None = None) -> Model:
+    """The OpenAI-compatible client the settings describe (openai is imported on the first request), with
+    the provider's JSON mode for a structured answer where its preset takes one (unless model.options
+    sets a response_format of its own)."""
     from nami_yaml.model.client import OpenAIChatModel
 
     get = effective.get
@@ -46,6 +52,8 @@ def build_model(effective: Effective) -> Model:
     options = dict(get("model.options") or {})
     if get("model.max_tokens") is not None:
         options["max_tokens"] = get("model.max_tokens")
+    for key, value in (answers.request_options() if answers is not None else {}).items():
+        options.setdefault(key, value)
     key_source = effective.api_key_source
     return OpenAIChatModel(
         get("model.name"), get("model.base_url"), api_key=effective.api_key,

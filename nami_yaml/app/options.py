@@ -44,6 +44,9 @@ class AgentOptions:
     assume_yes: bool = False  # --yes: every question is a yes (never a deny)
     approve_risks: Collection[str] = ()  # --approve read,write
     dry_run: bool = False
+    # A structured answer: a JSON Schema (a mapping, inline JSON, or a file relative to ``cwd``) the final
+    # answer must match (app/answers.py). None: agent.yaml's answer_schema, if any; False: none at all.
+    answer_schema: Mapping[str, Any] | str | bool | None = None
     before_tool: Sequence[BeforeTool] = ()  # more opinions on every call (the strictest wins)
     # Reporting.
     on_event: EventSink | None = None

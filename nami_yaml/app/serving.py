@@ -96,6 +96,11 @@ class ServedTools:
                                                              session_id=self.session_id, client=client)
             return guards
 
+    def structured(self, name: str, result: ToolResult) -> tuple[ToolResult, dict[str, Any] | None]:
+        """The result of a call of ``name`` with its structured content, if the tool declares one."""
+        tool = next((t for t in self.tools if t.name == name), None)
+        return structured_result(tool, result) if tool is not None else (result, None)
+
     def start(self, name: str, arguments: dict[str, Any] | None, client: str | None) -> ServedCall:
         """Validate and decide one call; a refused or invalid call already holds its result (and is recorded)."""
         return ServedCall(self, name, arguments or {}, client)
@@ -110,6 +115,38 @@ class ServedTools:
     def _track(self, call: ServedCall, running: bool) -> None:
         with self._lock:
             (self._running.add if running else self._running.discard)(call)
+
+
+def output_schema(tool: Tool) -> dict[str, Any] | None:
+    """The tool's ``output.schema`` as MCP's ``outputSchema``, which describes an object: a schema of any
+    other value is wrapped as ``{"result": ...}`` (as the MCP SDK's own servers wrap a function's result)."""
+    schema = _declared(tool)
+    if schema is None:
+        return None
+    if schema.get("type") == "object":
+        return schema
+    return {"type": "object", "properties": {"result": schema}, "required": ["result"]}
+
+
+def structured_result(tool: Tool, result: ToolResult) -> tuple[ToolResult, dict[str, Any] | None]:
+    """The result and its ``structuredContent``: the shaped value, for a tool that declares output.schema
+    (wrapped like the schema). A successful call whose output could not be read as that value is an error:
+    a client is promised a value of that shape (the SDK's client refuses a result without one)."""
+    schema = output_schema(tool)
+    if schema is None or not result.ok:
+        return result, None
+    shaped = result.details.get("output") or {}
+    errors = shaped.get("schema_errors") or []
+    if not shaped.get("parsed") or errors:
+        why = "; ".join(errors) if errors else "it could not be read as output.format says"
+        note = f"\n[the output does not match the tool's output.schema: {why}]"
+        return ToolResult(result.content + note, ok=False, details=result.details, streams=result.streams), None
+    wrapped = schema is not _declared(tool)  # output_schema made a wrapper around it
+    return result, {"result": result.value} if wrapped else result.value
+
+
+def _declared(tool: Tool) -> dict[str, Any] | None:
+    return tool.output.schema if tool.output is not None else None
 
 
 class ServedCall:

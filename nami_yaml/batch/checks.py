@@ -11,6 +11,7 @@ from pathlib import Path
 from typing import Any
 
 from nami_yaml.batch.workspace import run_command
+from nami_yaml.spec.validate import short
 
 QUOTE = 200  # characters of the answer quoted in a failed answer_matches
 
@@ -25,6 +26,10 @@ class RunFacts:
     env: Mapping[str, str]  # for check commands
     remaining: Callable[[], float]  # seconds left of the task's wall time
     cancel: threading.Event | None = None
+    # The answer as a JSON value (the structured answer, else the answer's text read as JSON), or None with
+    # ``no_value`` saying why there is none.
+    value: Any = None
+    no_value: str | None = None
 
 
 def called_tools(messages: list[dict[str, Any]]) -> list[str]:
@@ -70,6 +75,8 @@ def _evaluate(check: dict[str, Any], facts: RunFacts) -> tuple[bool, str]:
         count = facts.called.count(value)
         return count > 0, (f"{value} was called {_times(count)}" if count else
                            f"{value} was not called (called: {', '.join(sorted(set(facts.called))) or 'no tool'})")
+    if kind == "answer_field":
+        return _answer_field(value, facts)
     if kind == "not_called":
         count = facts.called.count(value)
         return count == 0, f"{value} was called {_times(count)}" if count else f"{value} was not called"
@@ -91,3 +98,41 @@ def _file_contains(path: Path, shown: str, text: str) -> tuple[bool, str]:
 
 def _times(count: int) -> str:
     return "once" if count == 1 else f"{count} times"
+
+
+def _answer_field(check: dict[str, Any], facts: RunFacts) -> tuple[bool, str]:
+    from jmespath.exceptions import JMESPathError
+
+    from nami_yaml.runners.shape import compiled
+
+    path = check["path"]
+    if facts.no_value is not None:
+        return False, f"no JSON answer to read {path} from: {facts.no_value}"
+    try:
+        found = compiled(path).search(facts.value)
+    except JMESPathError as exc:
+        return False, f"{path} cannot be read from the answer: {str(exc).splitlines()[0]}"
+    shown = short(found, QUOTE)
+    if "equals" in check:
+        expected = check["equals"]
+        if _same(found, expected):
+            return True, f"the answer's {path} is {shown}"
+        return False, f"the answer's {path} is {shown}, not {short(expected, QUOTE)}"
+    if "matches" in check:
+        if not isinstance(found, str):
+            return False, f"the answer's {path} is {shown}, not a string to match /{check['matches']}/"
+        matched = re.search(check["matches"], found) is not None
+        return matched, f"the answer's {path} {'matches' if matched else 'does not match'} /{check['matches']}/: {shown}"
+    return found is not None, (f"the answer's {path} is {shown}" if found is not None
+                               else f"the answer has no {path} (null)")
+
+
+def _same(found: Any, expected: Any) -> bool:
+    """JSON equality: true is not 1, 1 is 1.0."""
+    if isinstance(found, bool) or isinstance(expected, bool):
+        return found is expected
+    if isinstance(found, list) and isinstance(expected, list):
+        return len(found) == len(expected) and all(_same(a, b) for a, b in zip(found, expected, strict=True))
+    if isinstance(found, dict) and isinstance(expected, dict):
+        return found.keys() == expected.keys() and all(_same(found[k], expected[k]) for k in found)
+    return bool(found == expected)

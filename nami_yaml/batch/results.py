@@ -18,7 +18,7 @@ from typing import Any
 from nami_yaml.errors import ConfigError
 
 # The statuses a task can end with: the run's own, plus the batch's.
-RUN_STATUSES = ("answered", "max_steps", "max_cost", "stopped", "error")
+RUN_STATUSES = ("answered", "max_steps", "max_cost", "stopped", "error", "invalid_answer")
 BATCH_STATUSES = ("timeout", "crashed", "setup_failed", "interrupted")
 FIELDS = ("id", "status", "passed", "checks", "answer", "steps", "usage", "cost", "duration_s", "session",
           "error", "model")

@@ -120,7 +120,7 @@ class TaskRun:
         project_ref = self.job.project
         limits = self.task.get("limits") or {}
         settings = {**project_ref.flags, "workspace": str(folder), "limits.max_steps": limits.get("max_steps"),
-                    "limits.max_cost": limits.get("max_cost")}
+                    "limits.max_cost": limits.get("max_cost"), "limits.schema_retries": limits.get("schema_retries")}
         # Nobody can be asked here (approve=None): asks are denied unless approved by risk. An agent.yaml found
         # upwards must already be trusted on this machine (the batch asked, and recorded it, before
         # starting), so one changed since is refused (trust=None), not run. Its MCP servers start after
@@ -128,7 +128,8 @@ class TaskRun:
         return AgentOptions(config=project_ref.config, cwd=Path(project_ref.cwd), env=env, settings=settings,
                             tools=list(project_ref.tools), trust=None, approve=None,
                             approve_risks=self.job.approve_risks, via="batch", start_servers=False,
-                            record_session=True, agent=self.task.get("agent"), target=self.task.get("target"))
+                            record_session=True, agent=self.task.get("agent"), target=self.task.get("target"),
+                            answer_schema=self.task.get("answer_schema"))
 
     def _project(self, folder: Path, env: dict[str, str]) -> Any:
         from nami_yaml.app.assembly import open_project_for
@@ -156,6 +157,8 @@ class TaskRun:
             self._usage(agent.meter.run.to_json())
             return
         self.result.update(answer=outcome.final_text, steps=outcome.steps)
+        if outcome.structured:
+            self.result["answer_value"] = outcome.answer
         self._usage(outcome.totals)
         stopped = self._stopped_status() if outcome.status == "interrupted" else None
         if stopped:
@@ -166,7 +169,7 @@ class TaskRun:
         self.result["error"] = outcome.error
         checks = self.task.get("checks") or []
         facts = RunFacts(outcome.final_text, called_tools(outcome.messages), folder, commands_env, self.remaining,
-                         self.cancel)
+                         self.cancel, *answer_value(outcome))
         self.result["checks"] = run_checks(checks, facts)
         stopped = self._stopped_status()
         if stopped:
@@ -201,3 +204,15 @@ class TaskRun:
 
         audit = configured_path(agent.settings.get("audit.path"))
         return collect(agent.session_id, session_path, audit)
+
+
+def answer_value(outcome: Any) -> tuple[Any, str | None]:
+    """The answer as a JSON value for answer_field checks, or None and why there is none."""
+    from nami_yaml.app.answers import read_answer
+
+    if outcome.structured:
+        return (outcome.answer, None) if outcome.status == "answered" else (None, "no answer matched the schema")
+    try:
+        return read_answer(outcome.final_text), None
+    except ValueError as exc:
+        return None, str(exc)

@@ -15,12 +15,12 @@ from typing import Any
 
 from jsonschema import Draft202012Validator
 
-from nami_yaml.errors import Problem, SpecError
+from nami_yaml.errors import ConfigError, Problem, SpecError
 from nami_yaml.spec.validate import problems_for, validator
 from nami_yaml.spec.yamlpos import Document, JsonPath, parse_yaml
 
 MAX_TASK_FILE_BYTES = 50_000_000  # far more than config files: a task set may hold thousands of prompts
-CHECK_KINDS = ("answer_matches", "file_exists", "file_contains", "command", "called", "not_called")
+CHECK_KINDS = ("answer_matches", "file_exists", "file_contains", "command", "called", "not_called", "answer_field")
 JSONL_SUFFIXES = (".jsonl", ".ndjson")
 _TASKS_KEY = re.compile(r"^tasks\s*:", re.M)
 # A task's env reaches its settings (NAMI_MODEL picks a model), but must not choose where they come from or
@@ -101,6 +101,7 @@ def check_task_file(path: Path) -> tuple[list[Task], list[Problem]]:
         entries, problems = _yaml_entries(text, name)
     base = path.resolve().parent
     problems += _semantic_problems(entries)
+    problems += _answer_schemas(entries, base)
     if problems:
         return [], SpecError(problems).problems  # in file order
     if not entries:
@@ -230,6 +231,8 @@ def _check_problems(doc: Document, where: JsonPath, check: Mapping[str, Any]) ->
             re.compile(value)
         except re.error as exc:
             return [doc.problem((*where, kind), f"not a valid regular expression: {exc}")]
+    if kind == "answer_field":
+        return _answer_field_problems(doc, (*where, kind), value)
     if kind in ("file_exists", "file_contains"):
         path = value if kind == "file_exists" else value["path"]
         problem = workspace_path_problem(path)
@@ -246,3 +249,41 @@ def workspace_path_problem(path: str) -> str | None:
     if ".." in parts:
         return f"{path!r} leaves the task's workspace (..); give a path inside it"
     return None
+
+
+def _answer_field_problems(doc: Document, where: JsonPath, check: Mapping[str, Any]) -> list[Problem]:
+    from nami_yaml.runners.shape import expression_problem
+
+    problems = []
+    problem = expression_problem(check["path"])
+    if problem:
+        problems.append(doc.problem((*where, "path"), problem))
+    if "equals" in check and "matches" in check:
+        problems.append(doc.problem(where, "give equals or matches, not both"))
+    if isinstance(check.get("matches"), str):
+        try:
+            re.compile(check["matches"])
+        except re.error as exc:
+            problems.append(doc.problem((*where, "matches"), f"not a valid regular expression: {exc}"))
+    return problems
+
+
+def _answer_schemas(entries: list[Entry], base: Path) -> list[Problem]:
+    """Each task's answer_schema checked, and a file read now (relative to the task file), so the task that
+    travels to a worker, or a Ray node, carries the schema itself."""
+    from nami_yaml.spec.json_schemas import positioned_problems, read_schema_file
+
+    problems: list[Problem] = []
+    for doc, where, task in entries:
+        schema = task.get("answer_schema")
+        at = (*where, "answer_schema")
+        if isinstance(schema, dict):
+            problems += positioned_problems(doc, at, schema)
+        elif isinstance(schema, str):
+            try:
+                task["answer_schema"] = read_schema_file(base / Path(schema).expanduser(), what="answer_schema")
+            except SpecError as exc:
+                problems += exc.problems
+            except ConfigError as exc:
+                problems.append(doc.problem(at, str(exc).removeprefix("answer_schema: ")))
+    return problems

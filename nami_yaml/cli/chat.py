@@ -53,7 +53,7 @@ def chat_help() -> str:
 def chat(color: str, plain: bool, verbose: bool, quiet: bool, **options: Any) -> None:
     """Talk with the agent; the conversation carries across turns."""
     renderer = human_renderer(color, plain, verbose, quiet, live_stdout=True)
-    agent = build_agent(on_event=renderer, via="chat", pause=renderer.status, **options)
+    agent = build_agent(on_event=renderer, via="chat", pause=renderer.status, answer_schema=False, **options)
     renderer.tokens = lambda: agent.meter.run.tokens
     Chat(agent, renderer).loop()
 

@@ -17,6 +17,7 @@ from nami_yaml.display import visible
 from nami_yaml.errors import ConfigError, NamiError, SpecError
 
 EXIT_OK, EXIT_ERROR, EXIT_USAGE, EXIT_MAX_STEPS, EXIT_INTERRUPTED = 0, 1, 2, 3, 130
+EXIT_INVALID_ANSWER = 4  # no answer matched the answer schema (nami run --schema), retries included
 
 config_option = click.option("--config", "-c", metavar="FILE", type=click.Path(dir_okay=False),
                              help="agent.yaml to use (else $NAMI_CONFIG, else the nearest one upwards).")

@@ -9,6 +9,7 @@ import click
 from nami_yaml.app.project import Project
 from nami_yaml.cli.common import config_option, handle_errors, load_project, report_notices, tools_option
 from nami_yaml.display import visible
+from nami_yaml.registry.library import ShapingSample, shaping_samples
 from nami_yaml.session.context import request_parts, total_chars
 from nami_yaml.session.cost import Pricing, money
 from nami_yaml.session.usage import CHARS_PER_TOKEN, estimate_tokens
@@ -37,13 +38,15 @@ def show_context(project: Project, as_json: bool) -> None:
     skills = list(project.context.skills)
     groups = project.registry.groups()
     loaded_chars = total_chars(request_parts(project.system_prompt(), project.registry.all_definitions()))
+    shaped = shaping_samples(project.registry)
     if as_json:
         click.echo(json.dumps({"parts": [{"label": p.label, "chars": p.chars, "tokens": p.tokens} for p in parts],
                                "chars": chars, "tokens": tokens,
                                "cost": None if pricing is None else pricing.cost(tokens, 0, 0),
                                "docs_on_demand": on_demand, "skills": skills,
-                               "tool_groups_on_demand": groups, "chars_with_every_group_loaded": loaded_chars},
-                              indent=2))
+                               "tool_groups_on_demand": groups, "chars_with_every_group_loaded": loaded_chars,
+                               "shaped_output": [{"tool": s.tool, "before": s.before, "after": s.after}
+                                                 for s in shaped]}, indent=2))
         return
     width = max(len(p.label) for p in parts)
     click.echo(f"{'':<{width}}  {'chars':>7}  {'~tokens':>7}")
@@ -66,3 +69,15 @@ def show_context(project: Project, as_json: bool) -> None:
                    f"{'s' if len(groups) != 1 else ''} ({', '.join(groups)}), loaded by the model with load_tools; "
                    f"with every group loaded a request starts with {loaded_chars:,} characters (~"
                    f"{estimate_tokens(loaded_chars):,} tokens)")
+    show_shaping(shaped)
+
+
+def show_shaping(samples: list[ShapingSample]) -> None:
+    """What the tools that shape their output (`output:`) make of a typical result, recorded."""
+    if not samples:
+        return
+    click.echo("shaped tool output, a typical result (recorded) before and after:")
+    width = max(len(s.tool) for s in samples)
+    for sample in samples:
+        times = f"{sample.before / sample.after:.0f}× smaller" if sample.after else "nothing left"
+        click.echo(visible(f"  {sample.tool:<{width}}  {sample.before:>9,} → {sample.after:>7,} bytes  ({times})"))

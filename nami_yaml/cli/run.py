@@ -7,6 +7,7 @@ first model request.
 from __future__ import annotations
 
 import sys
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import click
@@ -17,6 +18,7 @@ from nami_yaml.app.options import AgentOptions
 from nami_yaml.cli.common import (
     EXIT_ERROR,
     EXIT_INTERRUPTED,
+    EXIT_INVALID_ANSWER,
     EXIT_MAX_STEPS,
     EXIT_OK,
     config_option,
@@ -26,6 +28,8 @@ from nami_yaml.cli.common import (
 )
 from nami_yaml.cli.piped import piped_stdin, with_attached_input
 from nami_yaml.cli.style import color_option, configure, plain_option
+from nami_yaml.display import safe_json, visible
+from nami_yaml.spec.json_schemas import read_schema
 
 if TYPE_CHECKING:
     from nami_yaml.cli.render import HumanRenderer
@@ -38,6 +42,7 @@ CONTINUE_HINTS = {
 }
 STATUS_EXIT = {"answered": EXIT_OK, "error": EXIT_ERROR, "max_steps": EXIT_MAX_STEPS, "max_cost": EXIT_MAX_STEPS,
                "stopped": EXIT_ERROR, "interrupted": EXIT_INTERRUPTED}
+STATUS_EXIT["invalid_answer"] = EXIT_INVALID_ANSWER  # nami run --schema: no answer matched
 
 
 def agent_options(function: Any) -> Any:
@@ -80,7 +85,7 @@ def build_agent(config: str | None, model_name: str | None, base_url: str | None
                 approve_risks: tuple[str, ...], dry_run: bool, max_steps: int | None, no_stream: bool,
                 extra_tools: tuple[str, ...], on_event: Any, via: str, resume: str | None = None,
                 force: bool = False, pause: StatusLine | None = None, agent: str | None = None,
-                target: str | None = None) -> Agent:
+                target: str | None = None, answer_schema: Any = None) -> Agent:
     """The library's agent for these flags, with the terminal's trust and approval prompts, saving its
     session: a new one, or (``resume``: an id, or "" for the latest here) an earlier one continued.
     ``pause``: the status line to hide while an approval is asked."""
@@ -92,6 +97,7 @@ def build_agent(config: str | None, model_name: str | None, base_url: str | None
         approve=terminal_approver(pause=pause.paused if pause is not None else None), assume_yes=assume_yes,
         approve_risks=approve_risks, dry_run=dry_run, on_event=on_event, via=via,
         record_session=resume is None, resume=resume, force=force, agent=agent, target=target)
+    options.answer_schema = answer_schema  # --schema's value; False (chat): none, whatever agent.yaml says
     agent = library_build_agent(options)
     loaded = agent.resumed
     for note in loaded.repairs if loaded is not None else ():
@@ -109,15 +115,17 @@ force_option = click.option("--force", is_flag=True,
 @click.option("--json", "as_json", is_flag=True, help="One JSON event per line on stdout (tool_call, tool_result, message, error…), always ending with one final event.")
 @click.option("--continue", "continue_", is_flag=True, help="Continue the latest session of this workspace.")
 @force_option
+@click.option("--schema", metavar="SCHEMA", help="The answer must be JSON matching this JSON Schema (a file, or inline JSON): stdout is exactly the value; exit 4 when none matched (agent.yaml: answer_schema).")
 @handle_errors
 def run(task: str, as_json: bool, continue_: bool, color: str, plain: bool, verbose: bool, quiet: bool,
-        **options: Any) -> None:
+        schema: str | None, **options: Any) -> None:
     """Run one TASK to completion. The answer goes to stdout, progress to stderr.
 
     Input piped to nami is attached to TASK (`journalctl -u nginx | nami run "why does it fail?"`);
     with TASK `-`, the task itself is read from stdin.
 
-    Exit codes: 0 answered, 1 error, 2 usage or config error, 3 step or cost limit reached, 130 interrupted.
+    Exit codes: 0 answered, 1 error, 2 usage or config error, 3 step or cost limit reached, 4 no answer
+    matched the answer schema (--schema), 130 interrupted.
     """
     from nami_yaml.cli.render import JsonRenderer
 
@@ -128,8 +136,11 @@ def run(task: str, as_json: bool, continue_: bool, color: str, plain: bool, verb
         piped = piped_stdin()
         if task == "-":
             task, piped = task_from_stdin(piped), None
+        given = read_schema(schema, base=Path.cwd(), what="--schema") if schema is not None else None
         agent = build_agent(on_event=renderer, via="run", resume="" if continue_ else None,
-                            pause=getattr(renderer, "status", None), **options)
+                            pause=getattr(renderer, "status", None), answer_schema=given, **options)
+        if agent.answers is not None and hasattr(renderer, "live_stdout"):
+            renderer.live_stdout = False  # stdout is the JSON value alone: text as it streams goes to stderr
         renderer.tokens = lambda: agent.meter.run.tokens
         renderer.begin()
         outcome = agent.run(attach(task, piped, agent))
@@ -140,12 +151,27 @@ def run(task: str, as_json: bool, continue_: bool, color: str, plain: bool, verb
     finally:
         renderer.close()
     if outcome.status == "answered":
-        renderer.answer(outcome.final_text)
+        if agent.answers is None:
+            renderer.answer(outcome.final_text)
+        elif not as_json:
+            print_value(outcome.answer)
         if outcome.error and not as_json:
             click.echo(f"nami: {outcome.error}", err=True)
+    elif outcome.status == "invalid_answer":
+        last = visible(outcome.final_text or "").rstrip() or "(empty)"
+        click.echo(f"nami: {visible(outcome.error or '')}\nnami: the last answer was:\n{last}", err=True)
     elif not as_json and outcome.status != "error":  # model errors were already shown by the renderer
         click.echo(f"nami: {outcome.error}{CONTINUE_HINTS.get(outcome.status, '')}", err=True)
     sys.exit(STATUS_EXIT[outcome.status])
+
+
+def print_value(value: Any) -> None:
+    """A structured answer on stdout: indented on a terminal, one line for the program reading it."""
+    # Control and invisible characters as \u escapes: the same JSON to a parser, nothing live on a terminal.
+    if sys.stdout.isatty():
+        click.echo(safe_json(value, indent=2))
+    else:
+        click.echo(safe_json(value, separators=(",", ":")))
 
 
 def human_renderer(color: str, plain: bool, verbose: bool, quiet: bool, *,

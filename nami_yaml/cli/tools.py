@@ -276,6 +276,12 @@ def describe_tool(tool: Tool, defaults: ToolSettings) -> list[str]:
                      "(run when the model reads the docs, without asking)")
     limit = info.get("max_output")
     lines.append(f"max_output: {limit:,} bytes" if limit else f"max_output: {defaults.max_output:,} bytes (default)")
+    shape = tool.output
+    if shape is not None and shape.format != "text":
+        parts = [f"read as {shape.format}", *([f"select {shape.select}"] if shape.select else []),
+                 *([f"max_items {shape.max_items:,}"] if shape.max_items else []),
+                 *(["schema for MCP clients"] if shape.schema is not None else [])]
+        lines.append(f"output:     {'; '.join(parts)} (the whole output saved when shaping leaves something out)")
     return lines
 
 

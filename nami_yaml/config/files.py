@@ -4,8 +4,9 @@ from __future__ import annotations
 
 import os
 import re
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from pathlib import Path
+from typing import Any
 
 from nami_yaml.config.effective import ConfigFile
 from nami_yaml.config.mcp_servers import entry_problems as mcp_entry_problems
@@ -13,8 +14,9 @@ from nami_yaml.config.skills import SKILL_FILE, skill_files
 from nami_yaml.config.targets import prepare_targets
 from nami_yaml.errors import ConfigError, Problem, SpecError
 from nami_yaml.paths import expand_tool_paths, path_for_messages
+from nami_yaml.spec.json_schemas import positioned_problems, read_schema_file
 from nami_yaml.spec.validate import problems_for, validator
-from nami_yaml.spec.yamlpos import parse_yaml, read_source
+from nami_yaml.spec.yamlpos import Document, JsonPath, parse_yaml, read_source
 from nami_yaml.xdg import xdg_folder
 
 CONFIG_NAME = "agent.yaml"
@@ -65,6 +67,22 @@ def expand_path(spec: str, env: Mapping[str, str]) -> tuple[str, list[str]]:
     return os.path.expanduser(expanded), unset
 
 
+def _answer_schema(doc: Document, value: Any, base: Path, expanded: Callable[[JsonPath, str], str],
+                   problems: list[Problem]) -> Any:
+    """``answer_schema:`` as a schema: written here (its problems positioned here), or read from a file
+    relative to this one (its problems positioned in that file)."""
+    if isinstance(value, dict):
+        problems.extend(positioned_problems(doc, ("answer_schema",), value))
+        return value
+    try:
+        return read_schema_file(base / expanded(("answer_schema",), value), what="answer_schema")
+    except SpecError as exc:
+        problems.extend(exc.problems)
+    except ConfigError as exc:
+        problems.append(doc.problem(("answer_schema",), str(exc).removeprefix("answer_schema: ")))
+    return value
+
+
 def read_config(path: Path, env: Mapping[str, str] | None = None) -> ConfigFile:
     """Parse and validate one config file; raise SpecError with every problem found. Paths in it are
     made absolute (relative to the file) after ``~`` and ``$VARS`` from ``env`` are expanded."""
@@ -110,6 +128,8 @@ def read_config(path: Path, env: Mapping[str, str] | None = None) -> ConfigFile:
         except (OSError, ValueError) as exc:
             reason = exc.strerror if isinstance(exc, OSError) and exc.strerror else str(exc)
             problems.append(doc.problem(("system_file",), f"cannot read {data['system_file']}: {reason}"))
+    if "answer_schema" in data:
+        data["answer_schema"] = _answer_schema(doc, data["answer_schema"], base, expanded, problems)
     if "workspace" in data and not Path(data["workspace"]).is_dir():
         problems.append(doc.problem(("workspace",), f"workspace {data['workspace']} is not a folder"))
     tools = data.get("tools") or {}

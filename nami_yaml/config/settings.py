@@ -28,7 +28,7 @@ DEFAULTS: dict[str, Any] = {
         "fetch_url": {"allow_hosts": [], "max_bytes": 5_000_000, "timeout": 30},
     },
     "limits": {"max_steps": 50, "tool_timeout": 120, "max_output": 50_000, "max_parallel_tools": 4, "max_agent_depth": 2,
-               "max_saved_output": 64_000_000},
+               "max_saved_output": 64_000_000, "schema_retries": 2},
     "permissions": {"write": "ask", "exec": "ask"},
     "compaction": {"enabled": True, "threshold": 0.8, "reserve": 4096, "keep_recent": 20_000},
 }
@@ -37,6 +37,9 @@ ENV_KEYS = {"NAMI_MODEL": "model.name", "NAMI_BASE_URL": "model.base_url"}
 # Not merged: each file's rules are kept with their origin (user rules may only tighten a project's; see
 # nami_yaml.policy.layers), read from Effective.files.
 SEPARATE_KEYS = frozenset({"rules"})
+# Values that are one thing, however nested: a schema from the user config and one from agent.yaml are
+# never merged into a third.
+WHOLE_KEYS = frozenset({"answer_schema"})
 LOCAL_HOSTS = frozenset({"localhost", "127.0.0.1", "::1", "0.0.0.0"})
 
 
@@ -58,7 +61,7 @@ def _merge(values: dict[str, Any], sources: dict[str, str], layer: Mapping[str, 
         dotted = f"{prefix}{key}"
         # An MCP server defined in both files is the later file's, whole: never a command from one and a url
         # (or the env) from the other.
-        whole = key in ("options", "quirks") or prefix == "mcp_servers."
+        whole = key in ("options", "quirks") or prefix == "mcp_servers." or dotted in WHOLE_KEYS
         if isinstance(value, dict) and not whole and isinstance(values.get(key), dict):
             _merge(values[key], sources, value, origin, dotted + ".")
             continue
@@ -72,7 +75,7 @@ def _leaf_sources(values: Mapping[str, Any], origin: str, prefix: str = "") -> d
     out = {}
     for key, value in values.items():
         dotted = f"{prefix}{key}"
-        if isinstance(value, dict) and value and key not in ("options", "quirks"):
+        if isinstance(value, dict) and value and key not in ("options", "quirks") and dotted not in WHOLE_KEYS:
             out.update(_leaf_sources(value, origin, dotted + "."))
         else:
             out[dotted] = origin

@@ -25,7 +25,7 @@ from mcp.server.stdio import stdio_server
 from mcp.server.transport_security import TransportSecuritySettings
 from mcp.shared.exceptions import MCPError
 
-from nami_yaml.app.serving import ServedCall, ServedTools
+from nami_yaml.app.serving import ServedCall, ServedTools, output_schema
 from nami_yaml.mcp.stdin import StdinLines
 from nami_yaml.registry.tool import Tool
 from nami_yaml.result import ToolResult
@@ -67,7 +67,9 @@ def build_server(served: ServedTools) -> Server[Any]:
             async with running[0]:
                 result = await run_cancellable(call)
         assert result is not None
-        return types.CallToolResult(content=[types.TextContent(text=result.content)], is_error=not result.ok)
+        result, structured = served.structured(params.name, result)  # output.schema: structuredContent
+        return types.CallToolResult(content=[types.TextContent(text=result.content)], structured_content=structured,
+                                    is_error=not result.ok)
 
     return Server("nami", version=__version__, instructions=INSTRUCTIONS, on_list_tools=list_tools,
                   on_call_tool=call_tool)
@@ -85,7 +87,7 @@ def mcp_tool(tool: Tool) -> types.Tool:
     exec: may destroy, as overwriting a file or running a command can)."""
     annotations = types.ToolAnnotations(read_only_hint=tool.risk == "read", destructive_hint=tool.risk != "read")
     return types.Tool(name=tool.name, description=tool.description, input_schema=tool.parameters,
-                      annotations=annotations)
+                      output_schema=output_schema(tool), annotations=annotations)
 
 
 def client_name(ctx: Any) -> str:

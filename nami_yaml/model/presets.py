@@ -31,7 +31,14 @@ QUIRKS: dict[str, Any] = {
     # DeepSeek accept both; some local servers (llama.cpp's Python server) refuse null. false keeps
     # null, for a provider that refuses "".
     "null_content_as_empty": True,
+    # How the model is told the JSON Schema of a structured answer (`nami run --schema`): "json_schema" sends
+    # response_format {type: json_schema} (OpenAI's Structured Outputs), "json_object" sends {type:
+    # json_object} and the schema in the instructions (DeepSeek's JSON Output), "none" only the instructions.
+    # A JSON mode produces objects, so an answer of another type is always asked for by instructions; nami
+    # validates the answer whichever way it was asked for.
+    "response_format": "none",
 }
+RESPONSE_FORMATS = ("json_schema", "json_object", "none")
 
 DEFAULT_PRESET = "deepseek"
 
@@ -51,7 +58,9 @@ PRESETS: dict[str, dict[str, Any]] = {
         "api_key_env": "DEEPSEEK_API_KEY",
         "api_key": None,
         "context_window": 128_000,
-        "quirks": {},
+        # JSON Output (api-docs.deepseek.com/guides/json_mode): json_object only, no json_schema, and the
+        # prompt must say "json", which the instructions do.
+        "quirks": {"response_format": "json_object"},
         "pricing": {"deepseek-chat": _DEEPSEEK_PRICE, "deepseek-reasoner": _DEEPSEEK_PRICE},
     },
     "openai": {
@@ -60,7 +69,7 @@ PRESETS: dict[str, dict[str, Any]] = {
         "api_key_env": "OPENAI_API_KEY",
         "api_key": None,
         "context_window": 1_047_576,
-        "quirks": {"max_tokens_field": "max_completion_tokens"},
+        "quirks": {"max_tokens_field": "max_completion_tokens", "response_format": "json_schema"},
         "pricing": {
             "gpt-5": _price(1.25, 0.125, 10.00), "gpt-5-mini": _price(0.25, 0.025, 2.00),
             "gpt-5-nano": _price(0.05, 0.005, 0.40), "gpt-4.1": _price(2.00, 0.50, 8.00),
@@ -76,6 +85,9 @@ PRESETS: dict[str, dict[str, Any]] = {
         "api_key": "ollama",
         # Ollama silently truncates the prompt at its num_ctx, so budget for a small window.
         "context_window": 8_192,
+        # Local servers (Ollama, vLLM, llama.cpp) do take response_format, but enforce it with a grammar over
+        # the whole reply, which leaves no room for the tool calls an agent makes before it answers: the
+        # schema goes in the instructions ("none"), and nami validates the answer.
         "quirks": {},
     },
     "vllm": {

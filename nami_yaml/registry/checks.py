@@ -22,6 +22,7 @@ from nami_yaml.registry.argv_checks import (
     template_refs,
 )
 from nami_yaml.registry.draft import ToolDraft
+from nami_yaml.registry.output_checks import check_output
 from nami_yaml.registry.schema_checks import (
     check_local_refs,
     check_own_values,
@@ -156,4 +157,5 @@ TOOL_CHECKS: list[ToolCheck] = [
     check_target,
     check_target_placeholders,
     check_script_target_vars,
+    check_output,
 ]

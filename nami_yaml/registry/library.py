@@ -115,3 +115,35 @@ def groups_available(search_path: str | None = None, root: Path = LIBRARY_ROOT) 
     """Groups whose programs are all on ``search_path`` (for `nami init`)."""
     catalog, _ = library_catalog(root, search_path)
     return [group.name for group in catalog if group.available]
+
+
+@dataclass(frozen=True)
+class ShapingSample:
+    """What shaping does to a typical result of a library tool: a recorded output, before and after."""
+
+    tool: str
+    sample: Path
+    before: int  # bytes of the recorded output
+    after: int  # bytes the model reads instead (the note naming the saved file aside)
+
+
+def library_sample(name: str, root: Path = LIBRARY_ROOT) -> Path | None:
+    """The recorded output of library tool ``name`` (``<group>/samples/<name>.*``), if it has one."""
+    found = sorted(root.glob(f"*/samples/{name}.*")) if root.is_dir() else []
+    return found[0] if found else None
+
+
+def shaping_samples(tools: Iterable[Tool], root: Path = LIBRARY_ROOT) -> list[ShapingSample]:
+    """For each tool that shapes its output and has a recorded sample: the sample's bytes and the shaped
+    text's, measured by the shaping the tool's calls get."""
+    from nami_yaml.runners.shape import shape_text
+
+    samples = []
+    for tool in tools:
+        sample = library_sample(tool.name, root) if tool.output is not None else None
+        if sample is None or tool.output is None:
+            continue
+        raw = sample.read_bytes()
+        shaped = shape_text(raw.decode("utf-8", errors="replace"), tool.output)
+        samples.append(ShapingSample(tool.name, sample, len(raw), len(shaped.text.encode("utf-8"))))
+    return samples

@@ -19,7 +19,7 @@ from nami_yaml.registry.targets import TARGET_PARAMETER, with_target_parameter
 from nami_yaml.registry.tool import Tool
 from nami_yaml.runners.command import CommandRunner
 from nami_yaml.runners.entrypoint import EntrypointRunner
-from nami_yaml.runners.options import DocSource, ProcessOptions
+from nami_yaml.runners.options import DocSource, OutputShape, ProcessOptions
 from nami_yaml.runners.script import ScriptRunner
 from nami_yaml.runtime import TargetSet
 from nami_yaml.spec.fastcheck import tool_surely_valid
@@ -141,6 +141,7 @@ def _build_tool(draft: ToolDraft, builtin: bool) -> Tool | None:
         name=raw["name"], description=raw["description"].strip(), parameters=parameters,
         risk=raw.get("risk", "exec"), runner=runner, source=f"{draft.doc.file}:{line}:{col}", builtin=builtin,
         docs=docs, writes=tuple(raw.get("writes", ())), targets=draft.targets if draft.targeted else None,
+        output=_output_shape(raw.get("output")),
     )
 
 
@@ -174,8 +175,15 @@ def _process_options(raw: dict[str, Any]) -> ProcessOptions:
         timeout=raw.get("timeout"), cwd=raw.get("cwd"),
         env={k: str(v).lower() if isinstance(v, bool) else str(v) for k, v in (raw.get("env") or {}).items()},
         env_passthrough=tuple(raw.get("env_passthrough", ())), stdin=raw.get("stdin"),
-        max_output=raw.get("max_output"),
+        max_output=raw.get("max_output"), output=_output_shape(raw.get("output")),
     )
+
+
+def _output_shape(output: dict[str, Any] | None) -> OutputShape | None:
+    if not output:
+        return None
+    return OutputShape(format=output.get("format", "text"), select=output.get("select"),
+                       max_items=output.get("max_items"), schema=output.get("schema"))
 
 
 def _runner(raw: dict[str, Any], kind: str, file: Path, targeted: bool) -> Any:

@@ -7,10 +7,8 @@ tool runs (and then render ``--all no``); a ``pattern`` that is not a regular ex
 from __future__ import annotations
 
 import re
-from functools import cache
 from typing import Any
 
-from jsonschema import Draft202012Validator
 from jsonschema.exceptions import best_match
 
 from nami_yaml.registry.defaults import NOT_APPLIED, first_error, has_default, value_message
@@ -18,13 +16,9 @@ from nami_yaml.registry.draft import ToolDraft
 from nami_yaml.registry.patterns import argument_validator
 from nami_yaml.registry.schema_walk import subschemas
 from nami_yaml.spec.fastcheck import parameters_surely_valid
+from nami_yaml.spec.json_schemas import local_refs_problem, meta_validator, non_local_refs
 from nami_yaml.spec.validate import did_you_mean, short
 from nami_yaml.spec.yamlpos import JsonPath
-
-
-@cache
-def _meta_validator() -> Draft202012Validator:
-    return Draft202012Validator(Draft202012Validator.META_SCHEMA)
 
 
 def check_parameters_schema(draft: ToolDraft) -> None:
@@ -33,7 +27,7 @@ def check_parameters_schema(draft: ToolDraft) -> None:
     if parameters is None or not isinstance(parameters, dict):
         return  # absent: no arguments; not a mapping: the tool schema says so
     key = draft.parameters_key
-    meta_errors = [] if parameters_surely_valid(parameters) else _meta_validator().iter_errors(parameters)
+    meta_errors = [] if parameters_surely_valid(parameters) else meta_validator().iter_errors(parameters)
     for error in meta_errors:
         # `type: strin` fails an anyOf; its enum branch says what was meant, the wrapper does not.
         leaf = best_match(error.context) if error.context else error
@@ -109,36 +103,9 @@ def _check_value(draft: ToolDraft, root: Any, node: dict[str, Any], path: JsonPa
         draft.error(path, message)
 
 
-REF_KEYWORDS = ("$ref", "$dynamicRef")
-# Keywords whose values are data, never schemas: a "$ref" key inside them is just a key.
-_DATA_KEYWORDS = frozenset({"enum", "const", "default", "examples"})
-# Keywords whose values map names to schemas: the names are not keywords (a property may be called "enum").
-_NAMED_SCHEMAS = frozenset({"properties", "patternProperties", "$defs", "definitions", "dependentSchemas"})
-
-
-def non_local_refs(schema: Any, path: JsonPath = ()) -> list[tuple[JsonPath, str]]:
-    """Every ``$ref``/``$dynamicRef`` in ``schema`` that does not start with ``#``, with its path."""
-    found: list[tuple[JsonPath, str]] = []
-    if isinstance(schema, list):
-        for index, item in enumerate(schema):
-            found.extend(non_local_refs(item, (*path, index)))
-    elif isinstance(schema, dict):
-        for key, value in schema.items():
-            if key in REF_KEYWORDS:
-                if isinstance(value, str) and not value.startswith("#"):  # a non-string fails the metaschema
-                    found.append(((*path, key), str(value)))
-            elif key in _NAMED_SCHEMAS and isinstance(value, dict):
-                for name, sub in value.items():
-                    found.extend(non_local_refs(sub, (*path, key, name)))
-            elif key not in _DATA_KEYWORDS:
-                found.extend(non_local_refs(value, (*path, key)))
-    return found
-
-
 def check_local_refs(draft: ToolDraft) -> None:
     """Only ``#/...`` references: a URL or file reference would make validating a model's arguments read
     a file or the network (jsonschema retrieves them), from a schema an untrusted repository wrote."""
     for where, ref in non_local_refs(draft.parameters, (draft.parameters_key,)):
-        draft.error(where, f"{where[-1]} {ref!r} points outside this schema; only local references (#/...) are "
-                           "allowed, so validating arguments never reads a file or the network")
+        draft.error(where, local_refs_problem(str(where[-1]), ref, "arguments"))
 

@@ -6,7 +6,7 @@ from dataclasses import dataclass
 from typing import Any, Protocol
 
 from nami_yaml.registry.targets import TARGET_PARAMETER
-from nami_yaml.runners.options import DocSource
+from nami_yaml.runners.options import DocSource, OutputShape
 from nami_yaml.runtime import RuntimeContext, TargetSet
 
 
@@ -44,6 +44,7 @@ class Tool:
     # The project's targets, for a tool that runs on one (`target:` in its file, and targets declared); their
     # ``pinned`` one (`nami run --target`) takes every call, and `target` is then not offered to the model.
     targets: TargetSet | None = None
+    output: OutputShape | None = None  # how its stdout is shaped (`output:`); its schema goes to MCP clients
 
     @property
     def targeted(self) -> bool:

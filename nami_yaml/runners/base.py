@@ -12,8 +12,9 @@ from typing import Any
 from nami_yaml.env_secrets import NON_INTERACTIVE_ENV, child_environment, is_secret_name, is_secret_value
 from nami_yaml.errors import ToolError
 from nami_yaml.result import Streams, ToolResult
-from nami_yaml.runners.options import ProcessOptions
+from nami_yaml.runners.options import OutputShape, ProcessOptions
 from nami_yaml.runners.process import ProcessRequest, run_process
+from nami_yaml.runners.shape import shape_result
 from nami_yaml.runners.template import TARGET_PREFIX
 from nami_yaml.runtime import RuntimeContext
 
@@ -94,6 +95,7 @@ class ProcessInvocation:
     label: str | None = None  # replaces the argv in describe(), e.g. for scripts
     kind: str = "command"
     script: str | None = None  # the script text of a script tool, shown by approval and dry run
+    output: OutputShape | None = None  # how its stdout is shaped for the model (runners/shape.py)
 
     def describe(self) -> str:
         text = self.label or shlex.join(self.argv)
@@ -129,7 +131,13 @@ class ProcessInvocation:
             "duration": round(result.duration, 3),
         }
         streams = Streams(result.stdout, result.stderr, tuple(result.status_lines()))
-        return ToolResult(content=result.format(), ok=result.ok, details=details, streams=streams)
+        if self.output is None or self.output.format == "text":
+            return ToolResult(content=result.format(), ok=result.ok, details=details, streams=streams)
+        shaped = shape_result(result, self.output, max_output=self.max_output, spill_dir=self.ctx.spill_dir,
+                              max_saved=self.ctx.settings.max_saved_output)
+        details.update(truncated=shaped.truncated, spill_path=str(shaped.spill_path) if shaped.spill_path else None,
+                       output=shaped.details)
+        return ToolResult(content=shaped.content, ok=result.ok, details=details, streams=streams, value=shaped.value)
 
 
 def build_invocation(
@@ -157,4 +165,5 @@ def build_invocation(
         stdin=None if stdin is None else stdin.encode("utf-8"),
         timeout=options.timeout or ctx.settings.default_timeout,
         max_output=options.max_output or ctx.settings.max_output, ctx=ctx, label=label, kind=kind, script=script,
+        output=options.output,
     )

@@ -1,15 +1,31 @@
 """How a tool's processes run, as declared (plain values, no behaviour): its ``timeout``, ``cwd``, ``env``,
-``env_passthrough``, ``stdin`` and ``max_output``, and where its longer docs come from."""
+``env_passthrough``, ``stdin``, ``max_output`` and ``output`` (how its stdout is shaped), and where its longer
+docs come from."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
+
+OUTPUT_FORMATS = ("text", "json", "jsonl", "lines")
+
+
+@dataclass(frozen=True)
+class OutputShape:
+    """A tool's ``output:``: how its stdout is read (``format``), the JMESPath expression that picks what the
+    model sees (``select``), the most items of an array it sees (``max_items``), and the JSON Schema of the
+    selected value (``schema``, for MCP clients). Behaviour: runners/shape.py."""
+
+    format: str = "text"
+    select: str | None = None
+    max_items: int | None = None
+    schema: dict[str, Any] | None = field(default=None, hash=False, compare=False)
 
 
 @dataclass(frozen=True)
 class ProcessOptions:
-    """The ``timeout``, ``cwd``, ``env``, ``env_passthrough``, ``stdin`` and ``max_output`` of a tool."""
+    """The ``timeout``, ``cwd``, ``env``, ``env_passthrough``, ``stdin``, ``max_output`` and ``output`` of a tool."""
 
     timeout: float | None = None
     cwd: str | None = None
@@ -17,6 +33,7 @@ class ProcessOptions:
     env_passthrough: tuple[str, ...] = ()
     stdin: str | None = None
     max_output: int | None = None
+    output: OutputShape | None = None
 
 
 @dataclass(frozen=True)

@@ -269,28 +269,36 @@ def truncate_text(text: str, max_chars: int, spill_dir: Path | None,
     max_chars = max(0, int(max_chars))
     if len(text) <= max_chars:
         return text, None
-    path: Path | None = None
-    saved_only: int | None = None  # bytes saved, when not all of it was
-    if spill_dir is not None and max_saved > 0:
-        try:
-            handle, path = open_spill_file(spill_dir, "result")
-            with handle:
-                # Python strings may hold lone surrogates; they must not make the spill fail.
-                data = text.encode("utf-8", errors="replace")
-                budget = SaveBudget(max_saved)
-                saved_only = budget.take(len(data))
-                handle.write(data[:saved_only])
-                if saved_only < len(data):
-                    handle.write(budget.note())
-                else:
-                    saved_only = None
-        except OSError:
-            if path is not None:
-                with contextlib.suppress(OSError):
-                    path.unlink()
-            path = None
+    path, saved_only = save_text(text, spill_dir, "result", max_saved)
     head_len = max_chars // 2
     head, tail, tail_starts_line = _whole_lines(text[:head_len], text[len(text) - (max_chars - head_len) :])
     omitted = len(text) - len(head) - len(tail)
     marker = omission_marker(omitted, path, unit="characters", saved_only=saved_only)
     return _join(head, marker, tail, tail_starts_line), path
+
+
+def save_text(text: str, spill_dir: Path | None, label: str,
+              max_saved: int = MAX_SAVED_OUTPUT) -> tuple[Path | None, int | None]:
+    """Save ``text`` to a new saved-output file: its path (None when it could not be written) and, when
+    the file stopped at ``max_saved`` bytes, that count. A partial write leaves no file behind."""
+    if spill_dir is None or max_saved <= 0:
+        return None, None
+    path: Path | None = None
+    saved_only: int | None = None
+    try:
+        handle, path = open_spill_file(spill_dir, label)
+        with handle:
+            # Python strings may hold lone surrogates; they must not make the spill fail.
+            data = text.encode("utf-8", errors="replace")
+            budget = SaveBudget(max_saved)
+            granted = budget.take(len(data))
+            handle.write(data[:granted])
+            if granted < len(data):
+                handle.write(budget.note())
+                saved_only = granted
+    except OSError:
+        if path is not None:
+            with contextlib.suppress(OSError):
+                path.unlink()
+        return None, None
+    return path, saved_only

@@ -60,6 +60,10 @@ class ProcessResult:
     saved_capped: bool = False  # the output passed max_saved bytes: the saved file was cut, the tool went on
     leftovers_killed: bool = False  # the tool returned leaving processes in its group; they were killed
     max_saved: int = MAX_SAVED_OUTPUT
+    # stdout on its own, for shaping (runners/shape.py): whether it was cut, and the file holding all of it
+    # (None when nothing was cut, or it could not be saved; when the saved file stopped at max_saved, too).
+    stdout_truncated: bool = False
+    stdout_file: Path | None = None
 
     @property
     def ok(self) -> bool:
@@ -381,6 +385,8 @@ def run_process(request: ProcessRequest) -> ProcessResult:
         saved_capped=pump.budget.exhausted,
         max_saved=request.max_saved,
         leftovers_killed=leftovers,
+        stdout_truncated=pump.out.truncated,
+        stdout_file=pump.out.spill_path if not pump.out.saved_cut else None,
     )
 
 

@@ -255,3 +255,47 @@ def test_step_limit_message_agrees_in_number(toolbox: Any) -> None:
     assert outcome.status == "max_steps"
     assert (outcome.error or "").startswith("Stopped after 1 step without a final answer")
     assert "nami run" not in (outcome.error or "")  # the loop names no command: how to go on is the CLI's
+
+
+def test_an_after_answer_hook_sends_a_message_back_and_the_run_goes_on(toolbox: Any) -> None:
+    seen: list[str | None] = []
+
+    def review(answer: str | None) -> str | None:
+        seen.append(answer)
+        return "say it in one word" if len(seen) == 1 else None
+
+    model = ScriptedModel([text("a long answer"), text("short")])
+    outcome, events = run(model, toolbox, Hooks(after_answer=[review]))
+    assert outcome.status == "answered" and outcome.final_text == "short"
+    assert seen == ["a long answer", "short"]
+    assert outcome.steps == 2  # the answer sent back costs a request, counted as a step
+    assert model.requests[1]["messages"][-2:] == [{"role": "assistant", "content": "a long answer"},
+                                                  {"role": "user", "content": "say it in one word"}]
+    assert "answer" not in of_type(events, "final")[0]  # no hook read the answer as a value
+
+
+def test_an_after_answer_hook_that_sends_back_forever_meets_max_steps(toolbox: Any) -> None:
+    model = ScriptedModel([text("no"), text("no"), text("no")])
+    outcome, _ = run(model, toolbox, Hooks(after_answer=[lambda answer: "again"]), max_steps=2)
+    assert outcome.status == "max_steps" and len(model.requests) == 2
+
+
+def test_an_after_answer_hook_may_refuse_the_answer_for_good(toolbox: Any) -> None:
+    def refuse(answer: str | None) -> str | None:
+        raise StopRun("never what was asked", "invalid_answer")
+
+    model = ScriptedModel([text("whatever")])
+    outcome, events = run(model, toolbox, Hooks(after_answer=[refuse]))
+    assert (outcome.status, outcome.error, outcome.final_text) == ("invalid_answer", "never what was asked", "whatever")
+    final = of_type(events, "final")[0]
+    assert final["status"] == "invalid_answer" and final["text"] == "whatever"
+
+
+def test_an_after_run_hook_puts_a_value_in_the_final_event(toolbox: Any) -> None:
+    def read(outcome: Any) -> None:
+        outcome.answer, outcome.structured = json.loads(outcome.final_text), True
+
+    model = ScriptedModel([text('{"ok": true}')])
+    outcome, events = run(model, toolbox, Hooks(after_run=[read]))
+    assert outcome.answer == {"ok": True}
+    assert of_type(events, "final")[0]["answer"] == {"ok": True}

@@ -154,7 +154,7 @@ def test_the_schema_is_published(workdir: Path) -> None:
     schema = json.loads(result.output)
     assert schema["$id"] == "urn:nami-yaml:schemas:tasks"
     assert set(schema["$defs"]["check"]["properties"]) == {
-        "answer_matches", "file_exists", "file_contains", "command", "called", "not_called"}
+        "answer_matches", "file_exists", "file_contains", "command", "called", "not_called", "answer_field"}
 
 
 def test_batch_run_refuses_a_bad_task_file_before_anything_runs(workdir: Path) -> None:

@@ -30,6 +30,7 @@ KEYS = [
     "prefix.stable",
     "batch.workers1", "batch.workers2", "batch.workers4",
     "bash_rules.slowest",
+    "shaping.docker_containers", "shaping.kubectl_pods", "shaping.terraform_show",
 ]
 
 
@@ -66,6 +67,8 @@ def test_what_is_not_a_timing(rows: dict[str, Row]) -> None:
     assert rows["prefix.stable"].value == 100
     assert rows["tokens.total.chars"].value == rows["tokens.prompt.chars"].value + rows["tokens.tools.chars"].value
     assert rows["tokens.total.chars"].met  # the same budget tests/test_lean_requests.py holds
+    for key in ("shaping.docker_containers", "shaping.kubectl_pods", "shaping.terraform_show"):
+        assert 0 < rows[key].value < rows[key].baseline, key  # bytes: shaping shrinks a recorded result
 
 
 def test_the_command_prints_the_machine_and_the_table(tmp_path: Path) -> None:

@@ -427,7 +427,7 @@ def test_tools_library_lists_groups_programs_and_how_to_select(workdir: Path, tm
     lines = result.output.splitlines()
     assert "tools: {library: [git, kubectl/logs]}" in lines[1]
     assert "git: 6 tools; runs git" in lines
-    assert "kubectl: 12 tools; runs kubectl (not on PATH)" in lines
+    assert "kubectl: 13 tools; runs kubectl (not on PATH)" in lines
     assert any(line.split()[:2] == ["kubectl_apply", "write"] and line.endswith("[kubectl/apply]") for line in lines)
     assert not any(line.startswith("docker") for line in lines)
 

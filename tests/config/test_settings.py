@@ -217,3 +217,16 @@ def test_variables_expand_in_paths_and_an_unset_one_is_named(temp_home: Path, wo
         "agent.yaml:3:29: $.tools.files[1]: $TEAM is not set (in '$TEAM')",
         f"agent.yaml:3:29: $.tools.files[1]: '$TEAM' matches no tool file (relative to {workdir})",
     ]
+
+
+def test_an_answer_schema_is_one_value_never_merged(temp_home: Path, workdir: Path) -> None:
+    write(temp_home / ".config" / "nami" / "config.yaml",
+          "answer_schema: {type: object, required: [status], properties: {status: {type: string}}}\n")
+    mine = load_settings(env=env_for(temp_home), cwd=workdir)
+    assert mine.get("answer_schema")["required"] == ["status"]
+    write(workdir / "agent.yaml", "answer_schema: {type: array, items: {type: string}}\nlimits: {schema_retries: 0}\n")
+    effective = load_settings(env=env_for(temp_home), cwd=workdir)
+    assert effective.get("answer_schema") == {"type": "array", "items": {"type": "string"}}  # the user's is gone
+    assert effective.sources["answer_schema"] == str(workdir / "agent.yaml")
+    assert effective.get("limits.schema_retries") == 0
+    assert load_settings(env=env_for(temp_home), cwd=workdir, use_user_config=False).get("limits.schema_retries") == 0

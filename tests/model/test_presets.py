@@ -56,3 +56,12 @@ def test_a_preset_drives_the_client_against_a_local_server() -> None:
         sent = srv.requests[0]
     assert sent.headers["authorization"] == "Bearer sk-no-key-required"
     assert sent["parallel_tool_calls"] is False
+
+
+def test_each_preset_says_how_a_structured_answer_is_asked_for() -> None:
+    from nami_yaml.model.presets import RESPONSE_FORMATS
+
+    formats = {name: get_preset(name)["quirks"]["response_format"] for name in PRESETS}
+    assert formats == {"deepseek": "json_object", "openai": "json_schema", "ollama": "none", "vllm": "none",
+                       "llamacpp": "none"}
+    assert set(formats.values()) <= set(RESPONSE_FORMATS) and QUIRKS["response_format"] == "none"

@@ -134,7 +134,7 @@ def test_local_refs_load(tmp_path: Path) -> None:
 
 def test_properties_named_like_data_keywords_are_still_searched() -> None:
     """A parameter called `default` or `enum` is a schema, not data: its $ref counts."""
-    from nami_yaml.registry.schema_checks import non_local_refs
+    from nami_yaml.spec.json_schemas import non_local_refs
 
     schema = {"type": "object", "properties": {
         "default": {"$ref": "http://a/x"}, "enum": {"items": [{"$ref": "file:///b"}]},
