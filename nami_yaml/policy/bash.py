@@ -342,12 +342,17 @@ def static_value(node: Any) -> Word:
         parts = node.children
         if any(a.end_byte != b.start_byte for a, b in pairwise(parts)):
             return None
+        if ("," in text or ".." in text) and any(c.type == "word" and any(b in c.text for b in (b"{", b"}"))
+                                                 for c in parts):
+            return None  # a{b,c}: tree-sitter keeps the braces as words of their own
         values = [static_value(child) for child in parts]
         return None if any(v is None for v in values) else "".join(v for v in values if v is not None)
     return None
 
 
 def _unquoted_word(text: str) -> Word:
+    # Braces expand only around a comma or `..` (`{a,b}`, `{1..3}`); `-I{}` and `{x}` are as written.
+    braces = "{}" if "," in text or ".." in text else ""
     out = []
     escaped = False
     for char in text:
@@ -356,7 +361,7 @@ def _unquoted_word(text: str) -> Word:
             escaped = False
         elif char == "\\":
             escaped = True
-        elif char in _GLOB or char in "{}$`":
+        elif char in _GLOB or char in braces or char in "$`":
             return None  # globs and brace expansion make file names or several words
         else:
             out.append(char)

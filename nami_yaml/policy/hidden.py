@@ -65,6 +65,7 @@ _IDENTIFIERS = frozenset({"word", "variable_name", "simple_expansion", "expansio
 _ARITHMETIC_TESTS = frozenset({"-eq", "-ne", "-lt", "-le", "-gt", "-ge"})
 _INPUT = frozenset({"<", "<&", "<>", "<&-"})
 _STDIN_PATHS = ("/dev/", "/proc/")
+_XARGS_VALUED = frozenset({"-a", "-d", "-E", "-I", "-L", "-n", "-P", "-s", "-e", "-i", "-l"})
 _READ = frozenset({
     "program", "list", "pipeline", "negated_command", "redirected_statement", "subshell", "compound_statement",
     "if_statement", "elif_clause", "else_clause", "while_statement", "for_statement", "case_statement",
@@ -176,7 +177,7 @@ class _Reading:
             why = self._words(words[start:], fed=True, behind=True, depth=depth)
             if why:
                 return why
-        return None
+        return _filled(words)
 
     def _words(self, words: tuple[Word, ...], *, fed: bool, behind: bool, depth: int) -> str | None:
         """``fed``: its input may come from the line; ``behind``: it is run by another command (xargs,
@@ -271,6 +272,30 @@ class _Reading:
         return None
 
 
+def _filled(words: tuple[Word, ...]) -> str | None:
+    """xargs adds words from its input to the command it runs, options included (`-c alias.x=…` for git),
+    or is the command itself (`xargs -0 env`): unless that program runs nothing whatever its words."""
+    for index, word in enumerate(words):
+        if word is None:
+            continue
+        name = program_name(word)
+        if name == "parallel":
+            return "`parallel` builds its commands from its input"
+        if name != "xargs":
+            continue
+        command = index + 1
+        while command < len(words) and (words[command] or "").startswith("-"):
+            option = words[command] or ""
+            command += 2 if option in _XARGS_VALUED else 1
+        if command >= len(words):
+            return None  # xargs alone runs echo
+        program = words[command]
+        if program is None or not runs_nothing(program):
+            return f"`{program or '…'}` runs behind `xargs`, which adds words from its input (options included)"
+        return None
+    return None
+
+
 def _declaration(node: Any) -> str | None:
     keyword = node.children[0].type if node.children else ""
     if keyword in ("declare", "typeset"):
@@ -299,6 +324,8 @@ def _expansion(node: Any) -> str | None:
         return "an indirect expansion ${!…} evaluates the name it finds, subscripts included"
     if any(k in (":=", "=", ":") for k in kinds):
         return "an expansion assigns a variable or evaluates an offset as arithmetic"
+    if "@" in kinds:  # ${x@P} expands the value as a prompt: `$(…)` in it runs
+        return "a ${…@…} transformation expands the value again (as a prompt, ${x@P}, it runs `$(…)`)"
     for child in node.children:
         if child.type == "subscript":
             index = child.child_by_field_name("index")

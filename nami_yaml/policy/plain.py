@@ -147,12 +147,16 @@ class _Reader:
             elif not options_done and _option_like(word, plus_operands=entry.plus_operands):
                 index = self._option(entry, index)
             elif entry.subcommands and not self.operands:
-                self.parts.append(Part(index))
                 sub = entry.subcommands.get(word)
+                if sub is None and entry.operands == "none":  # git remote add: not one nami knows
+                    self.parts.append(Part(index, f"`{word}` is not a sub-command nami knows to be inert for "
+                                                  f"{self.label}"))
+                    return self.parts, True
+                self.parts.append(Part(index))
                 self.label = f"{self.label} {word}"
-                if sub is None:
+                if sub is None:  # git push: allowed by a rule for git in its operands only
                     return self.parts + _unknown(words, index + 1, self.label), False
-                return self.read(entry=sub, start=index + 1) if sub is not entry else (self.parts, True)
+                return self.read(sub, index + 1)
             else:
                 why = f"`{word}` is not an operand nami knows to be inert for {self.label}" \
                     if entry.operands == "none" else None

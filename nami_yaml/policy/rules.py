@@ -173,7 +173,7 @@ def _in_order(wanted: tuple[str, ...], words: tuple[str | None, ...]) -> bool:
     computed when the line runs may be any words, so it holds the rest (``git push $f``)."""
     index = 0
     for word in wanted:
-        while index < len(words) and words[index] != word:
+        while index < len(words) and not _same_word(word, words[index]):
             if words[index] is None:
                 return True
             current, previous = words[index], words[index - 1] if index else None
@@ -186,6 +186,19 @@ def _in_order(wanted: tuple[str, ...], words: tuple[str | None, ...]) -> bool:
             return False
         index += 1
     return True
+
+
+def _same_word(wanted: str, word: str | None) -> bool:
+    """A deny or ask prefix's word as the command may spell it: a short option in a cluster (`-f` in
+    `git push -uf`, `-rf` in `rm -fvr`), a long one abbreviated or with its value (`--forc`, `--force=x`)."""
+    if word is None or word == wanted:
+        return word is not None
+    if len(wanted) > 1 and wanted[0] == "-" and wanted[1] != "-" and wanted[1:].isalnum():
+        return word.startswith("-") and not word.startswith("--") and set(wanted[1:]) <= set(word[1:])
+    if wanted.startswith("--") and word.startswith("--"):
+        name = word.split("=", 1)[0]
+        return name == wanted or (len(name) > 3 and wanted.startswith(name))
+    return False
 
 
 def _join_labels(labels: list[str]) -> str:

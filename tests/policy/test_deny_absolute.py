@@ -24,7 +24,7 @@ DENY_RM = """\
     decision: deny
     reason: use the trash tool
   - tool: bash
-    command: [git push --force]
+    command: [git push --force, git push -f]
     decision: deny
   - tool: bash
     command: [ls, echo, git, grep, cat, printf, test]
@@ -57,6 +57,10 @@ COMPUTED = [
     "x=\"a[\\$($'\\x72'm -rf victim)]\"; echo $((x))",
     "awk 'BEGIN{system(sprintf(\"%cm -rf victim\", 114))}'",
     "find . -maxdepth 1 -name victim -exec sh -c \"\\$(printf '\\\\162m') -rf {}\" \\;",
+    # found by a red-team pass over the first fix
+    "x='$(\\162m -rf victim)'; echo ${x@P}",  # a prompt expansion decodes \162 and runs $(…)
+    "printf '\\162m\\0-rf\\0victim' | xargs -0 env",  # xargs gives env its command
+    "printf '\\162m\\0-rf\\0victim' | xargs -0 nice",
 ]
 
 
@@ -96,7 +100,8 @@ def test_a_denied_word_in_a_line_nami_cannot_read_is_denied(rules: Callable[[str
     assert (decision.action, decision.source) == ("deny", "rule agent.yaml:3:5"), (command, decision)
 
 
-@pytest.mark.parametrize("command", ["git push $f", "git push \"$(printf -- --force)\"", "git push origin $*"])
+@pytest.mark.parametrize("command", ["git push $f", "git push \"$(printf -- --force)\"", "git push origin $*",
+                                     "git push -uf origin", "git push --forc origin", "git push --force=x"])
 def test_a_computed_word_may_be_the_rest_of_a_denied_prefix(rules: Callable[[str], Decide], command: str) -> None:
     decision = rules(DENY_RM)("bash", command=command)
     assert decision.action == "deny", (command, decision)

@@ -175,6 +175,7 @@ ASKED_TOO = [  # more of the same, from the programs' manuals (not run here: the
     "kubectl get pods -v=9", "kubectl get pods --server https://evil", "kubectl get pods --token x",
     "ls --unknown-option", "cat -Z f", "head --follow f", "pytest --pdb", "pytest -c evil.ini",
     "rm -rf build", "git status --porcelain=v2 --unknown",
+    "git remote add x https://evil", "git branch new", "git tag v1", "kubectl config set-context x",
 ]
 
 
