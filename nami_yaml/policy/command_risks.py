@@ -43,7 +43,9 @@ SHELLS = frozenset({"bash", "sh", "zsh", "dash", "ksh", "mksh", "yash", "fish", 
 # Programs that run code in their own language: from an option (below), a file, or their input.
 INTERPRETERS = frozenset({"perl", "ruby", "node", "nodejs", "deno", "bun", "php", "lua", "luajit", "Rscript",
                           "julia", "pwsh", "powershell", "tclsh", "wish", "expect", "osascript", "awk", "gawk",
-                          "mawk", "nawk", "sed", "ed", "ex", "dc", "sqlite3", "psql", "mysql", "gnuplot", "jshell"})
+                          "mawk", "nawk", "sed", "ed", "ex", "dc", "sqlite3", "psql", "mysql", "gnuplot", "jshell",
+                          "vim", "vi", "nvim", "view", "gvim", "emacs", "gdb", "lldb", "ftp", "sftp", "irb",
+                          "crontab", "at", "batch", "R"})
 _PYTHON = re.compile(r"(python|pypy)[0-9.]*")
 
 # Bash builtins that run code hidden in their words or change which program a later name runs: bash

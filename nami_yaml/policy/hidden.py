@@ -65,6 +65,8 @@ _IDENTIFIERS = frozenset({"word", "variable_name", "simple_expansion", "expansio
 _ARITHMETIC_TESTS = frozenset({"-eq", "-ne", "-lt", "-le", "-gt", "-ge"})
 _INPUT = frozenset({"<", "<&", "<>", "<&-"})
 _STDIN_PATHS = ("/dev/", "/proc/")
+_ENV_SETTERS = frozenset({"env", "sudo", "doas"})
+_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 _XARGS_VALUED = frozenset({"-a", "-d", "-E", "-I", "-L", "-n", "-P", "-s", "-e", "-i", "-l"})
 _READ = frozenset({
     "program", "list", "pipeline", "negated_command", "redirected_statement", "subshell", "compound_statement",
@@ -194,11 +196,17 @@ class _Reading:
             if why:
                 return why
         elif base in INTERPRETERS or base == "python":
-            script = script_problem(words) if base in ("sed", "awk", "gawk", "mawk", "nawk") else None
+            scripted = base in ("sed", "awk", "gawk", "mawk", "nawk")  # their input is data, their script code
+            script = script_problem(words) if scripted else None
             if script:
                 return f"{script}: it may run a program"
-            if base not in ("sed", "awk", "gawk", "mawk", "nawk") and (fed or behind):
+            if (fed or behind) and (not scripted or any(w == "-" or (w or "").startswith(_STDIN_PATHS)
+                                                       for w in rest)):
                 return f"`{name}` may read code from the line's input or from the command that runs it"
+        if base in _ENV_SETTERS:
+            why = self._environment(name, rest, depth)
+            if why:
+                return why
         problem = code_problem(words, find_runs=False)
         if problem:
             return problem
@@ -235,17 +243,31 @@ class _Reading:
     def _words_as_lines(self, name: str, rest: tuple[Word, ...], depth: int) -> str | None:
         """Words nami cannot read as inert may be command lines the program runs (an option's value
         such as `--upload-pack=…`, an operand such as sqlite3's `.shell …`): read them as command lines."""
-        for word in rest:
+        for word in (name, *rest):
             if word is None:
                 continue  # computed: judged above
             pieces = [word]
-            if word.startswith("-") and "=" in word:
+            if "=" in word:  # --upload-pack=…, -oProxyCommand=…, alias.x=!…
                 pieces.append(word.split("=", 1)[1])
             for piece in pieces:
                 if _SHELL_TEXT.intersection(piece):
                     why = self.nested(piece, depth)
                     if why:
                         return f"{why} (in `{_short(word)}`, which `{name}` may run as a command line)"
+        return None
+
+    def _environment(self, name: str, rest: tuple[Word, ...], depth: int) -> str | None:
+        """`env NAME=value cmd`, `sudo NAME=value cmd`: assignments as much as `NAME=value cmd` is."""
+        for word in rest:
+            variable, equals, value = (word or "").partition("=")
+            if not equals or not _NAME.fullmatch(variable):
+                continue
+            if variable in RESOLVING:
+                return f"`{name}` sets {variable}, which changes which program a command name runs"
+            if _SHELL_TEXT.intersection(value):
+                why = self.nested(value, depth)
+                if why:
+                    return f"{why} (in the variable {variable}, which a program may run as a command line)"
         return None
 
     def _assignment(self, node: Any, parent: str, depth: int) -> str | None:

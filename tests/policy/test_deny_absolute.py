@@ -61,6 +61,10 @@ COMPUTED = [
     "x='$(\\162m -rf victim)'; echo ${x@P}",  # a prompt expansion decodes \162 and runs $(…)
     "printf '\\162m\\0-rf\\0victim' | xargs -0 env",  # xargs gives env its command
     "printf '\\162m\\0-rf\\0victim' | xargs -0 nice",
+    'GIT_CONFIG_PARAMETERS="\'alias.x=!echo cm0gLXJmIHZpY3RpbQ== | base64 -d | sh\'" git x',
+    'printf \'BEGIN{system("\\162m -rf victim")}\' | awk -f /dev/stdin',
+    'printf \'BEGIN{system("\\162m -rf victim")}\' | awk -f -',
+    "printf '\\162m -rf victim' > x; env BASH_ENV=x bash -c true",
 ]
 
 
