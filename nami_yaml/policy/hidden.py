@@ -59,7 +59,7 @@ MAX_TAIL_WORDS = 250_000  # words in the commands behind runners (`sudo sudo sud
 RESOLVING = frozenset({"PATH", "BASH_CMDS", "BASH_ALIASES", "BASH_ENV", "ENV", "BASHOPTS", "SHELLOPTS", "PS4",
                        "IFS", "EXECIGNORE", "BASH_LOADABLES_PATH", "PROMPT_COMMAND", "LD_PRELOAD", "LD_AUDIT",
                        "LD_LIBRARY_PATH"})
-_SHELL_TEXT = frozenset(" \t\n;&|<>()$`'\"\\")
+_SHELL_TEXT = frozenset(" \t\n;&|<>()$`'\"\\*?[{~")
 _IDENTIFIERS = frozenset({"word", "variable_name", "simple_expansion", "expansion", "subscript",
                           "command_substitution", "string", "raw_string"})
 _ARITHMETIC_TESTS = frozenset({"-eq", "-ne", "-lt", "-le", "-gt", "-ge"})
@@ -120,6 +120,8 @@ class _Reading:
             if node.type == "pipeline":
                 first = next((i for i, c in enumerate(children) if c.is_named), 0)
                 stack.extend((c, fed or i != first, node.type) for i, c in reversed(list(enumerate(children))))
+            elif node.type == "process_substitution" and children and children[0].type == ">(":
+                stack.extend((c, True, node.type) for c in reversed(children))  # >(cmd) reads what is written
             elif node.type == "redirected_statement":
                 inner = fed or any(_is_input(c) for c in children)
                 stack.extend((c, inner, node.type) for c in reversed(children))

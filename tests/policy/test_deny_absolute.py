@@ -65,6 +65,7 @@ COMPUTED = [
     'printf \'BEGIN{system("\\162m -rf victim")}\' | awk -f /dev/stdin',
     'printf \'BEGIN{system("\\162m -rf victim")}\' | awk -f -',
     "printf '\\162m -rf victim' > x; env BASH_ENV=x bash -c true",
+    "printf '\\162m -rf victim' > >(bash); sleep 1",  # >(…) reads what is written to it
 ]
 
 

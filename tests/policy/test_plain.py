@@ -253,3 +253,29 @@ def test_nami_check_refuses_an_allow_that_names_an_option_that_runs_code(workdir
 ])
 def test_not_plain_says_why(words: tuple[str, ...], named: int, why: str | None) -> None:
     assert not_plain(words, named) == why
+
+
+def test_every_sed_script_read_as_inert_runs_in_seds_sandbox() -> None:
+    """GNU sed --sandbox refuses e, r and w (and s///e, s///w): random scripts of sed's pieces that the
+    reader accepts must all pass it (scripts sed rejects as malformed run nothing either way)."""
+    need("sed")
+    from random import Random
+
+    from nami_yaml.policy.plain import inert_sed
+
+    version = subprocess.run(["sed", "--version"], capture_output=True, text=True)
+    if "GNU" not in version.stdout:
+        pytest.skip("--sandbox is GNU sed's")
+    pieces = ["s", "/", "|", "x", "e", "w", "r", " ", ";", "\n", "p", "g", "[", "]", "\\", "1", "$", "!", "{", "}",
+              ",", "y", "a", "i", "c", "#", ":", "b", "~", "^", "n", "N", "q", "I", "M", "W", "R", "F", "z", "=",
+              "+", "l", "v", "0", "[:alpha:]", "\\n", "E", "Q", "T", "t", "D", "P", "G", "H", "h", "d", "m"]
+    random = Random(20250602)
+    accepted = 0
+    for _ in range(4000):
+        script = "".join(random.choice(pieces) for _ in range(random.randint(1, 12)))
+        if not inert_sed(script):
+            continue
+        accepted += 1
+        ran = subprocess.run(["sed", "--sandbox", "-n", "-e", script, "/dev/null"], capture_output=True, text=True)
+        assert "sandbox" not in ran.stderr, (script, ran.stderr)
+    assert accepted > 100
