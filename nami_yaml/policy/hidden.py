@@ -27,7 +27,7 @@ anything. What is found here only ever makes a line denied where a deny rule exi
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from functools import lru_cache
 from typing import Any
 
@@ -101,6 +101,7 @@ class _Reading:
     parses: int = MAX_PARSES
     chars: int = MAX_CHARS
     tail_words: int = MAX_TAIL_WORDS
+    cleared: set[tuple[tuple[Word, ...], bool, int]] = field(default_factory=set)  # commands found harmless
 
     def line(self, text: str, depth: int) -> str | None:
         analysis = analysed(text)
@@ -111,6 +112,8 @@ class _Reading:
         stack: list[tuple[Any, bool, str]] = [(analysis.tree, False, "")]
         while stack:
             node, fed, parent = stack.pop()
+            if not node.is_named:  # `;`, `|`, `$(`: tokens, read with the node they belong to
+                continue
             if node.type == "command":
                 fed = fed or any(_is_input(c) for c in node.children)
             why = self._node(node, fed, parent, depth)
@@ -171,6 +174,14 @@ class _Reading:
 
     def _command(self, node: Any, fed: bool, depth: int) -> str | None:
         words = command_words(node)
+        if (words, fed, depth) in self.cleared:  # `ls; ls; ls; …`: each the same
+            return None
+        why = self._commands(words, fed, depth)
+        if why is None:
+            self.cleared.add((words, fed, depth))
+        return why
+
+    def _commands(self, words: tuple[Word, ...], fed: bool, depth: int) -> str | None:
         why = self._words(words, fed=fed, behind=False, depth=depth)
         if why:
             return why
