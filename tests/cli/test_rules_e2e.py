@@ -74,3 +74,27 @@ def test_tools_call_with_yes_does_not_run_a_denied_computed_program(workdir: Pat
     assert result.returncode == 1
     assert victim.exists()
     assert "denied by rule agent.yaml:3:5" in result.stdout + result.stderr
+
+
+def test_mcp_serve_with_approve_exec_does_not_run_a_denied_computed_program(workdir: Path, tmp_path: Path) -> None:
+    """Another agent's calls over MCP, with --approve exec answering every question yes."""
+    from tests.programs import need_mcp
+
+    need_mcp()
+    import anyio
+
+    from tests.mcp.helpers import stdio_session, text_of
+
+    victim = project(workdir, "  - tool: bash\n    command: [rm]\n    decision: deny\n")
+
+    async def scenario() -> list[str]:
+        with open(tmp_path / "server.err", "w") as errlog:
+            async with stdio_session(["mcp", "serve", "--builtins", "--approve", "exec"], workdir, errlog) as session:
+                return [text_of(await session.call_tool("bash", {"command": c}))
+                        for c in ("$(printf rm) -rf victim", "x=rm; $x -rf victim", "echo ran")]
+
+    computed, assigned, plain = anyio.run(scenario)
+    assert victim.exists()
+    assert computed.startswith("Error: refused by rule agent.yaml:3:5") and assigned.startswith(
+        "Error: refused by rule agent.yaml:3:5"), (computed, assigned)
+    assert "ran" in plain  # --approve exec still answers what is only asked
