@@ -261,7 +261,7 @@ def test_every_sed_script_read_as_inert_runs_in_seds_sandbox() -> None:
     need("sed")
     from random import Random
 
-    from nami_yaml.policy.plain import inert_sed
+    from nami_yaml.policy.scripts import inert_sed
 
     version = subprocess.run(["sed", "--version"], capture_output=True, text=True)
     if "GNU" not in version.stdout:
