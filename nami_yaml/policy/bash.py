@@ -20,11 +20,19 @@ import os
 import unicodedata
 from collections.abc import Iterator
 from dataclasses import dataclass, field
-from functools import cache
+from functools import cache, lru_cache
 from itertools import pairwise
 from typing import Any
 
-from nami_yaml.policy.command_risks import FIND_RUNS, RUNNERS, SHELL_STRING, Word, command_problem
+from nami_yaml.policy.command_risks import (
+    FIND_RUNS,
+    RUNNERS,
+    SHELL_STRING,
+    Word,
+    command_problem,
+    runner_command,
+    runner_end,
+)
 
 MAX_LENGTH = 100_000  # longer command lines are not analysed (they are asked about)
 MAX_NESTED_PARSES = 64  # `bash -c` strings, eval arguments… parsed for hidden commands, per command line
@@ -59,6 +67,8 @@ class Analysis:
     commands: list[SimpleCommand] = field(default_factory=list)  # the top-level simple commands, in order
     seen: list[SimpleCommand] = field(default_factory=list)  # every command found anywhere, for deny/ask
     syntax: str | None = None  # why the structure is not simple commands of static words
+    unreadable: bool = False  # bash and the parser may read it differently, or it was not (fully) read
+    tree: Any = None  # the parsed line (tree-sitter's root node), for the deny rules' reading (hidden.py)
 
     @property
     def opaque(self) -> str | None:
@@ -89,13 +99,17 @@ def analyse(command: str) -> Analysis:
     analysis = Analysis()
     if len(command) > MAX_LENGTH:
         analysis.syntax = f"it is longer than {MAX_LENGTH:,} characters"
+        analysis.unreadable = True
         return analysis
     budget = _Budget()
     try:
         root = _parse(command)
     except ParserMissing as exc:
         analysis.syntax = str(exc)
+        analysis.unreadable = True
         return analysis
+    analysis.tree = root
+    read_through = False  # the structure was read, whatever it holds
     odd = _odd_character(command)
     if odd:
         analysis.syntax = f"it contains {odd}, which bash and the parser may read differently"
@@ -110,18 +124,29 @@ def analyse(command: str) -> Analysis:
     elif _split_word(root, command):
         analysis.syntax = f"bash reads `{_split_word(root, command)}` as one word where the parser sees two"
     else:
+        read_through = True
         reasons: list[str] = []
         try:
             _structure(root, analysis.commands, reasons)
         except RecursionError:  # `ls && ` thousands of times nests lists as deep
             analysis.commands, reasons = [], ["it nests commands too deeply to read"]
+            analysis.unreadable = True
         analysis.syntax = reasons[0] if reasons else None
+    if analysis.syntax and not read_through:
+        analysis.unreadable = True
     analysis.seen = list(_seen(root, budget, 0))
     if "\\\n" in command:  # what bash reads once the continuations are joined (best effort, for deny rules)
         analysis.seen += _seen(_parse(command.replace("\\\n", "")), budget, 0)
-    if budget.exhausted and not analysis.syntax:
-        analysis.syntax = "it holds more commands run by other commands than rules search"
+    if budget.exhausted:
+        analysis.syntax = analysis.syntax or "it holds more commands run by other commands than rules search"
+        analysis.unreadable = True
     return analysis
+
+
+@lru_cache(maxsize=256)
+def analysed(command: str) -> Analysis:
+    """``analyse``, remembered: a line is read by several rules and by the deny rules' reading."""
+    return analyse(command)
 
 
 def prefix_words(text: str) -> tuple[str, ...] | str:
@@ -168,7 +193,7 @@ def _split_word(root: Any, text: str) -> str | None:
     """Two sibling words with nothing between them: tree-sitter-bash starts a new word at a backslash
     after a quote (`cat''\\-la`, `>/dev/null''\\x`), where bash goes on with the same word."""
     data = text.encode("utf-8", "surrogatepass")
-    for node in _walk(root):
+    for node in walk_tree(root):
         if node.type not in _SEPARATED:
             continue
         named = [c for c in node.children if c.is_named]
@@ -239,12 +264,12 @@ def _simple(node: Any, reasons: list[str]) -> SimpleCommand:
         elif child.type in ("file_redirect", "heredoc_redirect", "herestring_redirect"):
             _redirect(child, reasons)
         elif role == "name":
-            value = _static(child.named_children[0]) if child.named_children else None
+            value = static_value(child.named_children[0]) if child.named_children else None
             if value is None:
                 reasons.append("the command name is computed (" + _why_dynamic(child) + ")")
             words.append(value)
         elif child.is_named and child.type != "comment":
-            value = _static(child)
+            value = static_value(child)
             if value is None:
                 reasons.append(f"an argument is computed ({_why_dynamic(child)})")
             words.append(value)
@@ -264,9 +289,9 @@ def _redirect(node: Any, reasons: list[str]) -> None:
         reasons.append(f"bash passes `{words}` after the redirection to the command, the parser reads it as "
                        "the redirection's target")
         return
-    operator = _operator(node)
+    operator = redirect_operator(node)
     destination = _destinations(node)
-    target = _static(destination[0]) if destination else None
+    target = static_value(destination[0]) if destination else None
     if operator in (">&-", "<&-"):
         return
     if operator in (">&", "<&") and target and all(ch in _DUP_TARGET for ch in target):
@@ -276,7 +301,7 @@ def _redirect(node: Any, reasons: list[str]) -> None:
     reasons.append(f"it redirects to or from a file ({node.text.decode('utf-8', 'replace')})")
 
 
-def _operator(node: Any) -> str:
+def redirect_operator(node: Any) -> str:
     return next((c.type for c in node.children if not c.is_named), "")
 
 
@@ -291,12 +316,12 @@ def _lost_words(node: Any) -> list[Any]:
     if node.type != "file_redirect":
         return []
     destination = _destinations(node)
-    return destination if _operator(node) in (">&-", "<&-") else destination[1:]
+    return destination if redirect_operator(node) in (">&-", "<&-") else destination[1:]
 
 
 # -- words ---------------------------------------------------------------------------------------------
 
-def _static(node: Any) -> Word:
+def static_value(node: Any) -> Word:
     """The value of a word after quote removal, or None when bash computes it."""
     kind = node.type
     text = node.text.decode("utf-8", "surrogateescape")
@@ -317,12 +342,17 @@ def _static(node: Any) -> Word:
         parts = node.children
         if any(a.end_byte != b.start_byte for a, b in pairwise(parts)):
             return None
-        values = [_static(child) for child in parts]
+        if ("," in text or ".." in text) and any(c.type == "word" and any(b in c.text for b in (b"{", b"}"))
+                                                 for c in parts):
+            return None  # a{b,c}: tree-sitter keeps the braces as words of their own
+        values = [static_value(child) for child in parts]
         return None if any(v is None for v in values) else "".join(v for v in values if v is not None)
     return None
 
 
 def _unquoted_word(text: str) -> Word:
+    # Braces expand only around a comma or `..` (`{a,b}`, `{1..3}`); `-I{}` and `{x}` are as written.
+    braces = "{}" if "," in text or ".." in text else ""
     out = []
     escaped = False
     for char in text:
@@ -331,7 +361,7 @@ def _unquoted_word(text: str) -> Word:
             escaped = False
         elif char == "\\":
             escaped = True
-        elif char in _GLOB or char in "{}$`":
+        elif char in _GLOB or char in braces or char in "$`":
             return None  # globs and brace expansion make file names or several words
         else:
             out.append(char)
@@ -366,7 +396,7 @@ _DYNAMIC = {
 
 
 def _why_dynamic(node: Any) -> str:
-    for child in _walk(node):
+    for child in walk_tree(node):
         if child.type in _DYNAMIC:
             return _DYNAMIC[child.type]
     text = node.text.decode("utf-8", "replace")
@@ -377,7 +407,7 @@ def _why_dynamic(node: Any) -> str:
     return f"`{text}`"
 
 
-def _walk(node: Any) -> Iterator[Any]:
+def walk_tree(node: Any) -> Iterator[Any]:
     stack = [node]
     while stack:
         current = stack.pop()
@@ -402,9 +432,9 @@ class _Budget:
 
 
 def _seen(root: Any, budget: _Budget, depth: int) -> Iterator[SimpleCommand]:
-    for node in _walk(root):
+    for node in walk_tree(root):
         if node.type == "command":
-            words = _command_words(node)
+            words = command_words(node)
         elif node.type == "redirected_statement":
             words = _with_lost_words(node)
         else:
@@ -418,26 +448,26 @@ def _seen(root: Any, budget: _Budget, depth: int) -> Iterator[SimpleCommand]:
         yield from _behind(words, budget, depth)
 
 
-def _command_words(node: Any) -> tuple[Word, ...]:
-    words = [_static(c.named_children[0]) if c.type == "command_name" and c.named_children else _static(c)
+def command_words(node: Any) -> tuple[Word, ...]:
+    words = [static_value(c.named_children[0]) if c.type == "command_name" and c.named_children else static_value(c)
              for c in node.children
              if c.is_named and c.type not in ("variable_assignment", "file_redirect", "heredoc_redirect",
                                               "herestring_redirect", "comment")]
     for child in node.children:  # `git >/dev/null push` inside a substitution or a bash -c string
-        words += [_static(w) for w in _lost_words(child)]
+        words += [static_value(w) for w in _lost_words(child)]
     return tuple(words)
 
 
 def _with_lost_words(node: Any) -> tuple[Word, ...]:
     """The command as bash reads it when the parser took some of its words for redirection targets:
     ``git >/dev/null push --force`` is ``git push --force``. Empty when no words were lost."""
-    lost = [_static(w) for child in node.children for w in _lost_words(child)]
+    lost = [static_value(w) for child in node.children for w in _lost_words(child)]
     body = node.child_by_field_name("body")
     while body is not None and body.type == "pipeline" and body.named_children:
         body = body.named_children[-1]  # a pipeline's redirection belongs to its last command
     if not lost or body is None or body.type != "command":
         return ()
-    words = _command_words(body)
+    words = command_words(body)
     redirect = next(c for c in node.children if c.type == "file_redirect")
     last = body.children[-1] if body.children else None
     if last is not None and last.type == "number" and last.end_byte == redirect.start_byte:
@@ -448,7 +478,7 @@ def _with_lost_words(node: Any) -> tuple[Word, ...]:
 def _behind(words: tuple[Word, ...], budget: _Budget, depth: int) -> Iterator[SimpleCommand]:
     """Commands a runner would run: every tail of its words (``sudo -u x rm …`` holds ``rm …``), and its
     string arguments read as command lines (``bash -c 'rm …'``, ``eval rm …``)."""
-    starts = _tail_starts(words)
+    starts = tail_starts(words)
     for start in starts:
         tail = SimpleCommand(words[start:])
         if not budget.take(tail):
@@ -471,13 +501,16 @@ def _behind(words: tuple[Word, ...], budget: _Budget, depth: int) -> Iterator[Si
                 return
 
 
-def _tail_starts(words: tuple[Word, ...]) -> list[int]:
+def tail_starts(words: tuple[Word, ...]) -> list[int]:
     """Where a command run by another may start, each position once: every word after a runner (``sudo
-    -u x rm``), the word after find's ``-exec``, and so on behind those (``sudo find . -exec rm``)."""
+    -u x rm``) or a runner sub-command (``git bisect run rm``), the word after find's ``-exec``, and so on
+    behind those (``sudo find . -exec rm``)."""
     starts: list[int] = []
     after_runner = after_find = False
+    runner_from: int | None = None
     for index, word in enumerate(words):
-        if index and (after_runner or (after_find and words[index - 1] in FIND_RUNS)):
+        behind = after_runner or (runner_from is not None and index >= runner_from)
+        if index and (behind or (after_find and words[index - 1] in FIND_RUNS)):
             if word is None:
                 continue
             starts.append(index)
@@ -487,4 +520,7 @@ def _tail_starts(words: tuple[Word, ...]) -> list[int]:
             head = os.path.basename(word)
             after_runner = after_runner or head in RUNNERS
             after_find = after_find or head == "find"
+            if runner_from is None:
+                runner = runner_command(words, index)
+                runner_from = runner_end(words, runner, index) if runner else None
     return starts

@@ -11,7 +11,6 @@ import fnmatch
 import os
 from collections.abc import Collection
 from dataclasses import dataclass
-from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
@@ -19,9 +18,11 @@ from nami_yaml.agent.hooks import Action, Decision, strictest
 from nami_yaml.agent.toolbox import PreparedCall
 from nami_yaml.config.effective import ConfigFile
 from nami_yaml.errors import Problem
-from nami_yaml.policy.bash import Analysis, SimpleCommand, analyse, prefix_words
+from nami_yaml.policy.bash import Analysis, SimpleCommand, analysed, prefix_words
 from nami_yaml.policy.command_risks import command_problem
+from nami_yaml.policy.hidden import hidden_reason, names_in
 from nami_yaml.policy.matchers import Matcher, MatcherError, compile_matcher, condition_holds
+from nami_yaml.policy.plain import not_plain, read_plainly
 from nami_yaml.registry.registry import Registry
 from nami_yaml.spec.validate import did_you_mean
 
@@ -78,21 +79,22 @@ class RuleSet:
                                     f"command rules ({self.origin})")
             return None
         analysis = analysed(command)
-        for action in ("deny", "ask"):
-            for rule in (r for r in rules if r.decision == action):
-                hit = _hidden_match(rule, analysis)
-                if hit is not None:
-                    prefix, seen = hit
-                    why = rule.reason or (f"`{' '.join(prefix)}` is {'denied' if action == 'deny' else 'asked about'}"
-                                          f" here (found `{seen.text()}`)")
-                    return Decision(action, why, rule.label)
+        denied = self._denied(command, analysis, rules)
+        if denied is not None:
+            return denied
+        for rule in (r for r in rules if r.decision == "ask"):
+            hit = _hidden_match(rule, analysis)
+            if hit is not None:
+                prefix, seen = hit
+                why = rule.reason or f"`{' '.join(prefix)}` is asked about here (found `{seen.text()}`)"
+                return Decision("ask", why, rule.label)
         if analysis.opaque:
             return Decision.ask(f"{analysis.opaque}, so command rules cannot tell what it runs",
                                 f"command rules ({self.origin})")
         allowing = [r for r in rules if r.decision == "allow"]
         labels: list[str] = []
         for simple in analysis.commands:
-            rule = next((r for r in allowing if any(_starts_with(simple, p) for p in r.commands)), None)
+            rule = next((r for r in allowing if any(_allows(simple, p) for p in r.commands)), None)
             if rule is None:
                 return None  # a part no rule allows: the other rules, or the defaults, decide
             if rule.label not in labels:
@@ -100,10 +102,39 @@ class RuleSet:
         reasons = [r.reason for r in allowing if r.label in labels and r.reason]
         return Decision.allow("; ".join(reasons) or None, _join_labels(labels))
 
+    @staticmethod
+    def _denied(command: str, analysis: Analysis, rules: list[Rule]) -> Decision | None:
+        """A deny is absolute (nothing approves it), so a line is denied wherever a deny rule could match
+        it: the denied prefix in any command in sight (a computed word may be any words); or, in a line
+        nami cannot read as plainly what it says, a program it cannot name, or the denied word anywhere."""
+        denying = [r for r in rules if r.decision == "deny"]
+        for rule in denying:
+            hit = _hidden_match(rule, analysis)
+            if hit is not None:
+                prefix, seen = hit
+                why = rule.reason or f"`{' '.join(prefix)}` is denied here (found `{seen.text()}`)"
+                return Decision("deny", why, rule.label)
+        if not denying or _plain_line(analysis):
+            return None
+        rule = denying[0]
+        hidden = hidden_reason(command)
+        if hidden is not None:
+            denied = "`" + "`, `".join(" ".join(p) for p in rule.commands) + "`"
+            why = f"{hidden}, so it could run {denied}, which is denied here"
+            return Decision("deny", f"{rule.reason} ({why})" if rule.reason else why, rule.label)
+        names = names_in(command)
+        for rule in denying:
+            for prefix in rule.commands:
+                if names_in(" ".join((os.path.basename(prefix[0]), *prefix[1:]))) <= names:
+                    why = (f"`{' '.join(prefix)}` is denied here, and this line names it where nami cannot tell "
+                           "whether it runs it (the line is not plainly what it says)")
+                    return Decision("deny", f"{rule.reason} ({why})" if rule.reason else why, rule.label)
+        return None
 
-@lru_cache(maxsize=256)
-def analysed(command: str) -> Analysis:
-    return analyse(command)
+
+def _plain_line(analysis: Analysis) -> bool:
+    """Simple commands of literal words, each read whole by a table of inert options."""
+    return not analysis.opaque and all(read_plainly(c.words) for c in analysis.commands)
 
 
 def _decision(rule: Rule, call: PreparedCall) -> Decision:
@@ -114,9 +145,10 @@ def _decision(rule: Rule, call: PreparedCall) -> Decision:
     return Decision(rule.decision, reason, rule.label)
 
 
-def _starts_with(simple: SimpleCommand, prefix: tuple[str, ...]) -> bool:
-    """An allow prefix: the same words in the same places (the command's own path included)."""
-    return simple.words[: len(prefix)] == prefix
+def _allows(simple: SimpleCommand, prefix: tuple[str, ...]) -> bool:
+    """An allow prefix: the same words in the same places (the command's own path included), and every
+    word after them plainly what it says (an inert option, an option's value, an operand that is not code)."""
+    return simple.words[: len(prefix)] == prefix and not_plain(simple.words, len(prefix)) is None
 
 
 def _hidden_match(rule: Rule, analysis: Analysis) -> tuple[tuple[str, ...], SimpleCommand] | None:
@@ -127,7 +159,8 @@ def _hidden_match(rule: Rule, analysis: Analysis) -> tuple[tuple[str, ...], Simp
         if name is None:
             continue
         for prefix in rule.commands:
-            if os.path.basename(name) != os.path.basename(prefix[0]):
+            # Case-blind: on a case-insensitive file system (macOS) `RM` runs rm.
+            if os.path.basename(name).lower() != os.path.basename(prefix[0]).lower():
                 continue
             if _in_order(prefix[1:], seen.words[1:]):
                 return prefix, seen
@@ -136,10 +169,13 @@ def _hidden_match(rule: Rule, analysis: Analysis) -> tuple[tuple[str, ...], Simp
 
 def _in_order(wanted: tuple[str, ...], words: tuple[str | None, ...]) -> bool:
     """``wanted`` among ``words`` in order, with only options (and the word after an option, its
-    likely value) in between: ``git -C . push`` holds ``push``; ``git log --grep push`` does not."""
+    likely value) in between: ``git -C . push`` holds ``push``; ``git log --grep push`` does not. A word
+    computed when the line runs may be any words, so it holds the rest (``git push $f``)."""
     index = 0
     for word in wanted:
-        while index < len(words) and words[index] != word:
+        while index < len(words) and not _same_word(word, words[index]):
+            if words[index] is None:
+                return True
             current, previous = words[index], words[index - 1] if index else None
             is_option = current is not None and current.startswith("-")
             is_value = previous is not None and previous.startswith("-") and "=" not in previous
@@ -150,6 +186,19 @@ def _in_order(wanted: tuple[str, ...], words: tuple[str | None, ...]) -> bool:
             return False
         index += 1
     return True
+
+
+def _same_word(wanted: str, word: str | None) -> bool:
+    """A deny or ask prefix's word as the command may spell it: a short option in a cluster (`-f` in
+    `git push -uf`, `-rf` in `rm -fvr`), a long one abbreviated or with its value (`--forc`, `--force=x`)."""
+    if word is None or word == wanted:
+        return word is not None
+    if len(wanted) > 1 and wanted[0] == "-" and wanted[1] != "-" and wanted[1:].isalnum():
+        return word.startswith("-") and not word.startswith("--") and set(wanted[1:]) <= set(word[1:])
+    if wanted.startswith("--") and word.startswith("--"):
+        name = word.split("=", 1)[0]
+        return name == wanted or (len(name) > 3 and wanted.startswith(name))
+    return False
 
 
 def _join_labels(labels: list[str]) -> str:

@@ -410,6 +410,7 @@ FAITHFUL = [
     "ls \"\"",
     "! git diff",
     "find . -name x",
+    "ls {a} -I{} x{}",  # braces without a comma or `..` do not expand
 ]
 
 
