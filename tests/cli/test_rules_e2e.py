@@ -8,7 +8,8 @@ from pathlib import Path
 import pytest
 
 from nami_yaml.testing import FakeOpenAIServer, call, text, tool_calls
-from tests.cli.test_run_cli import nami, tool_messages
+from tests.cli.test_run_cli import tool_messages
+from tests.helpers import run_nami
 
 
 def project(workdir: Path, rules: str) -> Path:
@@ -16,7 +17,7 @@ def project(workdir: Path, rules: str) -> Path:
     (workdir / "agent.yaml").write_text(f"tools: {{builtin: [bash]}}\nrules:\n{rules}")
     (workdir / "victim").mkdir()
     (workdir / "victim" / "x").write_text("precious\n")
-    trusted = nami(None, "trust", "--yes", cwd=workdir)
+    trusted = run_nami(None, "trust", "--yes", cwd=workdir)
     assert trusted.returncode == 0, trusted.stderr
     return workdir / "victim" / "x"
 
@@ -34,7 +35,7 @@ def test_a_builtin_hiding_code_under_an_allow_is_asked_about_not_run(fake_openai
     victim = project(workdir, "  - tool: bash\n    command: [test, printf, ls]\n    decision: allow\n")
     bash_calls(fake_openai, "printf -v 'BASH_CMDS[ls]' %s /bin/rm; ls -rf victim",
                "hash -p /bin/rm ls; ls -rf victim", "test -v 'a[$(rm victim/x; id > pwned)]'")
-    result = nami(fake_openai, "run", "tidy up", cwd=workdir)  # no terminal and no --yes: a question is a no
+    result = run_nami(fake_openai, "run", "tidy up", cwd=workdir)  # no terminal and no --yes: a question is a no
     assert result.returncode == 0, result.stderr
     assert victim.exists() and not (workdir / "pwned").exists()
     answers = results(fake_openai)
@@ -48,7 +49,7 @@ def test_an_option_that_runs_a_denied_program_is_denied_even_with_yes(fake_opena
                               "  - tool: bash\n    command: [sh]\n    decision: deny\n")
     (workdir / "notes").write_text("rm -rf victim\n")
     bash_calls(fake_openai, "rg --pre=sh . notes")
-    result = nami(fake_openai, "run", "--yes", "search the notes", cwd=workdir)
+    result = run_nami(fake_openai, "run", "--yes", "search the notes", cwd=workdir)
     assert result.returncode == 0, result.stderr
     assert victim.exists()
     [answer] = results(fake_openai)
@@ -61,7 +62,7 @@ def test_a_computed_program_name_under_a_deny_is_denied_whatever_approves(fake_o
     victim = project(workdir, "  - tool: bash\n    command: [rm]\n    decision: deny\n"
                               "  - tool: bash\n    command: [ls]\n    decision: allow\n")
     bash_calls(fake_openai, "$(printf rm) -rf victim", "x=rm; $x -rf victim")
-    result = nami(fake_openai, "run", *approval, "clean up", cwd=workdir)
+    result = run_nami(fake_openai, "run", *approval, "clean up", cwd=workdir)
     assert result.returncode == 0, result.stderr
     assert victim.exists()
     answers = results(fake_openai)
@@ -70,7 +71,7 @@ def test_a_computed_program_name_under_a_deny_is_denied_whatever_approves(fake_o
 
 def test_tools_call_with_yes_does_not_run_a_denied_computed_program(workdir: Path) -> None:
     victim = project(workdir, "  - tool: bash\n    command: [rm]\n    decision: deny\n")
-    result = nami(None, "tools", "call", "bash", "command=x=rm; $x -rf victim", "--yes", cwd=workdir)
+    result = run_nami(None, "tools", "call", "bash", "command=x=rm; $x -rf victim", "--yes", cwd=workdir)
     assert result.returncode == 1
     assert victim.exists()
     assert "denied by rule agent.yaml:3:5" in result.stdout + result.stderr
