@@ -8,8 +8,8 @@ from collections.abc import Mapping
 from pathlib import Path
 
 from nami_yaml.config.effective import ConfigFile
+from nami_yaml.config.loaded import SKILL_FILE, skill_files
 from nami_yaml.config.mcp_servers import entry_problems as mcp_entry_problems
-from nami_yaml.config.skills import SKILL_FILE, skill_files
 from nami_yaml.errors import ConfigError, Problem, SpecError
 from nami_yaml.paths import expand_tool_paths, path_for_messages
 from nami_yaml.spec.validate import problems_for, validator

@@ -45,6 +45,7 @@ from nami_yaml.mcp.stdio import keep_stderr, process_streams
 from nami_yaml.registry.tool import Tool
 from nami_yaml.runners.mcp import McpReply, McpRunner
 from nami_yaml.runners.process import exit_status, start_server, stop_server
+from nami_yaml.runners.vetting import CodeVetting
 from nami_yaml.version import __version__
 
 CLIENT_INFO = types.Implementation(name="nami", version=__version__)
@@ -82,13 +83,15 @@ class McpServers:
     McpCaller."""
 
     def __init__(self, specs: list[McpServerSpec], *, workspace: Path, host_env: Mapping[str, str],
-                 protected_env: frozenset[str], log_dir: Path, scrub: EnvScrub | None = None):
+                 protected_env: frozenset[str], log_dir: Path, scrub: EnvScrub | None = None,
+                 vetting: Mapping[str, CodeVetting] | None = None):
         self.connections = {spec.name: Connection(spec) for spec in specs}
         self.workspace = workspace
         self.host_env = dict(host_env)
         self.protected_env = protected_env
         self.scrub = scrub  # the env_scrub patterns tools' environments are scrubbed with
         self.log_dir = log_dir
+        self.vetting = dict(vetting or {})  # a project server's trusted code: its imports are checked as it runs
         self._notices: list[str] = []
         self._lock = threading.Lock()
         self._portal: BlockingPortal | None = None
@@ -178,7 +181,10 @@ class McpServers:
             raise McpConfigError(f"its cwd {folder} is not a folder")
         log = self._open_log(conn)
         try:
-            conn.process = start_server([spec.command or "", *spec.args], folder, env, subprocess.PIPE)
+            argv = [spec.command or "", *spec.args]
+            if spec.name in self.vetting:
+                argv = self.vetting[spec.name].launch(argv, self.log_dir / f"{spec.name}.code.json")
+            conn.process = start_server(argv, folder, env, subprocess.PIPE)
         except BaseException:
             log.close()
             raise
