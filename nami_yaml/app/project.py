@@ -33,6 +33,7 @@ class TrustRequest:
     config: Path
     changed: bool  # trusted before, changed since
     summary: list[str]  # what it sets and which tools it adds, escaped for a terminal
+    kind: str = "agent.yaml"  # or "task file" (nami batch run)
 
 
 TrustCallback = Callable[[TrustRequest], bool]

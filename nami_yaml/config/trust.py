@@ -123,8 +123,13 @@ def trust_state(effective: Effective) -> TrustState:
     assert effective.config_path is not None
     files = covered_files(effective)
     digest = fingerprint(files)
-    return TrustState(effective.config_path, digest, _load().get(str(effective.config_path)), files,
+    return TrustState(effective.config_path, digest, known_digest(effective.config_path), files,
                       reviewable(files, prompt_file(effective)))
+
+
+def known_digest(path: Path) -> str | None:
+    """The digest ``path`` (an agent.yaml, a task file) was last trusted with, if any."""
+    return _load().get(str(path))
 
 
 def prompt_file(effective: Effective) -> Path | None:
