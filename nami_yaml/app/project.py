@@ -35,6 +35,10 @@ class TrustRequest:
     summary: list[str]  # what it sets and which tools it adds, escaped for a terminal
     kind: str = "agent.yaml"  # or "task file" (nami batch run)
 
+    @property
+    def status(self) -> str:
+        return "changed since you trusted it" if self.changed else "is not trusted yet"
+
 
 TrustCallback = Callable[[TrustRequest], bool]
 Trust = bool | TrustCallback | None
@@ -43,13 +47,11 @@ asked; when it returns True the trust is recorded (as ``nami trust`` does)."""
 
 
 class UntrustedProject(ConfigError):
-    def __init__(self, request: TrustRequest):
+    def __init__(self, request: TrustRequest, message: str | None = None):
         self.request = request
-        what = "changed since you trusted it" if request.changed else "is not trusted yet"
-        super().__init__(
-            f"{request.config} {what} (with its tools and prompt). Review it (`nami tools list`, `nami config`), "
-            "then run `nami trust` in this folder, or name it with --config / $NAMI_CONFIG."
-        )
+        super().__init__(message or (
+            f"{request.config} {request.status} (with its tools and prompt). Review it (`nami tools list`, "
+            "`nami config`), then run `nami trust` in this folder, or name it with --config / $NAMI_CONFIG."))
 
 
 @dataclass

@@ -16,25 +16,22 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from nami_yaml.app.project import Trust, TrustRequest
+from nami_yaml.app.project import Trust, TrustRequest, UntrustedProject
 from nami_yaml.batch.tasks import Task, TaskFile
 from nami_yaml.batch.workspace import is_remote
 from nami_yaml.config.trust import TrustState, fingerprint, known_digest, remember
 from nami_yaml.config.trust_diff import changes_since_trusted, shown
 from nami_yaml.display import visible_line
-from nami_yaml.errors import ConfigError
 from nami_yaml.paths import walk
 
 MAX_SUMMARY_LINES = 400  # of commands; past that the file itself is the thing to read
 
 
-class UntrustedTaskFile(ConfigError):
+class UntrustedTaskFile(UntrustedProject):
     def __init__(self, request: TrustRequest):
-        self.request = request
-        what = "changed since you trusted it" if request.changed else "is not trusted yet"
-        super().__init__(
-            f"{request.config} runs commands on this machine and {what} (setup:, command: checks, env:). "
-            "Read it, then run `nami batch run` on a terminal to be asked, or give --yes (for CI).")
+        super().__init__(request, f"{request.config} runs commands on this machine and {request.status} (setup:, "
+                                  "command: checks, env:). Read it, then run `nami batch run` on a terminal to be "
+                                  "asked, or give --yes (for CI).")
 
 
 def runs_commands(task: Task) -> bool:
