@@ -9,9 +9,15 @@ from pathlib import Path
 import click
 
 from nami_yaml.cli.common import EXIT_USAGE, config_option, fail, handle_errors, settings
-from nami_yaml.display import visible, visible_json
-from nami_yaml.policy.audit import configured_path
-from nami_yaml.policy.audit_read import LogFilter, format_record, parse_when, read_log, session_header
+from nami_yaml.display import visible_json, visible_line
+from nami_yaml.policy.audit_read import (
+    LogFilter,
+    format_record,
+    parse_when,
+    read_log,
+    readable_path,
+    session_header,
+)
 
 
 def _when(ctx: click.Context, param: click.Parameter, value: str | None) -> datetime | None:
@@ -39,7 +45,11 @@ def _when(ctx: click.Context, param: click.Parameter, value: str | None) -> date
 def log(tool: str | None, session: str | None, decision: str | None, by: str | None, since: datetime | None,
         until: datetime | None, last: int | None, as_json: bool, log_path: Path | None, config: str | None) -> None:
     """Show the audit log: each tool call, who decided it, what it did."""
-    path = log_path or configured_path(settings(config).get("audit.path"))
+    path = log_path
+    if path is None:
+        path, note = readable_path(settings(config))
+        if note:
+            click.echo(visible_line(note), err=True)
     if not path.exists():
         fail(f"nami: no audit log at {path} yet", EXIT_USAGE if log_path else 0)
     wanted = LogFilter(tool=tool, session=session, decision=decision, by=by, since=since, until=until)
@@ -61,8 +71,9 @@ def log(tool: str | None, session: str | None, decision: str | None, by: str | N
             continue
         if line.record.get("session") != current:
             current = line.record.get("session")
-            click.echo(visible(f"── {session_header(line.record)}"))
-        click.echo(visible(format_record(line.record)))
+            click.echo(visible_line(f"── {session_header(line.record)}"))
+        # One screen line per record, whatever its fields hold (a newline would print a fake record).
+        click.echo(visible_line(format_record(line.record)))
     if broken:
         where = ", ".join(map(str, broken[:10])) + ("…" if len(broken) > 10 else "")
         many = len(broken) != 1
