@@ -25,6 +25,7 @@ from mcp.server.stdio import stdio_server
 from mcp.server.transport_security import TransportSecuritySettings
 
 from nami_yaml.app.serving import ServedCall, ServedTools
+from nami_yaml.errors import NamiError
 from nami_yaml.mcp.stdin import StdinLines
 from nami_yaml.registry.tool import Tool
 from nami_yaml.result import ToolResult
@@ -124,6 +125,8 @@ def serve_stdio(served: ServedTools) -> None:
         served.cancel_all()
     if signalled:
         raise KeyboardInterrupt  # the CLI says "interrupted" and exits 130
+    if stdin.problem:
+        raise NamiError(stdin.problem)
 
 
 def is_loopback(host: str) -> bool:

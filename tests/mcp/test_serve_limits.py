@@ -4,6 +4,7 @@ flooding it with calls."""
 
 from __future__ import annotations
 
+import contextlib
 import http.client
 import json
 import os
@@ -146,3 +147,27 @@ def test_stdio_ends_quietly_when_stdin_has_nothing(stdin: str, tools: Path) -> N
                             stdin=subprocess.DEVNULL, preexec_fn=close_stdin if stdin == "closed" else None,
                             timeout=60)
     assert result.returncode == 0 and "Traceback" not in result.stderr, result.stderr
+
+
+def test_stdio_ends_a_session_whose_line_passes_the_limit(tools: Path) -> None:
+    """A client sending an endless line had nami buffer it all (400 MB accepted) and rescan it per chunk:
+    a line past 64 MB ends the session with a clear error, as the client side does."""
+    process = subprocess.Popen([*NAMI, "mcp", "serve", "--tools", "tools"], cwd=tools, stdin=subprocess.PIPE,
+                               stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    assert process.stdin is not None and process.stderr is not None
+    sent = 0
+    block = b"a" * (1 << 20)
+    try:
+        while sent < 200 * len(block):  # far past the limit: nami must stop reading long before
+            process.stdin.write(block)
+            sent += len(block)
+    except BrokenPipeError:
+        pass
+    finally:
+        with contextlib.suppress(BrokenPipeError):
+            process.stdin.close()
+    code = process.wait(timeout=60)
+    stderr = process.stderr.read().decode()
+    assert code == 1, stderr
+    assert sent < 200 * len(block)  # it stopped reading: the rest could not be written
+    assert "a message longer than 67,108,864 bytes" in stderr and "Traceback" not in stderr
