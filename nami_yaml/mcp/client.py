@@ -42,10 +42,12 @@ from nami_yaml.display import visible
 from nami_yaml.env_secrets import EnvScrub, child_environment
 from nami_yaml.mcp.results import result_text
 from nami_yaml.mcp.stdio import keep_stderr, process_streams
+from nami_yaml.registry.ref_cycles import ref_problems
 from nami_yaml.registry.tool import Tool
 from nami_yaml.runners.mcp import McpReply, McpRunner
 from nami_yaml.runners.process import exit_status, start_server, stop_server
 from nami_yaml.runners.vetting import CodeVetting
+from nami_yaml.spec.yamlpos import format_path
 from nami_yaml.version import __version__
 
 CLIENT_INFO = types.Implementation(name="nami", version=__version__)
@@ -303,6 +305,9 @@ class McpServers:
         else:
             try:
                 Draft202012Validator.check_schema(schema)
+                refs = ref_problems(schema)
+                if refs:
+                    problem = f"its inputSchema cannot be used: {format_path(refs[0][0])}: {refs[0][1]}"
             except SchemaError as exc:
                 problem = f"its inputSchema is not a valid JSON Schema: {exc.message}"
         if problem is not None:

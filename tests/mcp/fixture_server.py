@@ -5,7 +5,7 @@ big (a long output), show_env (one variable of its environment), fail (an error 
 appends its pid; ``--child-pid-file PATH`` starts a ``sleep`` child (in its process group) and records its pid;
 ``--hang`` never answers. Hostile ones: ``--endless-list`` pages its tool list forever, ``--many-tools N`` lists N
 tools, ``--stderr-flood BYTES`` writes that much to stderr before it serves, ``--tool-names A,B`` lists tools
-of those names (``--description TEXT`` for each).
+of those names (``--description TEXT`` for each), ``--cyclic-schema`` lists one whose ``$ref`` comes back to itself.
 """
 
 from __future__ import annotations
@@ -49,6 +49,9 @@ async def list_tools(ctx: object, params: types.PaginatedRequestParams | None) -
         count = int(sys.argv[sys.argv.index("--huge-schema") + 1])
         schema = {"type": "object", "properties": {f"p{n}": {"type": "string"} for n in range(count)}}
         return types.ListToolsResult(tools=[types.Tool(name="wide", input_schema=schema), *TOOLS[:1]])
+    if "--cyclic-schema" in sys.argv:  # a schema whose $ref comes back to itself: validating never ends
+        schema = {"type": "object", "properties": {"x": {"$ref": "#/$defs/a"}}, "$defs": {"a": {"$ref": "#/$defs/a"}}}
+        return types.ListToolsResult(tools=[types.Tool(name="loop", input_schema=schema), *TOOLS[:1]])
     if "--tool-names" in sys.argv:
         names = sys.argv[sys.argv.index("--tool-names") + 1].split(",")
         about = sys.argv[sys.argv.index("--description") + 1] if "--description" in sys.argv else "Named."
