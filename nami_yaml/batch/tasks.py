@@ -232,7 +232,9 @@ def _workspace_problems(doc: Document, where: JsonPath, workspace: Mapping[str, 
         return [doc.problem(where, "give path (a folder to copy) or git (a repository, with an optional ref)")]
     if "ref" in workspace and "git" not in workspace:
         return [doc.problem((*where, "ref"), "ref goes with git: a folder has no refs", key=True)]
-    return []
+    return [doc.problem((*where, key), f"{key} {workspace[key]!r} starts with '-': git would take it for one of "
+                                       "its options" + (" (write ./ before a folder)" if key == "git" else ""))
+            for key in ("git", "ref") if str(workspace.get(key, "")).startswith("-")]
 
 
 def _check_problems(doc: Document, where: JsonPath, check: Mapping[str, Any]) -> list[Problem]:
