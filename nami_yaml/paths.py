@@ -25,7 +25,15 @@ def path_for_messages(path: Path) -> str:
 
 
 def expand_tool_paths(spec: str, base: Path) -> list[Path]:
-    """A file, a folder (its *.yaml/*.yml files, recursively, hidden folders skipped) or a glob."""
+    """A file, a folder (its *.yaml/*.yml files, recursively, hidden folders skipped) or a glob; nothing for
+    a path the system cannot even look at (too long, say)."""
+    try:
+        return _expand_tool_paths(spec, base)
+    except (OSError, ValueError):
+        return []
+
+
+def _expand_tool_paths(spec: str, base: Path) -> list[Path]:
     target = Path(os.path.expanduser(spec))
     target = target if target.is_absolute() else base / target
     if any(ch in spec for ch in "*?["):
@@ -60,6 +68,9 @@ def walked(path: Path, folder: Path) -> bool:
     below = folder
     for part in parts[:-1]:
         below = below / part
-        if part in SKIPPED_FOLDERS or below.is_symlink():
+        try:
+            if part in SKIPPED_FOLDERS or below.is_symlink():
+                return False
+        except OSError:
             return False
     return bool(parts)

@@ -50,8 +50,12 @@ def log(tool: str | None, session: str | None, decision: str | None, by: str | N
         path, note = readable_path(settings(config))
         if note:
             click.echo(visible_line(note), err=True)
-    if not path.exists():
-        fail(f"nami: no audit log at {path} yet", EXIT_USAGE if log_path else 0)
+    try:
+        present = path.exists()
+    except OSError as exc:  # a name too long for the system, say
+        fail(f"nami: cannot read {visible_line(str(path))}: {exc.strerror or exc}", EXIT_USAGE)
+    if not present:
+        fail(f"nami: no audit log at {visible_line(str(path))} yet", EXIT_USAGE if log_path else 0)
     wanted = LogFilter(tool=tool, session=session, decision=decision, by=by, since=since, until=until)
     broken: list[int] = []
     shown: deque = deque(maxlen=last)

@@ -64,6 +64,13 @@ def expand_path(spec: str, env: Mapping[str, str]) -> tuple[str, list[str]]:
     return os.path.expanduser(expanded), unset
 
 
+def _is_folder(path: Path) -> bool:
+    try:
+        return path.is_dir()
+    except (OSError, ValueError):  # too long a name, say: not a folder nami can use
+        return False
+
+
 def read_config(path: Path, env: Mapping[str, str] | None = None) -> ConfigFile:
     """Parse and validate one config file; raise SpecError with every problem found. Paths in it are
     made absolute (relative to the file) after ``~`` and ``$VARS`` from ``env`` are expanded."""
@@ -108,7 +115,7 @@ def read_config(path: Path, env: Mapping[str, str] | None = None) -> ConfigFile:
         except (OSError, ValueError) as exc:
             reason = exc.strerror if isinstance(exc, OSError) and exc.strerror else str(exc)
             problems.append(doc.problem(("system_file",), f"cannot read {data['system_file']}: {reason}"))
-    if "workspace" in data and not Path(data["workspace"]).is_dir():
+    if "workspace" in data and not _is_folder(Path(data["workspace"])):
         problems.append(doc.problem(("workspace",), f"workspace {data['workspace']} is not a folder"))
     tools = data.get("tools") or {}
     resolved = []

@@ -36,9 +36,12 @@ def skill_files(spec: str | Path) -> list[Path]:
     """A folder with a SKILL.md is one skill; otherwise each of its sub-folders with one is (as the walk
     reaches them: not in node_modules, not behind a folder link)."""
     folder = Path(spec)
-    if (folder / SKILL_FILE).is_file():
-        return [folder / SKILL_FILE]
-    if not folder.is_dir():
+    try:
+        if (folder / SKILL_FILE).is_file():
+            return [folder / SKILL_FILE]
+        if not folder.is_dir():
+            return []
+    except (OSError, ValueError):  # a path the system cannot look at (too long): no skills there
         return []
     return [file for file in walk(folder) if file.name == SKILL_FILE and file.parent.parent == folder]
 
@@ -115,13 +118,16 @@ def server_code(name: str, entry: Mapping[str, Any], workspace: Path, project: P
     def named(word: str) -> Path | None:
         if not word or word.startswith("-") or "${" in word:
             return None
-        candidate = (base / os.path.expanduser(word)).resolve()
-        inside = candidate == project or project in candidate.parents
-        return candidate if inside and candidate.exists() else None
+        try:  # any word of the file's: too long for a path, a NUL in it…
+            candidate = (base / os.path.expanduser(word)).resolve()
+            inside = candidate == project or project in candidate.parents
+            return candidate if inside and candidate.exists() else None
+        except (OSError, ValueError):
+            return None
 
     for word in [command, *args]:
         path = named(word)
-        if path is not None and path.is_file() and ("/" in word or Path(base, word).is_file()):
+        if path is not None and path.is_file():
             files.append(path)
             folders.append(path.parent)  # a script imports (requires, sources) what is beside it
     first = next((arg for arg in args if not arg.startswith("-")), None)

@@ -159,3 +159,18 @@ def test_the_trust_summary_names_a_servers_code_and_warns_when_it_is_the_whole_p
     assert "      its code (trust covers it): ./" in lines
     assert "      its code (trust covers it): srv/" in lines
     assert sum("that is the whole project" in line for line in lines) == 1
+
+
+@pytest.mark.parametrize("yaml", ["skills: [{long}]", "tools: {{files: [{long}]}}", "tools: {{files: ['{long}*']}}",
+                                  "workspace: {long}", "mcp_servers: {{s: {{command: python3, args: [{long}]}}}}",
+                                  "mcp_servers: {{s: {{command: python3, args: [-m, {long}]}}}}"])
+def test_a_path_too_long_for_the_system_is_a_problem_not_a_traceback(yaml: str, workdir: Path) -> None:
+    """A repository's agent.yaml naming a 5,000-character path crashed nami check, tools list and trust."""
+    write(workdir / "agent.yaml", yaml.format(long="y" * 5000) + "\n")
+    try:
+        effective = settings(workdir)
+    except SpecError as exc:
+        assert "agent.yaml:1:" in str(exc)
+        return
+    covered_files(effective)  # reading what it loads does not raise either
+    load_skills(effective)
