@@ -8,8 +8,8 @@ fingerprinted nor loaded.
 
 A server's code is what its command line names inside the project: the folder tree of each file it names
 (``python3 server.py`` imports ``helper.py`` beside it), the package of ``python -m pkg``, a local folder
-given as its first argument (``npx ./srv``, ``node ./srv``), and the folders of its ``PYTHONPATH`` and
-``NODE_PATH``. Folders it is only given to work on (``./data``, after the package) are not its code.
+given as its first argument (``npx ./srv``, ``node ./srv``), its working folder when it is given code inline
+(``python3 -c``, ``node -e``, ``bash -c``), and the folders of its ``PYTHONPATH`` and ``NODE_PATH``. Folders it is only given to work on (``./data``, after the package) are not its code.
 """
 
 from __future__ import annotations
@@ -30,6 +30,9 @@ SKILL_FILE = "SKILL.md"
 PYTHON = re.compile(r"^(python|pypy)[0-9.]*$")  # python, python3, python3.12, pypy3
 _PYTHON_VALUE_OPTIONS = frozenset({"-X", "-W", "--check-hash-based-pycs"})
 CODE_PATH_VARIABLES = ("PYTHONPATH", "NODE_PATH")  # folders an interpreter imports from
+# Options that give an interpreter its code inline: it then imports (requires, runs) from its working folder.
+INLINE_CODE = {"python": ("-c",), "pypy": ("-c",), "node": ("-e", "--eval", "-p", "--print"), "bun": ("-e", "--eval"),
+               "sh": ("-c",), "bash": ("-c",), "dash": ("-c",), "zsh": ("-c",), "ksh": ("-c",)}
 
 
 def skill_files(spec: str | Path) -> list[Path]:
@@ -140,6 +143,9 @@ def server_code(name: str, entry: Mapping[str, Any], workspace: Path, project: P
                 if path.is_file():
                     files.append(path)
                 folders.append(path if path.is_dir() else path.parent)
+    family = re.sub(r"[0-9.]+$", "", os.path.basename(command))
+    if any(arg in INLINE_CODE.get(family, ()) for arg in args):
+        folders.append(base)  # `python3 -c "import helper"` imports helper.py from there
     for variable in CODE_PATH_VARIABLES:
         for part in str((entry.get("env") or {}).get(variable, "")).split(os.pathsep):
             if (path := named(part)) is not None and path.is_dir():

@@ -1,5 +1,5 @@
 """Run by nami inside a project's Python MCP server, as
-``python [its options] -c <this file's text> MANIFEST script|module TARGET ARGS...``, so that the server
+``python [its options] -c <this file's text> MANIFEST script|module|code TARGET ARGS...``, so that the server
 imports from its code folders only what trust saw, byte for byte (as runners/import_guard.py does for
 entry points in nami's own process).
 
@@ -76,21 +76,29 @@ def _main():
         sys.argv = [target, *rest]
         runpy.run_module(target, run_name="__main__", alter_sys=True)
         return
-    script = os.path.join(os.path.realpath(os.path.dirname(os.path.abspath(target))), os.path.basename(target))
-    try:
-        source = vetted(script)
-    except (ImportError, OSError) as exc:
-        sys.stderr.write(f"{exc}\n")
-        raise SystemExit(1) from None
-    safe_path = getattr(sys.flags, "safe_path", False) or sys.flags.isolated  # -P, -I: nothing prepended
-    if not safe_path and sys.path and sys.path[0] == "":
-        sys.path[0] = os.path.dirname(os.path.realpath(script))  # as `python script.py` would
     main = types.ModuleType("__main__")
-    main.__file__ = os.path.abspath(target)
     main.__builtins__ = __builtins__
+    if mode == "code":  # the code is agent.yaml's own text, trusted with it; what it imports is vetted
+        sys.argv = ["-c", *rest]
+        code = compile(target, "<string>", "exec", dont_inherit=True)
+    else:
+        script = os.path.join(os.path.realpath(os.path.dirname(os.path.abspath(target))), os.path.basename(target))
+        try:
+            if watched(script):
+                source = vetted(script)
+            else:  # a script elsewhere (installed): only what it imports from the code folders is vetted
+                with open(script, "rb") as handle:
+                    source = handle.read()
+        except (ImportError, OSError) as exc:
+            sys.stderr.write(f"{exc}\n")
+            raise SystemExit(1) from None
+        safe_path = getattr(sys.flags, "safe_path", False) or sys.flags.isolated  # -P, -I: nothing prepended
+        if not safe_path and sys.path and sys.path[0] == "":
+            sys.path[0] = os.path.dirname(os.path.realpath(script))  # as `python script.py` would
+        main.__file__ = os.path.abspath(target)
+        sys.argv = [target, *rest]
+        code = compile(source, main.__file__, "exec", dont_inherit=True)
     sys.modules["__main__"] = main
-    sys.argv = [target, *rest]
-    exec(compile(source, main.__file__, "exec", dont_inherit=True), main.__dict__)
-
+    exec(code, main.__dict__)
 
 _main()

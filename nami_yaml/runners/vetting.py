@@ -3,7 +3,7 @@
 Trust fingerprints a server's code folders (config/loaded.py), and nami checks before starting it that they
 are still what was trusted. A Python server also imports as it runs, and may import from a folder trust
 skips (``node_modules``) or a file the model wrote since it started. Where nami can read the command line
-(``python [options] script.py ...`` or ``python [options] -m module ...``, options nami knows), it starts
+(``python [options] script.py ...``, ``-m module ...`` or ``-c CODE ...``, options nami knows), it starts
 the server through runners/vetted_python.py instead, with a manifest of the trusted files' hashes: the
 server imports from its code folders only those bytes. Another command line (``uv run``, ``node``) runs as
 written; its folders are still fingerprinted.
@@ -58,17 +58,17 @@ class CodeVetting:
 
 
 def python_command(argv: Sequence[str]) -> tuple[list[str], str, str, list[str]] | None:
-    """``python [options] script ARGS`` or ``python [options] -m module ARGS`` as (options, "script" or
-    "module", the script or module, ARGS); None for anything else (``-c``, ``-i``, stdin, an option nami
-    does not know)."""
+    """``python [options] script ARGS``, ``python [options] -m module ARGS`` or ``python [options] -c CODE
+    ARGS`` as (options, "script", "module" or "code", the script, module or code, ARGS); None for anything
+    else (``-i``, stdin, an option nami does not know)."""
     if not argv or not PYTHON.match(os.path.basename(argv[0])):
         return None
     options: list[str] = []
     index = 1
     while index < len(argv):
         word = argv[index]
-        if word == "-m" and index + 1 < len(argv):
-            return options, "module", argv[index + 1], list(argv[index + 2:])
+        if word in ("-m", "-c") and index + 1 < len(argv):
+            return options, "module" if word == "-m" else "code", argv[index + 1], list(argv[index + 2:])
         if word in _VALUE_OPTIONS and index + 1 < len(argv):
             options += [word, argv[index + 1]]
             index += 2

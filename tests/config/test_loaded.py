@@ -174,3 +174,12 @@ def test_a_path_too_long_for_the_system_is_a_problem_not_a_traceback(yaml: str, 
         return
     covered_files(effective)  # reading what it loads does not raise either
     load_skills(effective)
+
+
+@pytest.mark.parametrize(("command", "args"), [("python3", ["-c", "import helper"]), ("node", ["-e", "require('./helper')"]),
+                                               ("bash", ["-c", "./helper.sh"])])
+def test_inline_code_imports_from_the_servers_folder(command: str, args: list[str], workdir: Path) -> None:
+    """`python3 -c "import helper"` names no file, but imports helper.py from its cwd."""
+    write(workdir / "srv" / "helper.py", "X = 1\n")
+    server(workdir, command, *args, cwd="srv")
+    assert changes_trust(workdir, workdir / "srv" / "helper.py")

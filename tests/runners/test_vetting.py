@@ -32,7 +32,7 @@ def run(argv: list[str], cwd: Path) -> subprocess.CompletedProcess[str]:
     (["python3", "s.py", "a"], ([], "script", "s.py", ["a"])),
     (["/usr/bin/python3.12", "-u", "-X", "utf8", "-Wignore", "s.py"], (["-u", "-X", "utf8", "-Wignore"], "script", "s.py", [])),
     (["python", "-OO", "-m", "pkg.mod", "--port", "1"], (["-OO"], "module", "pkg.mod", ["--port", "1"])),
-    (["python3", "-c", "print(1)"], None),
+    (["python3", "-c", "print(1)", "a"], ([], "code", "print(1)", ["a"])),
     (["python3", "-i", "s.py"], None),
     (["python3", "--check-hash-based-pycs", "never", "s.py"], None),
     (["python3"], None),
@@ -105,3 +105,24 @@ def test_a_command_line_nami_cannot_read_runs_as_written(tmp_path: Path) -> None
     argv = ["uv", "run", "srv/s.py"]
     assert vetting(tmp_path).launch(argv, tmp_path / "m.json") == argv
     assert not (tmp_path / "m.json").exists()
+
+
+def test_inline_code_is_vetted_too(tmp_path: Path) -> None:
+    write(tmp_path / "srv" / "helper.py", "WHO = 'helper'\n")
+    vetted = vetting(tmp_path / "srv")
+    argv = vetted.launch([sys.executable, "-c", "import sys, helper; print(helper.WHO, sys.argv[1:])", "x"],
+                         tmp_path / "m.json")
+    assert run(argv, tmp_path / "srv").stdout == "helper ['x']\n"
+    (tmp_path / "srv" / "helper.py").write_text("WHO = 'CHANGED'\n")
+    changed = run(argv, tmp_path / "srv")
+    assert changed.returncode == 1 and "changed since" in changed.stderr
+
+
+def test_a_script_outside_the_code_folders_runs_as_it_is(tmp_path: Path) -> None:
+    """PYTHONPATH=lib makes lib/ the server's code; its script elsewhere (installed, say) is not vetted."""
+    write(tmp_path / "lib" / "shared.py", "WHO = 'shared'\n")
+    script = write(tmp_path / "elsewhere" / "s.py", "import shared\nprint(shared.WHO)\n")
+    argv = vetting(tmp_path / "lib").launch([sys.executable, str(script)], tmp_path / "m.json")
+    done = subprocess.run(argv, cwd=tmp_path, capture_output=True, text=True, timeout=60,
+                          env={**os.environ, "PYTHONPATH": str(tmp_path / "lib")})
+    assert (done.returncode, done.stdout) == (0, "shared\n"), done.stderr
