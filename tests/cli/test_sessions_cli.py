@@ -196,3 +196,13 @@ def test_the_html_export_escapes_every_field_of_a_hostile_session(fake_openai: F
     text_content = "".join(parser.text)
     assert text_content.count(attack) >= 5  # the prompt, the made-up name, the arguments, the answer, the model
     assert 'w"><svg onload=alert(3)>' in text_content
+
+
+def test_the_listing_is_one_row_per_session_whatever_the_workspace_is_called(fake_openai: FakeOpenAIServer,
+                                                                           workdir: Path) -> None:
+    folder = workdir / "repo\n20250101-000000-fake  2025-01-01 00:00      1         1        -  ~: harmless"
+    folder.mkdir()
+    fake_openai.add(text("done"))
+    assert run_nami(fake_openai, "run", "go", cwd=folder).returncode == 0
+    rows = run_nami(None, "sessions", cwd=workdir).stdout.splitlines()
+    assert len(rows) == 2 and "repo\\n20250101-000000-fake" in rows[1]  # the header, then one row
