@@ -11,6 +11,9 @@ import os
 from pathlib import Path
 
 TOOL_SUFFIXES = (".yaml", ".yml")
+# Folders of installed or generated things, not the project's own files: the trust walk does not enter them
+# (a repository's node_modules would make every trust check hash megabytes), so nothing is loaded from them.
+SKIPPED_FOLDERS = frozenset({".git", "node_modules", ".venv", "venv", ".tox", ".mypy_cache", ".ruff_cache"})
 
 
 def path_for_messages(path: Path) -> str:
@@ -22,7 +25,15 @@ def path_for_messages(path: Path) -> str:
 
 
 def expand_tool_paths(spec: str, base: Path) -> list[Path]:
-    """A file, a folder (its *.yaml/*.yml files, recursively, hidden folders skipped) or a glob."""
+    """A file, a folder (its *.yaml/*.yml files, recursively, hidden folders skipped) or a glob; nothing for
+    a path the system cannot even look at (too long, say)."""
+    try:
+        return _expand_tool_paths(spec, base)
+    except (OSError, ValueError):
+        return []
+
+
+def _expand_tool_paths(spec: str, base: Path) -> list[Path]:
     target = Path(os.path.expanduser(spec))
     target = target if target.is_absolute() else base / target
     if any(ch in spec for ch in "*?["):
@@ -34,3 +45,32 @@ def expand_tool_paths(spec: str, base: Path) -> list[Path]:
             found.extend(Path(root) / f for f in sorted(files) if f.endswith(TOOL_SUFFIXES))
         return found
     return [target] if target.exists() else []
+
+
+def walk(folder: Path) -> list[Path]:
+    """Every file below ``folder``, sorted: the one walk of a project's folders, which trust fingerprints
+    and the loaders read from. It does not enter SKIPPED_FOLDERS, nor follow a link to a folder (what is
+    behind it may be anywhere and change any time); a link to a file is listed (its content is read)."""
+    found: list[Path] = []
+    for root, dirs, names in os.walk(folder):
+        dirs[:] = sorted(d for d in dirs if d not in SKIPPED_FOLDERS)
+        found.extend(Path(root) / name for name in sorted(names))
+    return found
+
+
+def walked(path: Path, folder: Path) -> bool:
+    """Whether :func:`walk` of ``folder`` reaches ``path``, without walking: it is below ``folder`` and no
+    folder between them is a skipped one or a link."""
+    try:
+        parts = path.relative_to(folder).parts
+    except ValueError:
+        return False
+    below = folder
+    for part in parts[:-1]:
+        below = below / part
+        try:
+            if part in SKIPPED_FOLDERS or below.is_symlink():
+                return False
+        except OSError:
+            return False
+    return bool(parts)

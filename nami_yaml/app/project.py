@@ -33,6 +33,11 @@ class TrustRequest:
     config: Path
     changed: bool  # trusted before, changed since
     summary: list[str]  # what it sets and which tools it adds, escaped for a terminal
+    kind: str = "agent.yaml"  # or "task file" (nami batch run)
+
+    @property
+    def status(self) -> str:
+        return "changed since you trusted it" if self.changed else "is not trusted yet"
 
 
 TrustCallback = Callable[[TrustRequest], bool]
@@ -42,13 +47,11 @@ asked; when it returns True the trust is recorded (as ``nami trust`` does)."""
 
 
 class UntrustedProject(ConfigError):
-    def __init__(self, request: TrustRequest):
+    def __init__(self, request: TrustRequest, message: str | None = None):
         self.request = request
-        what = "changed since you trusted it" if request.changed else "is not trusted yet"
-        super().__init__(
-            f"{request.config} {what} (with its tools and prompt). Review it (`nami tools list`, `nami config`), "
-            "then run `nami trust` in this folder, or name it with --config / $NAMI_CONFIG."
-        )
+        super().__init__(message or (
+            f"{request.config} {request.status} (with its tools and prompt). Review it (`nami tools list`, "
+            "`nami config`), then run `nami trust` in this folder, or name it with --config / $NAMI_CONFIG."))
 
 
 @dataclass
@@ -60,6 +63,7 @@ class Project:
     trusted: bool | None = None
     cwd: Path | None = None  # where it was opened from; the workspace is often the project's root above it
     servers: ToolServers = field(default_factory=lambda: ToolServers(started=False))  # agent.yaml mcp_servers:
+    trusted_digest: str | None = None  # the fingerprint it was trusted with (when it needed trust)
 
     def executor(self) -> Executor:
         return Executor(self.registry, self.context)
@@ -67,7 +71,11 @@ class Project:
     def is_trusted(self) -> bool:
         """Whether its agent.yaml may decide what runs, checked quietly (nobody is asked)."""
         if self.trusted is None:
-            self.trusted = not needs_trust(self.settings) or trust_state(self.settings).trusted
+            if needs_trust(self.settings):
+                state = trust_state(self.settings)
+                self.trusted, self.trusted_digest = state.trusted, state.digest if state.trusted else None
+            else:
+                self.trusted = True
         return self.trusted
 
     def require_trust(self) -> None:
@@ -81,7 +89,8 @@ class Project:
         if self.servers.started:
             return
         if self.is_trusted():
-            self.servers, self.registry = start_tool_servers(self.settings, self.context, self.registry)
+            self.servers, self.registry = start_tool_servers(self.settings, self.context, self.registry,
+                                                             self.trusted_digest)
             self.context.tool_groups = self.registry.groups()
         else:
             self.servers = not_started(self.settings, "this agent.yaml is not trusted yet (`nami trust`)")
@@ -130,25 +139,28 @@ def open_project(config: str | Path | None = None, *, cwd: Path | None = None, e
     skills = load_skills(effective)
     registry = build_registry(effective, list(extra_tools), base=cwd, skills=skills, target=target)
     trusted = None if needs_trust(effective) else True
+    digest = None
     if will_run and trusted is None:
-        ensure_trusted(effective, registry, trust)
+        digest = ensure_trusted(effective, registry, trust)
         trusted = True
     project = Project(effective, registry, runtime_context(effective, env=env, cwd=cwd, registry=registry,
                                                            skills=skills, extra_tools=extra_tools),
-                      trusted, cwd=cwd)
+                      trusted, cwd=cwd, trusted_digest=digest)
     if tool_servers or (tool_servers is None and will_run):
         project.start_servers()
     return project
 
 
-def ensure_trusted(effective: Effective, registry: Registry, trust: Trust) -> None:
+def ensure_trusted(effective: Effective, registry: Registry, trust: Trust) -> str:
+    """The fingerprint the project is trusted with, once trusted (asked through ``trust``); UntrustedProject
+    if it is not."""
     state = trust_state(effective)
     if state.trusted or trust is True:
-        return
+        return state.digest
     request = trust_request(effective, registry, state)
     if callable(trust) and trust(request):
         remember(state)
-        return
+        return state.digest
     raise UntrustedProject(request)
 
 

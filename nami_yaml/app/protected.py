@@ -8,7 +8,7 @@ from pathlib import Path
 from nami_yaml.app.toolset import tool_files
 from nami_yaml.config.effective import Effective
 from nami_yaml.config.files import user_config_path
-from nami_yaml.config.mcp_servers import project_files as mcp_server_files
+from nami_yaml.config.loaded import loaded_files
 from nami_yaml.policy.sensitive_paths import ProtectedPaths
 from nami_yaml.xdg import default_state_dir
 
@@ -32,10 +32,13 @@ def protected_paths(effective: Effective, extra_tools: list[str] | None = None,
     for file in tool_files(effective, extra_tools, base):
         files.append((file.resolve(), TOOL_FOLDER))
         folders.append((file.resolve().parent, TOOL_FOLDER))
-    for script in mcp_server_files(effective):
-        files.append((script, MCP_SERVER))
-        if effective.config_path is None or script.parent != effective.config_path.parent:
-            folders.append((script.parent, MCP_SERVER))
+    servers = loaded_files(effective, project_only=True).servers
+    files.extend((file, MCP_SERVER) for server in servers for file in server.files)
+    for folder in (folder for server in servers for folder in server.folders):
+        # The project's root holds everything: protecting it all would ask about every write. Trust covers
+        # it (a change asks again before the server next starts), and its imports are vetted as it runs.
+        if effective.config_path is None or folder != effective.config_path.parent.resolve():
+            folders.append((folder, MCP_SERVER))
     for folder in effective.get("skills") or []:
         folders.append((Path(folder), "a skill folder: its SKILL.md is instructions the model follows"))
     return ProtectedPaths.build(files, folders)

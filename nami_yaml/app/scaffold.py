@@ -141,8 +141,29 @@ def existing(files: Sequence[NewFile]) -> list[Path]:
     return [f.path for f in files if os.path.lexists(f.path)]
 
 
-def create_files(files: Sequence[NewFile]) -> list[Path]:
-    """Write every file, or none: refuse (ScaffoldError) if one exists; each appears whole or not at all."""
+def link_problem(root: Path, files: Sequence[NewFile]) -> str | None:
+    """Why writing ``files`` could land outside ``root``: a folder or file on the way that is a symbolic
+    link (a repository's ``.nami`` pointing at ~/.config, say), or a path not below ``root`` at all."""
+    for file in files:
+        try:
+            parts = file.path.relative_to(root).parts
+        except ValueError:
+            return f"{file.path} is not inside {root}; nothing was written"
+        below = root
+        for part in parts:
+            below = below / part
+            if below.is_symlink():
+                return (f"{below} is a symbolic link (to {os.readlink(below)}): nami init writes only inside the "
+                        "project, so nothing was written; remove the link, or write the files yourself")
+    return None
+
+
+def create_files(files: Sequence[NewFile], *, root: Path) -> list[Path]:
+    """Write every file below ``root``, or none: refuse (ScaffoldError) if one exists or a folder on the way
+    is a link; each appears whole or not at all."""
+    problem = link_problem(root, files)
+    if problem:
+        raise ScaffoldError(problem)
     taken = existing(files)
     if taken:
         raise ScaffoldError(f"{', '.join(map(str, taken))} already exist{'s' if len(taken) == 1 else ''}; "
@@ -161,7 +182,11 @@ def create_files(files: Sequence[NewFile]) -> list[Path]:
 
 
 def refresh_schemas(root: Path) -> list[Path]:
-    """Replace the project's schema copies with this nami's (each atomically); return those that changed."""
+    """Replace the project's schema copies with this nami's (each atomically); return those that changed.
+    Nothing is written when a folder on the way, or a copy, is a link (ScaffoldError)."""
+    problem = link_problem(root, schema_files(root))
+    if problem:
+        raise ScaffoldError(problem)
     changed = []
     for file in schema_files(root):
         try:

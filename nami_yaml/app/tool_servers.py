@@ -17,10 +17,13 @@ from typing import Any
 
 from nami_yaml.app.toolset import SKILL_READER, grouped_registry
 from nami_yaml.config.effective import Effective
+from nami_yaml.config.loaded import loaded_files
 from nami_yaml.config.mcp_servers import server_specs
+from nami_yaml.config.trust import covered_files, hashed, needs_trust
 from nami_yaml.registry.groups import LOADER
 from nami_yaml.registry.registry import Registry
 from nami_yaml.registry.tool import Tool
+from nami_yaml.runners.vetting import CodeVetting
 from nami_yaml.runtime import RuntimeContext
 from nami_yaml.xdg import default_state_dir
 
@@ -50,24 +53,44 @@ class ToolServers:
             self.servers.close()
 
 
-def start_tool_servers(settings: Effective, ctx: RuntimeContext, registry: Registry) -> tuple[ToolServers, Registry]:
+def start_tool_servers(settings: Effective, ctx: RuntimeContext, registry: Registry,
+                       trusted_digest: str | None = None) -> tuple[ToolServers, Registry]:
     """Start the servers the settings name and wait until each is ready or failed: the running servers, and
-    the registry with their tools added. Never raises for a server's failure."""
+    the registry with their tools added. Never raises for a server's failure.
+
+    ``trusted_digest``: for a project that needed trust, the fingerprint it was trusted with. Its own
+    servers start only if its files are still those (the model may have written them since), and a Python
+    server's imports are vetted against them as it runs (runners/vetting.py)."""
     specs = server_specs(settings)
     if not specs:
         return ToolServers(), registry
+    notices: list[str] = []
+    vetting: dict[str, CodeVetting] = {}
+    if needs_trust(settings):
+        digest, hashes = hashed(covered_files(settings))
+        if digest != trusted_digest:
+            mine = [spec for spec in specs if spec.in_project]
+            specs = [spec for spec in specs if not spec.in_project]
+            notices.append(f"MCP servers {', '.join(s.name for s in mine)} not started: the project's files changed "
+                           "since it was trusted (`nami trust`)")
+        else:
+            assert settings.config_path is not None
+            vetting = {code.name: CodeVetting.of(settings.config_path, code.folders, hashes)
+                       for code in loaded_files(settings, project_only=True).servers}
+    if not specs:
+        return ToolServers(notices=notices), registry
     from nami_yaml.mcp import McpUnavailable, require_sdk
 
     names = ", ".join(spec.name for spec in specs)
     try:
         require_sdk(f"agent.yaml's mcp_servers ({names})")
     except McpUnavailable as exc:
-        return ToolServers(notices=[f"MCP servers not started: {exc}"]), registry
+        return ToolServers(notices=[*notices, f"MCP servers not started: {exc}"]), registry
     from nami_yaml.mcp.client import McpServers
 
     servers = McpServers(specs, workspace=ctx.workspace, host_env=ctx.host_env, protected_env=ctx.protected_env,
-                         scrub=ctx.env_scrub, log_dir=server_log_dir(ctx.workspace))
-    started = ToolServers(servers)
+                         scrub=ctx.env_scrub, log_dir=server_log_dir(ctx.workspace), vetting=vetting)
+    started = ToolServers(servers, notices)
     servers.start()
     tools: dict[str, Tool] = {}
     for tool in servers.tools():

@@ -7,6 +7,7 @@ from dataclasses import replace
 from pathlib import Path
 
 from nami_yaml.config.effective import Effective
+from nami_yaml.config.loaded import loaded_files
 from nami_yaml.config.settings import DEFAULT_BUILTINS
 from nami_yaml.config.skills import Skill, load_skills
 from nami_yaml.config.targets import project_targets
@@ -62,9 +63,7 @@ def _library_name_at(effective: Effective, name: str) -> str:
 
 
 def tool_files(effective: Effective, extra: list[str] | None = None, base: Path | None = None) -> list[Path]:
-    files: list[Path] = library_files(effective)
-    for spec in effective.get("tools.files", []) or []:
-        files.extend(expand_tool_paths(spec, Path("/")))
+    files: list[Path] = [*library_files(effective), *loaded_files(effective).tools]
     for spec in extra or []:
         found = expand_tool_paths(spec, base or Path.cwd())
         if not found:

@@ -19,7 +19,7 @@ from nami_yaml.config.trust import (
     trust_state,
 )
 from nami_yaml.config.trust_diff import changes_since_trusted, reviewable, shown
-from nami_yaml.display import visible
+from nami_yaml.display import visible_line
 from nami_yaml.registry.overview import programs, runner_overview
 from nami_yaml.registry.registry import Registry
 from nami_yaml.registry.tool import Tool
@@ -88,7 +88,8 @@ def summary(effective: Effective, registry: Registry) -> list[str]:
         for label, group in (("added", changed.added), ("removed", changed.removed), ("modified", changed.modified)):
             lines.extend(f"    {label:<8} {shown(file, project)}" for file in group)
         lines.extend(f"    {line}" for line in changed.diff)
-    return [visible(line) for line in lines]  # names and paths come from the repository: no escape codes
+    # Names and paths come from the repository: no escape codes, and no newline to print a line of its own.
+    return [visible_line(line) for line in lines]
 
 
 def _inside(path: Path, project: Path) -> bool:

@@ -17,7 +17,8 @@ from pathlib import Path
 from typing import Any
 
 from nami_yaml.batch.job import Job
-from nami_yaml.batch.results import new_result
+from nami_yaml.batch.records import RECORDS_KEY, records_problem
+from nami_yaml.batch.results import new_result, result_problem
 from nami_yaml.batch.ship import pack, run_on_node
 from nami_yaml.errors import ConfigError, NamiError
 
@@ -82,6 +83,8 @@ def for_nodes(jobs: list[Job], settings: Any, *, root: Path, shared: bool) -> li
 
 
 class RayBackend:
+    node_function: Callable[..., Any] = staticmethod(run_on_node)  # what runs on the node (tests send others)
+
     def __init__(self, address: str | None, *, root: Path, shared: bool = False, workers: int | None = None):
         self.ray = import_ray()
         self.address = address or None
@@ -119,7 +122,7 @@ class RayBackend:
         try:
             package, digest = (None, None) if self.shared else pack(self.root)
             shipped = ray.put(package)  # sent to each node once, whatever the number of tasks
-            remote = ray.remote(run_on_node).options(num_cpus=1, max_retries=0)
+            remote = ray.remote(self.node_function).options(num_cpus=1, max_retries=0)
             pending = list(jobs)
             running: dict[Any, Job] = {}
             while (pending or running) and not self._stop:
@@ -129,20 +132,35 @@ class RayBackend:
                     emit("start", job.task_id)
                 ready, _ = ray.wait(list(running), num_returns=1, timeout=0.5)
                 for ref in ready:
-                    emit("result", self._get(ref, running.pop(ref)))
+                    self._emit(emit, self._get(ref, job := running.pop(ref)), job)
             for ref in running:  # stopping: the task kills its worker's tree when cancelled
                 ray.cancel(ref)
             for ref, job in running.items():
                 result = self._get(ref, job)
-                if result.get("status") != "interrupted":
-                    emit("result", result)
+                if not isinstance(result, dict) or result.get("status") != "interrupted":
+                    self._emit(emit, result, job)
         finally:
             if self._started_here:
                 ray.shutdown()
 
-    def _get(self, ref: Any, job: Job) -> dict[str, Any]:
+    @staticmethod
+    def _emit(emit: Emit, result: Any, job: Job) -> None:
+        """A node's result as this machine can keep it: one that is not a result is skipped with a notice
+        (the task counts as not run: --resume runs it again), records that cannot be kept are dropped."""
+        problem = result_problem(result, job.task_id)
+        if problem is not None:
+            emit("skipped", {"id": job.task_id, "notice": f"task {job.task_id}: the Ray node sent back {problem}; "
+                                                          "skipped (--resume runs it again)"})
+            return
+        if RECORDS_KEY in result and (why := records_problem(result[RECORDS_KEY])) is not None:
+            del result[RECORDS_KEY]
+            emit("notice", {"notice": f"task {job.task_id}: its session and audit records from the Ray node "
+                                      f"are not kept: {why}"})
+        emit("result", result)
+
+    def _get(self, ref: Any, job: Job) -> Any:
         try:
-            return dict(self.ray.get(ref))
+            return self.ray.get(ref)
         except self.ray.exceptions.TaskCancelledError:
             result = new_result(job.task_id)
             result.update(status="interrupted", error="batch stopped")

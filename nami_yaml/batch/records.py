@@ -10,7 +10,7 @@ from pathlib import Path
 from typing import Any
 
 from nami_yaml.policy.audit import append_line, writable_problem
-from nami_yaml.session.store import SessionStore
+from nami_yaml.session.store import ID_PATTERN, SessionStore
 
 RECORDS_KEY = "_records"  # in a worker's result, removed before the result is written
 
@@ -38,6 +38,21 @@ def _session_of(line: str) -> str | None:
     except ValueError:
         return None
     return entry.get("session") if isinstance(entry, dict) else None
+
+
+def records_problem(records: Any) -> str | None:
+    """Why ``records`` brought back from another machine cannot be kept here (None: they can)."""
+    if not isinstance(records, dict):
+        return f"a {type(records).__name__}, not records"
+    session_id = records.get("session_id")
+    if not (isinstance(session_id, str) and ID_PATTERN.match(session_id)):
+        return f"{str(session_id)[:80]!r} is not a session id"
+    if not isinstance(records.get("session"), (str, type(None))) or not isinstance(records.get("host"), str):
+        return "its session or host is not text"
+    audit = records.get("audit")
+    if not isinstance(audit, list) or not all(isinstance(line, str) for line in audit):
+        return "its audit lines are not a list of text"
+    return None
 
 
 def store(records: dict[str, Any], *, audit_path: Path, sessions: SessionStore | None = None) -> bool:

@@ -34,6 +34,39 @@ def new_result(task_id: str) -> dict[str, Any]:
             "usage": None, "cost": None, "duration_s": 0.0, "session": None, "error": None, "model": None}
 
 
+_KINDS: dict[str, tuple[type, ...]] = {
+    "status": (str,), "passed": (bool,), "checks": (list,), "answer": (str, type(None)), "steps": (int,),
+    "usage": (dict, type(None)), "cost": (int, float, type(None)), "duration_s": (int, float),
+    "session": (str, type(None)), "error": (str, type(None)), "model": (str, type(None)),
+}
+
+
+def result_problem(value: Any, task_id: str) -> str | None:
+    """Why ``value``, sent back for task ``task_id`` from elsewhere (a Ray node), is not a result this
+    machine can write and count: None when it is one."""
+    if not isinstance(value, dict):
+        return f"a {type(value).__name__}, not a result"
+    if value.get("id") != task_id:
+        return f"a result for {str(value.get('id'))[:80]!r}, not for this task"
+    for key, kinds in _KINDS.items():
+        if key in value and not isinstance(value[key], kinds):
+            return f"its {key} is a {type(value[key]).__name__}"
+    if value.get("status") not in (*RUN_STATUSES, *BATCH_STATUSES):
+        return f"its status {str(value.get('status'))[:40]!r} is not one nami knows"
+    if any(not isinstance(c, dict) or not isinstance(c.get("passed"), bool) or not isinstance(c.get("reason"), str)
+           for c in value.get("checks") or []):
+        return "its checks are not check results"
+    usage = value.get("usage") or {}
+    counts = [usage.get(key) for key in ("prompt_tokens", "completion_tokens")]
+    if any(n is not None and (not isinstance(n, int) or isinstance(n, bool)) for n in counts):
+        return "its usage has token counts that are not numbers"
+    try:
+        json.dumps(value)
+    except (TypeError, ValueError) as exc:
+        return f"it cannot be written as JSON ({exc})"
+    return None
+
+
 def failed_to_start(job: Any, exc: BaseException) -> dict[str, Any]:
     """The result of a task whose worker could not be started or reached."""
     result = new_result(job.task_id)

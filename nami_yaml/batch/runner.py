@@ -100,7 +100,7 @@ def run_batch(jobs: list[Job], backend: Backend, results: ResultsFile, *, expect
               on_progress: Callable[[str, Progress, dict[str, Any] | None], None] | None = None,
               audit_path: Path | None = None) -> BatchOutcome:
     """Run ``jobs`` on ``backend``, appending each result to ``results``. ``on_progress(kind, progress,
-    result)``: kind is "start", "result" or "stopping". ``expected``: every id of the task file (default: the
+    result)``: kind is "start", "result", "notice" (``result`` then holds ``notice``, the text) or "stopping". ``expected``: every id of the task file (default: the
     jobs' and those already in ``results``), for the summary's tasks not run."""
     progress = Progress(total=len(jobs), skipped=len(results.previous))
     written: list[dict[str, Any]] = []
@@ -136,6 +136,10 @@ def _handle(kind: str, payload: Any, progress: Progress, results: ResultsFile, w
     if kind == "start":
         progress.running.add(payload)
         _tell(on_progress, "start", progress, None)
+        return
+    if kind in ("notice", "skipped"):  # a backend's word about a task (skipped: it gave no result)
+        progress.running.discard(payload.get("id"))
+        _tell(on_progress, "notice", progress, payload)
         return
     progress.running.discard(payload["id"])
     if payload.get("status") == "interrupted":

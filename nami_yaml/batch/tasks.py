@@ -5,6 +5,7 @@ paths that stay in the workspace), every problem as ``file:line:col: $.path: mes
 from __future__ import annotations
 
 import copy
+import hashlib
 import json
 import re
 from collections.abc import Mapping
@@ -53,6 +54,7 @@ class Task:
 class TaskFile:
     path: Path
     tasks: list[Task] = field(default_factory=list)
+    digest: str = ""  # SHA-256 of the bytes the tasks were read from (what trusting it covers)
 
     def ids(self) -> list[str]:
         return [task.id for task in self.tasks]
@@ -74,21 +76,34 @@ def is_task_file(path: Path) -> bool:
 
 def load_tasks(path: Path) -> TaskFile:
     """Read and check a task file; raise SpecError listing every problem."""
-    tasks, problems = check_task_file(path)
+    data, problems = _read(path)
+    if data is None:
+        raise SpecError(problems)
+    tasks, problems = _checked(path, data)
     if problems:
         raise SpecError(problems)
-    return TaskFile(path, tasks)
+    return TaskFile(path, tasks, hashlib.sha256(data).hexdigest())
 
 
 def check_task_file(path: Path) -> tuple[list[Task], list[Problem]]:
     """The tasks of ``path`` and every problem in it (tasks are returned only when there is none)."""
+    data, problems = _read(path)
+    return _checked(path, data) if data is not None else ([], problems)
+
+
+def _read(path: Path) -> tuple[bytes | None, list[Problem]]:
     name = str(path)
     try:
         data = path.read_bytes() if path.is_file() else None
     except OSError as exc:
-        return [], [Problem(name, 1, 1, "$", f"cannot read the task file: {exc.strerror or exc}")]
+        return None, [Problem(name, 1, 1, "$", f"cannot read the task file: {exc.strerror or exc}")]
     if data is None:
-        return [], [Problem(name, 1, 1, "$", "no such file" if not path.exists() else "not a regular file")]
+        return None, [Problem(name, 1, 1, "$", "no such file" if not path.exists() else "not a regular file")]
+    return data, []
+
+
+def _checked(path: Path, data: bytes) -> tuple[list[Task], list[Problem]]:
+    name = str(path)
     if len(data) > MAX_TASK_FILE_BYTES:
         return [], [Problem(name, 1, 1, "$", f"larger than {MAX_TASK_FILE_BYTES:,} bytes; split it")]
     try:
@@ -218,7 +233,9 @@ def _workspace_problems(doc: Document, where: JsonPath, workspace: Mapping[str, 
         return [doc.problem(where, "give path (a folder to copy) or git (a repository, with an optional ref)")]
     if "ref" in workspace and "git" not in workspace:
         return [doc.problem((*where, "ref"), "ref goes with git: a folder has no refs", key=True)]
-    return []
+    return [doc.problem((*where, key), f"{key} {workspace[key]!r} starts with '-': git would take it for one of "
+                                       "its options" + (" (write ./ before a folder)" if key == "git" else ""))
+            for key in ("git", "ref") if str(workspace.get(key, "")).startswith("-")]
 
 
 def _check_problems(doc: Document, where: JsonPath, check: Mapping[str, Any]) -> list[Problem]:

@@ -109,10 +109,13 @@ def _copy(source: Path, folder: Path) -> None:
 
 def _clone(repository: str, ref: str | None, base: Path, folder: Path, env: Mapping[str, str], timeout: float,
            cancel: threading.Event | None) -> None:
+    for what, value in (("repository", repository), ("ref", ref or "")):
+        if value.startswith("-"):  # task files refuse these already
+            raise WorkspaceError(f"the {what} {value!r} starts with '-': git would take it for an option")
     source = repository if is_remote(repository) else str(_local(repository, base))
     git_env = child_environment(env)
-    clone = run_command(["git", "clone", "--quiet", "--no-checkout", source, str(folder)], folder.parent, git_env,
-                        timeout, cancel)
+    clone = run_command(["git", "clone", "--quiet", "--no-checkout", "--", source, str(folder)], folder.parent,
+                        git_env, timeout, cancel)
     if not clone.ok:
         raise WorkspaceError(f"cannot clone {repository}: {clone.describe()}")
     # A branch of the source other than its default exists in the clone only as origin/<branch>.

@@ -46,6 +46,8 @@ def batch_group() -> None:
 @click.option("--wall-time", type=click.FloatRange(min=0, min_open=True), metavar="SECONDS",
               help="Seconds for a task that sets no limits.wall_time (default 1800).")
 @click.option("--keep-workspaces", is_flag=True, help="Keep each task's workspace; its path is in the result.")
+@click.option("--yes", "-y", "trust_tasks", is_flag=True,
+              help="Trust the task file's commands (setup:, command: checks, env:) without asking: for CI.")
 @config_option
 @click.option("--model", "-m", "model_name", metavar="NAME", help="Model name (overrides $NAMI_MODEL and agent.yaml).")
 @click.option("--base-url", metavar="URL", help="OpenAI-compatible endpoint (overrides $NAMI_BASE_URL).")
@@ -54,11 +56,12 @@ def batch_group() -> None:
 @handle_errors
 def run(tasks_file: Path, output: Path | None, workers: int | None, ray_address: str | None, ray_shared: bool,
         resume: bool, approve_risks: tuple[str, ...], wall_time: float | None, keep_workspaces: bool,
-        config: str | None, model_name: str | None, base_url: str | None, max_steps: int | None,
+        trust_tasks: bool, config: str | None, model_name: str | None, base_url: str | None, max_steps: int | None,
         extra_tools: tuple[str, ...]) -> None:
     """Run every task of TASKS (YAML or JSONL; see `nami schema tasks`), each in a fresh copy of its
     workspace, and check it. One result line per task goes to the results file as it ends; a summary
-    follows. Calls that would ask for approval are refused unless --approve allows their risk.
+    follows. Calls that would ask for approval are refused unless --approve allows their risk. A task file
+    that runs commands is trusted first, like an agent.yaml: asked on a terminal, --yes for CI.
 
     Exit codes: 0 every task passed, 1 a task failed (or was not run), 2 usage or config error, 130 interrupted.
     """
@@ -67,10 +70,12 @@ def run(tasks_file: Path, output: Path | None, workers: int | None, ray_address:
     from nami_yaml.batch.results import ResultsFile
     from nami_yaml.batch.runner import BatchOptions, make_jobs, open_batch_project, run_batch
     from nami_yaml.batch.tasks import load_tasks
+    from nami_yaml.batch.trust import ensure_task_file_trusted
     from nami_yaml.cli.batch_view import ProgressView, echo_lines, summary_lines
     from nami_yaml.policy.audit import configured_path
 
     task_file = load_tasks(tasks_file)
+    ensure_task_file_trusted(task_file, (lambda request: True) if trust_tasks else prompt_trust)
     options = BatchOptions(cwd=Path.cwd(), config=config, tools=extra_tools, approve_risks=approve_risks,
                            flags={"model.name": model_name, "model.base_url": base_url, "limits.max_steps": max_steps},
                            wall_time=wall_time or DEFAULT_WALL_TIME, keep_workspaces=keep_workspaces)

@@ -11,7 +11,7 @@ import click
 from nami_yaml.batch.compare import Change, Comparison
 from nami_yaml.batch.results import Summary
 from nami_yaml.batch.runner import Progress
-from nami_yaml.display import visible
+from nami_yaml.display import visible, visible_line
 from nami_yaml.session.cost import money
 
 BAR_WIDTH = 24
@@ -61,6 +61,8 @@ class ProgressView:
     def __call__(self, kind: str, progress: Progress, result: dict[str, Any] | None) -> None:
         if kind == "stopping":
             self._line("stopping: no new task starts; running ones are stopped (results so far are kept)")
+        elif kind == "notice" and result is not None:
+            self._line(f"nami: {visible_line(str(result.get('notice')))}")
         elif kind == "result" and result is not None and (not self.live or not result.get("passed")):
             self._line(result_line(result, progress))  # on a terminal the bar counts the passed ones
         if self.live:

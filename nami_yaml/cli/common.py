@@ -78,9 +78,12 @@ def report_notices(project: Project) -> None:
 def prompt_trust(request: TrustRequest) -> bool:
     if not (sys.stdin.isatty() and sys.stderr.isatty()):
         return False
-    what = "changed since you trusted it" if request.changed else "is not trusted yet"
     paint = terminal().err
-    click.echo(paint.bold(f"This project's agent.yaml {what}. Its tools run commands on your machine."), err=True)
+    if request.kind == "task file":
+        headline = f"This task file {request.status}. Its commands run on your machine."
+    else:
+        headline = f"This project's agent.yaml {request.status}. Its tools run commands on your machine."
+    click.echo(paint.bold(headline), err=True)
     for line in painted_summary(request.summary, paint):
         click.echo(line, err=True)
     return click.confirm("Trust it and go on?", default=False, err=True)

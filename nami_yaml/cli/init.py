@@ -12,6 +12,7 @@ from nami_yaml.app.scaffold import (
     ScaffoldError,
     create_files,
     existing,
+    link_problem,
     project_files,
     refresh_schemas,
     schema_files,
@@ -63,8 +64,11 @@ def _new_project(root: Path, library: list[str], assume_yes: bool) -> None:
              EXIT_ERROR)
     groups = _chosen_groups(library, assume_yes)
     files = project_files(root, groups)
+    problem = link_problem(root, files)  # the copies kept too: nothing is read or written through a link
+    if problem:
+        raise ScaffoldError(problem)
     kept = [f for f in files if f in schema_files(root) and existing([f])]  # generated copies: keep, never fail
-    written = create_files([f for f in files if f not in kept])
+    written = create_files([f for f in files if f not in kept], root=root)
     for path in written:
         click.echo(f"created {path_for_messages(path)}")
     for file in kept:
@@ -108,7 +112,7 @@ def _add_tool(root: Path, name: str) -> None:
     except ScaffoldError as exc:
         fail(f"nami: {exc}", EXIT_USAGE)
     missing_schemas = [f for f in schema_files(root) if not existing([f])]
-    for path in create_files([file, *missing_schemas]):
+    for path in create_files([file, *missing_schemas], root=root):
         click.echo(f"created {path_for_messages(path)}")
     if not _loaded_by_project(file.path):
         click.echo(f"note: agent.yaml does not load {path_for_messages(file.path)} yet: add "

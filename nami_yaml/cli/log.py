@@ -9,8 +9,8 @@ from pathlib import Path
 import click
 
 from nami_yaml.cli.common import EXIT_USAGE, config_option, fail, handle_errors, settings
-from nami_yaml.display import safe_json, visible, visible_json
-from nami_yaml.policy.audit import REDACTED, configured_path
+from nami_yaml.display import safe_json, visible_json, visible_line
+from nami_yaml.policy.audit import REDACTED
 from nami_yaml.policy.audit_read import (
     LogFilter,
     LogLine,
@@ -19,6 +19,7 @@ from nami_yaml.policy.audit_read import (
     local_time,
     parse_when,
     read_log,
+    readable_path,
     session_header,
     tool_on_target,
 )
@@ -60,9 +61,17 @@ def log(tool: str | None, session: str | None, decision: str | None, target: str
     (or --config OTHER.yaml) and each whose decision would change is listed: was → would be, and the rule.
     Nothing is run or asked.
     """
-    path = log_path or configured_path(settings(config).get("audit.path"))
-    if not path.exists():
-        fail(f"nami: no audit log at {path} yet", EXIT_USAGE if log_path else 0)
+    path = log_path
+    if path is None:
+        path, note = readable_path(settings(config))
+        if note:
+            click.echo(visible_line(note), err=True)
+    try:
+        present = path.exists()
+    except OSError as exc:  # a name too long for the system, say
+        fail(f"nami: cannot read {visible_line(str(path))}: {exc.strerror or exc}", EXIT_USAGE)
+    if not present:
+        fail(f"nami: no audit log at {visible_line(str(path))} yet", EXIT_USAGE if log_path else 0)
     wanted = LogFilter(tool=tool, session=session, decision=decision, by=by, target=target, since=since,
                        until=until)
     broken: list[int] = []
@@ -74,7 +83,7 @@ def log(tool: str | None, session: str | None, decision: str | None, target: str
             elif wanted.matches(line.record):
                 shown.append(line)
     except OSError as exc:
-        fail(f"nami: cannot read {path}: {exc.strerror or exc}", 1)
+        fail(f"nami: cannot read {visible_line(str(path))}: {exc.strerror or exc}", 1)
     if replay:
         show_replay(config, list(shown), as_json)
         _report_broken(broken, path)
@@ -87,8 +96,9 @@ def log(tool: str | None, session: str | None, decision: str | None, target: str
             continue
         if line.record.get("session") != current:
             current = line.record.get("session")
-            click.echo(visible(f"── {session_header(line.record)}"))
-        click.echo(visible(format_record(line.record)))
+            click.echo(visible_line(f"── {session_header(line.record)}"))
+        # One screen line per record, whatever its fields hold (a newline would print a fake record).
+        click.echo(visible_line(format_record(line.record)))
     _report_broken(broken, path)
 
 
@@ -108,7 +118,7 @@ def show_replay(config: str | None, lines: list[LogLine], as_json: bool) -> None
         where = project.settings.config_path or "no agent.yaml (the defaults)"
         workspace = project.context.workspace
     for change in report.changes:
-        click.echo(visible_json(safe_json(replay_entry(change))) if as_json else visible(replay_line(change)))
+        click.echo(visible_json(safe_json(replay_entry(change))) if as_json else visible_line(replay_line(change)))
     count = len(report.replayed)
     notes = [f"{len(report.changes)} of {count} call{'s' if count != 1 else ''} of {workspace} would be decided "
              f"differently under {where}"]

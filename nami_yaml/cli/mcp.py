@@ -39,9 +39,13 @@ def mcp_group() -> None:
 @click.option("--allow-remote", is_flag=True, help="Let --http bind an address other than loopback (needs --token-env).")
 @click.option("--token-env", metavar="NAME",
               help="Require the header `Authorization: Bearer TOKEN` over HTTP, TOKEN read from $NAME.")
+@click.option("--allow-host", "allowed_hosts", multiple=True, metavar="NAME",
+              help="Over HTTP, also accept requests naming NAME in Host (a DNS name or proxy clients use); "
+                   "repeatable. The addresses served are always accepted.")
 @handle_errors
 def serve(config: str | None, tool_paths: tuple[str, ...], approve_risks: tuple[str, ...], include_builtins: bool,
-          serve_agents: bool, address: str | None, allow_remote: bool, token_env: str | None) -> None:
+          serve_agents: bool, address: str | None, allow_remote: bool, token_env: str | None,
+          allowed_hosts: tuple[str, ...]) -> None:
     """Serve the tools of this project's agent.yaml (or of --tools PATH) to an MCP client, over stdio (the
     default: the client starts `nami mcp serve`) or streamable HTTP (--http).
 
@@ -57,6 +61,8 @@ def serve(config: str | None, tool_paths: tuple[str, ...], approve_risks: tuple[
     token = _token(token_env) if token_env else None
     if token_env and not address:
         raise click.UsageError("--token-env protects --http; over stdio the client that starts nami is the only one")
+    if allowed_hosts and not address:
+        raise click.UsageError("--allow-host is for --http")
     from nami_yaml.app.serving import serve_tools
     from nami_yaml.mcp.server import serve_http, serve_stdio
 
@@ -76,7 +82,7 @@ def serve(config: str | None, tool_paths: tuple[str, ...], approve_risks: tuple[
         click.echo(f"nami mcp: serving {len(served.tools)} tools at {url}: {names}", err=True)
         sys.stderr.flush()
 
-    serve_http(served, host, port, token=token, on_ready=ready)
+    serve_http(served, host, port, token=token, on_ready=ready, allowed_hosts=allowed_hosts)
 
 
 def _options(config: str | None, tool_paths: tuple[str, ...], approve_risks: tuple[str, ...]) -> AgentOptions:
@@ -88,7 +94,7 @@ def _options(config: str | None, tool_paths: tuple[str, ...], approve_risks: tup
 
 
 def _listen_address(address: str, allow_remote: bool, token_env: str | None) -> tuple[str, int]:
-    from nami_yaml.mcp.server import is_loopback
+    from nami_yaml.mcp.hosts import is_loopback
 
     host, sep, port_text = address.rpartition(":")
     if not sep or not host or not port_text.isdigit() or int(port_text) > 65535:

@@ -12,7 +12,7 @@ import click
 
 from nami_yaml.cli.common import handle_errors
 from nami_yaml.cli.completion import complete_session_ids
-from nami_yaml.display import visible
+from nami_yaml.display import visible, visible_line
 from nami_yaml.errors import NamiError
 from nami_yaml.session.export import export_html
 from nami_yaml.session.loader import LoadedSession, SessionSummary, load_session, summarize
@@ -71,7 +71,7 @@ def sessions_group(context: click.Context, here: bool, limit: int, as_json: bool
         cost = "-" if s.totals.known_cost is None else format_cost(s.totals.known_cost)
         line = (f"{s.id:<22}  {used:<16}  {s.totals.steps:>5}  {mark + format(s.totals.tokens, ','):>9}  {cost:>8}  "
                 f"{_home_relative(s.workspace)}: {_one_line(s.first_task, 60)}")
-        click.echo(visible(line))
+        click.echo(visible_line(line))  # one row per session, whatever its workspace's name holds
 
 
 @sessions_group.command("show")

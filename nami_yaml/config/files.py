@@ -9,8 +9,8 @@ from pathlib import Path
 from typing import Any
 
 from nami_yaml.config.effective import ConfigFile
+from nami_yaml.config.loaded import SKILL_FILE, skill_files
 from nami_yaml.config.mcp_servers import entry_problems as mcp_entry_problems
-from nami_yaml.config.skills import SKILL_FILE, skill_files
 from nami_yaml.config.targets import prepare_targets
 from nami_yaml.errors import ConfigError, Problem, SpecError
 from nami_yaml.paths import expand_tool_paths, path_for_messages
@@ -83,6 +83,13 @@ def _answer_schema(doc: Document, value: Any, base: Path, expanded: Callable[[Js
     return value
 
 
+def _is_folder(path: Path) -> bool:
+    try:
+        return path.is_dir()
+    except (OSError, ValueError):  # too long a name, say: not a folder nami can use
+        return False
+
+
 def read_config(path: Path, env: Mapping[str, str] | None = None) -> ConfigFile:
     """Parse and validate one config file; raise SpecError with every problem found. Paths in it are
     made absolute (relative to the file) after ``~`` and ``$VARS`` from ``env`` are expanded."""
@@ -130,7 +137,7 @@ def read_config(path: Path, env: Mapping[str, str] | None = None) -> ConfigFile:
             problems.append(doc.problem(("system_file",), f"cannot read {data['system_file']}: {reason}"))
     if "answer_schema" in data:
         data["answer_schema"] = _answer_schema(doc, data["answer_schema"], base, expanded, problems)
-    if "workspace" in data and not Path(data["workspace"]).is_dir():
+    if "workspace" in data and not _is_folder(Path(data["workspace"])):
         problems.append(doc.problem(("workspace",), f"workspace {data['workspace']} is not a folder"))
     tools = data.get("tools") or {}
     resolved = []

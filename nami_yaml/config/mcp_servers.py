@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from nami_yaml.config.loaded import loaded_files
 from nami_yaml.env_secrets import is_secret_name
 from nami_yaml.errors import WARNING, Problem
 from nami_yaml.spec.yamlpos import Document
@@ -185,6 +186,8 @@ def trust_lines(effective: Effective) -> list[str]:
     specs = [spec for spec in server_specs(effective) if spec.in_project]
     if not specs:
         return []
+    code = {server.name: server for server in loaded_files(effective, project_only=True).servers}
+    project = effective.config_path.parent.resolve() if effective.config_path else None
     lines = [f"  starts {len(specs)} MCP server{'s' if len(specs) != 1 else ''} (their tools join the agent's):"]
     for spec in specs:
         kind = "HTTP" if spec.url else "stdio"
@@ -193,24 +196,11 @@ def trust_lines(effective: Effective) -> list[str]:
             lines.append(f"      in {spec.cwd}")
         if spec.variables():
             lines.append(f"      receives the host's {', '.join(spec.variables())}")
+        folders = code[spec.name].folders if spec.name in code else ()
+        if folders and project is not None:
+            shown = [f"{folder.relative_to(project).as_posix()}/" if folder != project else "./" for folder in folders]
+            lines.append(f"      its code (trust covers it): {', '.join(shown)}")
+            if project in folders:
+                lines.append("      (that is the whole project: any change to it asks for trust again; a folder of "
+                             "the server's own keeps it apart)")
     return lines
-
-
-def project_files(effective: Effective) -> list[Path]:
-    """Files of the project a server's command line names (``./servers/db.py``): covered by trust like
-    the Python files beside tool files."""
-    project_file = effective.config_file(effective.config_path)
-    if project_file is None or effective.config_path is None:
-        return []
-    project = effective.config_path.parent
-    workspace = Path(effective.get("workspace") or project)
-    found: list[Path] = []
-    for entry in (project_file.data.get("mcp_servers") or {}).values():
-        base = (workspace / os.path.expanduser(entry["cwd"])).resolve() if entry.get("cwd") else workspace
-        for word in [entry.get("command") or "", *(entry.get("args") or ())]:
-            if not word or word.startswith("-") or "/" not in word and not Path(base, word).is_file():
-                continue
-            candidate = (base / word).resolve()
-            if candidate.is_file() and (project == candidate.parent or project in candidate.parents):
-                found.append(candidate)
-    return found

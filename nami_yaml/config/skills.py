@@ -9,6 +9,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from nami_yaml.config.loaded import loaded_files
 from nami_yaml.errors import Problem, SpecError
 from nami_yaml.paths import path_for_messages
 from nami_yaml.spec.yamlpos import parse_yaml, read_source
@@ -16,7 +17,6 @@ from nami_yaml.spec.yamlpos import parse_yaml, read_source
 if TYPE_CHECKING:
     from nami_yaml.config.effective import Effective
 
-SKILL_FILE = "SKILL.md"
 NAME = re.compile(r"^[a-zA-Z0-9_-]{1,64}$")
 MAX_DESCRIPTION = 1024
 _FENCE = re.compile(r"^---[ \t]*$", re.M)
@@ -47,16 +47,6 @@ def _front_matter(text: str) -> tuple[str, int] | None:
     if len(fences) < 2 or fences[0].start() != 0:
         return None
     return text[fences[0].end():fences[1].start()], fences[1].end()
-
-
-def skill_files(spec: str) -> list[Path]:
-    """A folder with a SKILL.md is one skill; otherwise each of its sub-folders with one is."""
-    folder = Path(spec)
-    if (folder / SKILL_FILE).is_file():
-        return [folder / SKILL_FILE]
-    if not folder.is_dir():
-        return []
-    return sorted(sub / SKILL_FILE for sub in folder.iterdir() if (sub / SKILL_FILE).is_file())
 
 
 def read_skill(file: Path) -> tuple[Skill | None, list[Problem]]:
@@ -91,23 +81,22 @@ def read_skill(file: Path) -> tuple[Skill | None, list[Problem]]:
 
 
 def load_skills(effective: Effective) -> list[Skill]:
-    """Every skill agent.yaml lists (paths already resolved and checked by the config reader), in order;
-    raise SpecError with every problem found."""
+    """Every skill agent.yaml lists (paths already resolved and checked by the config reader), in order,
+    as config/loaded.py lists them (the files trust covers); raise SpecError with every problem found."""
     skills: list[Skill] = []
     problems: list[Problem] = []
     seen: dict[str, Path] = {}
-    for spec in effective.get("skills") or []:
-        for file in skill_files(spec):
-            skill, found = read_skill(file)
-            problems.extend(found)
-            if skill is None:
-                continue
-            if skill.name in seen:
-                problems.append(Problem(path_for_messages(file), 2, 1, "$.name",
-                                        f"duplicate skill name '{skill.name}': also in {path_for_messages(seen[skill.name])}"))
-                continue
-            seen[skill.name] = file
-            skills.append(skill)
+    for file in loaded_files(effective).skills:
+        skill, found = read_skill(file)
+        problems.extend(found)
+        if skill is None:
+            continue
+        if skill.name in seen:
+            problems.append(Problem(path_for_messages(file), 2, 1, "$.name",
+                                    f"duplicate skill name '{skill.name}': also in {path_for_messages(seen[skill.name])}"))
+            continue
+        seen[skill.name] = file
+        skills.append(skill)
     if problems:
         raise SpecError(problems)
     return skills

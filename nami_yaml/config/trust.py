@@ -19,14 +19,12 @@ import stat
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
 
 from nami_yaml.config.agents import agent_files, read_agents
 from nami_yaml.config.agents import prompt_files as agent_prompt_files
 from nami_yaml.config.effective import Effective
-from nami_yaml.config.mcp_servers import project_files as mcp_server_files
+from nami_yaml.config.loaded import loaded_files
 from nami_yaml.config.trust_diff import reviewable, save_snapshot
-from nami_yaml.paths import expand_tool_paths
 from nami_yaml.xdg import default_state_dir
 
 FOUND_BY_WALKING = "found from the current folder"
@@ -41,55 +39,37 @@ def needs_trust(effective: Effective) -> bool:
     return effective.config_path is not None and effective.found_by == FOUND_BY_WALKING
 
 
-SKIPPED_FOLDERS = frozenset({".git", "node_modules", ".venv", "venv", ".tox", ".mypy_cache", ".ruff_cache"})
 COMPILED_SUFFIXES = frozenset({".pyc", ".pyo", ".so", ".pyd"})  # Python may run these instead of the .py
 MAX_HASHED_BYTES = 64_000_000  # beyond this, files count by size, times and inode only
 
 
-def _project_data(effective: Effective) -> dict[str, Any]:
-    project_file = next((f for f in effective.files if f.path == effective.config_path), None)
-    return project_file.data if project_file else {}
-
-
 def tool_folders(effective: Effective) -> set[Path]:
     """The folders of the project's tool files (resolved): entry points import their Python from there."""
-    folders: set[Path] = set()
-    for spec in (_project_data(effective).get("tools") or {}).get("files", []):
-        for tool_file in expand_tool_paths(spec, Path("/")):
-            folders.add(tool_file.resolve().parent)
-    return folders
+    return set(loaded_files(effective, project_only=True).tool_folders)
 
 
 def covered_files(effective: Effective) -> list[Path]:
-    """Every file of the project that decides what runs: agent.yaml, its prompt, everything below the
-    folders of the tool files it names (entry-point packages, helper modules, shipped bytecode, scripts a
-    command runs, docs files) and below its skill folders, except inside SKIPPED_FOLDERS (nothing is
-    imported from those: see code_check). Tool files added with --tools or by the user config are the
-    user's own: not covered."""
+    """Every file of the project that decides what runs or what the model reads: what config/loaded.py
+    lists (agent.yaml, its prompt, its tool files, everything the walk reaches below the folders of its
+    tool files, skills and MCP servers' code). Files in SKIPPED_FOLDERS or behind folder links are
+    neither covered nor loaded (see code_check). Tool files added with --tools or by the user config are
+    the user's own: not covered."""
     assert effective.config_path is not None
-    data = _project_data(effective)
-    files: set[Path] = {effective.config_path}
-    if data.get("system_file"):
-        files.add(Path(data["system_file"]))
-    for spec in (data.get("tools") or {}).get("files", []):
-        files.update(tool_file.resolve() for tool_file in expand_tool_paths(spec, Path("/")))
-    folders = tool_folders(effective)
-    folders.update(Path(spec) for spec in data.get("skills", []))  # skills are prompt text the model follows
+    files = set(loaded_files(effective, project_only=True).covered())
     files.update(agent_files(effective.config_path))  # named agents: their prompts, tools and rights
     files.update(agent_prompt_files(read_agents(effective)[0]))
-    for script in mcp_server_files(effective):  # a server the project starts from its own files
-        files.add(script)
-        if script.parent != effective.config_path.parent:  # its folder (its modules), unless the project root
-            folders.add(script.parent)
-    for folder in folders:
-        for root, dirs, names in os.walk(folder):
-            dirs[:] = sorted(d for d in dirs if d not in SKIPPED_FOLDERS)
-            files.update(Path(root) / name for name in names)
     return sorted(files)
 
 
 def fingerprint(files: list[Path], *, budget: int = MAX_HASHED_BYTES) -> str:
+    return hashed(files, budget=budget)[0]
+
+
+def hashed(files: list[Path], *, budget: int = MAX_HASHED_BYTES) -> tuple[str, dict[Path, str]]:
+    """The fingerprint of ``files``, and the SHA-256 of each file whose bytes it hashed (an MCP server's
+    child checks what it imports against those: see runners/vetting.py)."""
     digest = hashlib.sha256()
+    each: dict[Path, str] = {}
     for file in files:
         digest.update(str(file).encode() + b"\0")
         try:
@@ -98,7 +78,9 @@ def fingerprint(files: list[Path], *, budget: int = MAX_HASHED_BYTES) -> str:
                 # A FIFO would block the read forever; a device is nobody's tool code.
                 digest.update(f"not a regular file: {stat.S_IFMT(info.st_mode)}".encode())
             elif info.st_size <= budget:
-                digest.update(hashlib.sha256(file.read_bytes()).digest())
+                content = hashlib.sha256(file.read_bytes())
+                digest.update(content.digest())
+                each[file] = content.hexdigest()
                 budget -= info.st_size
             else:
                 # Size and mtime can be put back after an edit (touch -d); the inode change time cannot
@@ -106,7 +88,7 @@ def fingerprint(files: list[Path], *, budget: int = MAX_HASHED_BYTES) -> str:
                 digest.update(f"{info.st_size}:{info.st_mtime_ns}:{info.st_ctime_ns}:{info.st_dev}:{info.st_ino}".encode())
         except OSError:
             digest.update(b"unreadable")
-    return digest.hexdigest()
+    return digest.hexdigest(), each
 
 
 def _load() -> dict[str, str]:
@@ -146,8 +128,13 @@ def trust_state(effective: Effective) -> TrustState:
     assert effective.config_path is not None
     files = covered_files(effective)
     digest = fingerprint(files)
-    return TrustState(effective.config_path, digest, _load().get(str(effective.config_path)), files,
+    return TrustState(effective.config_path, digest, known_digest(effective.config_path), files,
                       reviewable(files, prompt_file(effective)))
+
+
+def known_digest(path: Path) -> str | None:
+    """The digest ``path`` (an agent.yaml, a task file) was last trusted with, if any."""
+    return _load().get(str(path))
 
 
 def prompt_file(effective: Effective) -> Path | None:

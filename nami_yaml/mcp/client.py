@@ -43,9 +43,11 @@ from nami_yaml.env_secrets import EnvScrub, child_environment
 from nami_yaml.mcp.results import result_text
 from nami_yaml.mcp.stdio import keep_stderr, process_streams
 from nami_yaml.registry.defaults import NOT_APPLIED, refused_defaults
+from nami_yaml.registry.ref_cycles import ref_problems
 from nami_yaml.registry.tool import Tool
 from nami_yaml.runners.mcp import McpReply, McpRunner
 from nami_yaml.runners.process import exit_status, start_server, stop_server
+from nami_yaml.runners.vetting import CodeVetting
 from nami_yaml.spec.yamlpos import format_path
 from nami_yaml.version import __version__
 
@@ -84,13 +86,15 @@ class McpServers:
     McpCaller."""
 
     def __init__(self, specs: list[McpServerSpec], *, workspace: Path, host_env: Mapping[str, str],
-                 protected_env: frozenset[str], log_dir: Path, scrub: EnvScrub | None = None):
+                 protected_env: frozenset[str], log_dir: Path, scrub: EnvScrub | None = None,
+                 vetting: Mapping[str, CodeVetting] | None = None):
         self.connections = {spec.name: Connection(spec) for spec in specs}
         self.workspace = workspace
         self.host_env = dict(host_env)
         self.protected_env = protected_env
         self.scrub = scrub  # the env_scrub patterns tools' environments are scrubbed with
         self.log_dir = log_dir
+        self.vetting = dict(vetting or {})  # a project server's trusted code: its imports are checked as it runs
         self._notices: list[str] = []
         self._lock = threading.Lock()
         self._portal: BlockingPortal | None = None
@@ -180,7 +184,10 @@ class McpServers:
             raise McpConfigError(f"its cwd {folder} is not a folder")
         log = self._open_log(conn)
         try:
-            conn.process = start_server([spec.command or "", *spec.args], folder, env, subprocess.PIPE)
+            argv = [spec.command or "", *spec.args]
+            if spec.name in self.vetting:
+                argv = self.vetting[spec.name].launch(argv, self.log_dir / f"{spec.name}.code.json")
+            conn.process = start_server(argv, folder, env, subprocess.PIPE)
         except BaseException:
             log.close()
             raise
@@ -299,6 +306,9 @@ class McpServers:
         else:
             try:
                 Draft202012Validator.check_schema(schema)
+                refs = ref_problems(schema)
+                if refs:
+                    problem = f"its inputSchema cannot be used: {format_path(refs[0][0])}: {refs[0][1]}"
             except SchemaError as exc:
                 problem = f"its inputSchema is not a valid JSON Schema: {exc.message}"
         if problem is not None:

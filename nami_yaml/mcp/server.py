@@ -10,11 +10,10 @@ from __future__ import annotations
 
 import asyncio
 import hmac
-import ipaddress
 import signal
 import socket
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from concurrent.futures import Future
 from typing import Any
 
@@ -26,6 +25,8 @@ from mcp.server.transport_security import TransportSecuritySettings
 from mcp.shared.exceptions import MCPError
 
 from nami_yaml.app.serving import ServedCall, ServedTools, output_schema
+from nami_yaml.errors import NamiError
+from nami_yaml.mcp.hosts import served_names
 from nami_yaml.mcp.stdin import StdinLines
 from nami_yaml.registry.tool import Tool
 from nami_yaml.result import ToolResult
@@ -145,33 +146,21 @@ def serve_stdio(served: ServedTools) -> None:
         served.cancel_all()
     if signalled:
         raise KeyboardInterrupt  # the CLI says "interrupted" and exits 130
+    if stdin.problem:
+        raise NamiError(stdin.problem)
 
 
-def is_loopback(host: str) -> bool:
-    if host == "localhost":
-        return True
-    try:
-        return ipaddress.ip_address(host.strip("[]")).is_loopback
-    except ValueError:
-        return False
-
-
-LOCAL_NAMES = ("127.0.0.1", "localhost", "[::1]")
-
-
-def rebinding_guard(host: str) -> TransportSecuritySettings | None:
-    """The Host and Origin a request to a loopback address must carry: a local name with any port. The
-    SDK turns this on by itself only for 127.0.0.1, localhost and ::1 spelt so; bound to 127.0.0.2 or
-    [0::1] it served any Host, so a web page whose name was rebound to that address could call the tools.
-    None off loopback (--allow-remote), where the bearer token is the guard."""
-    bare = host.strip("[]")
-    if not is_loopback(bare):
-        return None
-    spellings = [bare] if bare == "localhost" else [bare, ipaddress.ip_address(bare).compressed]
-    names = dict.fromkeys([*LOCAL_NAMES, *(f"[{name}]" if ":" in name else name for name in spellings)])
+def rebinding_guard(host: str, allowed: Sequence[str] = ()) -> TransportSecuritySettings:
+    """The Host and Origin every request must carry: a name of an address the server is bound to (any port),
+    or one of ``allowed`` (--allow-host), see mcp/hosts.py. The SDK turns this on by itself only for
+    127.0.0.1, localhost and ::1 spelt so; bound to 127.0.0.2 or [0::1] it served any Host, and with
+    --allow-remote the bearer token was the only guard: a web page whose name was rebound to the address
+    could send requests (the token stops them; this stops them before it is even looked at)."""
+    names = served_names(host, allowed)
     return TransportSecuritySettings(enable_dns_rebinding_protection=True,
                                      allowed_hosts=[f"{name}:*" for name in names],
-                                     allowed_origins=[f"http://{name}:*" for name in names])
+                                     allowed_origins=[f"{scheme}://{name}:*" for name in names
+                                                      for scheme in ("http", "https")])
 
 
 class BearerAuth:
@@ -193,14 +182,15 @@ class BearerAuth:
 
 
 def serve_http(served: ServedTools, host: str, port: int, *, token: str | None,
-               on_ready: Callable[[str], None]) -> None:
+               on_ready: Callable[[str], None], allowed_hosts: Sequence[str] = ()) -> None:
     """Serve streamable HTTP at ``http://host:port/mcp`` until interrupted. ``on_ready`` gets the URL once the
-    socket listens (the port chosen, when 0 was asked for)."""
+    socket listens (the port chosen, when 0 was asked for). ``allowed_hosts``: names clients may use in
+    ``Host`` besides the addresses served (a DNS name, a proxy's)."""
     import uvicorn
 
     server = build_server(served)
     bare = host.strip("[]")
-    app: Any = server.streamable_http_app(host=bare, transport_security=rebinding_guard(bare))
+    app: Any = server.streamable_http_app(host=bare, transport_security=rebinding_guard(bare, allowed_hosts))
     if token:
         app = BearerAuth(app, token)
     family = socket.AF_INET6 if ":" in bare else socket.AF_INET

@@ -5,6 +5,10 @@ or Ctrl-C with the client's end of stdin still open, nami hung in that read for 
 kept quiet. Here a daemon thread of our own reads a private duplicate of the descriptor with ``os.read``
 (no buffered object whose lock could stall the interpreter's exit) and hands whole lines to the event
 loop; the loop can stop at any moment and the thread is simply left behind.
+
+A line is at most MAX_MESSAGE bytes, as for the servers nami talks to: a client sending one without end
+had nami buffer it all (and rescan it for every chunk). Each byte is scanned once; past the limit the
+session ends, the reason kept in :attr:`StdinLines.problem`.
 """
 
 from __future__ import annotations
@@ -15,6 +19,8 @@ import fcntl
 import os
 import threading
 
+from nami_yaml.mcp.stdio import MAX_MESSAGE
+
 QUEUED_LINES = 16  # lines read ahead of the server; then the reader waits (the client's writes block)
 
 
@@ -24,8 +30,10 @@ class StdinLines:
     Taking it points ``fd`` itself at /dev/null, as the SDK does for stdin it reads: a tool running inside
     nami (an entry point) that reads stdin gets EOF instead of the protocol's bytes."""
 
-    def __init__(self, fd: int = 0):
+    def __init__(self, fd: int = 0, *, max_line: int = MAX_MESSAGE):
         self._queue: asyncio.Queue[str | None] | None = None
+        self.max_line = max_line
+        self.problem: str | None = None  # why the session was ended early (a line past max_line)
         try:
             self._fd = fcntl.fcntl(fd, fcntl.F_DUPFD_CLOEXEC, 3)
         except OSError:  # stdin closed: reading it ends the session at once
@@ -56,10 +64,19 @@ class StdinLines:
         pending = bytearray()
         try:
             while chunk := _read_or_end(self._fd):
+                scanned = len(pending)  # what came before holds no newline: only the new bytes are searched
                 pending += chunk
-                while (end := pending.find(b"\n")) >= 0:
-                    put(pending[: end + 1].decode("utf-8", "replace"))
-                    del pending[: end + 1]
+                begin = 0
+                while (end := pending.find(b"\n", max(begin, scanned))) >= 0:
+                    if end + 1 - begin > self.max_line:
+                        break
+                    put(pending[begin:end + 1].decode("utf-8", "replace"))
+                    begin = end + 1
+                del pending[:begin]
+                if len(pending) > self.max_line:
+                    self.problem = f"the client sent a message longer than {self.max_line:,} bytes; the session ends"
+                    put(None)
+                    return
             if pending:
                 put(pending.decode("utf-8", "replace"))
             put(None)

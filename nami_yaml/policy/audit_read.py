@@ -13,7 +13,10 @@ from datetime import datetime, timedelta, timezone
 from pathlib import Path
 from typing import Any
 
+from nami_yaml.config.effective import Effective
+from nami_yaml.config.trust import needs_trust, trust_state
 from nami_yaml.display import summarize_arguments
+from nami_yaml.policy.audit import configured_path
 
 _RELATIVE = re.compile(r"^(\d+)\s*([smhdw])$")
 _UNITS = {"s": "seconds", "m": "minutes", "h": "hours", "d": "days", "w": "weeks"}
@@ -52,6 +55,22 @@ class LogFilter:
             if when is None or (self.since and when < self.since) or (self.until and when > self.until):
                 return False
         return True
+
+
+def readable_path(effective: Effective) -> tuple[Path, str | None]:
+    """The log ``nami log`` reads, and a note when it is not the configured one: an agent.yaml that is not
+    trusted does not choose it (a repository could ship a history of its own making), as its rules decide
+    nothing; then the user config's audit.path, or the default, is read."""
+    setting = effective.get("audit.path")
+    project = str(effective.config_path) if effective.config_path else None
+    if not setting or effective.sources.get("audit.path") != project or not needs_trust(effective) \
+            or trust_state(effective).trusted:
+        return configured_path(setting), None
+    own = [f.data["audit"]["path"] for f in effective.files if str(f.path) != project
+           and isinstance(f.data.get("audit"), dict) and f.data["audit"].get("path")]
+    path = configured_path(own[-1] if own else None)
+    return path, (f"nami: ignoring audit.path {setting} of {project}: that agent.yaml is not trusted "
+                  f"(`nami trust`); reading {path}")
 
 
 def read_log(path: Path) -> Iterator[LogLine]:

@@ -23,6 +23,7 @@ from nami_yaml.registry.argv_checks import (
 )
 from nami_yaml.registry.draft import ToolDraft
 from nami_yaml.registry.output_checks import check_output
+from nami_yaml.registry.ref_cycles import check_ref_targets
 from nami_yaml.registry.schema_checks import (
     check_local_refs,
     check_own_values,
@@ -143,6 +144,7 @@ TOOL_CHECKS: list[ToolCheck] = [
     check_patterns,
     check_own_values,
     check_local_refs,
+    check_ref_targets,
     check_allow_dash_names,
     check_writes_names,
     check_cwd,

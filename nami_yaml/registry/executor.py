@@ -14,6 +14,7 @@ from nami_yaml.errors import ToolError
 from nami_yaml.policy.sensitive_paths import write_reason
 from nami_yaml.registry.defaults import Defaults, applied_defaults
 from nami_yaml.registry.patterns import PatternTimeout, additional_keys, argument_validator, pattern_budget
+from nami_yaml.registry.ref_cycles import ref_problems
 from nami_yaml.registry.registry import Registry
 from nami_yaml.registry.targets import TARGET_PARAMETER
 from nami_yaml.registry.tool import Invocation, Tool
@@ -187,6 +188,11 @@ class Executor:
             # The loader refuses non-local refs; a tool from elsewhere (or a dangling #/...) ends here.
             return [f"the tool's parameter schema has a $ref that cannot be resolved ({exc}); "
                     "references are only looked up inside the schema itself"]
+        except RecursionError:
+            # The loader refuses such a schema (registry/ref_cycles.py); a tool from elsewhere ends here.
+            problems = ref_problems(tool.parameters)
+            why = problems[0][1] if problems else "it recurses without end"
+            return [f"the tool's parameter schema cannot be used: {why}"]
 
     def _defaults_of(self, tool: Tool) -> Defaults:
         found = self._defaults.get(tool.name)

@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import Any
 
 from nami_yaml.errors import Problem, only_errors
-from nami_yaml.paths import path_for_messages
+from nami_yaml.paths import path_for_messages, walked
 from nami_yaml.registry.checks import TOOL_CHECKS
 from nami_yaml.registry.draft import Host, ToolDraft
 from nami_yaml.registry.targets import TARGET_PARAMETER, with_target_parameter
@@ -146,7 +146,8 @@ def _build_tool(draft: ToolDraft, builtin: bool) -> Tool | None:
 
 
 def _docs(draft: ToolDraft) -> DocSource | None:
-    """``docs:``: a regular file inside the tool file's folder (so trust covers it), or an argv command."""
+    """``docs:``: a regular file inside the tool file's folder, where trust's walk reaches it (not in
+    node_modules, say), or an argv command."""
     docs = draft.raw.get("docs")
     if isinstance(docs, list):
         return DocSource(command=tuple(str(part) for part in docs), options=_process_options(draft.raw))
@@ -158,6 +159,9 @@ def _docs(draft: ToolDraft) -> DocSource | None:
         draft.error(("docs",), f"docs {docs!r} is outside the tool file's folder {folder}")
     elif not target.is_file():
         draft.error(("docs",), f"docs file {docs!r} not found next to the tool file (looked for {target})")
+    elif not walked(target, folder):
+        draft.error(("docs",), f"docs {docs!r} is in a folder nami does not read tool files from (node_modules, "
+                               ".venv, ...): trust does not cover it; move it beside the tool file")
     else:
         return DocSource(file=target)
     return None

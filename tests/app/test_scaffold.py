@@ -31,7 +31,7 @@ def written(root: Path) -> list[str]:
 
 
 def test_a_new_project_is_valid_and_its_modelines_point_at_the_schema_copies(tmp_path: Path) -> None:
-    create_files(project_files(tmp_path, ["git", "kubectl/logs"]))
+    create_files(project_files(tmp_path, ["git", "kubectl/logs"]), root=tmp_path)
     assert written(tmp_path) == [".nami/schemas/agent.schema.json", ".nami/schemas/tasks.schema.json",
                                  ".nami/schemas/tool.schema.json", "agent.yaml", "tools/count_lines.yaml"]
     for file, name in ((tmp_path / "agent.yaml", "agent"), (tmp_path / "tools" / "count_lines.yaml", "tool")):
@@ -59,7 +59,7 @@ def test_the_commented_ollama_section_is_valid_once_uncommented(tmp_path: Path) 
 
 
 def test_a_new_tool_file_is_valid(tmp_path: Path) -> None:
-    create_files([tool_file(tmp_path, "deploy-web")])
+    create_files([tool_file(tmp_path, "deploy-web")], root=tmp_path)
     tools, problems = check_tools([tmp_path / "tools" / "deploy-web.yaml"])
     assert problems == [] and tools[0].name == "deploy-web" and tools[0].risk == "read"
     with pytest.raises(ScaffoldError, match="is not a tool name"):
@@ -69,7 +69,7 @@ def test_a_new_tool_file_is_valid(tmp_path: Path) -> None:
 def test_nothing_is_overwritten_and_nothing_is_written_when_one_file_exists(tmp_path: Path) -> None:
     (tmp_path / "agent.yaml").write_text("mine\n")
     with pytest.raises(ScaffoldError, match="agent.yaml already exists; nothing was written"):
-        create_files(project_files(tmp_path, []))
+        create_files(project_files(tmp_path, []), root=tmp_path)
     assert written(tmp_path) == ["agent.yaml"]
     assert (tmp_path / "agent.yaml").read_text() == "mine\n"
 
@@ -96,7 +96,7 @@ def test_a_failure_midway_leaves_no_file_at_all(tmp_path: Path, monkeypatch: pyt
 
     monkeypatch.setattr(scaffold.os, "link", failing_link)
     with pytest.raises(ScaffoldError, match="No space left on device"):
-        create_files(project_files(tmp_path, []))
+        create_files(project_files(tmp_path, []), root=tmp_path)
     assert written(tmp_path) == []
 
 
@@ -107,7 +107,7 @@ def test_without_hard_links_the_name_is_still_claimed_exclusively(tmp_path: Path
 
     monkeypatch.setattr(scaffold.os, "link", no_links)
     file = tool_file(tmp_path, "x")
-    create_files([file])
+    create_files([file], root=tmp_path)
     assert file.path.read_text(encoding="utf-8") == file.text
     with pytest.raises(ScaffoldError, match="already exists"):
         scaffold._write(file, replace=False)
@@ -115,7 +115,7 @@ def test_without_hard_links_the_name_is_still_claimed_exclusively(tmp_path: Path
 
 
 def test_refreshing_the_schema_copies_rewrites_only_stale_ones(tmp_path: Path) -> None:
-    create_files(schema_files(tmp_path))
+    create_files(schema_files(tmp_path), root=tmp_path)
     stale = tmp_path / ".nami" / "schemas" / "tool.schema.json"
     stale.write_text("{}")
     assert refresh_schemas(tmp_path) == [stale]

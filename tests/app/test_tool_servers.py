@@ -240,3 +240,24 @@ def test_a_servers_tools_can_wait_until_the_model_loads_them(workdir: Path, fake
         fake_openai.requests[0]["tools"][2]["function"]["description"]
     assert second[:3] == first and second[3:5] == ["fx__echo", "fx__shout"]
     assert tool_messages(outcome.messages)[-1] == "hi"
+
+
+def test_hostile_tool_names_and_descriptions_reach_no_terminal_live(workdir: Path) -> None:
+    """A server's tool names and descriptions are its own text: escape codes (OSC 52 writes the clipboard),
+    newlines that would print a fake row, bidi overrides and huge names are shown escaped, one row each."""
+    names = ["a\x1b[2Jb", "c\nd", "e\u202ef", "x" * 5000]
+    about = "\x1b]52;c;ZXZpbA==\x07first\nFAKE ROW  read  x"
+    config = workdir / "agent.yaml"
+    config.write_text("tools: {builtin: []}\nmcp_servers:\n  fx: " + json.dumps(
+        {"command": sys.executable, "args": [str(FIXTURE), "--tool-names", ",".join(names), "--description", about]})
+        + "\n")
+    assert subprocess.run([*NAMI, "trust", "--yes"], cwd=workdir, capture_output=True, timeout=60).returncode == 0
+    listed = subprocess.run([*NAMI, "tools", "list"], cwd=workdir, capture_output=True, text=True, timeout=60)
+    rows = listed.stdout.splitlines()
+    assert len(rows) == 4 and all(row.startswith("fx__") for row in rows), listed.stdout
+    assert all(len(row.split()[0]) <= 64 for row in rows)  # a huge name is cut, with a hash
+    shown = subprocess.run([*NAMI, "tools", "show", rows[0].split()[0]], cwd=workdir, capture_output=True, text=True,
+                           timeout=60)
+    for output in (listed.stdout, listed.stderr, shown.stdout, shown.stderr):
+        assert not {"\x1b", "\x07", "\u202e"} & set(output), output
+    assert "\\x1b]52" in listed.stdout and "\\x1b]52" in shown.stdout

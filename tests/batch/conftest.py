@@ -36,13 +36,14 @@ class BatchProject:
         return path
 
     def run(self, *args: str) -> tuple[Result, list[dict[str, Any]]]:
-        """``nami batch run`` with this project's agent.yaml; the result and the results file's lines."""
+        """``nami batch run`` with this project's agent.yaml; the result and the results file's lines. The
+        task file is trusted (--yes): its trust question is tested on its own (test_task_trust.py)."""
         output = self.folder / "results.jsonl"
         if "-o" in args:
             output = Path(args[args.index("-o") + 1])
         else:
             args = (*args, "-o", str(output))
-        result = CliRunner().invoke(cli, ["batch", "run", "--config", str(self.config), *args])
+        result = CliRunner().invoke(cli, ["batch", "run", "--yes", "--config", str(self.config), *args])
         return result, read_results(output) if output.exists() else []
 
 

@@ -124,3 +124,40 @@ def test_without_ray_the_message_says_what_to_install(batch_project: BatchProjec
     result = CliRunner().invoke(cli, ["batch", "run", str(tasks_file), "--config", str(batch_project.config), "--ray"])
     assert result.exit_code == 2
     assert "nami batch --ray needs Ray: pip install 'nami-yaml[ray]'" in result.output
+
+
+def test_a_nodes_malformed_result_is_skipped_with_a_notice(local_ray: Any, batch_project: BatchProject) -> None:
+    """A node (or what runs on it) sending back something that is not a result crashed the whole batch
+    mid-way: that task is skipped, saying why (--resume runs it again), and the batch goes on."""
+    from nami_yaml.batch.ray_backend import RayBackend
+    from nami_yaml.batch.results import ResultsFile, new_result
+    from nami_yaml.batch.runner import BatchOptions, make_jobs, run_batch
+    from nami_yaml.batch.tasks import load_tasks
+
+    def node(package: Any, digest: Any, job: dict[str, Any]) -> Any:  # pickled by value: runs on the node
+        task_id = job["task"]["id"]
+        good = {"id": task_id, "status": "answered", "passed": True, "checks": [], "answer": "ok", "steps": 1,
+                "usage": None, "cost": None, "duration_s": 0.1, "session": None, "error": None, "model": None}
+        return {"not-a-dict": ["a", "list"], "other-id": {**good, "id": "someone-else"},
+                "bad-types": {**good, "steps": "many", "usage": ["x"]}, "good": good,
+                "bad-records": {**good, "_records": {"host": "elsewhere", "session_id": "../../../../tmp/x",
+                                                     "session": "planted", "audit": "not a list"}},
+                }[task_id]
+
+    ids = ["not-a-dict", "other-id", "bad-types", "good", "bad-records"]
+    tasks_file = batch_project.tasks([{"id": task_id, "prompt": "go"} for task_id in ids])
+    jobs = make_jobs(load_tasks(tasks_file), BatchOptions(cwd=batch_project.folder))
+    backend = RayBackend(None, root=batch_project.folder, shared=True, workers=2)
+    backend.node_function = node  # type: ignore[method-assign]
+    seen: list[tuple[str, Any]] = []
+    with ResultsFile(batch_project.folder / "out.jsonl") as results:
+        outcome = run_batch(jobs, backend, results, expected=ids,
+                            on_progress=lambda kind, progress, payload: seen.append((kind, payload)))
+    assert sorted(r["id"] for r in outcome.results) == ["bad-records", "good"]
+    assert outcome.summary.missing == ["not-a-dict", "other-id", "bad-types"]
+    notices = [payload["notice"] for kind, payload in seen if kind == "notice"]
+    assert len(notices) == 4, notices
+    assert any("not-a-dict" in n and "a list, not a result" in n for n in notices)
+    assert any("bad-records" in n and "records" in n for n in notices)
+    assert not Path("/tmp/x.jsonl").exists()
+    assert set(new_result("x")) <= set(outcome.results[0])

@@ -163,3 +163,14 @@ def test_batch_run_refuses_a_bad_task_file_before_anything_runs(workdir: Path) -
     assert result.exit_code == 2
     assert "bad.yaml:4:17: $.tasks[0].workspace.gti" in result.output
     assert not (workdir / "bad.results.jsonl").exists()
+
+
+@pytest.mark.parametrize(("field", "value"), [("ref", "--orphan=x"), ("ref", "-b"), ("git", "--upload-pack=touch pwned")])
+def test_a_git_ref_or_repository_that_would_be_an_option_is_refused(field: str, value: str, tmp_path: Path) -> None:
+    """`git checkout --detach --orphan=x`: a ref starting with `-` is an option of git's, not a ref."""
+    workspace = {"git": "repo", "ref": "main", field: value}
+    path = tmp_path / "tasks.jsonl"
+    path.write_text(json.dumps({"id": "a", "prompt": "go", "workspace": workspace}) + "\n")
+    _, problems = check_task_file(path)
+    assert len(problems) == 1 and problems[0].path == f"$[0].workspace.{field}"
+    assert "starts with '-'" in problems[0].message

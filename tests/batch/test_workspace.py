@@ -95,3 +95,13 @@ def test_commands_get_a_scrubbed_environment_with_the_tasks_own_variables(tmp_pa
     assert failed.describe() == "`sh -c echo oops >&2; exit 4`: exit code 4\n[stderr]\noops\n[exit code: 4]"
     slow = run_command("sleep 5", tmp_path, env, 0.3)
     assert slow.describe().startswith("`sleep 5`: timed out after 0.3 s")
+
+
+def test_a_repository_or_ref_like_an_option_never_reaches_git_as_one(repository: Path, tmp_path: Path) -> None:
+    """Refused in task files already; the workspace says so too rather than hand git an option."""
+    marker = tmp_path / "pwned"
+    with pytest.raises(WorkspaceError):
+        make({"git": f"--upload-pack=touch {marker}"}, tmp_path, tmp_path)
+    with pytest.raises(WorkspaceError, match="starts with '-'"):
+        make({"git": "repo", "ref": "--orphan=x"}, tmp_path, tmp_path)
+    assert not marker.exists()

@@ -155,3 +155,55 @@ def test_every_file_init_writes_loads_without_a_problem_or_a_warning(workdir: Pa
     assert [p.name for p in schemas] == ["agent.schema.json", "tasks.schema.json", "tool.schema.json"]
     for schema in schemas:
         Draft202012Validator.check_schema(json.loads(schema.read_text()))
+
+
+def _contents(folder: Path) -> list[str]:
+    return sorted(str(p.relative_to(folder)) for p in folder.rglob("*"))
+
+
+@pytest.mark.parametrize("linked", [".nami", ".nami/schemas", "tools"])
+def test_init_refuses_to_write_through_a_symlinked_folder(linked: str, workdir: Path, tmp_path: Path) -> None:
+    """A repository whose `.nami` is a link to ~/.config (say) made `nami init` write there."""
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    (workdir / linked).parent.mkdir(parents=True, exist_ok=True)
+    (workdir / linked).symlink_to(outside, target_is_directory=True)
+    before = _contents(workdir)
+    result = nami("init", "--library", "git")
+    assert result.exit_code == 1
+    assert f"{workdir / linked} is a symbolic link" in result.output and "nothing was written" in result.output
+    assert list(outside.iterdir()) == [] and _contents(workdir) == before
+
+
+def test_init_tool_and_schemas_refuse_a_symlinked_folder_too(workdir: Path, tmp_path: Path) -> None:
+    (workdir / "agent.yaml").write_text("tools: {files: [tools]}\n")
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    (workdir / "tools").symlink_to(outside, target_is_directory=True)
+    assert nami("init", "--tool", "deploy").exit_code == 1
+    (workdir / "tools").unlink()
+    (workdir / ".nami").symlink_to(outside, target_is_directory=True)
+    result = nami("init", "--schemas")
+    assert result.exit_code == 1 and "is a symbolic link" in result.output
+    assert list(outside.iterdir()) == []
+
+
+def test_init_refuses_a_schema_copy_that_is_a_link(workdir: Path, tmp_path: Path) -> None:
+    target = tmp_path / "victim.json"
+    target.write_text("mine\n")
+    (workdir / ".nami" / "schemas").mkdir(parents=True)
+    (workdir / ".nami" / "schemas" / "agent.schema.json").symlink_to(target)
+    result = nami("init", "--schemas")
+    assert result.exit_code == 1 and "is a symbolic link" in result.output
+    assert target.read_text() == "mine\n"
+
+
+def test_init_refuses_a_symlinked_folder_even_when_its_copies_would_be_kept(workdir: Path, tmp_path: Path) -> None:
+    outside = tmp_path / "outside"
+    (outside / "schemas").mkdir(parents=True)
+    for name in ("agent", "tool", "tasks"):
+        (outside / "schemas" / f"{name}.schema.json").write_text("{}\n")
+    (workdir / ".nami").symlink_to(outside, target_is_directory=True)
+    result = nami("init", "--library", "git")
+    assert result.exit_code == 1 and "is a symbolic link" in result.output
+    assert not (workdir / "agent.yaml").exists()

@@ -121,3 +121,45 @@ def test_a_line_answering_an_ask_says_who_asked(log: list[str]) -> None:
     write = next(r for r in records if r["tool"] == "write_file")
     assert (write["decision"], write["decided_by"], write["asked_by"]) == ("allow", "user", "permissions.write")
     assert all("asked_by" not in r for r in records if r["tool"] != "write_file")  # nobody was asked about them
+
+
+def test_a_newline_in_a_record_cannot_print_a_fake_record(log: list[str]) -> None:
+    """A tool name (an MCP server's), an argv value or an MCP client's name with a newline printed extra
+    lines that looked like records: each record is one screen line, always."""
+    fake = "\n2025-01-01 00:00:00  ran      bash  bash command=\"harmless\"  → exit 0, 0.01 s, 0 bytes  by user"
+    base = json.loads(log[0])
+    forged = [
+        {**base, "tool": "weird" + fake},
+        {**base, "plan": {"kind": "command", "argv": ["echo", "x" + fake]}},
+        {**base, "session": "20250101-000000-other", "via": "mcp", "client": "cursor" + fake},
+        {**base, "reason": "no" + fake, "status": "denied", "decided_by": "rule\rx"},
+    ]
+    with default_audit_path().open("a", encoding="utf-8") as handle:
+        handle.writelines(json.dumps(record) + "\n" for record in forged)
+    out = nami("log", "--last", "4").stdout
+    lines = out.splitlines()
+    records = [line for line in lines if not line.startswith("── ")]
+    assert len(records) == 4, out
+    assert not any(line.startswith("2025-01-01") for line in lines)  # the forged record's date never starts one
+    assert sum("\\n2025-01-01" in line for line in lines) == 4  # each forgery shown escaped, in its own line
+    assert "\r" not in out
+
+
+def test_an_untrusted_agent_yaml_does_not_choose_the_log_nami_log_shows(workdir: Path, temp_home: Path) -> None:
+    """A repository shipping `audit: {path: planted.jsonl}` showed a history of its own making."""
+    planted = {"time": "2025-01-01T00:00:00Z", "session": "20250101-000000-fake", "via": "run", "tool": "bash",
+               "status": "ran", "decision": "allow", "decided_by": "user", "arguments": {"command": "all fine"}}
+    (workdir / "planted.jsonl").write_text(json.dumps(planted) + "\n")
+    (workdir / "agent.yaml").write_text("audit: {path: planted.jsonl}\n")
+    untrusted = nami("log")
+    assert "all fine" not in untrusted.stdout
+    assert "audit.path" in untrusted.stderr and "not trusted" in untrusted.stderr
+    assert str(default_audit_path()) in untrusted.stderr  # it says which log it reads instead
+    user_log = temp_home / "mine.jsonl"
+    user_log.write_text(json.dumps({**planted, "arguments": {"command": "my own"}}) + "\n")
+    (temp_home / ".config" / "nami").mkdir(parents=True)
+    (temp_home / ".config" / "nami" / "config.yaml").write_text(f"audit: {{path: {user_log}}}\n")
+    assert "my own" in nami("log").stdout  # the user's own audit.path still counts
+    assert nami("trust", "--yes").exit_code == 0
+    trusted = nami("log")
+    assert "all fine" in trusted.stdout and "not trusted" not in trusted.stderr

@@ -95,9 +95,11 @@ class _Resources(HTMLParser):
         self.fetching: list[str] = []
         self.text: list[str] = []
         self.csp: str | None = None
+        self.handlers: list[str] = []  # on* attributes: script a browser runs
 
     def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
         self.tags.append(tag)
+        self.handlers.extend(f"{tag} {name}" for name, _ in attrs if name.lower().startswith("on"))
         values = dict(attrs)
         if values.get("http-equiv", "").lower() == "content-security-policy":
             self.csp = values.get("content")
@@ -171,3 +173,36 @@ def test_a_continued_session_still_reads_the_output_its_results_saved(workdir: P
     assert second.returncode == 0, second.stderr
     read = [m["content"] for m in server.requests[3]["messages"] if m["role"] == "tool"][-1]
     assert read.split("\n")[:2] == [f"{19999:>6}\t19999", f"{20000:>6}\t20000"]
+
+
+def test_the_html_export_escapes_every_field_of_a_hostile_session(fake_openai: FakeOpenAIServer, workdir: Path) -> None:
+    """Not only answers and results: a tool name the model made up, its arguments, the model's name and the
+    workspace's path are the session's text too, and none of them becomes markup."""
+    attack = '"></summary></pre><script>alert(1)</script><img src=x onerror=alert(2)>'
+    folder = workdir / 'w"><svg onload=alert(3)>'
+    folder.mkdir()
+    fake_openai.add(tool_calls(call(attack, {"path": attack}), call("read_file", {"path": attack})),
+                    text(f"done {attack}"))
+    ran = run_nami(fake_openai, "run", f"task {attack}", cwd=folder, env={"NAMI_MODEL": attack})
+    assert ran.returncode == 0, ran.stderr
+    session_id, _ = only_session()
+    target = workdir / "review.html"
+    assert run_nami(None, "sessions", "export", session_id, "--html", str(target), cwd=workdir).returncode == 0
+    page = target.read_text()
+    parser = _Resources()
+    parser.feed(page)
+    assert not {"script", "img", "svg", "iframe", "object", "embed", "base", "link"} & set(parser.tags)
+    assert parser.handlers == [] and parser.fetching == []
+    text_content = "".join(parser.text)
+    assert text_content.count(attack) >= 5  # the prompt, the made-up name, the arguments, the answer, the model
+    assert 'w"><svg onload=alert(3)>' in text_content
+
+
+def test_the_listing_is_one_row_per_session_whatever_the_workspace_is_called(fake_openai: FakeOpenAIServer,
+                                                                           workdir: Path) -> None:
+    folder = workdir / "repo\n20250101-000000-fake  2025-01-01 00:00      1         1        -  ~: harmless"
+    folder.mkdir()
+    fake_openai.add(text("done"))
+    assert run_nami(fake_openai, "run", "go", cwd=folder).returncode == 0
+    rows = run_nami(None, "sessions", cwd=workdir).stdout.splitlines()
+    assert len(rows) == 2 and "repo\\n20250101-000000-fake" in rows[1]  # the header, then one row

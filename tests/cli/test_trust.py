@@ -113,6 +113,15 @@ def test_the_summary_cannot_carry_escape_codes(project: Path) -> None:
     assert "\x1b" not in result.output and "\\x1b[2K\\x0dbenign.yaml" in result.output
 
 
+def test_a_newline_in_a_file_name_cannot_add_a_line_to_the_summary(project: Path) -> None:
+    """A tool file named "x\n  adds no tools\n  (nothing else to review).yaml" printed those as lines."""
+    (project / "tools" / "x\n  adds no tools\n  (nothing else to review).yaml").write_text(
+        "name: odd\ndescription: d\ncommand: [echo, odd]\n")
+    lines = nami("trust", "--yes").output.splitlines()
+    assert "  adds no tools" not in lines and not any(line.startswith("  (nothing else") for line in lines)
+    assert any("x\\n  adds no tools\\n  (nothing else to review).yaml" in line for line in lines)
+
+
 def test_a_corrupt_trust_store_is_kept_aside_and_asks_again(project: Path, temp_home: Path) -> None:
     assert nami("trust", "--yes").exit_code == 0
     store = temp_home / ".local" / "state" / "nami" / "trusted.json"

@@ -102,9 +102,10 @@ def test_the_trust_summary_lists_the_servers_a_project_starts(workdir: Path) -> 
     effective = load_settings(env={}, cwd=workdir, use_user_config=False)
     lines = summary(effective, build_registry(effective))
     at = lines.index("  starts 2 MCP servers (their tools join the agent's):")
-    assert lines[at + 1:at + 5] == [
+    assert lines[at + 1:at + 6] == [
         "    db (stdio) from agent.yaml:2:3: python3 servers/db.py",
         "      receives the host's DB_PASSWORD",
+        "      its code (trust covers it): servers/",
         "    docs (HTTP) from agent.yaml:6:3: https://docs/mcp",
         "      receives the host's DOCS_TOKEN",
     ]

@@ -8,7 +8,7 @@ tools, ``--stderr-flood BYTES`` writes that much to stderr before it serves, ``-
 of those names (``--description TEXT`` for each). ``--schemas FILE`` lists the ``functions:`` of a YAML file
 (tests/registry/bfcl_style.yaml) as tools, each answering with the arguments it got, as JSON. ``--binary`` lists
 tools answering with binary data: picture (an image block), chart (base64 in structuredContent, no text),
-report (a PDF as base64 in the JSON text and in structuredContent), thumbnail (a data: URI in a text block).
+report (a PDF as base64 in the JSON text and in structuredContent), thumbnail (a data: URI in a text block). ``--cyclic-schema`` lists one whose ``$ref`` comes back to itself.
 """
 
 from __future__ import annotations
@@ -80,6 +80,9 @@ async def list_tools(ctx: object, params: types.PaginatedRequestParams | None) -
     if "--schemas" in sys.argv:
         return types.ListToolsResult(tools=[types.Tool(name=f["name"], description=f["description"],
                                                        input_schema=f["parameters"]) for f in _functions()])
+    if "--cyclic-schema" in sys.argv:  # a schema whose $ref comes back to itself: validating never ends
+        schema = {"type": "object", "properties": {"x": {"$ref": "#/$defs/a"}}, "$defs": {"a": {"$ref": "#/$defs/a"}}}
+        return types.ListToolsResult(tools=[types.Tool(name="loop", input_schema=schema), *TOOLS[:1]])
     if "--tool-names" in sys.argv:
         names = sys.argv[sys.argv.index("--tool-names") + 1].split(",")
         about = sys.argv[sys.argv.index("--description") + 1] if "--description" in sys.argv else "Named."

@@ -63,3 +63,13 @@ def test_descriptions_are_cut_and_huge_schemas_left_out(workdir: Path) -> None:
     assert "wide__wide" not in tools and "wide__echo" in tools  # the server's other tools still join
     assert any("description of long__wordy was cut" in n for n in notices)
     assert any("'wide' left out: its inputSchema is" in n and "characters as JSON" in n for n in notices)
+
+
+def test_a_schema_whose_ref_comes_back_to_itself_leaves_its_tool_out(workdir: Path) -> None:
+    """Validating the model's arguments against it would recurse until Python gives up."""
+    with servers(workdir, fixture_spec("cyc", "--cyclic-schema")) as running:
+        running.start()
+        tools = {tool.name for tool in running.tools()}
+        notices = running.take_notices()
+    assert "cyc__loop" not in tools and "cyc__echo" in tools
+    assert any("'loop' left out" in n and "comes back to itself" in n for n in notices), notices

@@ -4,6 +4,7 @@ flooding it with calls."""
 
 from __future__ import annotations
 
+import contextlib
 import http.client
 import json
 import os
@@ -78,6 +79,41 @@ def test_rebinding_protection_holds_on_every_loopback_address(host: str, tools: 
         assert post(url, {"Host": urlsplit(url).netloc}) == 200  # a local client is served
 
 
+@pytest.mark.parametrize("spelling", ["localhost.", "0x7f.1", "2130706433", "127.1", "0177.0.0.1",
+                                      "[::ffff:127.0.0.1]", "127.0.0.1.nip.io", "LOCALHOST.evil.example"])
+def test_a_host_naming_loopback_in_another_spelling_is_not_served(spelling: str, tools: Path) -> None:
+    """Names that reach this machine but are not the address served (a rebound name could look like any of
+    them): the guard accepts only the spellings of the address itself."""
+    with http_server(["--tools", "tools"], tools) as (url, _process):
+        assert post(url, {"Host": f"{spelling}:{urlsplit(url).port}"}) == 421
+
+
+@pytest.mark.parametrize("host", ["localhost.", "0x7f.1", "127.1"])
+def test_binding_a_loopback_address_in_another_spelling_needs_allow_remote(host: str, tools: Path) -> None:
+    result = subprocess.run([*NAMI, "mcp", "serve", "--tools", "tools", "--http", f"{host}:0"], cwd=tools,
+                            capture_output=True, text=True, timeout=60, stdin=subprocess.DEVNULL)
+    assert result.returncode == 2 and "is not a loopback address" in result.stderr, result.stderr
+
+
+TOKEN = "r" * 32
+
+
+def test_allow_remote_checks_host_and_origin_too_not_only_the_token(tools: Path) -> None:
+    """With --allow-remote the bearer token was the only guard: a page rebinding its name to this machine,
+    with a token it had (a leaked one, a shared proxy adding it), was served. Host must name an address
+    served, or a name --allow-host gives."""
+    args = ["--tools", "tools", "--allow-remote", "--token-env", "NAMI_T", "--allow-host", "nami.internal"]
+    with http_server(args, tools, {"NAMI_T": TOKEN}, host="0.0.0.0") as (url, _process):
+        port = urlsplit(url).port
+        auth = {"Authorization": f"Bearer {TOKEN}"}
+        assert post(url, {**auth, "Host": f"evil.example:{port}"}) == 421
+        assert post(url, {**auth, "Host": f"127.0.0.1:{port}", "Origin": "http://evil.example"}) == 403
+        assert post(url, {**auth, "Host": f"127.0.0.1:{port}"}) == 200  # an address it serves
+        assert post(url, {**auth, "Host": f"{socket.gethostname()}:{port}"}) == 200  # this machine's name
+        assert post(url, {**auth, "Host": f"nami.internal:{port}", "Origin": f"https://nami.internal:{port}"}) == 200
+        assert post(url, {"Host": f"127.0.0.1:{port}"}) == 401  # and the token is still needed
+
+
 @pytest.mark.parametrize("signum", [signal.SIGTERM, signal.SIGINT])
 def test_stdio_ends_on_a_signal_while_the_client_keeps_stdin_open(signum: int, tools: Path) -> None:
     process = subprocess.Popen([*NAMI, "mcp", "serve", "--tools", "tools"], cwd=tools, stdin=subprocess.PIPE,
@@ -146,3 +182,27 @@ def test_stdio_ends_quietly_when_stdin_has_nothing(stdin: str, tools: Path) -> N
                             stdin=subprocess.DEVNULL, preexec_fn=close_stdin if stdin == "closed" else None,
                             timeout=60)
     assert result.returncode == 0 and "Traceback" not in result.stderr, result.stderr
+
+
+def test_stdio_ends_a_session_whose_line_passes_the_limit(tools: Path) -> None:
+    """A client sending an endless line had nami buffer it all (400 MB accepted) and rescan it per chunk:
+    a line past 64 MB ends the session with a clear error, as the client side does."""
+    process = subprocess.Popen([*NAMI, "mcp", "serve", "--tools", "tools"], cwd=tools, stdin=subprocess.PIPE,
+                               stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    assert process.stdin is not None and process.stderr is not None
+    sent = 0
+    block = b"a" * (1 << 20)
+    try:
+        while sent < 200 * len(block):  # far past the limit: nami must stop reading long before
+            process.stdin.write(block)
+            sent += len(block)
+    except BrokenPipeError:
+        pass
+    finally:
+        with contextlib.suppress(BrokenPipeError):
+            process.stdin.close()
+    code = process.wait(timeout=60)
+    stderr = process.stderr.read().decode()
+    assert code == 1, stderr
+    assert sent < 200 * len(block)  # it stopped reading: the rest could not be written
+    assert "a message longer than 67,108,864 bytes" in stderr and "Traceback" not in stderr

@@ -1,0 +1,174 @@
+"""What a project loads: its agent.yaml, prompt file, tool files (and their docs), skills, and the code of
+the MCP servers it starts, with the folders all of these live in.
+
+One listing, read by the trust fingerprint (config/trust.py) and by the loaders (the skills here, the tool
+files of app/toolset.py, the docs check of the tool loader through ``paths.walked``), so what is loaded is
+what trust saw: a file in a folder the walk skips (``node_modules``) or behind a folder link is neither
+fingerprinted nor loaded.
+
+A server's code is what its command line names inside the project: the folder tree of each file it names
+(``python3 server.py`` imports ``helper.py`` beside it), the package of ``python -m pkg``, a local folder
+given as its first argument (``npx ./srv``, ``node ./srv``), its working folder when it is given code inline
+(``python3 -c``, ``node -e``, ``bash -c``), and the folders of its ``PYTHONPATH`` and ``NODE_PATH``. Folders it is only given to work on (``./data``, after the package) are not its code.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from nami_yaml.paths import expand_tool_paths, walk
+
+if TYPE_CHECKING:  # config.effective reads nothing of this module; only the type is needed
+    from nami_yaml.config.effective import Effective
+
+SKILL_FILE = "SKILL.md"
+PYTHON = re.compile(r"^(python|pypy)[0-9.]*$")  # python, python3, python3.12, pypy3
+_PYTHON_VALUE_OPTIONS = frozenset({"-X", "-W", "--check-hash-based-pycs"})
+CODE_PATH_VARIABLES = ("PYTHONPATH", "NODE_PATH")  # folders an interpreter imports from
+# Options that give an interpreter its code inline: it then imports (requires, runs) from its working folder.
+INLINE_CODE = {"python": ("-c",), "pypy": ("-c",), "node": ("-e", "--eval", "-p", "--print"), "bun": ("-e", "--eval"),
+               "sh": ("-c",), "bash": ("-c",), "dash": ("-c",), "zsh": ("-c",), "ksh": ("-c",)}
+
+
+def skill_files(spec: str | Path) -> list[Path]:
+    """A folder with a SKILL.md is one skill; otherwise each of its sub-folders with one is (as the walk
+    reaches them: not in node_modules, not behind a folder link)."""
+    folder = Path(spec)
+    try:
+        if (folder / SKILL_FILE).is_file():
+            return [folder / SKILL_FILE]
+        if not folder.is_dir():
+            return []
+    except (OSError, ValueError):  # a path the system cannot look at (too long): no skills there
+        return []
+    return [file for file in walk(folder) if file.name == SKILL_FILE and file.parent.parent == folder]
+
+
+@dataclass(frozen=True)
+class ServerCode:
+    """The project's code one MCP server runs."""
+
+    name: str
+    files: tuple[Path, ...] = ()  # files of the project its command line names (resolved)
+    folders: tuple[Path, ...] = ()  # folders its code comes from: walked, like tool folders
+
+    def covered(self) -> list[Path]:
+        return sorted({*self.files, *(file for folder in self.folders for file in walk(folder))})
+
+
+@dataclass(frozen=True)
+class LoadedFiles:
+    config: Path | None
+    prompt: Path | None = None
+    tools: tuple[Path, ...] = ()  # tool files, as named (a glob or folder expanded)
+    skills: tuple[Path, ...] = ()  # SKILL.md files
+    tool_folders: tuple[Path, ...] = ()  # resolved; entry points import from them, docs files live there
+    skill_folders: tuple[Path, ...] = ()
+    servers: tuple[ServerCode, ...] = ()
+
+    def folders(self) -> list[Path]:
+        return sorted({*self.tool_folders, *self.skill_folders, *(f for s in self.servers for f in s.folders)})
+
+    def server_files(self) -> list[Path]:
+        return sorted({file for server in self.servers for file in server.files})
+
+    def covered(self) -> list[Path]:
+        """Every file of the listing: those named, and every file the walk of its folders reaches."""
+        files: set[Path] = {*self.tools, *(t.resolve() for t in self.tools), *self.skills, *self.server_files()}
+        files.update(p for p in (self.config, self.prompt) if p is not None)
+        for folder in self.folders():
+            files.update(walk(folder))
+        return sorted(files)
+
+
+def loaded_files(effective: Effective, *, project_only: bool = False) -> LoadedFiles:
+    """What the settings load: of every file layered (the loaders), or of the project's agent.yaml alone
+    (``project_only``: what trust covers; the user's own files need no trust)."""
+    if project_only:
+        project_file = effective.config_file(effective.config_path)
+        data: Mapping[str, Any] = project_file.data if project_file is not None else {}
+    else:
+        data = effective.values
+    tools = [file for spec in (data.get("tools") or {}).get("files", []) or []
+             for file in expand_tool_paths(spec, Path("/"))]
+    skill_folders = [Path(spec) for spec in data.get("skills") or []]
+    servers: list[ServerCode] = []
+    if effective.config_path is not None:
+        project = effective.config_path.parent.resolve()
+        workspace = Path(effective.get("workspace") or project).resolve()
+        servers = [server_code(name, entry, workspace, project)
+                   for name, entry in (data.get("mcp_servers") or {}).items() if isinstance(entry, Mapping)]
+    return LoadedFiles(
+        config=effective.config_path, prompt=Path(data["system_file"]) if data.get("system_file") else None,
+        tools=tuple(tools), skills=tuple(file for folder in skill_folders for file in skill_files(folder)),
+        tool_folders=tuple(sorted({file.resolve().parent for file in tools})), skill_folders=tuple(skill_folders),
+        servers=tuple(server for server in servers if server.files or server.folders))
+
+
+def server_code(name: str, entry: Mapping[str, Any], workspace: Path, project: Path) -> ServerCode:
+    """The files and folders of ``project`` one ``mcp_servers:`` entry runs (see the module's docstring)."""
+    base = (workspace / os.path.expanduser(entry["cwd"])).resolve() if entry.get("cwd") else workspace
+    command = str(entry.get("command") or "")
+    args = [str(arg) for arg in entry.get("args") or ()]
+    files: list[Path] = []
+    folders: list[Path] = []
+
+    def named(word: str) -> Path | None:
+        if not word or word.startswith("-") or "${" in word:
+            return None
+        try:  # any word of the file's: too long for a path, a NUL in it…
+            candidate = (base / os.path.expanduser(word)).resolve()
+            inside = candidate == project or project in candidate.parents
+            return candidate if inside and candidate.exists() else None
+        except (OSError, ValueError):
+            return None
+
+    for word in [command, *args]:
+        path = named(word)
+        if path is not None and path.is_file():
+            files.append(path)
+            folders.append(path.parent)  # a script imports (requires, sources) what is beside it
+    first = next((arg for arg in args if not arg.startswith("-")), None)
+    if first is not None and (path := named(first)) is not None and path.is_dir():
+        folders.append(path)  # npx ./srv, node ./srv: a local package
+    if PYTHON.match(os.path.basename(command)) and (module := python_module(args)) is not None:
+        top = module.split(".")[0]
+        for candidate in (base / top, base / f"{top}.py"):
+            if (path := named(str(candidate))) is not None:
+                if path.is_file():
+                    files.append(path)
+                folders.append(path if path.is_dir() else path.parent)
+    family = re.sub(r"[0-9.]+$", "", os.path.basename(command))
+    if any(arg in INLINE_CODE.get(family, ()) for arg in args):
+        folders.append(base)  # `python3 -c "import helper"` imports helper.py from there
+    for variable in CODE_PATH_VARIABLES:
+        for part in str((entry.get("env") or {}).get(variable, "")).split(os.pathsep):
+            if (path := named(part)) is not None and path.is_dir():
+                folders.append(path)
+    return ServerCode(name, tuple(dict.fromkeys(files)), tuple(_outermost(folders)))
+
+
+def python_module(args: Iterable[str]) -> str | None:
+    """The module of ``python [options] -m MODULE``, or None (a script, ``-c`` code, or no argument)."""
+    words = iter(args)
+    for word in words:
+        if word == "-m":
+            return next(words, None)
+        if word.startswith("-m") and not word.startswith("--"):
+            return word[2:]
+        if word in _PYTHON_VALUE_OPTIONS:
+            next(words, None)
+        elif word == "-c" or word == "--" or not word.startswith("-"):
+            return None
+    return None
+
+
+def _outermost(folders: Iterable[Path]) -> list[Path]:
+    """The folders without those inside another of them (walking both would list files twice)."""
+    unique = sorted(set(folders))
+    return [f for f in unique if not any(other != f and other in f.parents for other in unique)]
