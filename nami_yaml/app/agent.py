@@ -15,6 +15,7 @@ from nami_yaml.agent.history import History
 from nami_yaml.agent.loop import AgentLoop, RunOutcome
 from nami_yaml.app.economy import token_economy
 from nami_yaml.app.guards import Asking, Guards
+from nami_yaml.app.model_setup import require_model
 from nami_yaml.app.options import AgentOptions, EventSink
 from nami_yaml.app.project import Project, open_project
 from nami_yaml.app.sessions import SessionFacts, continue_session, new_session
@@ -246,7 +247,8 @@ def open_project_for(options: AgentOptions) -> Project:
     says), and its MCP servers started unless ``options.start_servers`` is False."""
     return open_project(options.config, cwd=options.cwd, env=options.env, flags=options.flags(),
                         extra_tools=options.tools, trust=options.trust, will_run=True,
-                        tool_servers=options.start_servers, discover=options.discover)
+                        tool_servers=options.start_servers, discover=options.discover,
+                        needs_model=options.client is None)
 
 
 def build_agent(options: AgentOptions, project: Project | None = None) -> Agent:
@@ -272,11 +274,8 @@ def build_model(effective: Effective) -> Model:
     """The OpenAI-compatible client the settings describe (openai is imported on the first request)."""
     from nami_yaml.model.client import OpenAIChatModel
 
+    require_model(effective)
     get = effective.get
-    if not get("model.name") or not get("model.base_url"):
-        missing = "model.name" if not get("model.name") else "model.base_url"
-        raise ConfigError(f"{missing} is not set: give it in agent.yaml, or use --model / --base-url "
-                          f"(or $NAMI_MODEL / $NAMI_BASE_URL)")
     options = dict(get("model.options") or {})
     if get("model.max_tokens") is not None:
         options["max_tokens"] = get("model.max_tokens")

@@ -9,6 +9,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from nami_yaml.app.model_setup import check_before_trust, require_model
 from nami_yaml.app.protected import protected_paths
 from nami_yaml.app.tool_servers import ToolServers, not_started, start_tool_servers
 from nami_yaml.app.toolset import build_registry
@@ -113,17 +114,24 @@ def read_settings(config: str | Path | None = None, *, cwd: Path | None = None, 
 
 def open_project(config: str | Path | None = None, *, cwd: Path | None = None, env: Mapping[str, str] | None = None,
                  flags: Mapping[str, Any] | None = None, extra_tools: Sequence[str] = (), trust: Trust = None,
-                 will_run: bool = False, tool_servers: bool | None = None, discover: bool = True) -> Project:
+                 will_run: bool = False, tool_servers: bool | None = None, discover: bool = True,
+                 needs_model: bool = False) -> Project:
     """Load settings and tools. ``will_run``: tools are about to run, so a project agent.yaml found by
     walking up must be trusted (see :data:`Trust`); looking at tools needs no trust.
 
     ``tool_servers``: start the MCP servers of ``mcp_servers:`` and add their tools (None: when ``will_run``;
     True: also to look, if the project is trusted). They stop with :meth:`Project.close` or nami's exit.
-    ``discover=False``: no agent.yaml is looked for (only ``config``, if given)."""
+    ``discover=False``: no agent.yaml is looked for (only ``config``, if given). ``needs_model``: a model will
+    be built from these settings, so a missing model name, endpoint or key is a ConfigError raised first,
+    before the trust question (see nami_yaml.app.model_setup)."""
     env = os.environ if env is None else env
     cwd = cwd or Path.cwd()
     effective = load_settings(config=None if config is None else str(config), env=env, cwd=cwd, flags=flags,
                               discover=discover)
+    if needs_model and needs_trust(effective):
+        check_before_trust(effective, lambda: load_settings(env=env, cwd=cwd, flags=flags, discover=False))
+    elif needs_model:
+        require_model(effective)
     skills = load_skills(effective)
     registry = build_registry(effective, list(extra_tools), base=cwd, skills=skills)
     trusted = None if needs_trust(effective) else True

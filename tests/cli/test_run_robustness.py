@@ -106,7 +106,7 @@ def test_json_always_ends_with_exactly_one_final(workdir: Path, case: str) -> No
     assert [e["type"] for e in seen].count("final") == 1 and seen[-1]["type"] == "final", result.stdout
     assert seen[-1]["status"] == "error" and seen[-1]["error"]
     assert seen[-2]["type"] == "error" and seen[-2]["message"] == seen[-1]["error"]
-    assert result.returncode == (2 if case in ("config error", "untrusted") else 1)
+    assert result.returncode == (2 if case in ("config error", "untrusted", "no key") else 1)
     assert "Traceback" not in result.stderr
     expected = {"no key": "no API key", "config error": "nmae", "unreachable": "cannot reach",
                 "untrusted": "not trusted yet"}[case]
