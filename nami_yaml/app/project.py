@@ -13,12 +13,13 @@ from nami_yaml.app.model_setup import check_before_trust, require_model
 from nami_yaml.app.protected import protected_paths
 from nami_yaml.app.tool_servers import ToolServers, not_started, start_tool_servers
 from nami_yaml.app.toolset import build_registry
-from nami_yaml.app.trust_summary import summary
+from nami_yaml.app.trust_summary import changes_of, summary
 from nami_yaml.config.effective import Effective, env_scrub_rules, protected_env_names
 from nami_yaml.config.prompt import system_prompt
 from nami_yaml.config.settings import load_settings
 from nami_yaml.config.skills import Skill, load_skills
 from nami_yaml.config.trust import TrustState, code_check, needs_trust, remember, trust_state
+from nami_yaml.config.trust_diff import describe
 from nami_yaml.errors import ConfigError
 from nami_yaml.registry.executor import Executor
 from nami_yaml.registry.registry import Registry
@@ -34,6 +35,15 @@ class TrustRequest:
     config: Path
     changed: bool  # trusted before, changed since
     summary: list[str]  # what it sets and which tools it adds, escaped for a terminal
+    what_changed: str = ""  # when changed: which files, in a few words ("tools/new.yaml added")
+
+    @property
+    def headline(self) -> str:
+        """The project's state in one clause: which of its files changed, not "agent.yaml changed" when
+        only a tool file beside it did."""
+        if not self.changed:
+            return f"{self.config} is not trusted yet (with its tools and prompt)"
+        return f"{self.what_changed} since you trusted {self.config}"
 
 
 TrustCallback = Callable[[TrustRequest], bool]
@@ -45,10 +55,10 @@ asked; when it returns True the trust is recorded (as ``nami trust`` does)."""
 class UntrustedProject(ConfigError):
     def __init__(self, request: TrustRequest):
         self.request = request
-        what = "changed since you trusted it" if request.changed else "is not trusted yet"
+        review = "`nami trust` shows the diff" if request.changed else "`nami tools list`, `nami config`"
         super().__init__(
-            f"{request.config} {what} (with its tools and prompt). Review it (`nami tools list`, `nami config`), "
-            "then run `nami trust` in this folder, or name it with --config / $NAMI_CONFIG."
+            f"{request.headline}. Review it ({review}), then run `nami trust` in "
+            "this folder, or name it with --config / $NAMI_CONFIG."
         )
 
 
@@ -158,7 +168,9 @@ def ensure_trusted(effective: Effective, registry: Registry, trust: Trust) -> No
 
 
 def trust_request(effective: Effective, registry: Registry, state: TrustState) -> TrustRequest:
-    return TrustRequest(state.config, state.changed, summary(effective, registry))
+    changes = changes_of(effective, state.files) if state.changed else None
+    return TrustRequest(state.config, state.changed, summary(effective, registry, changes),
+                        describe(changes, state.config.parent) if state.changed else "")
 
 
 def tool_settings(effective: Effective) -> ToolSettings:

@@ -77,9 +77,10 @@ def report_notices(project: Project) -> None:
 def prompt_trust(request: TrustRequest) -> bool:
     if not (sys.stdin.isatty() and sys.stderr.isatty()):
         return False
-    what = "changed since you trusted it" if request.changed else "is not trusted yet"
+    what = f"changed since you trusted it: {request.what_changed}" if request.changed else "is not trusted yet"
     paint = terminal().err
-    click.echo(paint.bold(f"This project's agent.yaml {what}. Its tools run commands on your machine."), err=True)
+    whose = "This project" if request.changed else "This project's agent.yaml"
+    click.echo(paint.bold(f"{whose} {what}. Its tools run commands on your machine."), err=True)
     for line in painted_summary(request.summary, paint):
         click.echo(line, err=True)
     return click.confirm("Trust it and go on?", default=False, err=True)

@@ -16,6 +16,7 @@ from nami_yaml.app.toolset import build_registry
 from nami_yaml.config.effective import Effective
 from nami_yaml.config.settings import load_settings, mask
 from nami_yaml.config.trust import needs_trust, trust_state
+from nami_yaml.config.trust_diff import changes_since_trusted, describe
 from nami_yaml.doctor.result import FAIL, OK, WARN, Check
 from nami_yaml.errors import ConfigError, SpecError
 from nami_yaml.paths import path_for_messages
@@ -107,7 +108,10 @@ def _trust_check(effective: Effective) -> Check:
     state = trust_state(effective)
     if state.trusted:
         return Check("trust", OK, "trusted as it is now")
-    what = "changed since you trusted it" if state.changed else "not trusted yet"
+    what = "not trusted yet"
+    if state.changed:
+        changes = changes_since_trusted(state.config, state.files, state.texts)
+        what = f"changed since you trusted it ({describe(changes, state.config.parent)})"
     return Check("trust", WARN, f"{what}: its tools run once you trust it (`nami trust`; `nami run` asks on a "
                                 "terminal)")
 

@@ -44,7 +44,7 @@ def test_trust_then_any_change_asks_again(project: Path) -> None:
     assert nami("tools", "call", "hi").output == "hi\n"
     (project / "tools" / "helper.py").write_text("VALUE = 2  # entry-point code changed\n")
     changed = nami("tools", "call", "hi")
-    assert changed.exit_code == 2 and "changed since you trusted it" in changed.output
+    assert changed.exit_code == 2 and "tools/helper.py modified since you trusted" in changed.output
     assert nami("trust", "--yes").exit_code == 0
     (project / "tools" / "hi.yaml").write_text("name: hi\ndescription: Say hi.\ncommand: [echo, bye]\n")
     assert nami("tools", "call", "hi").exit_code == 2
@@ -86,6 +86,29 @@ def test_with_no_terminal_to_ask_it_says_how_to_trust_and_exits_2(project: Path)
     assert nami("tools", "call", "hi").exit_code == 2
 
 
+def test_a_change_names_the_files_that_changed_not_agent_yaml(project: Path) -> None:
+    assert nami("trust", "--yes").exit_code == 0
+    (project / "tools" / "new.yaml").write_text("name: new\ndescription: d\ncommand: [echo, new]\n")
+    added = nami("tools", "call", "hi")
+    assert added.exit_code == 2
+    assert (f"nami: tools/new.yaml added since you trusted {project / 'agent.yaml'}. "
+            "Review it (`nami trust` shows the diff)") in added.output
+    assert "agent.yaml changed" not in added.output
+    with (project / "agent.yaml").open("a") as config:
+        config.write("# a comment\n")
+    both = nami("tools", "call", "hi")
+    assert f"nami: tools/new.yaml added; agent.yaml modified since you trusted {project / 'agent.yaml'}." in both.output
+    terminal = Terminal(None, ["tools", "call", "hi"], project)  # the question on a terminal says the same
+    try:
+        terminal.expect(r"Trust it and go on\? \[y/N\]: ")
+        assert any(line.startswith("This project changed since you trusted it: tools/new.yaml added; agent.yaml "
+                                   "modified. Its tools run") for line in terminal.lines())
+        terminal.send("n\r")
+        assert terminal.finish() == 2
+    finally:
+        terminal.close()
+
+
 def test_a_config_named_explicitly_needs_no_trust(project: Path) -> None:
     assert nami("tools", "call", "hi", env={"NAMI_CONFIG": str(project / "agent.yaml")}).output == "hi\n"
     assert nami("tools", "call", "hi", "--config", "agent.yaml").output == "hi\n"
@@ -108,7 +131,7 @@ def test_python_anywhere_below_the_tool_folder_is_covered(project: Path) -> None
     assert nami("tools", "call", "sub").output == "reviewed\n"
     (package / "mod.py").write_text("def run() -> str:\n    return 'EVIL'\n")
     changed = nami("tools", "call", "sub")
-    assert changed.exit_code == 2 and "changed since you trusted it" in changed.output
+    assert changed.exit_code == 2 and "mod.py modified since you trusted" in changed.output
 
 
 def test_compiled_code_is_flagged_and_covered(project: Path) -> None:

@@ -156,6 +156,15 @@ def test_problems_of_this_project(workdir: Path, temp_home: Path, monkeypatch: p
                               "'temperature'?"]
 
 
+def test_a_changed_project_names_what_changed(workdir: Path, key: None) -> None:
+    write_project(workdir, "http://127.0.0.1:9/v1")
+    trust(workdir)
+    (workdir / "tools" / "new.yaml").write_text("name: new\ndescription: New.\ncommand: [echo, new]\n")
+    check = by_name(run_doctor(timeout=1))["trust"]
+    assert check.status == WARN
+    assert check.message.startswith("changed since you trusted it (tools/new.yaml added): its tools run once")
+
+
 def test_no_project_and_unwritable_folders(workdir: Path, temp_home: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     blocker = temp_home / "not-a-folder"
     blocker.write_text("")
