@@ -57,20 +57,20 @@ def check_project(config: str | None, paths: Sequence[str] = (), *, search_path:
     (.jsonl, or YAML with ``tasks:``); ``search_path``: the PATH programs are looked for on."""
     task_files, tool_paths = _split_task_files(paths)
     report = CheckReport(None)
+    found: list[Problem] = []
     try:
-        report.effective = read_settings(config)
+        # The settings from what of the config files is valid, so their tools are checked in the same run.
+        report.effective = read_settings(config, problems=found)
         host = Host(Path(report.effective.get("workspace") or Path.cwd()), search_path)
-        report.tools, found = check_toolset(report.effective, tool_paths, host=host)
-        if not any(p.is_error for p in found):
-            # Rules are only read and compiled here: nothing is matched or run. MCP servers are not started.
-            found = [*found, *rule_problems(report.effective, Registry(report.tools)),
-                     *mcp_check_problems(report.effective)]
-        found = [*found, *_check_task_files(task_files, report.tasks)]
-        report.problems = SpecError(found).problems
-    except SpecError as exc:
-        report.problems = exc.problems
-    except ConfigError as exc:
+        report.tools, more = check_toolset(report.effective, tool_paths, host=host)
+        found += more
+        # Rules are compiled, and checked against the tools where they all load: nothing is matched or run.
+        found += rule_problems(report.effective, Registry(report.tools), all_tools=not any(p.is_error for p in more))
+        found += mcp_check_problems(report.effective)  # MCP servers are not started
+    except ConfigError as exc:  # no configuration to check at all (--config names no file)
         report.error = exc
+    found += _check_task_files(task_files, report.tasks)
+    report.problems = SpecError(found).problems
     return report
 
 

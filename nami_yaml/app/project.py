@@ -20,7 +20,7 @@ from nami_yaml.config.settings import load_settings
 from nami_yaml.config.skills import Skill, load_skills
 from nami_yaml.config.trust import TrustState, code_check, needs_trust, remember, trust_state
 from nami_yaml.config.trust_diff import describe
-from nami_yaml.errors import ConfigError
+from nami_yaml.errors import ConfigError, Problem
 from nami_yaml.registry.executor import Executor
 from nami_yaml.registry.registry import Registry
 from nami_yaml.runners.spill import session_spill_dir
@@ -116,10 +116,11 @@ class Project:
 
 
 def read_settings(config: str | Path | None = None, *, cwd: Path | None = None, env: Mapping[str, str] | None = None,
-                  flags: Mapping[str, Any] | None = None) -> Effective:
-    """The effective settings: flags > NAMI_* variables > agent.yaml > user config > defaults."""
+                  flags: Mapping[str, Any] | None = None, problems: list[Problem] | None = None) -> Effective:
+    """The effective settings: flags > NAMI_* variables > agent.yaml > user config > defaults.
+    ``problems``: collect the config files' problems there instead of raising (see load_settings)."""
     return load_settings(config=None if config is None else str(config), env=os.environ if env is None else env,
-                         cwd=cwd or Path.cwd(), flags=flags)
+                         cwd=cwd or Path.cwd(), flags=flags, problems=problems)
 
 
 def open_project(config: str | Path | None = None, *, cwd: Path | None = None, env: Mapping[str, str] | None = None,
