@@ -144,7 +144,10 @@ def declared_tool_names(effective: Effective) -> list[str]:
     import yaml
 
     loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
-    files = [*_builtins(effective)[0], *_tool_files(effective)[0]]
+    (builtins, unknown), (files, unmatched) = _builtins(effective), _tool_files(effective)
+    if unknown or unmatched:
+        return []
+    files = [*builtins, *files]
     names: list[str] = []
     for file in files:
         try:
