@@ -77,3 +77,8 @@ def summarize_arguments(args: dict[str, Any], limit: int = 60) -> str:
             text = f"<{size:,} chars>"
         parts.append(f"{key}={text}")
     return " ".join(parts)
+
+
+def plural(count: int, noun: str, many: str | None = None) -> str:
+    """``1 model``, ``2 models``, ``1,204 lines`` (``many``: the plural where it is not noun + s)."""
+    return f"{count:,} {noun if count == 1 else many or noun + 's'}"

@@ -14,6 +14,7 @@ from nami_yaml.app.toolset import check_toolset
 from nami_yaml.config.effective import Effective
 from nami_yaml.config.mcp_servers import check_problems as mcp_check_problems
 from nami_yaml.config.mcp_servers import server_specs
+from nami_yaml.display import plural
 from nami_yaml.errors import ConfigError, Problem, SpecError
 from nami_yaml.policy.layers import rule_problems
 from nami_yaml.registry.draft import Host
@@ -91,7 +92,3 @@ def _check_task_files(files: list[Path], counts: dict[str, int]) -> list[Problem
         problems += found
         counts[str(path)] = len(tasks)
     return problems
-
-
-def plural(count: int, noun: str) -> str:
-    return f"{count} {noun}{'s' if count != 1 else ''}"

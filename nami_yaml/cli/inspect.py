@@ -8,7 +8,7 @@ from pathlib import Path
 
 import click
 
-from nami_yaml.app.checking import check_project, plural
+from nami_yaml.app.checking import check_project
 from nami_yaml.app.trust_summary import trust_review
 from nami_yaml.cli.common import (
     EXIT_ERROR,
@@ -24,7 +24,7 @@ from nami_yaml.cli.style import terminal
 from nami_yaml.config.files import find_config
 from nami_yaml.config.settings import mask
 from nami_yaml.config.trust import remember
-from nami_yaml.display import safe_json, visible_line
+from nami_yaml.display import plural, safe_json, visible_line
 from nami_yaml.errors import ERROR, ConfigError
 from nami_yaml.spec.validate import SCHEMA_NAMES, schema_text
 
