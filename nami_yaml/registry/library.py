@@ -99,9 +99,3 @@ def library_catalog(root: Path = LIBRARY_ROOT, search_path: str | None = None,
         missing = [p for p in wanted if shutil.which(p, path=search_path) is None]
         catalog.append(LibraryGroup(name, files, tools, wanted, missing))
     return catalog, problems
-
-
-def groups_available(search_path: str | None = None, root: Path = LIBRARY_ROOT) -> list[str]:
-    """Groups whose programs are all on ``search_path`` (for `nami init`)."""
-    catalog, _ = library_catalog(root, search_path)
-    return [group.name for group in catalog if group.available]

@@ -45,6 +45,21 @@ def test_init_asks_on_a_terminal(workdir: Path, only_git_on_path: None, monkeypa
     assert result.exit_code == 0 and library_of(workdir) == []
 
 
+def test_the_question_names_programs_not_library_groups(workdir: Path, tmp_path: Path,
+                                                        monkeypatch: pytest.MonkeyPatch) -> None:
+    folder = tmp_path / "bin"
+    folder.mkdir()
+    for program in ("curl", "jq"):
+        (folder / program).write_text("#!/bin/sh\n")
+        (folder / program).chmod(0o755)
+    monkeypatch.setenv("PATH", f"{folder}{os.pathsep}/nonexistent")
+    monkeypatch.setattr(init_module, "can_ask", lambda: True)
+    result = nami("init", input="y\n")
+    assert ("Found on PATH: curl, jq. Add nami's library tools for them (the library groups http, jq) to "
+            "agent.yaml? [Y/n]: y") in result.output
+    assert library_of(workdir) == ["http", "jq"]
+
+
 def test_init_without_a_terminal_adds_no_library_and_says_so(workdir: Path, only_git_on_path: None) -> None:
     result = nami("init")
     assert result.exit_code == 0
