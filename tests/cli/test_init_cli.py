@@ -10,16 +10,12 @@ import pytest
 import yaml
 
 from nami_yaml.cli import init as init_module
-from tests.helpers import nami
+from tests.helpers import fake_programs, nami
 
 
 @pytest.fixture
 def only_git_on_path(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    folder = tmp_path / "bin"
-    folder.mkdir()
-    (folder / "git").write_text("#!/bin/sh\n")
-    (folder / "git").chmod(0o755)
-    monkeypatch.setenv("PATH", f"{folder}{os.pathsep}/nonexistent")
+    monkeypatch.setenv("PATH", fake_programs(tmp_path / "bin", "git"))
 
 
 def library_of(folder: Path) -> list[str]:
@@ -47,12 +43,7 @@ def test_init_asks_on_a_terminal(workdir: Path, only_git_on_path: None, monkeypa
 
 def test_the_question_names_programs_not_library_groups(workdir: Path, tmp_path: Path,
                                                         monkeypatch: pytest.MonkeyPatch) -> None:
-    folder = tmp_path / "bin"
-    folder.mkdir()
-    for program in ("curl", "jq"):
-        (folder / program).write_text("#!/bin/sh\n")
-        (folder / program).chmod(0o755)
-    monkeypatch.setenv("PATH", f"{folder}{os.pathsep}/nonexistent")
+    monkeypatch.setenv("PATH", fake_programs(tmp_path / "bin", "curl", "jq"))
     monkeypatch.setattr(init_module, "can_ask", lambda: True)
     result = nami("init", input="y\n")
     assert ("Found on PATH: curl, jq. Add nami's library tools for them (the library groups http, jq) to "

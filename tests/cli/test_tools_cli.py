@@ -14,7 +14,7 @@ from click.testing import CliRunner
 
 from nami_yaml.cli.main import cli
 from nami_yaml.registry.loader import load_tools
-from tests.helpers import nami
+from tests.helpers import fake_programs, nami
 
 OPS = """\
 tools:
@@ -416,12 +416,7 @@ def test_tools_show_says_how_a_tool_runs(split_project: Path) -> None:
 
 def test_tools_library_lists_groups_programs_and_how_to_select(workdir: Path, tmp_path: Path,
                                                                monkeypatch: pytest.MonkeyPatch) -> None:
-    bin_dir = tmp_path / "bin"
-    bin_dir.mkdir()
-    for program in ("git", "bash"):
-        (bin_dir / program).write_text("#!/bin/sh\n")
-        (bin_dir / program).chmod(0o755)
-    monkeypatch.setenv("PATH", str(bin_dir))
+    monkeypatch.setenv("PATH", fake_programs(tmp_path / "bin", "git", "bash"))
     result = nami("tools", "library", "git", "kubectl")
     assert result.exit_code == 0, result.output
     lines = result.output.splitlines()

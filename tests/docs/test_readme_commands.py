@@ -3,7 +3,6 @@ kubectl and terraform on PATH), and the offline recipe (the fake server, `nami r
 
 from __future__ import annotations
 
-import os
 import re
 import subprocess
 import sys
@@ -12,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from nami_yaml.cli import init as init_module
-from tests.helpers import nami, run_nami
+from tests.helpers import fake_programs, nami, run_nami
 
 ROOT = Path(__file__).resolve().parents[2]
 CONSOLE = re.compile(r"^```console\n(.*?)^```", re.S | re.M)
@@ -32,12 +31,7 @@ def console_after(command: str) -> list[str]:
 
 def test_nami_init_prints_what_the_readme_shows(workdir: Path, tmp_path: Path,
                                                monkeypatch: pytest.MonkeyPatch) -> None:
-    programs = tmp_path / "bin"
-    programs.mkdir()
-    for name in ("git", "kubectl", "terraform"):
-        (programs / name).write_text("#!/bin/sh\n")
-        (programs / name).chmod(0o755)
-    monkeypatch.setenv("PATH", f"{programs}{os.pathsep}/nonexistent")
+    monkeypatch.setenv("PATH", fake_programs(tmp_path / "bin", "git", "kubectl", "terraform"))
     monkeypatch.setattr(init_module, "can_ask", lambda: True)  # a person answers: y
     result = nami("init", input="y\n")
     assert result.exit_code == 0, result.output
