@@ -13,6 +13,7 @@ import pytest
 from click.testing import CliRunner
 
 from nami_yaml.cli.main import cli
+from nami_yaml.env_secrets import NON_INTERACTIVE_ENV
 from nami_yaml.registry.loader import load_tools
 from tests.helpers import fake_programs, nami
 
@@ -171,7 +172,14 @@ def test_dry_run_shows_the_plan_and_runs_nothing(project: Path, temp_home: Path)
     assert "timeout: 120 s" in lines
     assert "stdin:" in lines and "  | made by nami" in lines
     assert f"env set: MARKER_NOTE=note for {temp_home}" in lines
-    assert "env set: PAGER=cat" in lines
+    # The variables every tool gets are one line; the tool's own stand alone; -v lists them all.
+    every = nami("tools", "call", "make_marker", "name=marker.txt", "--dry-run", "-v").stdout.splitlines()
+    fixed = sum(line.startswith("env set: ") and line[9:].split("=")[0] in NON_INTERACTIVE_ENV for line in every)
+    assert "env set: PAGER=cat" in every and "env set: TERM=dumb" in every and fixed > 10
+    assert [line for line in lines if line.startswith("env set: ")] == [
+        f"env set: MARKER_NOTE=note for {temp_home}",
+        f"env set: PAGER=cat, GIT_PAGER=cat, MANPAGER=cat and {fixed - 3} more that every tool gets, so none "
+        "waits for a person (-v lists them)"]
     assert not (project / "marker.txt").exists()
     ran = nami("tools", "call", "make_marker", "name=marker.txt")
     assert (ran.exit_code, ran.stdout) == (0, "made\n")
