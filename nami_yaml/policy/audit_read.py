@@ -34,8 +34,15 @@ class LogFilter:
     by: str | None = None  # text in decided_by: "rule", "user", "--yes", "agent.yaml:14"…
     since: datetime | None = None
     until: datetime | None = None
+    workspace: str | None = None  # a workspace folder, as the log records it (resolved)
 
     def matches(self, record: dict[str, Any]) -> bool:
+        return self.matches_all_but_workspace(record) and self.in_workspace(record)
+
+    def in_workspace(self, record: dict[str, Any]) -> bool:
+        return self.workspace is None or record.get("workspace") == self.workspace
+
+    def matches_all_but_workspace(self, record: dict[str, Any]) -> bool:
         if self.tool and not fnmatch.fnmatchcase(str(record.get("tool")), self.tool):
             return False
         if self.session and not str(record.get("session", "")).startswith(self.session):

@@ -114,3 +114,27 @@ def test_json_output_of_a_line_written_by_someone_else_is_terminal_safe(log: lis
     out = nami("log", "--json", "--last", "1").stdout
     assert "\u009b" not in out and "\u202e" not in out and "\u2028" not in out and "\U000e0041" not in out
     assert json.loads(out) == forged
+
+
+def test_it_shows_this_workspace_unless_asked_for_another_or_all(log: list[str], workdir: Path, tmp_path: Path,
+                                                                monkeypatch: pytest.MonkeyPatch) -> None:
+    other = tmp_path / "other"
+    other.mkdir()
+    (other / "agent.yaml").write_text("tools: {builtin: [list_dir]}\n")
+    monkeypatch.chdir(other)
+    elsewhere = Agent.from_config(client=ScriptedModel([tool_calls(call("list_dir", {})), text("ok")]), trust=True)
+    elsewhere.session_id = "20250101-000000-other"
+    elsewhere.run("z")
+
+    def tools(*args: str) -> list[str]:
+        return [json.loads(line)["tool"] for line in nami("log", "--json", *args).stdout.splitlines()]
+
+    assert tools() == ["list_dir"]  # in the other project: its own call only
+    result = CliRunner().invoke(cli, ["log"])
+    assert f"nami: 4 more calls in other workspaces than {other} (--all shows them)" in result.stderr
+    assert tools("--all") == ["bash", "bash", "read_file", "write_file", "list_dir"]
+    assert tools("--workspace", str(workdir)) == ["bash", "bash", "read_file", "write_file"]
+    assert tools("--session", "20250101-000000-first") == ["bash", "bash"]  # a session names its workspace
+    monkeypatch.chdir(workdir / ".")
+    assert tools() == ["bash", "bash", "read_file", "write_file"]
+    assert CliRunner().invoke(cli, ["log", "--all", "-w", "x"]).exit_code == 2
