@@ -242,13 +242,14 @@ def load_agent(config: str | Path | None = None, **options: Any) -> Agent:
     return Agent.from_config(config, **options)
 
 
-def open_project_for(options: AgentOptions) -> Project:
+def open_project_for(options: AgentOptions, *, needs_model: bool = False) -> Project:
     """The project an agent will run in: settings, tools, trust (asked or refused as ``options.trust``
-    says), and its MCP servers started unless ``options.start_servers`` is False."""
+    says), and its MCP servers started unless ``options.start_servers`` is False. ``needs_model``: a model
+    client will be built from the settings, so they are checked for one first (app/model_setup.py)."""
     return open_project(options.config, cwd=options.cwd, env=options.env, flags=options.flags(),
                         extra_tools=options.tools, trust=options.trust, will_run=True,
                         tool_servers=options.start_servers, discover=options.discover,
-                        needs_model=options.client is None)
+                        needs_model=needs_model)
 
 
 def build_agent(options: AgentOptions, project: Project | None = None) -> Agent:
@@ -256,7 +257,7 @@ def build_agent(options: AgentOptions, project: Project | None = None) -> Agent:
     build the model client, wire the guards, the accounting and the loop, and record or continue the
     session the options ask for. A project opened here is closed with the agent."""
     owns = project is None
-    project = project if project is not None else open_project_for(options)
+    project = project if project is not None else open_project_for(options, needs_model=options.client is None)
     try:
         agent = Agent(project, options.client or build_model(project.settings), options, owns_project=owns)
         if options.resume is not None:
