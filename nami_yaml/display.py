@@ -74,7 +74,7 @@ def summarize_arguments(args: dict[str, Any], limit: int = 60) -> str:
         text = json.dumps(value, ensure_ascii=False)
         if len(text) > limit:
             size = len(value) if isinstance(value, str) else len(text)
-            text = f"<{size:,} chars>"
+            text = f"<{plural(size, 'char')}>"
         parts.append(f"{key}={text}")
     return " ".join(parts)
 

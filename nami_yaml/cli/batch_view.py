@@ -11,7 +11,7 @@ import click
 from nami_yaml.batch.compare import Change, Comparison
 from nami_yaml.batch.results import Summary
 from nami_yaml.batch.runner import Progress
-from nami_yaml.display import visible
+from nami_yaml.display import plural, visible
 from nami_yaml.session.cost import money
 
 BAR_WIDTH = 24
@@ -111,7 +111,7 @@ def summary_lines(summary: Summary, results: list[dict[str, Any]], output: str) 
     if _cost_unknown(summary):
         cost = "unknown (no model.pricing for this model)"
     else:
-        cost = money(summary.cost) + (f" ({summary.unpriced} tasks without a price)" if summary.unpriced else "")
+        cost = money(summary.cost) + (f" ({plural(summary.unpriced, 'task')} without a price)" if summary.unpriced else "")
     rows.append(("cost", f"{cost}, {summary.tokens:,} tokens"))
     if summary.p50 is not None:
         rows.append(("duration", f"p50 {summary.p50:.1f} s, p95 {summary.p95:.1f} s"))

@@ -14,7 +14,7 @@ import click
 from nami_yaml.agent.events import SESSION_EVENTS, ErrorEvent, Event, FinalEvent, usage_dict
 from nami_yaml.cli.status import StatusLine
 from nami_yaml.cli.style import Terminal
-from nami_yaml.display import safe_json, visible
+from nami_yaml.display import plural, safe_json, visible
 from nami_yaml.errors import NamiError
 from nami_yaml.model.types import Usage
 from nami_yaml.session.show import format_totals
@@ -77,7 +77,7 @@ class HumanRenderer:
         parts = [f"step {self.step}"] if self.step else []
         tokens = self.tokens() if self.tokens is not None else 0
         if tokens:
-            parts.append(f"{tokens:,} tokens")
+            parts.append(plural(tokens, "token"))
         return " · ".join(parts)
 
     def _at_line_start(self) -> bool:

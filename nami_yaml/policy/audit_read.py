@@ -13,7 +13,7 @@ from datetime import datetime, timedelta, timezone
 from pathlib import Path
 from typing import Any
 
-from nami_yaml.display import summarize_arguments
+from nami_yaml.display import plural, summarize_arguments
 
 _RELATIVE = re.compile(r"^(\d+)\s*([smhdw])$")
 _UNITS = {"s": "seconds", "m": "minutes", "h": "hours", "d": "days", "w": "weeks"}
@@ -112,7 +112,7 @@ def format_record(record: dict[str, Any]) -> str:
     if record.get("status") == "ran":
         outcome = f"exit {record['exit_code']}" if record.get("exit_code") is not None else (
             "ok" if record.get("ok") else "failed")
-        parts.append(f"→ {outcome}, {record.get('duration') or 0:.2f} s, {record.get('output_bytes', 0):,} bytes")
+        parts.append(f"→ {outcome}, {record.get('duration') or 0:.2f} s, {plural(record.get('output_bytes', 0), 'byte')}")
         parts += [flag.replace("_", " ") for flag in ("timed_out", "interrupted") if record.get(flag)]
     if record.get("decided_by"):
         parts.append(f"by {record['decided_by']}")

@@ -19,6 +19,8 @@ from typing import Any
 import regex
 from jsonschema import Draft202012Validator, ValidationError, validators
 
+from nami_yaml.display import plural
+
 PATTERN_BUDGET = 1.0  # seconds of pattern matching for all the arguments of one call
 
 _deadline: ContextVar[float | None] = ContextVar("nami_pattern_deadline", default=None)
@@ -34,7 +36,7 @@ class PatternTimeout(Exception):
 
     def __str__(self) -> str:
         shown = self.text if len(self.text) <= 40 else self.text[:40] + "…"
-        return (f"{shown!r} ({len(self.text):,} characters) could not be checked against the pattern "
+        return (f"{shown!r} ({plural(len(self.text), 'character')}) could not be checked against the pattern "
                 f"{self.pattern!r} in time ({PATTERN_BUDGET:g} s): send a shorter or simpler value")
 
 

@@ -17,6 +17,7 @@ from html import escape
 from pathlib import Path
 from typing import Any
 
+from nami_yaml.display import plural
 from nami_yaml.session.compaction import SUMMARY_PREFIX
 from nami_yaml.session.loader import LoadedSession
 from nami_yaml.session.markdown_html import markdown_html
@@ -66,7 +67,7 @@ class _Page:
         content = message.get("content")
         text = content if isinstance(content, str) else ("" if content is None else json.dumps(content))
         if role == "system":
-            self.parts.append(f'<details class="msg system"><summary>system prompt ({len(text):,} characters)'
+            self.parts.append(f'<details class="msg system"><summary>system prompt ({plural(len(text), "character")})'
                               f"</summary>{_pre(text)}</details>")
             return
         if role == "tool":
@@ -103,7 +104,7 @@ def render_html(session: LoadedSession) -> str:
             page.parts.append(f'<div class="usage">{label}: {escape(format_step(step))}</div>')
         elif kind == "replace":
             page.mark(f"history replaced ({record.get('reason')}); the next request sends "
-                      f"{len(record.get('messages') or [])} messages")
+                      f"{plural(len(record.get('messages') or []), 'message')}")
             if record.get("reason") in ("compaction", "repair"):
                 for message in record.get("messages") or []:
                     if message.get("role") == "user" and str(message.get("content", "")).startswith(SUMMARY_PREFIX):
