@@ -8,7 +8,7 @@ from typing import Any, TextIO
 
 import click
 
-from nami_yaml.batch.compare import Change, Comparison
+from nami_yaml.batch.compare import Change, Comparison, failed_checks
 from nami_yaml.batch.results import Summary
 from nami_yaml.batch.runner import Progress
 from nami_yaml.display import plural, visible
@@ -145,6 +145,9 @@ def change_line(change: Change) -> str:
     cost = _arrow(_cost(a.get("cost")), _cost(b.get("cost")))
     line = (f"{change.id:<20} {passed:<12} {_arrow(a.get('status'), b.get('status')):<22} "
             f"steps {_arrow(a.get('steps'), b.get('steps')):<8} {cost}")
+    before, after = len(failed_checks(a)), len(failed_checks(b))
+    if change.kind == "checks" or before != after:
+        line += f"  checks failed {_arrow(before, after)}" + (" (others now)" if before == after else "")
     if change.kind == "regressed":
         line += f"\n{'':<20} why: {failure_reason(b)}"
     return line
