@@ -78,7 +78,7 @@ def test_usage_not_reported_is_said_not_zeroed(fake_openai: FakeOpenAIServer, wo
     human = run_nami(fake_openai, "run", "hi", cwd=workdir)
     assert human.returncode == 0
     # The totals line marks every figure as an estimate and says the server reported none.
-    assert "(~ estimated: no usage reported for 1 of 1 requests)" in human.stderr
+    assert "(~ estimated: no usage reported for 1 of 1 request)" in human.stderr
     assert " 0 in" not in human.stderr and "~1" in human.stderr
     final = events(run_nami(fake_openai, "run", "--json", "hi", cwd=workdir))[-1]
     assert final["usage_reported"] is False and final["totals"]["estimated"] is True
