@@ -15,7 +15,7 @@ from nami_yaml.config.skills import SKILL_FILE, skill_files
 from nami_yaml.errors import ConfigError, Problem, SpecError
 from nami_yaml.paths import expand_tool_paths, path_for_messages
 from nami_yaml.spec.validate import problems_for, validator
-from nami_yaml.spec.yamlpos import parse_yaml, read_source
+from nami_yaml.spec.yamlpos import format_path, parse_yaml, read_source
 from nami_yaml.xdg import xdg_folder
 
 CONFIG_NAME = "agent.yaml"
@@ -111,6 +111,10 @@ def check_config(path: Path, env: Mapping[str, str] | None = None) -> tuple[Conf
     if isinstance(data.get("audit"), dict) and "path" in data["audit"]:
         # Not resolved: the log may not exist yet, and a symlinked shared folder should stay as named.
         data["audit"]["path"] = os.path.normpath(base / expanded(("audit", "path"), data["audit"]["path"]))
+    said = {problem.path for problem in problems}
+    for key_path in PATH_KEYS:  # a path with an unset variable is left out, not read as well
+        if format_path(key_path) in said:
+            data.pop(key_path[0], None)
     if "system_file" in data:
         # Read now, so a missing or undecodable prompt is a config error that `nami check` reports.
         try:
