@@ -1,7 +1,8 @@
 """Streaming: from the moment the fake server sends the first chunk of text to the moment that text can be
 read from nami's terminal. The real `nami run` runs with stdout and stderr on pseudo-terminals (so it
-renders Markdown and shows its status line, as for a user), and again with both on pipes (where the live
-text goes to stderr). The baseline is bench/minimal_loop.py printing each delta as it arrives, on the
+renders Markdown and shows its status line, as for a user), and again with stdout on a pipe and stderr on
+a terminal (`nami run … > answer.txt`: the answer goes to the pipe, and streams on the terminal for the
+person watching; with both on pipes nothing streams, the answer is written whole at the end). The baseline is bench/minimal_loop.py printing each delta as it arrives, on the
 same kind of terminal. The server waits between chunks, so the first chunk is unambiguous.
 
     python -m bench.first_byte
@@ -26,11 +27,13 @@ CHUNK_DELAY = 0.2
 TIMEOUT = 30.0
 
 
-def first_word_at(command: list[str], cwd: Path, env: dict[str, str], *, terminal: bool, watch: str) -> float:
-    """time.monotonic() when FIRST_WORD could be read from the child's ``watch`` stream ("stdout"/"stderr")."""
+def first_word_at(command: list[str], cwd: Path, env: dict[str, str], *, terminals: tuple[str, ...],
+                  watch: str) -> float:
+    """time.monotonic() when FIRST_WORD could be read from the child's ``watch`` stream ("stdout"/"stderr");
+    the streams named in ``terminals`` are pseudo-terminals, the others pipes."""
     ends: dict[str, tuple[int, int]] = {}
     for name in ("stdout", "stderr"):
-        ends[name] = pty.openpty() if terminal else os.pipe()
+        ends[name] = pty.openpty() if name in terminals else os.pipe()
     process = subprocess.Popen(command, cwd=cwd, env=env, stdin=subprocess.DEVNULL,
                                stdout=ends["stdout"][1], stderr=ends["stderr"][1])
     for _, child_end in ends.values():
@@ -78,10 +81,12 @@ def measure(settings: Settings) -> list[Row]:
                 for name, command, watch in (("nami", nami, "stdout" if terminal else "stderr"),
                                              ("minimal", minimal, "stdout")):
                     server.add(text(ANSWER, chunk_delay=CHUNK_DELAY))
-                    seen = first_word_at(command, config.parent, run_env, terminal=terminal, watch=watch)
+                    # The minimal loop prints to stdout: a terminal, or the pipe the answer is redirected to.
+                    ptys = ("stdout", "stderr") if terminal else ("stderr",) if name == "nami" else ()
+                    seen = first_word_at(command, config.parent, run_env, terminals=ptys, watch=watch)
                     # Event 0 is the role with empty content (as real servers send it); event 1 has the text.
                     delays[name].append(seen - server.requests[-1].chunk_times[1])
-            where = "a terminal (pty, rendered)" if terminal else "a pipe (plain, live text on stderr)"
+            where = "a terminal (pty, rendered)" if terminal else "stderr's terminal, stdout a pipe (plain)"
             rows.append(Row(f"stream.first_byte.{'pty' if terminal else 'pipe'}",
                             f"first text chunk sent → first byte read, on {where}", median(delays["nami"]) * 1000,
                             "ms", median(delays["minimal"]) * 1000, "minimal loop printing deltas"))

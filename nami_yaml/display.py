@@ -74,6 +74,11 @@ def summarize_arguments(args: dict[str, Any], limit: int = 60) -> str:
         text = json.dumps(value, ensure_ascii=False)
         if len(text) > limit:
             size = len(value) if isinstance(value, str) else len(text)
-            text = f"<{size:,} chars>"
+            text = f"<{plural(size, 'char')}>"
         parts.append(f"{key}={text}")
     return " ".join(parts)
+
+
+def plural(count: int, noun: str, many: str | None = None) -> str:
+    """``1 model``, ``2 models``, ``1,204 lines`` (``many``: the plural where it is not noun + s)."""
+    return f"{count:,} {noun if count == 1 else many or noun + 's'}"

@@ -29,6 +29,14 @@ def write(path: Path, text: str) -> Path:
     return path
 
 
+def fake_programs(folder: Path, *names: str) -> str:
+    """Executables ``names`` (doing nothing) in ``folder``; returns a PATH of that folder alone."""
+    folder.mkdir(parents=True, exist_ok=True)
+    for name in names:
+        write(folder / name, "#!/bin/sh\n").chmod(0o755)
+    return f"{folder}{os.pathsep}/nonexistent"
+
+
 def nami(*args: str, input: str | None = None, env: dict[str, str] | None = None) -> Result:
     """The CLI in this process (click's runner): exit code and output, a bug's exception raised as is."""
     return CliRunner().invoke(cli, list(args), input=input, env=env, catch_exceptions=False)

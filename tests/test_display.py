@@ -6,7 +6,7 @@ import json
 import sys
 import unicodedata
 
-from nami_yaml.display import safe_json, visible, visible_line
+from nami_yaml.display import plural, safe_json, visible, visible_line
 
 # Characters that render as nothing although they are letters or symbols.
 BLANK_LOOKING = "\u115f\u1160\u3164\uffa0\u2800\u034f\u17b4\u17b5\U000e0100\ufe00"
@@ -44,3 +44,9 @@ def test_safe_json_is_the_same_json_with_nothing_live() -> None:
     assert json.loads(text) == value
     assert all(visible(ch) == ch for ch in text)
     assert "\\u009b" in text and "\\udb40\\udc41" in text and "é" in text
+
+
+def test_plural_says_one_of_a_thing() -> None:
+    assert [plural(n, "model") for n in (0, 1, 2, 1204)] == ["0 models", "1 model", "2 models", "1,204 models"]
+    assert plural(1, "more entry", "more entries") == "1 more entry"
+    assert plural(3, "more entry", "more entries") == "3 more entries"

@@ -385,7 +385,7 @@ def build_agent(options: AgentOptions, project: Project | None = None) -> Agent:
     session the options ask for. ``options.agent`` runs one of the project's named agents. A project
     opened here is closed with the agent."""
     owns = project is None
-    project = project if project is not None else open_project_for(options)
+    project = project if project is not None else open_project_for(options, needs_model=options.client is None)
     try:
         specs = load_agents(project.settings)
         errors = [p for p in agent_problems(project.settings, specs, project.registry) if p.is_error]

@@ -6,13 +6,13 @@ from __future__ import annotations
 from dataclasses import replace
 from typing import TYPE_CHECKING
 
+from nami_yaml.app.model_setup import require_model
 from nami_yaml.app.named_agents import agent_registry, agent_settings
 from nami_yaml.app.options import AgentOptions
 from nami_yaml.app.project import Project, open_project, tool_settings
 from nami_yaml.cancel import CancelToken
 from nami_yaml.config.agents import AgentSpec
 from nami_yaml.config.effective import Effective
-from nami_yaml.errors import ConfigError
 from nami_yaml.model.types import Model
 from nami_yaml.runtime import LoadedGroups
 
@@ -20,12 +20,14 @@ if TYPE_CHECKING:
     from nami_yaml.app.answers import StructuredAnswers
 
 
-def open_project_for(options: AgentOptions) -> Project:
+def open_project_for(options: AgentOptions, *, needs_model: bool = False) -> Project:
     """The project an agent will run in: settings, tools, trust (asked or refused as ``options.trust``
-    says), and its MCP servers started unless ``options.start_servers`` is False."""
+    says), and its MCP servers started unless ``options.start_servers`` is False. ``needs_model``: a model
+    client will be built from the settings, so they are checked for one first (app/model_setup.py)."""
     return open_project(options.config, cwd=options.cwd, env=options.env, flags=options.flags(),
                         extra_tools=options.tools, trust=options.trust, will_run=True,
-                        tool_servers=options.start_servers, discover=options.discover, target=options.target)
+                        tool_servers=options.start_servers, discover=options.discover, target=options.target,
+                        needs_model=needs_model)
 
 
 def agent_view(project: Project, spec: AgentSpec, *, cancel: CancelToken) -> Project:
@@ -44,11 +46,8 @@ def build_model(effective: Effective, answers: StructuredAnswers | None = None) 
     sets a response_format of its own)."""
     from nami_yaml.model.client import OpenAIChatModel
 
+    require_model(effective)
     get = effective.get
-    if not get("model.name") or not get("model.base_url"):
-        missing = "model.name" if not get("model.name") else "model.base_url"
-        raise ConfigError(f"{missing} is not set: give it in agent.yaml, or use --model / --base-url "
-                          f"(or $NAMI_MODEL / $NAMI_BASE_URL)")
     options = dict(get("model.options") or {})
     if get("model.max_tokens") is not None:
         options["max_tokens"] = get("model.max_tokens")

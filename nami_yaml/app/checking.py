@@ -16,6 +16,7 @@ from nami_yaml.config.agents import read_agents
 from nami_yaml.config.effective import Effective
 from nami_yaml.config.mcp_servers import check_problems as mcp_check_problems
 from nami_yaml.config.mcp_servers import server_specs
+from nami_yaml.display import plural
 from nami_yaml.errors import ConfigError, Problem, SpecError
 from nami_yaml.policy.layers import rule_problems
 from nami_yaml.registry.draft import Host
@@ -63,25 +64,31 @@ def check_project(config: str | None, paths: Sequence[str] = (), *, search_path:
     (.jsonl, or YAML with ``tasks:``); ``search_path``: the PATH programs are looked for on."""
     task_files, tool_paths = _split_task_files(paths)
     report = CheckReport(None)
+    found: list[Problem] = []
     try:
-        report.effective = read_settings(config)
+        # The settings from what of the config files is valid, so their tools are checked in the same run.
+        report.effective = read_settings(config, problems=found)
         host = Host(Path(report.effective.get("workspace") or Path.cwd()), search_path)
-        report.tools, found = check_toolset(report.effective, tool_paths, host=host)
-        if not any(p.is_error for p in found):
-            # Rules are only read and compiled here: nothing is matched or run. MCP servers are not started.
-            registry = Registry(report.tools)
-            specs, agents_found = read_agents(report.effective)
-            report.agents = list(specs)
-            found = [*found, *rule_problems(report.effective, registry), *mcp_check_problems(report.effective),
-                     *agents_found, *agent_problems(report.effective, specs, registry)]
+        report.tools, more = check_toolset(report.effective, tool_paths, host=host)
+        found += more
+        all_loaded = not any(p.is_error for p in more)
+        registry = Registry(report.tools)
+        # Rules are compiled, and checked against the tools where they all load: nothing is matched or run.
+        found += rule_problems(report.effective, registry, all_tools=all_loaded)
+        found += mcp_check_problems(report.effective)  # MCP servers are not started
+        specs, agents_found = read_agents(report.effective)
+        report.agents = list(specs)
+        found += agents_found
+        if all_loaded:  # a named agent's tools are looked up among the project's
+            found += agent_problems(report.effective, specs, registry)
         if not any(p.is_error for p in found) and report.effective.get("policy_tests") is not None:
             found += _policy_test_problems(config, tool_paths, report)
-        found = [*found, *_check_task_files(task_files, report.tasks)]
-        report.problems = SpecError(found).problems
     except SpecError as exc:
-        report.problems = exc.problems
-    except ConfigError as exc:
+        found += exc.problems
+    except ConfigError as exc:  # no configuration to check at all (--config names no file)
         report.error = exc
+    found += _check_task_files(task_files, report.tasks)
+    report.problems = SpecError(found).problems
     return report
 
 
@@ -112,7 +119,3 @@ def _check_task_files(files: list[Path], counts: dict[str, int]) -> list[Problem
         problems += found
         counts[str(path)] = len(tasks)
     return problems
-
-
-def plural(count: int, noun: str) -> str:
-    return f"{count} {noun}{'s' if count != 1 else ''}"

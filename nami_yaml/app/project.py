@@ -9,16 +9,18 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from nami_yaml.app.model_setup import check_before_trust, require_model
 from nami_yaml.app.protected import protected_paths
 from nami_yaml.app.tool_servers import ToolServers, not_started, start_tool_servers
 from nami_yaml.app.toolset import build_registry
-from nami_yaml.app.trust_summary import summary
+from nami_yaml.app.trust_summary import changes_of, summary
 from nami_yaml.config.effective import Effective, env_scrub_rules, protected_env_names
 from nami_yaml.config.prompt import system_prompt
 from nami_yaml.config.settings import load_settings
 from nami_yaml.config.skills import Skill, load_skills
 from nami_yaml.config.trust import TrustState, code_check, needs_trust, remember, trust_state
-from nami_yaml.errors import ConfigError
+from nami_yaml.config.trust_diff import describe
+from nami_yaml.errors import ConfigError, Problem
 from nami_yaml.registry.executor import Executor
 from nami_yaml.registry.registry import Registry
 from nami_yaml.runners.spill import session_spill_dir
@@ -34,10 +36,19 @@ class TrustRequest:
     changed: bool  # trusted before, changed since
     summary: list[str]  # what it sets and which tools it adds, escaped for a terminal
     kind: str = "agent.yaml"  # or "task file" (nami batch run)
+    what_changed: str = ""  # when changed: which files, in a few words ("tools/new.yaml added")
 
     @property
     def status(self) -> str:
         return "changed since you trusted it" if self.changed else "is not trusted yet"
+
+    @property
+    def headline(self) -> str:
+        """The project's state in one clause: which of its files changed, not "agent.yaml changed" when
+        only a tool file beside it did."""
+        if not self.changed:
+            return f"{self.config} is not trusted yet (with its tools and prompt)"
+        return f"{self.what_changed or self.config.name + ' changed'} since you trusted {self.config}"
 
 
 TrustCallback = Callable[[TrustRequest], bool]
@@ -49,9 +60,10 @@ asked; when it returns True the trust is recorded (as ``nami trust`` does)."""
 class UntrustedProject(ConfigError):
     def __init__(self, request: TrustRequest, message: str | None = None):
         self.request = request
+        review = "`nami trust` shows the diff" if request.changed else "`nami tools list`, `nami config`"
         super().__init__(message or (
-            f"{request.config} {request.status} (with its tools and prompt). Review it (`nami tools list`, "
-            "`nami config`), then run `nami trust` in this folder, or name it with --config / $NAMI_CONFIG."))
+            f"{request.headline}. Review it ({review}), then run `nami trust` in "
+            "this folder, or name it with --config / $NAMI_CONFIG."))
 
 
 @dataclass
@@ -115,27 +127,34 @@ class Project:
 
 
 def read_settings(config: str | Path | None = None, *, cwd: Path | None = None, env: Mapping[str, str] | None = None,
-                  flags: Mapping[str, Any] | None = None) -> Effective:
-    """The effective settings: flags > NAMI_* variables > agent.yaml > user config > defaults."""
+                  flags: Mapping[str, Any] | None = None, problems: list[Problem] | None = None) -> Effective:
+    """The effective settings: flags > NAMI_* variables > agent.yaml > user config > defaults.
+    ``problems``: collect the config files' problems there instead of raising (see load_settings)."""
     return load_settings(config=None if config is None else str(config), env=os.environ if env is None else env,
-                         cwd=cwd or Path.cwd(), flags=flags)
+                         cwd=cwd or Path.cwd(), flags=flags, problems=problems)
 
 
 def open_project(config: str | Path | None = None, *, cwd: Path | None = None, env: Mapping[str, str] | None = None,
                  flags: Mapping[str, Any] | None = None, extra_tools: Sequence[str] = (), trust: Trust = None,
                  will_run: bool = False, tool_servers: bool | None = None, discover: bool = True,
-                 target: str | None = None) -> Project:
+                 target: str | None = None, needs_model: bool = False) -> Project:
     """Load settings and tools. ``will_run``: tools are about to run, so a project agent.yaml found by
     walking up must be trusted (see :data:`Trust`); looking at tools needs no trust.
 
     ``tool_servers``: start the MCP servers of ``mcp_servers:`` and add their tools (None: when ``will_run``;
     True: also to look, if the project is trusted). They stop with :meth:`Project.close` or nami's exit.
     ``discover=False``: no agent.yaml is looked for (only ``config``, if given). ``target``: every call of a
-    tool that runs on a target runs on this one (ConfigError if the project has no such target)."""
+    tool that runs on a target runs on this one (ConfigError if the project has no such target).
+    ``needs_model``: a model will be built from these settings, so a missing model name, endpoint or key is a
+    ConfigError raised first, before the trust question (see nami_yaml.app.model_setup)."""
     env = os.environ if env is None else env
     cwd = cwd or Path.cwd()
     effective = load_settings(config=None if config is None else str(config), env=env, cwd=cwd, flags=flags,
                               discover=discover)
+    if needs_model and needs_trust(effective):
+        check_before_trust(effective, lambda: load_settings(env=env, cwd=cwd, flags=flags, discover=False))
+    elif needs_model:
+        require_model(effective)
     skills = load_skills(effective)
     registry = build_registry(effective, list(extra_tools), base=cwd, skills=skills, target=target)
     trusted = None if needs_trust(effective) else True
@@ -165,7 +184,9 @@ def ensure_trusted(effective: Effective, registry: Registry, trust: Trust) -> st
 
 
 def trust_request(effective: Effective, registry: Registry, state: TrustState) -> TrustRequest:
-    return TrustRequest(state.config, state.changed, summary(effective, registry))
+    changes = changes_of(effective, state.files) if state.changed else None
+    return TrustRequest(state.config, state.changed, summary(effective, registry, changes),
+                        what_changed=describe(changes, state.config.parent) if state.changed else "")
 
 
 def tool_settings(effective: Effective) -> ToolSettings:

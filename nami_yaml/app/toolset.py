@@ -11,7 +11,7 @@ from nami_yaml.config.loaded import loaded_files
 from nami_yaml.config.settings import DEFAULT_BUILTINS
 from nami_yaml.config.skills import Skill, load_skills
 from nami_yaml.config.targets import project_targets
-from nami_yaml.errors import ConfigError, Problem, SpecError
+from nami_yaml.errors import Problem, SpecError
 from nami_yaml.paths import expand_tool_paths
 from nami_yaml.registry.groups import LOADER, on_demand_groups
 from nami_yaml.registry.library import UnknownLibraryName, library_group_of, resolve_library
@@ -31,57 +31,82 @@ def builtin_catalog() -> dict[str, Path]:
 
 
 def selected_builtins(effective: Effective) -> list[Path]:
+    """The built-in tool files ``tools.builtin`` selects; SpecError names each unknown one."""
+    return _raised(_builtins(effective))
+
+
+def _builtins(effective: Effective) -> tuple[list[Path], list[Problem]]:
     chosen = effective.get("tools.builtin", "default")
     names = DEFAULT_BUILTINS if chosen == "default" else list(chosen)
     catalog = builtin_catalog()
-    unknown = [name for name in names if name not in catalog]
-    if unknown:
-        lines = [f"{effective.where('tools', 'builtin', names.index(name))}: unknown built-in tool "
-                 f"'{name}'{did_you_mean(name, list(catalog))}" for name in unknown]
-        lines.append(f"built-in tools: {', '.join(catalog)}")
-        raise ConfigError("\n".join(lines))
-    return [catalog[name] for name in names]
+    problems = [_listed_at(effective, "builtin", name, f"unknown built-in tool '{name}'"
+                           f"{did_you_mean(name, list(catalog))}; the built-in tools are {', '.join(catalog)}")
+                for name in names if name not in catalog]
+    return [catalog[name] for name in names if name in catalog], problems
 
 
 def library_files(effective: Effective) -> list[Path]:
     """The library tool files ``tools.library`` selects (``[git, kubectl/logs]``)."""
-    try:
-        return resolve_library(effective.get("tools.library", []) or [])
-    except UnknownLibraryName as exc:
-        raise ConfigError(f"{_library_name_at(effective, exc.name)}: {exc}") from None
+    return _raised(_library(effective))
 
 
-def _library_name_at(effective: Effective, name: str) -> str:
-    """Where a library name was written: the config file (user or project) that lists it, else its path."""
+def _library(effective: Effective) -> tuple[list[Path], list[Problem]]:
+    files: dict[Path, None] = {}
+    problems = []
+    for name in effective.get("tools.library", []) or []:
+        try:
+            files.update(dict.fromkeys(resolve_library([name])))
+        except UnknownLibraryName as exc:
+            problems.append(_listed_at(effective, "library", name, str(exc)))
+    return list(files), problems
+
+
+def _listed_at(effective: Effective, key: str, name: str, message: str) -> Problem:
+    """A problem of a name in ``tools.<key>``, at the config file (user or project) that lists it."""
     for config in reversed(effective.files):
-        listed = (config.data.get("tools") or {}).get("library") or []
-        if name in listed:
-            path = ("tools", "library", listed.index(name))
-            line, col = config.doc.position(path)
-            return f"{config.doc.file}:{line}:{col}: {format_path(path)}"
-    return format_path(("tools", "library"))
+        listed = (config.data.get("tools") or {}).get(key) or []
+        if isinstance(listed, list) and name in listed:
+            return config.doc.problem(("tools", key, listed.index(name)), message)
+    return Problem("agent.yaml", 1, 1, format_path(("tools", key)), message)
+
+
+def _raised(found: tuple[list[Path], list[Problem]]) -> list[Path]:
+    files, problems = found
+    if problems:
+        raise SpecError(problems)
+    return files
 
 
 def tool_files(effective: Effective, extra: list[str] | None = None, base: Path | None = None) -> list[Path]:
-    files: list[Path] = [*library_files(effective), *loaded_files(effective).tools]
+    """Every tool file the settings select (library, then ``tools.files``) and ``extra`` (relative to
+    ``base``), each once; SpecError lists every name or path that selects nothing."""
+    return _raised(_tool_files(effective, extra, base))
+
+
+def _tool_files(effective: Effective, extra: list[str] | None = None,
+                base: Path | None = None) -> tuple[list[Path], list[Problem]]:
+    files, problems = _library(effective)
+    files.extend(loaded_files(effective).tools)
     for spec in extra or []:
         found = expand_tool_paths(spec, base or Path.cwd())
         if not found:
-            raise ConfigError(f"{spec}: matches no tool file")
+            problems.append(Problem(spec, 1, 1, "$", "matches no tool file (given with --tools or as a PATH)"))
         files.extend(found)
     unique: dict[Path, Path] = {}  # one entry per real file, shown by the path that named it
     for file in files:
         unique.setdefault(file.resolve(), file)
-    return list(unique.values())
+    return list(unique.values()), problems
 
 
 def check_toolset(effective: Effective, extra: list[str] | None = None, *, host: Host | None = None,
                   ) -> tuple[list[Tool], list[Problem]]:
     """For `nami check`: every tool that loads (with the readers the agent would get), and every error and
-    warning (``host``: of this machine too)."""
-    builtins = selected_builtins(effective)
-    tools, problems = check_tools([*builtins, *tool_files(effective, extra)], builtin=builtins, host=host,
-                                  targets=project_targets(effective))
+    warning (``host``: of this machine too): unknown built-in or library names and paths that match no
+    file among them, with the problems of every tool file that does load."""
+    builtins, problems = _builtins(effective)
+    files, more = _tool_files(effective, extra)
+    tools, found = check_tools([*builtins, *files], builtin=builtins, host=host, targets=project_targets(effective))
+    problems = [*problems, *more, *found]
     if any(p.is_error for p in problems):
         return tools, problems
     tools = grouped(tools)
@@ -93,11 +118,11 @@ def build_registry(effective: Effective, extra: list[str] | None = None, base: P
     """Load every selected tool (``extra`` paths relative to ``base``, default the current folder); raise
     SpecError listing all problems, or ConfigError. ``skills``: the agent's, if already loaded; ``target``:
     the one every targeted call runs on (``--target``), else the model chooses."""
-    builtins = selected_builtins(effective)
-    tools, problems = load_tools([*builtins, *tool_files(effective, extra, base)], builtin=builtins,
-                                 targets=project_targets(effective, target))
-    if problems:
-        raise SpecError(problems)
+    builtins, problems = _builtins(effective)
+    files, more = _tool_files(effective, extra, base)
+    tools, found = load_tools([*builtins, *files], builtin=builtins, targets=project_targets(effective, target))
+    if problems or more or found:
+        raise SpecError([*problems, *more, *found])
     skills = load_skills(effective) if skills is None else skills
     return grouped_registry(effective, grouped(tools), has_skills=bool(skills))
 
@@ -146,10 +171,10 @@ def declared_tool_names(effective: Effective) -> list[str]:
     import yaml
 
     loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
-    try:
-        files = [*selected_builtins(effective), *tool_files(effective)]
-    except ConfigError:
+    (builtins, unknown), (files, unmatched) = _builtins(effective), _tool_files(effective)
+    if unknown or unmatched:
         return []
+    files = [*builtins, *files]
     names: list[str] = []
     for file in files:
         try:

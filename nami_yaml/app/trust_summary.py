@@ -18,7 +18,7 @@ from nami_yaml.config.trust import (
     prompt_file,
     trust_state,
 )
-from nami_yaml.config.trust_diff import changes_since_trusted, reviewable, shown
+from nami_yaml.config.trust_diff import Changes, changes_since_trusted, reviewable, shown
 from nami_yaml.display import visible_line
 from nami_yaml.registry.overview import programs, runner_overview
 from nami_yaml.registry.registry import Registry
@@ -32,10 +32,13 @@ def trust_review(effective: Effective) -> tuple[TrustState, list[str]]:
     return trust_state(effective), summary(effective, build_registry(effective))
 
 
-def summary(effective: Effective, registry: Registry) -> list[str]:
+LOOK = object()  # summary(): find the changes since the last trust itself
+
+
+def summary(effective: Effective, registry: Registry, changes: Changes | None | object = LOOK) -> list[str]:
     """What a reviewer should look at before trusting: what the file changes, which tools it adds (with the
     programs they run, the secrets they receive, a folder outside the project), and what changed since
-    the last trust."""
+    the last trust (``changes``, when already known: see :func:`changes_of`)."""
     assert effective.config_path is not None
     project = effective.config_path.parent
     mine = str(effective.config_path)
@@ -82,14 +85,21 @@ def summary(effective: Effective, registry: Registry) -> list[str]:
     workspace = Path(effective.get("workspace") or Path.cwd())
     for tool in tools:
         lines.extend(_tool_lines(tool, workspace, project))
-    changed = changes_since_trusted(effective.config_path, files, reviewable(files, prompt_file(effective)))
-    if changed:
+    changed = changes_of(effective, files) if changes is LOOK else changes
+    if isinstance(changed, Changes) and changed:
         lines.append("  changed since you trusted it:")
         for label, group in (("added", changed.added), ("removed", changed.removed), ("modified", changed.modified)):
             lines.extend(f"    {label:<8} {shown(file, project)}" for file in group)
         lines.extend(f"    {line}" for line in changed.diff)
     # Names and paths come from the repository: no escape codes, and no newline to print a line of its own.
     return [visible_line(line) for line in lines]
+
+
+def changes_of(effective: Effective, files: list[Path] | None = None) -> Changes | None:
+    """What changed in the project's covered files since the last trust (None: no snapshot to compare)."""
+    assert effective.config_path is not None
+    files = covered_files(effective) if files is None else files
+    return changes_since_trusted(effective.config_path, files, reviewable(files, prompt_file(effective)))
 
 
 def _inside(path: Path, project: Path) -> bool:

@@ -1,15 +1,17 @@
 """``nami batch compare A B``: which tasks changed between two results files (a prompt, tool or model
-change under review): passed to failed first, then the fixed, then other changes of status, steps or cost."""
+change under review): passed to failed first, then the fixed, then other changes of status, of the checks
+that failed (a failing task closer to passing, or further), of steps or cost."""
 
 from __future__ import annotations
 
+import json
 from dataclasses import dataclass, field
 from typing import Any
 
 from nami_yaml.batch.results import Summary, summarize
 
 # The order changes are listed in: the ones a reviewer must see first.
-KINDS = ("regressed", "fixed", "status", "steps", "cost", "only_a", "only_b")
+KINDS = ("regressed", "fixed", "status", "checks", "steps", "cost", "only_a", "only_b")
 COST_TOLERANCE = 1e-9
 
 
@@ -24,7 +26,8 @@ class Change:
         def brief(result: dict[str, Any] | None) -> dict[str, Any] | None:
             if result is None:
                 return None
-            return {k: result.get(k) for k in ("passed", "status", "steps", "cost", "duration_s", "error")}
+            return {**{k: result.get(k) for k in ("passed", "status", "steps", "cost", "duration_s", "error")},
+                    "failed_checks": len(failed_checks(result))}
 
         return {"id": self.id, "change": self.kind, "a": brief(self.a), "b": brief(self.b)}
 
@@ -69,6 +72,8 @@ def _kind(a: dict[str, Any] | None, b: dict[str, Any] | None) -> str | None:
         return "regressed" if a.get("passed") else "fixed"
     if a.get("status") != b.get("status"):
         return "status"
+    if failed_checks(a) != failed_checks(b):  # both pass or both fail, but not the same checks fail
+        return "checks"
     if a.get("steps") != b.get("steps"):
         return "steps"
     cost_a, cost_b = a.get("cost"), b.get("cost")
@@ -76,3 +81,9 @@ def _kind(a: dict[str, Any] | None, b: dict[str, Any] | None) -> str | None:
             cost_a is not None and cost_b is not None and abs(cost_a - cost_b) > COST_TOLERANCE):
         return "cost"
     return None
+
+
+def failed_checks(result: dict[str, Any]) -> list[str]:
+    """The checks of a result that failed, each as its JSON (sorted: the order they ran in is no change)."""
+    return sorted(json.dumps(c.get("check"), sort_keys=True) for c in result.get("checks") or []
+                  if isinstance(c, dict) and not c.get("passed"))

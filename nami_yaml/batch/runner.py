@@ -74,7 +74,8 @@ def open_batch_project(options: BatchOptions, trust: Trust) -> Project:
 
     flags = {k: v for k, v in options.flags.items() if v is not None}
     project = open_project(options.config, cwd=options.cwd, flags=flags, extra_tools=list(options.tools),
-                           trust=trust, will_run=True, tool_servers=False)  # each task starts its own
+                           trust=trust, will_run=True, tool_servers=False,  # each task starts its own
+                           needs_model=True)
     build_model(project.settings)
     return project
 

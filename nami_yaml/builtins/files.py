@@ -19,6 +19,7 @@ from nami_yaml.builtins.workspace import (
     open_regular_file,
     resolve_path,
 )
+from nami_yaml.display import plural
 from nami_yaml.errors import ToolError
 from nami_yaml.result import ToolResult
 from nami_yaml.runtime import RuntimeContext
@@ -67,7 +68,7 @@ def read_file(path: str, offset: int = 1, limit: int = READ_MAX_LINES, *, ctx: R
             lineno += 1
             if nul:
                 note = (f"[Stopped at line {lineno}: binary data (NUL bytes) near byte {f.tell():,}; "
-                        f"the file is {size:,} bytes.]")
+                        f"the file is {plural(size, 'byte')}.]")
                 break
             if lineno < offset:
                 continue
@@ -89,7 +90,7 @@ def read_file(path: str, offset: int = 1, limit: int = READ_MAX_LINES, *, ctx: R
     if not lines_out and not note:
         if lineno == 0:
             return ToolResult(f"({shown} is empty)", details={"path": shown, "next_offset": None})
-        raise ToolError(f"offset {offset} is past the end of {shown}, which has {lineno} lines")
+        raise ToolError(f"offset {offset} is past the end of {shown}, which has {plural(lineno, 'line')}")
     content = "".join(lines_out)
     if note:
         content += note
@@ -166,7 +167,7 @@ def write_file(path: str, content: str, *, ctx: RuntimeContext) -> ToolResult:
     existed = atomic_write(target, data, shown=shown)
     lines = content.count("\n") + (0 if content.endswith("\n") or not content else 1)
     verb = "Overwrote" if existed else "Created"
-    return ToolResult(f"{verb} {shown} ({len(data):,} bytes, {lines} lines).",
+    return ToolResult(f"{verb} {shown} ({plural(len(data), 'byte')}, {plural(lines, 'line')}).",
                       details={"path": shown, "bytes": len(data), "created": not existed})
 
 
@@ -384,7 +385,7 @@ def list_dir(path: str = ".", *, ctx: RuntimeContext) -> ToolResult:
         lines.append(f"({shown} is empty)")
     elif left:
         dirs = sum(1 for e in left if e.is_dir())
-        lines.append(f"[{len(left)} more entries not shown ({dirs} folders, {len(left) - dirs} other); "
+        lines.append(f"[{plural(len(left), 'more entry', 'more entries')} not shown ({plural(dirs, 'folder')}, {len(left) - dirs} other); "
                      "use glob to narrow down]")
     return ToolResult("\n".join(lines), details={"path": shown, "entries": len(entries),
                                                  "omitted": len(left)})

@@ -30,6 +30,7 @@ from nami_yaml.builtins.search_walk import (
     searchable,
 )
 from nami_yaml.builtins.workspace import display_path, is_within, resolve_path
+from nami_yaml.display import plural
 from nami_yaml.errors import ToolError
 from nami_yaml.result import ToolResult
 from nami_yaml.runtime import RuntimeContext
@@ -65,7 +66,8 @@ def grep(pattern: str, path: str = ".", glob: str | None = None, *, ctx: Runtime
                                                                       else "") + ".",
                           details={"matches": 0, "files": 0})
     count = f"{found.total:,}{'+' if found.incomplete else ''}"
-    summary = f"[{count} matching lines in {found.files:,} files"
+    noun = "line" if found.total == 1 and not found.incomplete else "lines"
+    summary = f"[{count} matching {noun} in {plural(found.files, 'file')}"
     if found.total > len(found.lines):
         summary += f"; showing the first {len(found.lines)}. Narrow the pattern, path or glob"
     return ToolResult("\n".join([*found.lines, summary + "]"]),
@@ -103,5 +105,5 @@ def glob(pattern: str, path: str = ".", *, ctx: RuntimeContext) -> ToolResult:
     if not total:
         return ToolResult(f"No files match {pattern!r} in {where}.", details={"files": 0})
     if total > len(hits):
-        hits.append(f"[{total:,} files match; showing the first {len(hits)}. Narrow the pattern or path]")
+        hits.append(f"[{plural(total, 'file')} match; showing the first {len(hits)}. Narrow the pattern or path]")
     return ToolResult("\n".join(hits), details={"files": total, "truncated": total > GLOB_MAX_RESULTS})

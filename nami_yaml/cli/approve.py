@@ -18,7 +18,7 @@ from nami_yaml.agent.hooks import Decision
 from nami_yaml.agent.toolbox import PreparedCall
 from nami_yaml.cli.style import Paint, terminal
 from nami_yaml.diffs import FileChange, preview_call
-from nami_yaml.display import visible, visible_line
+from nami_yaml.display import plural, visible, visible_line
 from nami_yaml.policy.approval import ApprovalRequest, Approver
 
 MAX_LINES_SHOWN = 60
@@ -32,11 +32,11 @@ def arguments_view(arguments: dict[str, Any], *, shorten: bool) -> list[str]:
     for key, value in arguments.items():
         if isinstance(value, str) and "\n" in value:
             text = visible(value.removesuffix("\n")).split("\n")  # escaped first: \r or \x85 are no line breaks
-            lines.append(f"    {key}: ({len(value):,} characters, {len(text):,} lines)")
+            lines.append(f"    {key}: ({plural(len(value), 'character')}, {plural(len(text), 'line')})")
             shown = text[:MAX_LINES_SHOWN] if shorten else text
             lines.extend(f"    | {line}" for line in shown)
             if len(text) > len(shown):
-                lines.append(f"    | … {len(text) - len(shown):,} more lines")
+                lines.append(f"    | … {plural(len(text) - len(shown), 'more line')}")
         else:
             lines.append(f"    {key}: {visible(json.dumps(value, ensure_ascii=False))}")
     return lines
@@ -92,7 +92,7 @@ def change_view(change: FileChange, paint: Paint, *, whole: bool = False) -> lis
         return [f"  {paint.red('would fail')}: " + visible(change.error or "").replace("\n", "\n    ")]
     counts = f"{paint.green(f'+{change.added}')} {paint.red(f'-{change.removed}')}"
     if change.action == "create":
-        head = f"  create {paint.bold(path)}: {change.new_bytes:,} bytes, {change.new_lines:,} lines"
+        head = f"  create {paint.bold(path)}: {plural(change.new_bytes, 'byte')}, {plural(change.new_lines, 'line')}"
     else:
         verb = "edit" if change.action == "edit" else "overwrite"
         head = f"  {verb} {paint.bold(path)}: {counts}"
@@ -104,7 +104,7 @@ def change_view(change: FileChange, paint: Paint, *, whole: bool = False) -> lis
     if hidden:
         lines.append(paint.dim(f"  … {hidden:,} more diff lines ([v] shows them)"))
     if change.more_lines:
-        lines.append(paint.dim(f"  … {change.more_lines:,} more lines"))
+        lines.append(paint.dim(f"  … {plural(change.more_lines, 'more line')}"))
     return lines
 
 

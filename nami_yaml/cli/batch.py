@@ -20,6 +20,7 @@ from nami_yaml.cli.common import (
     tools_option,
 )
 from nami_yaml.cli.run import parse_risks
+from nami_yaml.display import plural
 
 
 @click.group("batch")
@@ -89,7 +90,7 @@ def run(tasks_file: Path, output: Path | None, workers: int | None, ray_address:
         else:
             backend = LocalPool(workers or 4)
         resumed = f", {len(results.previous)} already done" if results.previous else ""
-        click.echo(f"nami batch: {len(jobs)} tasks on {backend.description}{resumed}", err=True)
+        click.echo(f"nami batch: {plural(len(jobs), 'task')} on {backend.description}{resumed}", err=True)
         view = ProgressView()
         try:
             outcome = run_batch(jobs, backend, results, expected=task_file.ids(), on_progress=view,

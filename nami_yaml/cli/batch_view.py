@@ -8,10 +8,10 @@ from typing import Any, TextIO
 
 import click
 
-from nami_yaml.batch.compare import Change, Comparison
+from nami_yaml.batch.compare import Change, Comparison, failed_checks
 from nami_yaml.batch.results import Summary
 from nami_yaml.batch.runner import Progress
-from nami_yaml.display import visible, visible_line
+from nami_yaml.display import plural, visible, visible_line
 from nami_yaml.session.cost import money
 
 BAR_WIDTH = 24
@@ -113,7 +113,7 @@ def summary_lines(summary: Summary, results: list[dict[str, Any]], output: str) 
     if _cost_unknown(summary):
         cost = "unknown (no model.pricing for this model)"
     else:
-        cost = money(summary.cost) + (f" ({summary.unpriced} tasks without a price)" if summary.unpriced else "")
+        cost = money(summary.cost) + (f" ({plural(summary.unpriced, 'task')} without a price)" if summary.unpriced else "")
     rows.append(("cost", f"{cost}, {summary.tokens:,} tokens"))
     if summary.p50 is not None:
         rows.append(("duration", f"p50 {summary.p50:.1f} s, p95 {summary.p95:.1f} s"))
@@ -147,6 +147,9 @@ def change_line(change: Change) -> str:
     cost = _arrow(_cost(a.get("cost")), _cost(b.get("cost")))
     line = (f"{change.id:<20} {passed:<12} {_arrow(a.get('status'), b.get('status')):<22} "
             f"steps {_arrow(a.get('steps'), b.get('steps')):<8} {cost}")
+    before, after = len(failed_checks(a)), len(failed_checks(b))
+    if change.kind == "checks" or before != after:
+        line += f"  checks failed {_arrow(before, after)}" + (" (others now)" if before == after else "")
     if change.kind == "regressed":
         line += f"\n{'':<20} why: {failure_reason(b)}"
     return line

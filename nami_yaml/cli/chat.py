@@ -14,7 +14,7 @@ from nami_yaml.cli.completion import complete_session_ids
 from nami_yaml.cli.lineinput import LineReader
 from nami_yaml.cli.render import HumanRenderer
 from nami_yaml.cli.run import agent_options, build_agent, force_option, human_renderer
-from nami_yaml.display import visible
+from nami_yaml.display import plural, visible
 from nami_yaml.errors import NamiError
 
 COMMANDS = {
@@ -105,7 +105,7 @@ class Chat:
 
     def greet(self) -> None:
         model = self.agent.settings.get("model.name")
-        self.say(f"nami chat · {model} · {len(self.agent.registry)} tools · session {self.agent.session_id}", "bold")
+        self.say(f"nami chat · {model} · {plural(len(self.agent.registry), 'tool')} · session {self.agent.session_id}", "bold")
         self.say("/help for commands · Enter sends · Alt-Enter adds a line · Ctrl-D leaves", "dim")
 
     def prompt(self) -> str:

@@ -81,6 +81,8 @@ def prompt_trust(request: TrustRequest) -> bool:
     paint = terminal().err
     if request.kind == "task file":
         headline = f"This task file {request.status}. Its commands run on your machine."
+    elif request.changed:
+        headline = f"This project changed since you trusted it: {request.what_changed}. Its tools run commands on your machine."
     else:
         headline = f"This project's agent.yaml {request.status}. Its tools run commands on your machine."
     click.echo(paint.bold(headline), err=True)

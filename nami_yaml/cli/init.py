@@ -24,7 +24,7 @@ from nami_yaml.cli.completion import complete_library_names
 from nami_yaml.config.files import CONFIG_NAME, find_config
 from nami_yaml.errors import NamiError
 from nami_yaml.paths import path_for_messages
-from nami_yaml.registry.library import UnknownLibraryName, groups_available, resolve_library
+from nami_yaml.registry.library import UnknownLibraryName, library_catalog, resolve_library
 
 
 @click.command("init")
@@ -90,10 +90,17 @@ def _chosen_groups(library: list[str], assume_yes: bool) -> list[str]:
         except UnknownLibraryName as exc:
             fail(f"nami: --library {exc.name}: {exc}", EXIT_USAGE)
         return library
-    found = groups_available(os.environ.get("PATH"))
+    catalog, _ = library_catalog(search_path=os.environ.get("PATH"))
+    available = [group for group in catalog if group.available]
+    found = [group.name for group in available]
     if not found:
         return []
-    question = f"Found on PATH: {', '.join(found)}. Add nami's library tools for them to agent.yaml?"
+    # The programs are what was found (bash, which runs the scripts, goes without saying); a group is named
+    # after its CLI (git) or what it does (http: curl).
+    programs = sorted({program for group in available for program in group.programs if program != "bash"})
+    named = f"the library group{'s' if len(found) != 1 else ''} {', '.join(found)}"
+    groups = "" if programs == sorted(found) else f" ({named})"
+    question = f"Found on PATH: {', '.join(programs)}. Add nami's library tools for them{groups} to agent.yaml?"
     if assume_yes:
         return found
     if not can_ask():

@@ -3,18 +3,28 @@
 from __future__ import annotations
 
 import os
+import sys
 from pathlib import Path
 
 import click
 
-from nami_yaml.app.checking import check_project, plural
+from nami_yaml.app.checking import check_project
 from nami_yaml.app.trust_summary import trust_review
-from nami_yaml.cli.common import EXIT_ERROR, EXIT_OK, config_option, handle_errors, painted_summary, settings
+from nami_yaml.cli.common import (
+    EXIT_ERROR,
+    EXIT_OK,
+    EXIT_USAGE,
+    config_option,
+    fail,
+    handle_errors,
+    painted_summary,
+    settings,
+)
 from nami_yaml.cli.style import terminal
 from nami_yaml.config.files import find_config
 from nami_yaml.config.settings import mask
 from nami_yaml.config.trust import remember
-from nami_yaml.display import safe_json, visible_line
+from nami_yaml.display import plural, safe_json, visible_line
 from nami_yaml.errors import ERROR, ConfigError
 from nami_yaml.spec.validate import SCHEMA_NAMES, schema_text
 
@@ -116,6 +126,8 @@ def trust(config: str | None, assume_yes: bool) -> None:
     if state.trusted:
         click.echo("already trusted")
         return
+    if not assume_yes and not sys.stdin.isatty():
+        fail("nami: no terminal to ask: run `nami trust --yes` after reading the summary above", EXIT_USAGE)
     if not assume_yes and not click.confirm("Trust it?", default=False):
         raise SystemExit(EXIT_ERROR)
     remember(state)

@@ -9,7 +9,7 @@ from pathlib import Path
 import click
 
 from nami_yaml.cli.common import EXIT_USAGE, config_option, fail, handle_errors, settings
-from nami_yaml.display import safe_json, visible_json, visible_line
+from nami_yaml.display import plural, safe_json, visible_json, visible_line
 from nami_yaml.policy.audit import REDACTED
 from nami_yaml.policy.audit_read import (
     LogFilter,
@@ -44,6 +44,9 @@ def _when(ctx: click.Context, param: click.Parameter, value: str | None) -> date
 @click.option("--since", metavar="WHEN", callback=_when, help="From this time: 30m, 2h, 7d ago, or 2025-01-31[T14:00].")
 @click.option("--until", metavar="WHEN", callback=_when, help="Up to this time (same forms).")
 @click.option("--last", "-n", type=click.IntRange(min=1), metavar="N", help="Only the last N matching calls.")
+@click.option("--workspace", "-w", metavar="FOLDER", type=click.Path(file_okay=False, path_type=Path),
+              help="Only calls in this workspace (default: this project's, unless --session names one).")
+@click.option("--all", "all_workspaces", is_flag=True, help="Calls in every workspace.")
 @click.option("--json", "as_json", is_flag=True, help="The matching lines exactly as written (with --replay: each change as JSON).")
 @click.option("--replay", is_flag=True,
               help="Decide the matching calls again under this configuration (or --config's) and list each whose "
@@ -53,17 +56,22 @@ def _when(ctx: click.Context, param: click.Parameter, value: str | None) -> date
 @config_option
 @handle_errors
 def log(tool: str | None, session: str | None, decision: str | None, target: str | None, by: str | None,
-        since: datetime | None, until: datetime | None, last: int | None, as_json: bool, replay: bool,
-        log_path: Path | None, config: str | None) -> None:
-    """Show the audit log: each tool call, who decided it, what it did.
+        since: datetime | None, until: datetime | None, last: int | None, workspace: Path | None,
+        all_workspaces: bool, as_json: bool, replay: bool, log_path: Path | None, config: str | None) -> None:
+    """Show the audit log: each tool call, who decided it, what it did. The log is one per user; it shows
+    the calls in this project's workspace (the folder of the agent.yaml found here, else this folder)
+    unless --workspace names another, --all asks for every one, or --session names a session.
 
-    With --replay, the calls of this project's workspace are decided again under the current configuration
-    (or --config OTHER.yaml) and each whose decision would change is listed: was → would be, and the rule.
-    Nothing is run or asked.
+    With --replay, the calls shown are decided again under the current configuration (or --config
+    OTHER.yaml) and each whose decision would change is listed: was → would be, and the rule. Nothing is
+    run or asked.
     """
+    if workspace is not None and all_workspaces:
+        raise click.UsageError("give --workspace or --all, not both")
+    effective = settings(config)
     path = log_path
     if path is None:
-        path, note = readable_path(settings(config))
+        path, note = readable_path(effective)
         if note:
             click.echo(visible_line(note), err=True)
     try:
@@ -72,16 +80,22 @@ def log(tool: str | None, session: str | None, decision: str | None, target: str
         fail(f"nami: cannot read {visible_line(str(path))}: {exc.strerror or exc}", EXIT_USAGE)
     if not present:
         fail(f"nami: no audit log at {visible_line(str(path))} yet", EXIT_USAGE if log_path else 0)
+    here = None if all_workspaces or (session and workspace is None) else \
+        str((workspace or Path(effective.get("workspace") or Path.cwd())).resolve())
     wanted = LogFilter(tool=tool, session=session, decision=decision, by=by, target=target, since=since,
-                       until=until)
+                       until=until, workspace=here)
     broken: list[int] = []
     shown: deque = deque(maxlen=last)
+    elsewhere = 0  # calls that match but were made in another workspace
     try:
         for line in read_log(path):
             if line.record is None:
                 broken.append(line.number)
-            elif wanted.matches(line.record):
-                shown.append(line)
+            elif wanted.matches_all_but_workspace(line.record):
+                if wanted.in_workspace(line.record):
+                    shown.append(line)
+                else:
+                    elsewhere += 1
     except OSError as exc:
         fail(f"nami: cannot read {visible_line(str(path))}: {exc.strerror or exc}", 1)
     if replay:
@@ -99,6 +113,9 @@ def log(tool: str | None, session: str | None, decision: str | None, target: str
             click.echo(visible_line(f"── {session_header(line.record)}"))
         # One screen line per record, whatever its fields hold (a newline would print a fake record).
         click.echo(visible_line(format_record(line.record)))
+    if elsewhere:
+        click.echo(f"nami: {plural(elsewhere, 'more call')} in other workspaces than {here} (--all shows them)",
+                   err=True)
     _report_broken(broken, path)
 
 

@@ -14,6 +14,7 @@ import click
 from nami_yaml.app.options import AgentOptions
 from nami_yaml.cli.common import config_option, handle_errors
 from nami_yaml.cli.run import parse_risks
+from nami_yaml.display import plural
 from nami_yaml.errors import ConfigError
 
 MIN_TOKEN_LENGTH = 16
@@ -73,13 +74,13 @@ def serve(config: str | None, tool_paths: tuple[str, ...], approve_risks: tuple[
                                                            " (built-in tools are served only with --builtins)"))
     names = ", ".join(tool.name for tool in served.tools)
     if listen is None:
-        click.echo(f"nami mcp: serving {len(served.tools)} tools over stdio: {names}", err=True)
+        click.echo(f"nami mcp: serving {plural(len(served.tools), 'tool')} over stdio: {names}", err=True)
         serve_stdio(served)
         return
     host, port = listen
 
     def ready(url: str) -> None:
-        click.echo(f"nami mcp: serving {len(served.tools)} tools at {url}: {names}", err=True)
+        click.echo(f"nami mcp: serving {plural(len(served.tools), 'tool')} at {url}: {names}", err=True)
         sys.stderr.flush()
 
     serve_http(served, host, port, token=token, on_ready=ready, allowed_hosts=allowed_hosts)

@@ -9,6 +9,7 @@ import sys
 from pathlib import Path
 from typing import BinaryIO
 
+from nami_yaml.display import plural
 from nami_yaml.runners.output import truncate_text
 
 
@@ -39,7 +40,7 @@ def with_attached_input(task: str, data: bytes, max_chars: int, spill_dir: Path 
     note = ""
     if capped != text:
         where = f"; the whole input is in {spill}" if spill else ""
-        note = (f" It was {len(text):,} characters, {lines:,} lines: only its start and end are shown"
+        note = (f" It was {plural(len(text), 'character')}, {plural(lines, 'line')}: only its start and end are shown"
                 f"{where}.")
     body = capped if capped.endswith("\n") else capped + "\n"
     return f"{task}\n\nAttached input (piped to nami on stdin).{note}\n<<<\n{body}>>>"

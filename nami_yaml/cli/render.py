@@ -14,7 +14,7 @@ import click
 from nami_yaml.agent.events import SESSION_EVENTS, ErrorEvent, Event, FinalEvent, usage_dict
 from nami_yaml.cli.status import StatusLine
 from nami_yaml.cli.style import Terminal
-from nami_yaml.display import safe_json, visible
+from nami_yaml.display import plural, safe_json, visible
 from nami_yaml.errors import NamiError
 from nami_yaml.model.types import Usage
 from nami_yaml.session.show import format_totals
@@ -32,18 +32,22 @@ QUIET, NORMAL, VERBOSE = -1, 0, 1
 
 class HumanRenderer:
     """Streams text as it arrives. When stdout is a terminal the text goes there live (rendered as
-    Markdown when it takes colours); when stdout is redirected, live text goes to stderr and only the
-    final answer is written to stdout, so ``nami run … > answer.txt`` holds the answer and nothing else.
+    Markdown when it takes colours); when stdout is redirected, only the final answer is written to it, so
+    ``nami run … > answer.txt`` holds the answer and nothing else. Meanwhile the text streams on stderr
+    only where stderr is a terminal (``mirror``: a person watching it come); a redirected stderr is a log
+    of progress, and never gets the answer: the text of a step that called tools is progress, and is
+    written there once the step ends.
 
     Progress goes to stderr: each tool call and its result with the first lines of what it returned,
     a status line (spinner, elapsed time, step, tokens) while nami waits, and the run's totals.
     ``verbosity``: QUIET shows only the answer and errors, VERBOSE whole tool results."""
 
     def __init__(self, out: TextIO | None = None, err: TextIO | None = None, *, live_stdout: bool | None = None,
-                 term: Terminal | None = None, verbosity: int = NORMAL):
+                 term: Terminal | None = None, verbosity: int = NORMAL, mirror: bool | None = None):
         self.out = out or sys.stdout
         self.err = err or sys.stderr
         self.live_stdout = self.out.isatty() if live_stdout is None else live_stdout
+        self.mirror = self.err.isatty() if mirror is None else mirror
         self.term = term or Terminal()
         self.paint = self.term.err
         self.verbosity = verbosity
@@ -73,7 +77,7 @@ class HumanRenderer:
         parts = [f"step {self.step}"] if self.step else []
         tokens = self.tokens() if self.tokens is not None else 0
         if tokens:
-            parts.append(f"{tokens:,} tokens")
+            parts.append(plural(tokens, "token"))
         return " · ".join(parts)
 
     def _at_line_start(self) -> bool:
@@ -164,6 +168,8 @@ class HumanRenderer:
                 self.progress_totals(event)
 
     def _text(self, text: str) -> None:
+        if not (self.live_stdout or self.mirror):
+            return  # nobody watches it come: the answer goes to stdout at the end, a step's text to stderr
         if self.status is not None:
             self.status.streaming()
         with self._screen():

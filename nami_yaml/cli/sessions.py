@@ -64,12 +64,15 @@ def sessions_group(context: click.Context, here: bool, limit: int, as_json: bool
     if not rows:
         click.echo(f"no sessions{' in this workspace' if here else ''} yet ({store.folder})", err=True)
         return
-    click.echo(f"{'ID':<22}  {'LAST USED':<16}  {'STEPS':>5}  {'TOKENS':>9}  {'COST':>8}  WORKSPACE / FIRST TASK")
+    # The session's Totals, the figures chat's /cost and the runs' totals lines give: tokens in and out.
+    click.echo(f"{'ID':<22}  {'LAST USED':<16}  {'STEPS':>5}  {'IN':>10}  {'OUT':>8}  {'COST':>8}  "
+               "WORKSPACE / FIRST TASK")
     for s in rows:
         used = time.strftime("%Y-%m-%d %H:%M", time.localtime(s.updated))
         mark = "~" if s.totals.estimated_requests else ""
         cost = "-" if s.totals.known_cost is None else format_cost(s.totals.known_cost)
-        line = (f"{s.id:<22}  {used:<16}  {s.totals.steps:>5}  {mark + format(s.totals.tokens, ','):>9}  {cost:>8}  "
+        tokens_in, tokens_out = mark + format(s.totals.prompt_tokens, ","), mark + format(s.totals.completion_tokens, ",")
+        line = (f"{s.id:<22}  {used:<16}  {s.totals.steps:>5}  {tokens_in:>10}  {tokens_out:>8}  {cost:>8}  "
                 f"{_home_relative(s.workspace)}: {_one_line(s.first_task, 60)}")
         click.echo(visible_line(line))  # one row per session, whatever its workspace's name holds
 

@@ -25,6 +25,7 @@ from nami_yaml.cli.common import (
 )
 from nami_yaml.cli.completion import complete_library_groups, complete_tool_names
 from nami_yaml.display import safe_json, visible, visible_line
+from nami_yaml.env_secrets import NON_INTERACTIVE_ENV
 from nami_yaml.errors import SpecError
 from nami_yaml.registry.executor import PreparedToolCall
 from nami_yaml.registry.library import LIBRARY_ROOT, LibraryGroup, library_catalog
@@ -109,11 +110,13 @@ def show_one(project: Project, name: str, as_json: bool) -> None:
 @click.option("--yes", "-y", "assume_yes", is_flag=True, help="Approve it if a rule asks (never a deny).")
 @click.option("--json", "as_json", is_flag=True,
               help="Print the whole result as JSON (ok, content, details, exit code, saved output).")
+@click.option("--verbose", "-v", is_flag=True,
+              help="With --dry-run: every variable set, also those every tool gets (PAGER=cat, …).")
 @config_option
 @tools_option
 @handle_errors
 def call_tool(name: str, assignments: tuple[str, ...], args_json: str | None, dry_run: bool, assume_yes: bool,
-              as_json: bool, config: str | None, extra_tools: tuple[str, ...]) -> None:
+              as_json: bool, verbose: bool, config: str | None, extra_tools: tuple[str, ...]) -> None:
     """Run tool NAME by hand: its stdout to stdout, its stderr and nami's notes to stderr.
 
     Exit code 0 when the tool succeeded, 1 when it failed or was refused. The rules of agent.yaml and your
@@ -123,11 +126,11 @@ def call_tool(name: str, assignments: tuple[str, ...], args_json: str | None, dr
     """
     with load_project(config, extra_tools=list(extra_tools), will_run=not dry_run, tool_servers=True) as project:
         report_notices(project)
-        call_one(project, name, assignments, args_json, dry_run, assume_yes, as_json)
+        call_one(project, name, assignments, args_json, dry_run, assume_yes, as_json, verbose)
 
 
 def call_one(project: Project, name: str, assignments: tuple[str, ...], args_json: str | None, dry_run: bool,
-         assume_yes: bool, as_json: bool) -> None:
+             assume_yes: bool, as_json: bool, verbose: bool = False) -> None:
     registry = project.registry
     tool = registry.get(name)
     if tool is None:
@@ -142,7 +145,7 @@ def call_one(project: Project, name: str, assignments: tuple[str, ...], args_jso
             fail("nami: --args-json must be a JSON object", EXIT_USAGE)
     arguments.update(parse_assignments(tool, assignments))
     if dry_run:
-        show_dry_run(project, name, arguments, as_json)
+        show_dry_run(project, name, arguments, as_json, verbose)
         return
     from nami_yaml.app.manual import by_hand_guards, call_by_hand
 
@@ -155,7 +158,7 @@ def call_one(project: Project, name: str, assignments: tuple[str, ...], args_jso
     raise SystemExit(EXIT_OK if result.ok else EXIT_ERROR)
 
 
-def show_dry_run(project: Project, name: str, arguments: dict[str, Any], as_json: bool) -> None:
+def show_dry_run(project: Project, name: str, arguments: dict[str, Any], as_json: bool, verbose: bool = False) -> None:
     prepared = project.executor().prepare(name, arguments)
     if not isinstance(prepared, PreparedToolCall):
         click.echo(visible(prepared.content), err=True)
@@ -167,7 +170,7 @@ def show_dry_run(project: Project, name: str, arguments: dict[str, Any], as_json
         click.echo(safe_json({"tool": prepared.name, "risk": prepared.risk, "plan": prepared.plan(),
                               "decision": decision}, indent=2))
         return
-    click.echo(format_plan(prepared))
+    click.echo(format_plan(prepared, verbose=verbose))
     click.echo(visible(f"decision: {decision}"))
 
 
@@ -312,9 +315,11 @@ def parse_assignments(tool: Tool | None, assignments: tuple[str, ...]) -> dict[s
     return values
 
 
-def format_plan(prepared: PreparedToolCall) -> str:
+def format_plan(prepared: PreparedToolCall, *, verbose: bool = False) -> str:
     """What would run, every field escaped as in approval prompts: a tool from an untrusted repository
-    must not hide its real command behind terminal escapes (``\\e[2K\\r`` erases the line before it)."""
+    must not hide its real command behind terminal escapes (``\\e[2K\\r`` erases the line before it).
+    The variables every tool gets (NON_INTERACTIVE_ENV) are one line unless ``verbose``; the tool's own
+    are each shown."""
     plan = prepared.plan()
     lines = [f"tool:    {prepared.name} (risk: {prepared.risk})"]
     if "argv" in plan:
@@ -326,9 +331,16 @@ def format_plan(prepared: PreparedToolCall) -> str:
         else:
             lines.append("stdin:")
             lines.extend(f"  | {visible_line(line)}" for line in plan["stdin"].split("\n"))
+        fixed = {k: v for k, v in plan["env_set"].items() if NON_INTERACTIVE_ENV.get(k) == v}
         for key, value in plan["env_set"].items():
+            if key in fixed and not verbose:
+                continue
             shown = value if len(value) <= 200 else value[:200] + "…"
             lines.append(f"env set: {visible_line(key)}={visible_line(shown)}")
+        if fixed and not verbose:
+            sample = ", ".join(f"{k}={v}" for k, v in list(fixed.items())[:3])
+            lines.append(f"env set: {sample} and {len(fixed) - 3} more that every tool gets, so none waits for a "
+                         "person (-v lists them)" if len(fixed) > 3 else f"env set: {sample}")
         if plan["env_removed"]:
             lines.append(f"env removed: {visible_line(', '.join(plan['env_removed']))}")
     elif "mcp_server" in plan:

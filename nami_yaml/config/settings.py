@@ -10,9 +10,9 @@ from typing import Any
 from urllib.parse import urlparse
 
 from nami_yaml.config.effective import ConfigFile, Effective, env_scrub_rules_of
-from nami_yaml.config.files import find_config, read_config, user_config_path
+from nami_yaml.config.files import check_config, find_config, read_config, user_config_path
 from nami_yaml.config.targets import project_only_problems
-from nami_yaml.errors import SpecError
+from nami_yaml.errors import Problem, SpecError
 from nami_yaml.model.presets import DEFAULT_PRESET, PRESETS, PRICES_AS_OF, get_preset  # plain data, no openai
 
 DEFAULT_BUILTINS = ["read_file", "write_file", "edit_file", "list_dir", "grep", "glob", "bash", "fetch_url"]
@@ -90,28 +90,40 @@ def load_settings(
     flags: Mapping[str, Any] | None = None,
     use_user_config: bool = True,
     discover: bool = True,
+    problems: list[Problem] | None = None,
 ) -> Effective:
     """Build the effective settings. Raises SpecError/ConfigError for bad files. ``discover=False``: no
-    agent.yaml is looked for (``nami mcp serve --tools``); ``config`` still names one."""
+    agent.yaml is looked for (``nami mcp serve --tools``); ``config`` still names one. ``problems``: the
+    config files' problems are added to it instead of raised, and the settings are built from what of
+    them is valid (for ``nami check``, which reports everything in one run)."""
     values = copy.deepcopy(DEFAULTS)
     sources = _leaf_sources(values, "default")
     files: list[ConfigFile] = []
+
+    def read(path: Path) -> ConfigFile | None:
+        if problems is None:
+            return read_config(path, env)
+        loaded, found = check_config(path, env)
+        problems.extend(found)
+        return loaded
+
     user = user_config_path(env)
-    user_file = read_config(user, env) if use_user_config and user.is_file() else None
+    user_file = read(user) if use_user_config and user.is_file() else None
     if user_file is not None:
         misplaced = project_only_problems(user_file)
         if misplaced:
             raise SpecError(misplaced)
         files.append(user_file)
     path, how = find_config(config, env, cwd) if discover or config else (None, "not looked for")
-    if path is not None:
-        files.append(read_config(path, env))
+    project_file = read(path) if path is not None else None
+    if project_file is not None:
+        files.append(project_file)
     for loaded in files:
         _merge(values, sources, {k: v for k, v in loaded.data.items() if k not in SEPARATE_KEYS}, str(loaded.path))
     _join_tool_files(values, sources, files)
     if "workspace" not in values:
         # The project's folder, wherever in it nami was started: its tools' paths and cwd: are relative to it.
-        project = files[-1].path.parent if path is not None else cwd
+        project = path.resolve().parent if path is not None else cwd
         _set(values, sources, "workspace", str(project), "default: the folder of agent.yaml" if path is not None
              else "default: the current folder")
     for name, dotted in ENV_KEYS.items():

@@ -19,6 +19,7 @@ import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from nami_yaml.display import visible
 from nami_yaml.paths import TOOL_SUFFIXES
 from nami_yaml.xdg import default_state_dir
 
@@ -97,6 +98,20 @@ class Changes:
 
     def __bool__(self) -> bool:
         return bool(self.added or self.removed or self.modified)
+
+
+def describe(changes: Changes | None, project: Path, most: int = 3) -> str:
+    """What changed, in a few words: ``tools/new.yaml added; agent.yaml modified``. Without a snapshot
+    to compare with (None), or with nothing listed, it says only that the covered files changed."""
+    if not changes:
+        return "the files trust covers changed (agent.yaml, its prompt, its tool files or the code beside them)"
+    parts = []
+    for label, group in (("added", changes.added), ("modified", changes.modified), ("removed", changes.removed)):
+        if group:
+            names = [visible(shown(file, project)) for file in group[:most]]  # named by the repository
+            more = f" and {len(group) - most} more" if len(group) > most else ""
+            parts.append(f"{', '.join(names)}{more} {label}")
+    return "; ".join(parts)
 
 
 def changes_since_trusted(config: Path, files: list[Path], texts: list[Path]) -> Changes | None:

@@ -1,9 +1,11 @@
 """`nami doctor`: is this machine ready to run the agent? Each check returns a result; only the CLI prints.
 
 The checks, in order: Python, agent.yaml (found, valid), its tools (valid), trust, the API key, the endpoint
-(reachable, listing models), the model (listed by the server), optionally one live completion with a tool
+(reachable, listing models), the model (listed by the server; a local server listing other names is a
+warning: many answer any name), optionally one live completion with a tool
 call, the programs the tools run (and, asked for, one target's env and programs), the MCP servers of ``mcp_servers:`` (started, if trusted), ripgrep, nami's own folders, and the project's schema copies. The
-endpoint is not contacted while an untrusted agent.yaml chooses it or the key variable.
+endpoint is not contacted while an untrusted agent.yaml chooses it or the key variable (one chosen by
+$NAMI_BASE_URL, a flag or the user config is).
 """
 
 from __future__ import annotations
@@ -12,6 +14,7 @@ import os
 from collections.abc import Mapping
 from pathlib import Path
 
+from nami_yaml.config.settings import load_settings
 from nami_yaml.doctor.endpoint import endpoint_checks, live_check
 from nami_yaml.doctor.local import (
     config_checks,
@@ -36,7 +39,9 @@ def run_doctor(config: str | Path | None = None, *, live: bool = False, env: Map
     checks = [python_check()]
     found = config_checks(config, env=env, cwd=cwd)
     checks.extend(found.checks)
-    withheld = untrusted_endpoint(found.settings) if found.settings is not None else None
+    withheld = None
+    if found.settings is not None:
+        withheld = untrusted_endpoint(found.settings, lambda: load_settings(env=env, cwd=cwd, discover=False))
     if withheld is not None:
         checks.append(withheld)
     elif found.settings is not None:

@@ -18,6 +18,7 @@ from urllib.parse import urlparse
 
 from nami_yaml.config.effective import Effective
 from nami_yaml.config.settings import LOCAL_HOSTS
+from nami_yaml.display import plural
 from nami_yaml.doctor.result import FAIL, OK, WARN, Check
 from nami_yaml.errors import NamiError
 
@@ -63,8 +64,7 @@ def endpoint_checks(effective: Effective, *, timeout: float = 10.0) -> list[Chec
     listing = list_models(base_url, effective.api_key, timeout)
     url = f"{base_url.rstrip('/')}/models"
     if listing.status is None:
-        local = (urlparse(base_url).hostname or "").lower() in LOCAL_HOSTS
-        hint = " (is the local server running?)" if local else ""
+        hint = " (is the local server running?)" if _local(base_url) else ""
         return [Check("endpoint", FAIL, f"cannot reach {url}: {listing.error}{hint}"),
                 Check("model", WARN, f"{name}: not checked, the endpoint did not answer")]
     if listing.status in (401, 403):
@@ -76,7 +76,7 @@ def endpoint_checks(effective: Effective, *, timeout: float = 10.0) -> list[Chec
         status = FAIL if listing.status >= 500 else WARN
         return [Check("endpoint", status, f"{base_url} answers, but {url} gave {listing.error}"),
                 Check("model", WARN, f"{name}: not checked, the server lists no models")]
-    checks = [Check("endpoint", OK, f"{base_url} answers ({len(listing.models)} models, "
+    checks = [Check("endpoint", OK, f"{base_url} answers ({plural(len(listing.models), 'model')}, "
                                     f"{listing.seconds:.2f} s)")]
     if name in listing.models:
         checks.append(Check("model", OK, f"{name} is listed by the server"))
@@ -84,9 +84,18 @@ def endpoint_checks(effective: Effective, *, timeout: float = 10.0) -> list[Chec
         close = difflib.get_close_matches(str(name), listing.models, n=1, cutoff=0.5)
         hint = f"; did you mean {', '.join(close)}?" if close else ""
         shown = ", ".join(listing.models[:10]) + (", …" if len(listing.models) > 10 else "")
-        checks.append(Check("model", FAIL, f"{name} is not among the models the server lists{hint}",
-                            [f"listed: {shown or '(none)'}"]))
+        if _local(base_url):  # the fake server, llama.cpp, a proxy: many answer whatever name is asked for
+            checks.append(Check("model", WARN, f"{name} is not among the models this local server lists "
+                                               f"({shown or 'none'}); many answer any name, else set $NAMI_MODEL "
+                                               "or model.name to one of them"))
+        else:
+            checks.append(Check("model", FAIL, f"{name} is not among the models the server lists{hint}",
+                                [f"listed: {shown or '(none)'}"]))
     return checks
+
+
+def _local(base_url: str) -> bool:
+    return (urlparse(base_url).hostname or "").lower() in LOCAL_HOSTS
 
 
 def live_check(effective: Effective) -> Check:
@@ -109,7 +118,7 @@ def live_check(effective: Effective) -> Check:
     seconds = time.monotonic() - started
     names = [call.name for call in turn.tool_calls]
     if PING_TOOL in names:
-        usage = f", {turn.usage.prompt_tokens + turn.usage.completion_tokens} tokens" if turn.usage else ""
+        usage = f", {plural(turn.usage.prompt_tokens + turn.usage.completion_tokens, 'token')}" if turn.usage else ""
         return Check("live", OK, f"{effective.get('model.name')} answered with a tool call ({seconds:.1f} s{usage})")
     said = (turn.content or "").strip().replace("\n", " ")[:80]
     return Check("live", WARN, f"{effective.get('model.name')} answered without calling the tool: it may not "

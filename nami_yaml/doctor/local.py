@@ -7,15 +7,17 @@ import os
 import shutil
 import sys
 import tempfile
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from nami_yaml.app.model_setup import destination
 from nami_yaml.app.scaffold import schema_files
 from nami_yaml.app.toolset import build_registry
 from nami_yaml.config.effective import Effective
 from nami_yaml.config.settings import load_settings, mask
 from nami_yaml.config.trust import needs_trust, trust_state
+from nami_yaml.config.trust_diff import changes_since_trusted, describe
 from nami_yaml.doctor.result import FAIL, OK, WARN, Check
 from nami_yaml.errors import ConfigError, SpecError
 from nami_yaml.paths import path_for_messages
@@ -87,16 +89,18 @@ def _problems_check(name: str, message: str, exc: SpecError) -> Check:
                  lines[:SHOWN_PROBLEMS] + more)
 
 
-def untrusted_endpoint(effective: Effective) -> Check | None:
-    """The endpoint check withheld while the agent.yaml that chose the endpoint or the key variable is not
-    trusted: listing the models sends the API key, and an untrusted file may name any URL and any variable
-    (``api_key_env: AWS_SECRET_ACCESS_KEY``)."""
+def untrusted_endpoint(effective: Effective, without_project: Callable[[], Effective]) -> Check | None:
+    """The endpoint check withheld while an agent.yaml that is not trusted chooses where the key goes: the
+    endpoint or the key variable, against what they would be without it (``without_project``). Listing the
+    models sends the API key, and an untrusted file may name any URL and any variable
+    (``api_key_env: AWS_SECRET_ACCESS_KEY``). An endpoint chosen by $NAMI_BASE_URL, a flag or the user
+    config is checked before trust: writing ``provider: deepseek`` as the default is no choice of its own."""
     if effective.config_path is None or not needs_trust(effective) or trust_state(effective).trusted:
+        return None
+    if destination(effective) == destination(without_project()):
         return None
     mine = str(effective.config_path)
     chosen = [k for k in ("base_url", "provider", "api_key_env") if effective.sources.get(f"model.{k}") == mine]
-    if not chosen:
-        return None
     return Check("endpoint", WARN, f"not checked: agent.yaml chooses the model's {', '.join(chosen)} and is not "
                                    "trusted; nami sends your API key only where a trusted file says (`nami trust`)")
 
@@ -107,7 +111,10 @@ def _trust_check(effective: Effective) -> Check:
     state = trust_state(effective)
     if state.trusted:
         return Check("trust", OK, "trusted as it is now")
-    what = "changed since you trusted it" if state.changed else "not trusted yet"
+    what = "not trusted yet"
+    if state.changed:
+        changes = changes_since_trusted(state.config, state.files, state.texts)
+        what = f"changed since you trusted it ({describe(changes, state.config.parent)})"
     return Check("trust", WARN, f"{what}: its tools run once you trust it (`nami trust`; `nami run` asks on a "
                                 "terminal)")
 

@@ -15,7 +15,7 @@ from typing import Any
 
 from nami_yaml.config.effective import Effective
 from nami_yaml.config.trust import needs_trust, trust_state
-from nami_yaml.display import summarize_arguments
+from nami_yaml.display import plural, summarize_arguments
 from nami_yaml.policy.audit import configured_path
 
 _RELATIVE = re.compile(r"^(\d+)\s*([smhdw])$")
@@ -38,8 +38,15 @@ class LogFilter:
     target: str | None = None  # the target the call ran on (agent.yaml targets:)
     since: datetime | None = None
     until: datetime | None = None
+    workspace: str | None = None  # a workspace folder, as the log records it (resolved)
 
     def matches(self, record: dict[str, Any]) -> bool:
+        return self.matches_all_but_workspace(record) and self.in_workspace(record)
+
+    def in_workspace(self, record: dict[str, Any]) -> bool:
+        return self.workspace is None or record.get("workspace") == self.workspace
+
+    def matches_all_but_workspace(self, record: dict[str, Any]) -> bool:
         if self.tool and not fnmatch.fnmatchcase(str(record.get("tool")), self.tool):
             return False
         if self.session and not str(record.get("session", "")).startswith(self.session):
@@ -134,7 +141,7 @@ def format_record(record: dict[str, Any]) -> str:
     if record.get("status") == "ran":
         outcome = f"exit {record['exit_code']}" if record.get("exit_code") is not None else (
             "ok" if record.get("ok") else "failed")
-        parts.append(f"→ {outcome}, {record.get('duration') or 0:.2f} s, {record.get('output_bytes', 0):,} bytes")
+        parts.append(f"→ {outcome}, {record.get('duration') or 0:.2f} s, {plural(record.get('output_bytes', 0), 'byte')}")
         parts += [flag.replace("_", " ") for flag in ("timed_out", "interrupted") if record.get(flag)]
     if record.get("decided_by"):
         parts.append(f"by {record['decided_by']}")

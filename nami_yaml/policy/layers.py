@@ -98,19 +98,21 @@ def build_policy(effective: Effective, registry: Registry, workspace: Path) -> P
                   code_writes=CodeWrites(permissions))
 
 
-def rule_problems(effective: Effective, registry: Registry) -> list[Problem]:
-    """What ``nami check`` reports about the rules of agent.yaml and the user config."""
-    return _rule_sets(effective, registry)[2]
+def rule_problems(effective: Effective, registry: Registry, *, all_tools: bool = True) -> list[Problem]:
+    """What ``nami check`` reports about the rules of agent.yaml and the user config. ``all_tools=False``:
+    some tools did not load, so a rule naming a tool missing from ``registry`` is not reported."""
+    return _rule_sets(effective, registry, all_tools)[2]
 
 
-def _rule_sets(effective: Effective, registry: Registry) -> tuple[RuleSet | None, RuleSet | None, list[Problem]]:
+def _rule_sets(effective: Effective, registry: Registry,
+               all_tools: bool = True) -> tuple[RuleSet | None, RuleSet | None, list[Problem]]:
     problems: list[Problem] = []
     project = user = None
     project_file = effective.config_file(effective.config_path)
     user_file = effective.config_file(effective.user_config)
     servers = list(effective.get("mcp_servers") or {})
     if project_file is not None:
-        project, found = load_rules(project_file, registry, check_tools=True, servers=servers)
+        project, found = load_rules(project_file, registry, check_tools=all_tools, servers=servers)
         problems += found + unknown_target_problems(project_file, registry, list(effective.get("targets") or {}))
     if user_file is not None and user_file is not project_file:
         # The user config serves every project: a rule for tools this one lacks is not a mistake here.

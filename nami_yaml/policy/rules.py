@@ -232,6 +232,8 @@ def load_rules(config: ConfigFile, registry: Registry | None, *, check_tools: bo
     rules: list[Rule] = []
     problems: list[Problem] = []
     for index, data in enumerate(config.data.get("rules") or []):
+        if data is None:
+            continue  # left out by `nami check` for a problem already reported
         where = ("rules", index)
         line, col = doc.position(where)
         tools = (data["tool"],) if isinstance(data["tool"], str) else tuple(data["tool"])

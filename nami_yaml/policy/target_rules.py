@@ -22,6 +22,8 @@ def unknown_target_problems(config: ConfigFile, registry: Registry, names: list[
     (a tool with a ``target`` parameter of its own is left alone)."""
     problems: list[Problem] = []
     for index, data in enumerate(config.data.get("rules") or []):
+        if data is None:
+            continue  # left out by `nami check` for a problem already reported
         spec = (data.get("args") or {}).get(TARGET_PARAMETER)
         if spec is None or not _for_targeted_tools(data["tool"], registry):
             continue

@@ -12,7 +12,7 @@ is allowed: nothing it can take is code.
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from typing import Any
 
@@ -180,11 +180,11 @@ def code_placeholders(elements: Iterable[tuple[Any, str]], properties: dict[str,
     texts = [text for _, text in listed]
     found: list[tuple[Any, str]] = []
 
-    def refuse(index: int, offset: int, program: str, how: str, advice: str) -> None:
+    def refuse(index: int, offset: int, program: str, how: str, advice: Callable[[str], str]) -> None:
         for name in _placeholders(texts[index][offset:]):
             if not inert(properties.get(name)):
                 found.append((listed[index][0], f"placeholder {{{name}}} is inside the code that {how} runs, so "
-                                                f"its value would run as code (injection). {advice}"))
+                                                f"its value would run as code (injection). {advice(name)}"))
 
     for position, text in enumerate(texts):
         name = program_name(text)
@@ -193,18 +193,20 @@ def code_placeholders(elements: Iterable[tuple[Any, str]], properties: dict[str,
             at = _code_index(rest, PROGRAMS[name])
             if at is not None:
                 refuse(position + 1 + at[0], at[1], name, f"`{name}`",
-                       "Use `script:` (arguments arrive as environment variables), or pass the value as an "
-                       f"argument of its own, e.g. [{name}, -c, 'echo \"$1\"', {name}, \"{{value}}\"] for a shell.")
+                       lambda value, program=name: "Use `script:` (arguments arrive as environment variables), or "
+                       f"pass the value as an argument of its own, e.g. [{program}, -c, 'echo \"$1\"', {program}, "
+                       f"\"{{{value}}}\"] for a shell.")
         elif name in AWKS:
             at_program = _awk_program(rest)
             if at_program is not None:
                 refuse(position + 1 + at_program, 0, name, f"the {name} program",
-                       f"Pass it as a variable instead: [{name}, -v, \"name={{value}}\", '{{ print name }}'].")
+                       lambda value, program=name: f"Pass it as a variable instead: [{program}, -v, "
+                       f"\"{value}={{{value}}}\", '{{ print {value} }}'].")
         elif name == "ssh":
             start = _ssh_command(rest)
             if start is not None:
                 for index in range(position + 1 + start, len(texts)):
                     refuse(index, 0, name, "the remote shell of `ssh`",
-                           "ssh joins its command arguments for the remote user's shell; use a fixed remote "
-                           "command, or constrain the parameter to an enum or a number.")
+                           lambda value: "ssh joins its command arguments for the remote user's shell; use a fixed "
+                           f"remote command, or constrain {{{value}}} to an enum or a number.")
     return found

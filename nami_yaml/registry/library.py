@@ -111,12 +111,6 @@ def library_catalog(root: Path = LIBRARY_ROOT, search_path: str | None = None,
     return catalog, problems
 
 
-def groups_available(search_path: str | None = None, root: Path = LIBRARY_ROOT) -> list[str]:
-    """Groups whose programs are all on ``search_path`` (for `nami init`)."""
-    catalog, _ = library_catalog(root, search_path)
-    return [group.name for group in catalog if group.available]
-
-
 @dataclass(frozen=True)
 class ShapingSample:
     """What shaping does to a typical result of a library tool: a recorded output, before and after."""

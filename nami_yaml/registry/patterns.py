@@ -21,6 +21,8 @@ from jsonschema import Draft202012Validator, ValidationError, validators
 from referencing import Registry as SchemaRegistry
 from referencing.exceptions import NoSuchResource
 
+from nami_yaml.display import plural
+
 PATTERN_BUDGET = 1.0  # seconds of pattern matching for all the arguments of one call
 
 _deadline: ContextVar[float | None] = ContextVar("nami_pattern_deadline", default=None)
@@ -36,7 +38,7 @@ class PatternTimeout(Exception):
 
     def __str__(self) -> str:
         shown = self.text if len(self.text) <= 40 else self.text[:40] + "…"
-        return (f"{shown!r} ({len(self.text):,} characters) could not be checked against the pattern "
+        return (f"{shown!r} ({plural(len(self.text), 'character')}) could not be checked against the pattern "
                 f"{self.pattern!r} in time ({PATTERN_BUDGET:g} s): send a shorter or simpler value")
 
 

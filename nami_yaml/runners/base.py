@@ -9,6 +9,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from nami_yaml.display import plural
 from nami_yaml.env_secrets import NON_INTERACTIVE_ENV, child_environment, is_secret_name, is_secret_value
 from nami_yaml.errors import ToolError
 from nami_yaml.result import Streams, ToolResult
@@ -100,7 +101,7 @@ class ProcessInvocation:
     def describe(self) -> str:
         text = self.label or shlex.join(self.argv)
         if self.stdin is not None:
-            text += f" < stdin ({len(self.stdin):,} bytes)"
+            text += f" < stdin ({plural(len(self.stdin), 'byte')})"
         return text
 
     def plan(self) -> dict[str, Any]:

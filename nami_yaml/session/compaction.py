@@ -16,6 +16,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from nami_yaml.agent.hooks import RequestInfo
+from nami_yaml.display import plural
 from nami_yaml.model.types import Model, ModelError
 from nami_yaml.session.usage import StepUsage, UsageMeter, estimate_tokens, request_chars
 
@@ -197,7 +198,7 @@ def _clip(text: str, limit: int) -> str:
     if len(text) <= limit:
         return text
     half = limit // 2
-    return f"{text[:half]}\n[… {len(text) - limit:,} characters …]\n{text[-half:]}"
+    return f"{text[:half]}\n[… {plural(len(text) - limit, 'character')} …]\n{text[-half:]}"
 
 
 def _transcript(messages: list[Message], *, max_chars: int) -> str:

@@ -3,7 +3,8 @@ calls and their results collapsed, compactions and usage marked.
 
 Self-contained means it loads nothing: no scripts, no fonts, no images, styles inline, and a Content
 Security Policy that forbids any fetch even if a browser found something to fetch. Every piece of text
-from the session is escaped, so a tool result holding ``<script>`` is shown, never run.
+from the session is escaped, so a tool result holding ``<script>`` is shown, never run; the model's
+answers are rendered from their Markdown without passing any HTML through (session/markdown_html.py).
 """
 
 from __future__ import annotations
@@ -16,8 +17,10 @@ from html import escape
 from pathlib import Path
 from typing import Any
 
+from nami_yaml.display import plural
 from nami_yaml.session.compaction import SUMMARY_PREFIX
 from nami_yaml.session.loader import LoadedSession
+from nami_yaml.session.markdown_html import markdown_html
 from nami_yaml.session.show import MAX_NESTING, Children, format_step, format_totals
 from nami_yaml.session.usage import StepUsage
 
@@ -33,6 +36,9 @@ details{margin:.3rem 0 .3rem 1rem}summary{cursor:pointer;font:13px ui-monospace,
 .result summary{color:#6a4c93}.error summary{color:#b3261e}.mark{color:#777;font-size:.85rem;margin:.6rem 0;
 text-align:center}.usage{color:#888;font-size:.8rem;margin-left:1rem}
 .nested{border-left:2px dashed #bbb;padding-left:.8rem}
+.md p,.md ul,.md ol{margin:.3rem 0}.md pre{background:#f6f6f6;padding:.4rem}.md code{font:13px ui-monospace,monospace}
+.md table{border-collapse:collapse}.md th,.md td{border:1px solid #ddd;padding:.15rem .5rem}.url{color:#888}
+.md blockquote{border-left:3px solid #ddd;margin:.3rem 0;padding-left:.6rem;color:#555}
 """
 
 
@@ -62,7 +68,7 @@ class _Page:
         content = message.get("content")
         text = content if isinstance(content, str) else ("" if content is None else json.dumps(content))
         if role == "system":
-            self.parts.append(f'<details class="msg system"><summary>system prompt ({len(text):,} characters)'
+            self.parts.append(f'<details class="msg system"><summary>system prompt ({plural(len(text), "character")})'
                               f"</summary>{_pre(text)}</details>")
             return
         if role == "tool":
@@ -72,7 +78,8 @@ class _Page:
             self.parts.append(f'<details class="{css}"><summary>← {escape(name)}: {escape(_short(text, 80))} '
                               f"({lines:,} line{'s' if lines != 1 else ''})</summary>{_pre(text)}</details>")
             return
-        body = _pre(text) if text else ""
+        # The model's text as it reads on the terminal, rendered; what a person typed stays as typed.
+        body = (f'<div class="md">{markdown_html(text)}</div>' if role == "assistant" else _pre(text)) if text else ""
         for call in message.get("tool_calls") or []:
             function = call.get("function") or {}
             name = str(function.get("name", "?"))
@@ -105,7 +112,7 @@ def _records_html(session: LoadedSession, children: Children | None, depth: int)
             page.parts.append(f'<div class="usage">{label}: {escape(format_step(step))}</div>')
         elif kind == "replace":
             page.mark(f"history replaced ({record.get('reason')}); the next request sends "
-                      f"{len(record.get('messages') or [])} messages")
+                      f"{plural(len(record.get('messages') or []), 'message')}")
             if record.get("reason") in ("compaction", "repair"):
                 for message in record.get("messages") or []:
                     if message.get("role") == "user" and str(message.get("content", "")).startswith(SUMMARY_PREFIX):

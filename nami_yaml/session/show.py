@@ -7,6 +7,7 @@ import json
 from collections.abc import Callable
 from typing import Any
 
+from nami_yaml.display import plural
 from nami_yaml.session.cost import money
 from nami_yaml.session.loader import LoadedSession
 from nami_yaml.session.usage import StepUsage, Totals
@@ -47,7 +48,7 @@ def format_totals(totals: Totals, *, unknown_cost: bool = True) -> str:
         cost = ""
     note = ""
     if totals.estimated_requests:
-        note = f" (~ estimated: no usage reported for {totals.estimated_requests} of {totals.requests} requests)"
+        note = f" (~ estimated: no usage reported for {totals.estimated_requests} of {plural(totals.requests, 'request')})"
     return f"{tokens}, {steps}{cost}{note}"
 
 
@@ -68,7 +69,7 @@ def message_lines(message: dict[str, Any]) -> list[str]:
         lines = (text or "").splitlines() or [""]
         shown = _indented("\n".join(lines[:RESULT_LINES]), "    ← ")
         if len(lines) > RESULT_LINES:
-            shown.append(f"    ← … {len(lines) - RESULT_LINES} more lines")
+            shown.append(f"    ← … {plural(len(lines) - RESULT_LINES, 'more line')}")
         return shown
     out = _indented(text, {"user": "› ", "system": "system │ "}.get(str(role), "")) if content else []
     out.extend(f"  → {call_text(call)}" for call in message.get("tool_calls") or [])
@@ -100,10 +101,10 @@ def record_lines(session: LoadedSession, children: Children | None = None, depth
             step = StepUsage.from_record(record)
             lines.append(f"    ({'summary' if step.kind == 'compaction' else 'tokens'}: {format_step(step)})")
         elif kind == "replace":
-            lines.append(f"── history replaced ({record.get('reason')}): {len(record.get('messages') or [])} messages ──")
+            lines.append(f"── history replaced ({record.get('reason')}): {plural(len(record.get('messages') or []), 'message')} ──")
         elif kind == "compaction":
-            what = (f"{record.get('elided', 0)} old results elided" if record.get("stage") == "elide" else
-                    f"{record.get('summarised', 0)} messages summarised")
+            what = (f"{plural(record.get('elided', 0), 'old result')} elided" if record.get("stage") == "elide" else
+                    f"{plural(record.get('summarised', 0), 'message')} summarised")
             failed = f"; the summary failed: {record['error']}" if record.get("error") else ""
             lines.append(f"── compacted ({record.get('trigger')}): {what}, {record.get('kept', 0)} kept, "
                          f"~{record.get('tokens_before', 0):,} → ~{record.get('tokens_after', 0):,} tokens{failed} ──")

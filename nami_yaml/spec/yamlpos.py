@@ -14,6 +14,7 @@ from typing import Any
 import yaml
 
 from nami_yaml.errors import ERROR, Problem
+from nami_yaml.spec.yaml_errors import describe
 
 JsonPath = tuple[str | int, ...]
 
@@ -129,19 +130,6 @@ def _walk(loader: yaml.SafeLoader, node: yaml.Node, path: JsonPath, doc: Documen
     return loader.construct_object(node, deep=True)
 
 
-def _tab_in_indentation(text: str, line: int) -> int | None:
-    """The column of a tab in the indentation of ``line`` (1-based), where YAML stopped; else None.
-
-    Only asked once parsing failed: a tab inside a block scalar (a script's heredoc) is content, not an error.
-    """
-    lines = text.splitlines()
-    if not 0 < line <= len(lines):
-        return None
-    row = lines[line - 1]
-    indentation = row[: len(row) - len(row.lstrip(" \t"))]
-    return indentation.index("\t") + 1 if "\t" in indentation else None
-
-
 def parse_yaml(text: str, file: str) -> tuple[Document | None, list[Problem]]:
     """Parse one YAML document. Returns (document, problems); the document is None on a syntax error."""
     loader = _Loader(text)
@@ -154,18 +142,7 @@ def parse_yaml(text: str, file: str) -> tuple[Document | None, list[Problem]]:
         doc.value = _walk(loader, node, (), doc, problems)
         return doc, problems
     except yaml.MarkedYAMLError as exc:
-        mark = exc.problem_mark or exc.context_mark
-        line, col = (mark.line + 1, mark.column + 1) if mark else (1, 1)
-        tab = _tab_in_indentation(text, line)
-        if tab:
-            return None, [Problem(file, line, tab, "$", "YAML syntax error: tab characters are not allowed for "
-                                                       "indentation; indent with spaces")]
-        context = exc.context
-        start = exc.context_mark
-        if context and start is not None and mark is not None and start.line != mark.line:
-            # An unclosed quote or bracket is detected far below where it was opened; say where that was.
-            context += f" (line {start.line + 1}, column {start.column + 1})"
-        reason = " ".join(part for part in (context, exc.problem) if part)
+        line, col, reason = describe(exc, text)  # in nami's words, with where the block or quote began
         return None, [Problem(file, line, col, "$", f"YAML syntax error: {reason}")]
     except yaml.YAMLError as exc:
         return None, [Problem(file, 1, 1, "$", f"YAML error: {exc}")]

@@ -58,9 +58,9 @@ def test_the_command_shows_the_changes_and_fails_on_a_regression(workdir: Path) 
     as_json = json.loads(CliRunner().invoke(cli, ["batch", "compare", "a.jsonl", "b.jsonl", "--json"]).output)
     assert as_json["changes"][0] == {"id": "breaks", "change": "regressed",
                                      "a": {"passed": True, "status": "answered", "steps": 2, "cost": 0.001,
-                                           "duration_s": 0.0, "error": None},
+                                           "duration_s": 0.0, "error": None, "failed_checks": 0},
                                      "b": {"passed": False, "status": "answered", "steps": 2, "cost": 0.001,
-                                           "duration_s": 0.0, "error": None}}
+                                           "duration_s": 0.0, "error": None, "failed_checks": 1}}
 
 
 def test_no_regression_exits_0_and_a_missing_file_is_a_usage_error(workdir: Path) -> None:
@@ -101,3 +101,25 @@ def test_a_cost_no_task_reported_is_unknown_not_free(workdir: Path) -> None:
     progress = Progress(total=2, running={"y"}, done=1)
     view("result", progress, unpriced[0])
     assert "1/2 done · 1 running · 0 failed · cost unknown" in stream.getvalue()
+
+
+def checks(*passed: bool) -> list[dict[str, Any]]:
+    return [{"check": {"file_exists": f"f{n}"}, "passed": ok, "reason": "" if ok else f"f{n} does not exist"}
+            for n, ok in enumerate(passed)]
+
+
+def test_a_failing_task_with_fewer_failed_checks_is_a_change(workdir: Path) -> None:
+    a = [row("closer", passed=False, checks=checks(False, False, False)), row("same", passed=False, checks=checks(False)),
+         row("other", passed=False, checks=checks(False, True))]
+    b = [row("closer", passed=False, checks=checks(True, True, False)), row("same", passed=False, checks=checks(False)),
+         row("other", passed=False, checks=checks(True, False))]
+    comparison = compare(a, b)
+    assert [(c.id, c.kind) for c in comparison.changes] == [("closer", "checks"), ("other", "checks")]
+    assert comparison.same == 1
+    assert comparison.changes[0].to_json()["b"]["failed_checks"] == 1
+    write_rows(workdir / "a.jsonl", a)
+    write_rows(workdir / "b.jsonl", b)
+    lines = CliRunner().invoke(cli, ["batch", "compare", "a.jsonl", "b.jsonl"]).output.splitlines()
+    assert lines[2] == "changed: 2 (0 now failing); unchanged: 1"
+    assert lines[3].startswith("closer") and lines[3].endswith("checks failed 3 → 1")
+    assert lines[4].startswith("other") and lines[4].endswith("checks failed 1 (others now)")

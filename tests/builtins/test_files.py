@@ -155,7 +155,7 @@ def test_write_creates_parents_and_reports(ctx: RuntimeContext) -> None:
     assert (ctx.workspace / "deep/er/new.txt").read_text() == "hello\nworld\n"
     assert result.content == "Created deep/er/new.txt (12 bytes, 2 lines)."
     again = files.write_file("deep/er/new.txt", "bye", ctx=ctx)
-    assert again.content.startswith("Overwrote deep/er/new.txt (3 bytes, 1 lines)")
+    assert again.content.startswith("Overwrote deep/er/new.txt (3 bytes, 1 line).")
     assert (ctx.workspace / "deep/er/new.txt").read_bytes() == b"bye"
     assert [p.name for p in (ctx.workspace / "deep/er").iterdir()] == ["new.txt"]  # no temp files left
 

@@ -171,7 +171,7 @@ def test_gitignore_of_parent_folders_applies_to_a_subfolder_search(engine: Runti
                              "sub/#draft.py": "hit\n", "sub/ok.py": "hit\n"})
     # (!negations are not supported, as documented: keep.log stays ignored.)
     assert search.grep("hit", path="sub", ctx=engine).content.split("\n") == [
-        "sub/ok.py:1:hit", "[1 matching lines in 1 files]"]
+        "sub/ok.py:1:hit", "[1 matching line in 1 file]"]
     assert search.glob("*", path="sub", ctx=engine).content == "sub/ok.py"
     assert search.glob("*", ctx=engine).content == "sub/ok.py"
 
@@ -193,7 +193,7 @@ def test_lines_end_at_newline(engine: RuntimeContext) -> None:
     """As in rg and grep: a CR is part of the line (`$` is not before a CRLF), only not shown at its end."""
     write_tree(engine.workspace, {"crlf.txt": b"one\r\ntwo\rthree\r\nfour\n"})
     assert search.grep("t", ctx=engine).content.split("\n") == [
-        "crlf.txt:2:two\rthree", "[1 matching lines in 1 files]"]
+        "crlf.txt:2:two\rthree", "[1 matching line in 1 file]"]
     assert search.grep("four", ctx=engine).content.startswith("crlf.txt:3:four\n")
     assert search.grep(r"one\r$", ctx=engine).content.startswith("crlf.txt:1:one\n")
     assert search.grep("one$", ctx=engine).content.startswith("No matches")
@@ -230,7 +230,7 @@ def test_files_over_the_size_limit_are_skipped(engine: RuntimeContext) -> None:
 def test_pattern_syntax_is_python_re(engine: RuntimeContext, pattern: str, line: str) -> None:
     write_tree(engine.workspace, {"f.txt": f"nothing\n{line}\n", "g.txt": "zzz\n"})
     assert search.grep(pattern, ctx=engine).content.split("\n") == [
-        f"f.txt:2:{line}", "[1 matching lines in 1 files]"]
+        f"f.txt:2:{line}", "[1 matching line in 1 file]"]
 
 
 # Python's reading of each pattern, checked line by line against what grep finds on both engines.
@@ -347,7 +347,7 @@ def test_no_regex_runs_in_process(engine: RuntimeContext, monkeypatch: pytest.Mo
     assert search.grep("hit", ctx=engine).content.split("\n") == [
         "a.txt:1:hit", "late.txt:1:hit", "late.txt:5003:hit", "[3 matching lines in 2 files]"]
     assert search.grep("hit", path="late.txt", ctx=engine).content.split("\n") == [
-        "late.txt:1:hit", "late.txt:5003:hit", "[2 matching lines in 1 files]"]
+        "late.txt:1:hit", "late.txt:5003:hit", "[2 matching lines in 1 file]"]
 
 
 def test_pattern_errors_read_the_same(engine: RuntimeContext) -> None:

@@ -64,11 +64,57 @@ def test_check_reports_unknown_builtin_and_missing_config(workdir: Path) -> None
     write(workdir / "agent.yaml", "tools: {builtin: [gerp]}\n")
     result = nami("check")
     assert result.exit_code == 1
-    assert result.stderr.startswith("nami: agent.yaml:1:19: $.tools.builtin[0]: unknown built-in tool 'gerp'; "
-                                    "did you mean 'grep'?\n")
+    assert result.stderr.startswith("agent.yaml:1:19: $.tools.builtin[0]: unknown built-in tool 'gerp'; "
+                                    "did you mean 'grep'?; the built-in tools are bash, ")
+    assert result.stderr.endswith("\n1 problem found\n")
     missing = nami("check", "--config", "nowhere.yaml")
     assert missing.exit_code == 1
     assert "nowhere.yaml, which is not a file" in missing.stderr
+
+
+def test_every_kind_of_problem_comes_in_one_run_in_one_format(workdir: Path) -> None:
+    """A newcomer fixes them all at once: no problem waits for another one to be fixed first."""
+    write(workdir / "agent.yaml", "model:\n  temprature: 0.2\ntools:\n  builtin: [read_file, red_file]\n"
+                                  "  library: [git, gti]\n  files: [tools/, missing/]\n")
+    write(workdir / "tools" / "a.yaml", "name: a\ndescription: A.\ncommand: [echo, a]\n")
+    write(workdir / "tools" / "a2.yaml", "name: a\ndescription: A again.\ncommand: [echo, a]\n")
+    write(workdir / "tools" / "b.yaml", "name: b\ndescription: B.\ncomand: [echo, b]\n")
+    result = nami("check", "nothing.yaml")
+    assert result.exit_code == 1
+    lines = result.stderr.splitlines()
+    assert [line.split(": ", 2)[:2] for line in lines[:-1]] == [
+        ["agent.yaml:2:3", "$.model.temprature"],
+        ["agent.yaml:4:24", "$.tools.builtin[1]"],
+        ["agent.yaml:5:18", "$.tools.library[1]"],
+        ["agent.yaml:6:19", "$.tools.files[1]"],
+        ["nothing.yaml:1:1", "$"],
+        ["tools/a2.yaml:1:7", "$.name"],
+        ["tools/b.yaml:1:1", "$"],
+        ["tools/b.yaml:3:1", "$.comand"],
+    ]
+    assert "unknown library group 'gti'; did you mean 'git'?" in lines[2]
+    assert "'missing/' matches no tool file" in lines[3]
+    assert "duplicate tool name 'a'" in lines[5]
+    assert lines[-1] == "8 problems found"
+    report = json.loads(nami("check", "nothing.yaml", "--json").stdout)
+    assert report["errors"] == 8 and [p["path"] for p in report["problems"]][:2] == ["$.model.temprature",
+                                                                                     "$.tools.builtin[1]"]
+
+
+def test_what_is_left_after_a_setting_is_wrong_is_still_used(workdir: Path) -> None:
+    """A wrong value leaves out that setting only: the rules beside it, and the tools, are still checked."""
+    write(workdir / "agent.yaml", "workspace: nowhere\nsystem_file: no-prompt.md\nlimits: {max_steps: many}\n"
+                                  "tools: {builtin: [], files: [t.yaml]}\n"
+                                  "rules:\n  - {tool: nope, decision: allow}\n  - {tool: t, decision: perhaps}\n")
+    write(workdir / "t.yaml", "name: t\ndescription: d\ncommand: [echo, t]\n")
+    lines = nami("check").stderr.splitlines()
+    assert [line.split(": ", 2)[1] for line in lines[:-1]] == [
+        "$.workspace", "$.system_file", "$.limits.max_steps", "$.rules[0].tool", "$.rules[1].decision"]
+    assert lines[-1] == "5 problems found"
+    write(workdir / "t.yaml", "name: t\ndescription: d\ncommand: [echo, '{x}']\n")  # while a tool is broken,
+    lines = nami("check").stderr.splitlines()  # no rule is said to name a tool that does not exist
+    assert [line.split(": ", 2)[1] for line in lines[:-1]] == [
+        "$.workspace", "$.system_file", "$.limits.max_steps", "$.rules[1].decision", "$.command[1]"]
 
 
 @pytest.mark.parametrize("case", ["duplicate_name", "tools_bad_item", "script_clobber"])

@@ -14,16 +14,12 @@ from jsonschema import Draft202012Validator
 
 from nami_yaml.cli import init as init_module
 from nami_yaml.registry.library import library_catalog
-from tests.helpers import nami
+from tests.helpers import fake_programs, nami
 
 
 @pytest.fixture
 def only_git_on_path(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    folder = tmp_path / "bin"
-    folder.mkdir()
-    (folder / "git").write_text("#!/bin/sh\n")
-    (folder / "git").chmod(0o755)
-    monkeypatch.setenv("PATH", f"{folder}{os.pathsep}/nonexistent")
+    monkeypatch.setenv("PATH", fake_programs(tmp_path / "bin", "git"))
 
 
 def library_of(folder: Path) -> list[str]:
@@ -47,6 +43,16 @@ def test_init_asks_on_a_terminal(workdir: Path, only_git_on_path: None, monkeypa
     result = nami("init", input="n\n")
     assert "Found on PATH: git. Add nami's library tools for them to agent.yaml? [Y/n]" in result.output
     assert result.exit_code == 0 and library_of(workdir) == []
+
+
+def test_the_question_names_programs_not_library_groups(workdir: Path, tmp_path: Path,
+                                                        monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("PATH", fake_programs(tmp_path / "bin", "curl", "jq"))
+    monkeypatch.setattr(init_module, "can_ask", lambda: True)
+    result = nami("init", input="y\n")
+    assert ("Found on PATH: curl, jq. Add nami's library tools for them (the library groups http, jq) to "
+            "agent.yaml? [Y/n]: y") in result.output
+    assert library_of(workdir) == ["http", "jq"]
 
 
 def test_init_without_a_terminal_adds_no_library_and_says_so(workdir: Path, only_git_on_path: None) -> None:

@@ -148,7 +148,8 @@ def test_a_newline_in_a_record_cannot_print_a_fake_record(log: list[str]) -> Non
 def test_an_untrusted_agent_yaml_does_not_choose_the_log_nami_log_shows(workdir: Path, temp_home: Path) -> None:
     """A repository shipping `audit: {path: planted.jsonl}` showed a history of its own making."""
     planted = {"time": "2025-01-01T00:00:00Z", "session": "20250101-000000-fake", "via": "run", "tool": "bash",
-               "status": "ran", "decision": "allow", "decided_by": "user", "arguments": {"command": "all fine"}}
+               "status": "ran", "decision": "allow", "decided_by": "user", "arguments": {"command": "all fine"},
+               "workspace": str(workdir.resolve())}
     (workdir / "planted.jsonl").write_text(json.dumps(planted) + "\n")
     (workdir / "agent.yaml").write_text("audit: {path: planted.jsonl}\n")
     untrusted = nami("log")
@@ -163,3 +164,27 @@ def test_an_untrusted_agent_yaml_does_not_choose_the_log_nami_log_shows(workdir:
     assert nami("trust", "--yes").exit_code == 0
     trusted = nami("log")
     assert "all fine" in trusted.stdout and "not trusted" not in trusted.stderr
+
+
+def test_it_shows_this_workspace_unless_asked_for_another_or_all(log: list[str], workdir: Path, tmp_path: Path,
+                                                                monkeypatch: pytest.MonkeyPatch) -> None:
+    other = tmp_path / "other"
+    other.mkdir()
+    (other / "agent.yaml").write_text("tools: {builtin: [list_dir]}\n")
+    monkeypatch.chdir(other)
+    elsewhere = Agent.from_config(client=ScriptedModel([tool_calls(call("list_dir", {})), text("ok")]), trust=True)
+    elsewhere.session_id = "20250101-000000-other"
+    elsewhere.run("z")
+
+    def tools(*args: str) -> list[str]:
+        return [json.loads(line)["tool"] for line in nami("log", "--json", *args).stdout.splitlines()]
+
+    assert tools() == ["list_dir"]  # in the other project: its own call only
+    result = CliRunner().invoke(cli, ["log"])
+    assert f"nami: 4 more calls in other workspaces than {other} (--all shows them)" in result.stderr
+    assert tools("--all") == ["bash", "bash", "read_file", "write_file", "list_dir"]
+    assert tools("--workspace", str(workdir)) == ["bash", "bash", "read_file", "write_file"]
+    assert tools("--session", "20250101-000000-first") == ["bash", "bash"]  # a session names its workspace
+    monkeypatch.chdir(workdir / ".")
+    assert tools() == ["bash", "bash", "read_file", "write_file"]
+    assert CliRunner().invoke(cli, ["log", "--all", "-w", "x"]).exit_code == 2

@@ -83,3 +83,15 @@ def test_json_events_carry_no_live_control_characters() -> None:
         assert char not in text
     first, second = (jsonlib.loads(line) for line in text.splitlines())
     assert first["text"] == "model says \u009b2J and \u202eevil\U000e0041" and second["content"] == "out \x1b[2K\u2800"
+
+
+def test_text_streams_on_stderr_only_where_a_person_watches_it() -> None:
+    for watched in (True, False):
+        out, err = io.StringIO(), io.StringIO()
+        render = HumanRenderer(out, err, live_stdout=False, mirror=watched)
+        render(TextDelta("the answer"))
+        render(MessageEvent("the answer"))
+        render(FinalEvent("the answer", "answered", {"prompt_tokens": 5, "completion_tokens": 2, "cached_tokens": 0}))
+        render.answer("the answer")
+        assert out.getvalue() == "the answer\n"
+        assert ("the answer" in err.getvalue()) is watched

@@ -38,6 +38,21 @@ def test_write_then_run_answer_on_stdout_progress_on_stderr(fake_openai: FakeOpe
     assert "Traceback" not in result.stderr
 
 
+def test_with_stdout_and_stderr_both_redirected_the_answer_is_in_stdout_only(fake_openai: FakeOpenAIServer,
+                                                                             workdir: Path) -> None:
+    """`nami run … >o 2>e`: the answer in o, once; e is progress (a step's text before its tools, the tool
+    lines, the totals), never the answer."""
+    (workdir / "notes.txt").write_text("three notes\n")
+    fake_openai.add(tool_calls(call("read_file", {"path": "notes.txt"}), content="Let me read the notes."),
+                    text("The notes say: three notes."))
+    result = run_nami(fake_openai, "run", "what do the notes say?", cwd=workdir)  # both are pipes here
+    assert result.returncode == 0, result.stderr
+    assert result.stdout == "The notes say: three notes.\n"
+    assert "The notes say" not in result.stderr
+    assert result.stderr.splitlines()[:2] == ["Let me read the notes.", '→ read_file path="notes.txt" offset=1 limit=2000']
+    assert result.stderr.splitlines()[-1].startswith("tokens: ")
+
+
 def test_error_results_let_the_model_recover(fake_openai: FakeOpenAIServer, workdir: Path) -> None:
     (workdir / "real.txt").write_text("content\n")
     fake_openai.add(

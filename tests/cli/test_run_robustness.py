@@ -78,7 +78,7 @@ def test_usage_not_reported_is_said_not_zeroed(fake_openai: FakeOpenAIServer, wo
     human = run_nami(fake_openai, "run", "hi", cwd=workdir)
     assert human.returncode == 0
     # The totals line marks every figure as an estimate and says the server reported none.
-    assert "(~ estimated: no usage reported for 1 of 1 requests)" in human.stderr
+    assert "(~ estimated: no usage reported for 1 of 1 request)" in human.stderr
     assert " 0 in" not in human.stderr and "~1" in human.stderr
     final = events(run_nami(fake_openai, "run", "--json", "hi", cwd=workdir))[-1]
     assert final["usage_reported"] is False and final["totals"]["estimated"] is True
@@ -106,7 +106,7 @@ def test_json_always_ends_with_exactly_one_final(workdir: Path, case: str) -> No
     assert [e["type"] for e in seen].count("final") == 1 and seen[-1]["type"] == "final", result.stdout
     assert seen[-1]["status"] == "error" and seen[-1]["error"]
     assert seen[-2]["type"] == "error" and seen[-2]["message"] == seen[-1]["error"]
-    assert result.returncode == (2 if case in ("config error", "untrusted") else 1)
+    assert result.returncode == (2 if case in ("config error", "untrusted", "no key") else 1)
     assert "Traceback" not in result.stderr
     expected = {"no key": "no API key", "config error": "nmae", "unreachable": "cannot reach",
                 "untrusted": "not trusted yet"}[case]

@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 
 from nami_yaml.session.store import SessionStore
-from nami_yaml.testing import FakeOpenAIServer, call, text, tool_calls
+from nami_yaml.testing import FakeOpenAIServer, call, text, tool_calls, usage
 from tests.helpers import NAMI, run_nami
 
 
@@ -148,6 +148,18 @@ def test_list_show_and_an_html_export_that_loads_nothing(fake_openai: FakeOpenAI
 
     missing = run_nami(None, "sessions", "show", "1999", cwd=workdir)
     assert missing.returncode == 2 and "no session '1999'" in missing.stderr
+
+
+def test_the_listing_and_cost_give_the_same_count(workdir: Path) -> None:
+    with FakeOpenAIServer([text("hi", usage=usage(8_023, 13)), text("again", usage=usage(8_053, 12))]) as server:
+        chat = run_nami(server, "chat", cwd=workdir, stdin="hello\nonce more\n/cost\n")
+    assert chat.returncode == 0, chat.stderr
+    session_id, _ = only_session()
+    cost = next(line for line in chat.stdout.splitlines() if line.startswith(f"session {session_id}: "))
+    assert cost.startswith(f"session {session_id}: 16,076 in, 25 out, 2 steps")
+    header, row = run_nami(None, "sessions", cwd=workdir).stdout.splitlines()[:2]
+    assert header.split()[:7] == ["ID", "LAST", "USED", "STEPS", "IN", "OUT", "COST"]
+    assert row.split()[0] == session_id and row.split()[3:6] == ["2", "16,076", "25"]  # what /cost said
 
 
 def test_max_steps_says_how_to_go_on(fake_openai: FakeOpenAIServer, workdir: Path) -> None:

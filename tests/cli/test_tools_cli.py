@@ -13,8 +13,9 @@ import pytest
 from click.testing import CliRunner
 
 from nami_yaml.cli.main import cli
+from nami_yaml.env_secrets import NON_INTERACTIVE_ENV
 from nami_yaml.registry.loader import load_tools
-from tests.helpers import nami
+from tests.helpers import fake_programs, nami
 
 OPS = """\
 tools:
@@ -171,7 +172,14 @@ def test_dry_run_shows_the_plan_and_runs_nothing(project: Path, temp_home: Path)
     assert "timeout: 120 s" in lines
     assert "stdin:" in lines and "  | made by nami" in lines
     assert f"env set: MARKER_NOTE=note for {temp_home}" in lines
-    assert "env set: PAGER=cat" in lines
+    # The variables every tool gets are one line; the tool's own stand alone; -v lists them all.
+    every = nami("tools", "call", "make_marker", "name=marker.txt", "--dry-run", "-v").stdout.splitlines()
+    fixed = sum(line.startswith("env set: ") and line[9:].split("=")[0] in NON_INTERACTIVE_ENV for line in every)
+    assert "env set: PAGER=cat" in every and "env set: TERM=dumb" in every and fixed > 10
+    assert [line for line in lines if line.startswith("env set: ")] == [
+        f"env set: MARKER_NOTE=note for {temp_home}",
+        f"env set: PAGER=cat, GIT_PAGER=cat, MANPAGER=cat and {fixed - 3} more that every tool gets, so none "
+        "waits for a person (-v lists them)"]
     assert not (project / "marker.txt").exists()
     ran = nami("tools", "call", "make_marker", "name=marker.txt")
     assert (ran.exit_code, ran.stdout) == (0, "made\n")
@@ -416,12 +424,7 @@ def test_tools_show_says_how_a_tool_runs(split_project: Path) -> None:
 
 def test_tools_library_lists_groups_programs_and_how_to_select(workdir: Path, tmp_path: Path,
                                                                monkeypatch: pytest.MonkeyPatch) -> None:
-    bin_dir = tmp_path / "bin"
-    bin_dir.mkdir()
-    for program in ("git", "bash"):
-        (bin_dir / program).write_text("#!/bin/sh\n")
-        (bin_dir / program).chmod(0o755)
-    monkeypatch.setenv("PATH", str(bin_dir))
+    monkeypatch.setenv("PATH", fake_programs(tmp_path / "bin", "git", "bash"))
     result = nami("tools", "library", "git", "kubectl")
     assert result.exit_code == 0, result.output
     lines = result.output.splitlines()

@@ -15,6 +15,7 @@ from nami_yaml.cli.main import cli
 from nami_yaml.config.settings import load_settings
 from nami_yaml.config.trust import covered_files, fingerprint
 from nami_yaml.registry.executor import Executor
+from tests.cli.terminal import Terminal
 from tests.helpers import nami
 
 
@@ -43,25 +44,69 @@ def test_trust_then_any_change_asks_again(project: Path) -> None:
     assert nami("tools", "call", "hi").output == "hi\n"
     (project / "tools" / "helper.py").write_text("VALUE = 2  # entry-point code changed\n")
     changed = nami("tools", "call", "hi")
-    assert changed.exit_code == 2 and "changed since you trusted it" in changed.output
+    assert changed.exit_code == 2 and "tools/helper.py modified since you trusted" in changed.output
     assert nami("trust", "--yes").exit_code == 0
     (project / "tools" / "hi.yaml").write_text("name: hi\ndescription: Say hi.\ncommand: [echo, bye]\n")
     assert nami("tools", "call", "hi").exit_code == 2
 
 
-def test_trust_without_yes_asks(project: Path) -> None:
-    refused = CliRunner().invoke(cli, ["trust"], input="n\n")
-    assert refused.exit_code == 1
+def ask_on_a_terminal(project: Path, keys: str) -> tuple[int, str]:
+    """`nami trust` on a real terminal, answered with ``keys``: its exit status and the screen."""
+    terminal = Terminal(None, ["trust"], project)
+    try:
+        terminal.expect(r"Trust it\? \[y/N\]: ")
+        terminal.send(keys)
+        return terminal.finish(), terminal.text()
+    finally:
+        terminal.close()
+
+
+def test_trust_without_yes_asks_on_a_terminal(project: Path) -> None:
+    refused, _ = ask_on_a_terminal(project, "n\r")
+    assert refused == 1
     assert nami("tools", "call", "hi").exit_code == 2
-    accepted = CliRunner().invoke(cli, ["trust"], input="y\n")
-    assert accepted.exit_code == 0 and nami("tools", "call", "hi").exit_code == 0
+    accepted, screen = ask_on_a_terminal(project, "y\r")
+    assert accepted == 0 and f"trusted {project / 'agent.yaml'}" in screen
+    assert nami("tools", "call", "hi").exit_code == 0
 
 
 def test_leaving_the_question_trusts_nothing_and_says_interrupted(project: Path) -> None:
-    left = CliRunner().invoke(cli, ["trust"], input="")  # Ctrl-D; Ctrl-C reaches click the same way
-    assert left.exit_code == 130
-    assert "\ninterrupted\n" in left.output and "Aborted" not in left.output
+    status, screen = ask_on_a_terminal(project, "\x04")  # Ctrl-D; Ctrl-C reaches click the same way
+    assert status == 130
+    assert screen.splitlines()[-1] == "interrupted" and "Aborted" not in screen
     assert nami("tools", "call", "hi").exit_code == 2
+
+
+def test_with_no_terminal_to_ask_it_says_how_to_trust_and_exits_2(project: Path) -> None:
+    result = CliRunner().invoke(cli, ["trust"], input="y\n")  # piped: nobody is at a terminal to answer
+    assert result.exit_code == 2
+    assert "hi (exec, command) from tools/hi.yaml:1:1" in result.stdout  # the summary, to read first
+    assert result.stderr == "nami: no terminal to ask: run `nami trust --yes` after reading the summary above\n"
+    assert "Trust it?" not in result.output
+    assert nami("tools", "call", "hi").exit_code == 2
+
+
+def test_a_change_names_the_files_that_changed_not_agent_yaml(project: Path) -> None:
+    assert nami("trust", "--yes").exit_code == 0
+    (project / "tools" / "new.yaml").write_text("name: new\ndescription: d\ncommand: [echo, new]\n")
+    added = nami("tools", "call", "hi")
+    assert added.exit_code == 2
+    assert (f"nami: tools/new.yaml added since you trusted {project / 'agent.yaml'}. "
+            "Review it (`nami trust` shows the diff)") in added.output
+    assert "agent.yaml changed" not in added.output
+    with (project / "agent.yaml").open("a") as config:
+        config.write("# a comment\n")
+    both = nami("tools", "call", "hi")
+    assert f"nami: tools/new.yaml added; agent.yaml modified since you trusted {project / 'agent.yaml'}." in both.output
+    terminal = Terminal(None, ["tools", "call", "hi"], project)  # the question on a terminal says the same
+    try:
+        terminal.expect(r"Trust it and go on\? \[y/N\]: ")
+        assert any(line.startswith("This project changed since you trusted it: tools/new.yaml added; agent.yaml "
+                                   "modified. Its tools run") for line in terminal.lines())
+        terminal.send("n\r")
+        assert terminal.finish() == 2
+    finally:
+        terminal.close()
 
 
 def test_a_config_named_explicitly_needs_no_trust(project: Path) -> None:
@@ -86,7 +131,7 @@ def test_python_anywhere_below_the_tool_folder_is_covered(project: Path) -> None
     assert nami("tools", "call", "sub").output == "reviewed\n"
     (package / "mod.py").write_text("def run() -> str:\n    return 'EVIL'\n")
     changed = nami("tools", "call", "sub")
-    assert changed.exit_code == 2 and "changed since you trusted it" in changed.output
+    assert changed.exit_code == 2 and "mod.py modified since you trusted" in changed.output
 
 
 def test_compiled_code_is_flagged_and_covered(project: Path) -> None:
@@ -262,8 +307,8 @@ def test_a_change_lists_the_files_and_diffs_the_yaml(project: Path) -> None:
     (project / "tools" / "hi.yaml").write_text("name: hi\ndescription: Say hi.\ncommand: [curl, evil.example]\n")
     (project / "tools" / "new.yaml").write_text("name: new\ndescription: d\ncommand: [echo, new]\n")
     (project / "tools" / "helper.py").unlink()
-    refused = CliRunner().invoke(cli, ["trust"], input="n\n")
-    assert refused.exit_code == 1
+    refused = CliRunner().invoke(cli, ["trust"])  # no terminal: the summary, and nothing trusted
+    assert refused.exit_code == 2
     lines = refused.output.splitlines()
     start = lines.index("  changed since you trusted it:")
     assert lines[start + 1:start + 4] == [
@@ -291,7 +336,7 @@ def test_the_diff_is_capped_and_the_snapshot_is_private(project: Path, temp_home
                                               (project / "tools" / "hi.yaml").read_text()}
     long = "".join(f"# line {n}\n" for n in range(1000))
     (project / "tools" / "hi.yaml").write_text("name: hi\ndescription: Say hi.\ncommand: [echo, hi]\n" + long)
-    output = CliRunner().invoke(cli, ["trust"], input="n\n").output.splitlines()
+    output = CliRunner().invoke(cli, ["trust"]).output.splitlines()
     start = output.index("  changed since you trusted it:")
     assert len(output[start:]) < 210
     assert "    ... [" in output[-2] and "more diff lines not shown]" in output[-2]
@@ -304,6 +349,6 @@ def test_the_snapshot_never_decides_trust(project: Path, temp_home: Path) -> Non
     shutil.rmtree(temp_home / ".local" / "state" / "nami" / "trusted")
     assert nami("tools", "call", "hi").output == "hi\n"  # still trusted: the digest decides
     (project / "tools" / "hi.yaml").write_text("name: hi\ndescription: Say hi.\ncommand: [echo, bye]\n")
-    changed = CliRunner().invoke(cli, ["trust"], input="n\n")
-    assert changed.exit_code == 1
+    changed = CliRunner().invoke(cli, ["trust"])
+    assert changed.exit_code == 2
     assert "changed since you trusted it" not in changed.output  # no snapshot: nothing to compare, no crash

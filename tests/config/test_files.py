@@ -56,7 +56,8 @@ def problems(path: Path) -> list[str]:
 def test_bad_yaml_is_reported_with_file_line_col(workdir: Path) -> None:
     path = write(workdir / "agent.yaml", "model:\n  name: x\n  bad: [1, 2\n")
     (line,) = problems(path)
-    assert line.startswith("agent.yaml:4:1: $: YAML syntax error: while parsing a flow sequence (line 3, column 8)")
+    assert line.startswith("agent.yaml:4:1: $: YAML syntax error: the list opened with '[' at line 3, column 8 is "
+                           "not closed")
 
 
 def test_schema_problems_are_all_reported_with_positions(workdir: Path) -> None:

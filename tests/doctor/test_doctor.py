@@ -63,13 +63,30 @@ def test_a_ready_project_passes(workdir: Path, key: None) -> None:
 
 
 def test_a_model_the_server_does_not_list_fails_with_a_hint(workdir: Path, key: None) -> None:
-    with FakeOpenAIServer(models=["deepseek-chat", "deepseek-reasoner"]) as server:
+    # 127.0.0.2 is this machine too, but not a name nami takes for a local server
+    with FakeOpenAIServer(models=["deepseek-chat", "deepseek-reasoner"], host="127.0.0.2") as server:
         write_project(workdir, server.base_url, model="deepseek-caht")
         trust(workdir)  # an untrusted agent.yaml's endpoint is never contacted
         model = by_name(run_doctor())["model"]
     assert model.status == FAIL
     assert model.message == "deepseek-caht is not among the models the server lists; did you mean deepseek-chat?"
     assert model.details == ["listed: deepseek-chat, deepseek-reasoner"]
+
+
+def test_the_readmes_offline_recipe_passes_with_a_warning(workdir: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """`nami init`'s agent.yaml (DeepSeek, not trusted yet) with $NAMI_BASE_URL at the fake server: the
+    endpoint the environment chose is checked before trust, and a local server that lists other names
+    (the fake server, llama.cpp, which answer any) is a warning naming them, not a failure."""
+    assert CliRunner().invoke(cli, ["init", "--library", "jq"]).exit_code == 0
+    with FakeOpenAIServer() as server:
+        monkeypatch.setenv("NAMI_BASE_URL", server.base_url)
+        result = CliRunner().invoke(cli, ["doctor"])
+    assert result.exit_code == 0, result.output
+    lines = result.output.splitlines()
+    assert f"OK    endpoint  {server.base_url} answers (1 model, " in result.output
+    assert ("WARN  model     deepseek-chat is not among the models this local server lists (fake-model); many "
+            "answer any name, else set $NAMI_MODEL or model.name to one of them") in lines
+    assert any(line.startswith("WARN  trust     not trusted yet") for line in lines)
 
 
 def test_an_endpoint_that_does_not_answer(workdir: Path, key: None) -> None:
@@ -156,6 +173,15 @@ def test_problems_of_this_project(workdir: Path, temp_home: Path, monkeypatch: p
                               "'temperature'?"]
 
 
+def test_a_changed_project_names_what_changed(workdir: Path, key: None) -> None:
+    write_project(workdir, "http://127.0.0.1:9/v1")
+    trust(workdir)
+    (workdir / "tools" / "new.yaml").write_text("name: new\ndescription: New.\ncommand: [echo, new]\n")
+    check = by_name(run_doctor(timeout=1))["trust"]
+    assert check.status == WARN
+    assert check.message.startswith("changed since you trusted it (tools/new.yaml added): its tools run once")
+
+
 def test_no_project_and_unwritable_folders(workdir: Path, temp_home: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     blocker = temp_home / "not-a-folder"
     blocker.write_text("")
@@ -230,6 +256,17 @@ def test_an_untrusted_project_never_gets_the_key(workdir: Path, key: None) -> No
         trust(workdir)
         assert by_name(run_doctor())["endpoint"].status == OK
         assert seen == [f"/v1/models Bearer {KEY}"]  # once trusted, the key goes where the file says
+
+
+def test_an_untrusted_project_choosing_the_key_variable_waits_even_for_an_endpoint_of_the_environment(
+        workdir: Path, key: None, monkeypatch: pytest.MonkeyPatch) -> None:
+    seen: list[str] = []
+    with serving(type("Handler", (_Recording,), {"seen": seen})) as url:
+        write_project(workdir, "https://llm.example.com/v1")  # chooses api_key_env: TEST_LLM_KEY too
+        monkeypatch.setenv("NAMI_BASE_URL", f"{url}/v1")
+        endpoint = by_name(run_doctor())["endpoint"]
+    assert endpoint.status == WARN and endpoint.message.startswith("not checked: agent.yaml chooses")
+    assert seen == []
 
 
 def test_mcp_servers_without_the_extra_fail_with_what_to_install(workdir: Path) -> None:

@@ -186,13 +186,7 @@ def test_nami_check_explains_rule_mistakes_with_positions(workdir: Path, write_r
     result = subprocess.run(["nami", "check"], cwd=workdir, capture_output=True, text=True)
     assert result.returncode == 1
     lines = result.stderr.splitlines()
-    assert lines == [
-        "agent.yaml:18:15: $.rules[5].decision: \"maybe\" is not one of: \"allow\", \"ask\", \"deny\"",
-        "1 problem found",
-    ]
-    (workdir / "agent.yaml").write_text(BROKEN.replace("    decision: maybe\n", "    decision: ask\n"))
-    lines = subprocess.run(["nami", "check"], cwd=workdir, capture_output=True, text=True).stderr.splitlines()
-    assert lines == [
+    rule_mistakes = [
         "agent.yaml:3:11: $.rules[0].tool: no tool is named 'kubectl_gt'; did you mean 'kubectl_get'?",
         "agent.yaml:6:23: $.rules[1].args.namespce: kubectl_* has no parameter 'namespce' (its parameters: files, "
         "namespace, resource, verb)",
@@ -204,8 +198,14 @@ def test_nami_check_explains_rule_mistakes_with_positions(workdir: Path, write_r
         "(command substitution $(…))",
         "tools/kubectl.yaml:22:9: $.tools[1].parameters.properties.files: warning: parameter 'files' is never "
         "used by the command or stdin",
-        "5 problems and 1 warning found",
     ]
+    # The rule whose decision is not valid is left out; the others are still checked, in the same run.
+    assert lines == [*rule_mistakes[:5],
+                     "agent.yaml:18:15: $.rules[5].decision: \"maybe\" is not one of: \"allow\", \"ask\", \"deny\"",
+                     rule_mistakes[5], "6 problems and 1 warning found"]
+    (workdir / "agent.yaml").write_text(BROKEN.replace("    decision: maybe\n", "    decision: ask\n"))
+    lines = subprocess.run(["nami", "check"], cwd=workdir, capture_output=True, text=True).stderr.splitlines()
+    assert lines == [*rule_mistakes, "5 problems and 1 warning found"]
 
 
 def test_check_reads_rules_of_an_untrusted_project_without_matching_anything(

@@ -87,6 +87,16 @@ def test_nami_check_refuses_a_shell_with_a_placeholder(tmp_path: Path) -> None:
     assert [(p.path, p.line, p.col) for p in problems] == [("$.command[2]", 4, 19)]
     assert problems[0].message.startswith("placeholder {x} is inside the code that `sh` runs, so its value would "
                                           "run as code (injection). Use `script:`")
+    # the way out, written with this parameter's name
+    assert problems[0].message.endswith("""e.g. [sh, -c, 'echo "$1"', sh, "{x}"] for a shell.""")
+
+
+def test_the_hints_name_the_parameter() -> None:
+    props = {"pattern": {"type": "string"}, "folder": {"type": "string"}}
+    (awk,) = [m for _, m in code_placeholders(list(enumerate(["awk", "/{pattern}/"])), props)]
+    assert awk.endswith("""[awk, -v, "pattern={pattern}", '{ print pattern }'].""")
+    (ssh,) = [m for _, m in code_placeholders(list(enumerate(["ssh", "host", "ls {folder}"])), props)]
+    assert ssh.endswith("constrain {folder} to an enum or a number.") and "{value}" not in awk + ssh
 
 
 def test_optional_groups_are_searched(tmp_path: Path) -> None:

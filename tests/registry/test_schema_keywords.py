@@ -61,6 +61,7 @@ def test_every_keyword_of_draft_2020_12_and_vendor_keywords_pass(workdir: Path) 
   x-generated-by: an OpenAPI exporter
   $defs:
     level: {$anchor: level, type: string, enum: [info, warn], deprecated: true}
+    word: {$dynamicAnchor: meta, type: string}
   definitions:
     old: {type: integer}
   properties:
@@ -90,7 +91,6 @@ def test_every_keyword_of_draft_2020_12_and_vendor_keywords_pass(workdir: Path) 
       anyOf: [{type: string}]
       oneOf: [{type: string}]
       allOf: [{type: string}, {$dynamicRef: "#meta"}]
-      $dynamicAnchor: meta
       x-order: 3
 """) == []
 

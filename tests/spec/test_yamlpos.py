@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import pytest
+
 from nami_yaml.errors import Problem
 from nami_yaml.spec.yamlpos import format_path, parse_yaml
 
@@ -83,7 +85,28 @@ def test_syntax_error_reports_where_the_unclosed_construct_began() -> None:
     (problem,) = problems
     assert isinstance(problem, Problem)
     assert (problem.line, problem.col, problem.path) == (4, 1, "$")
-    assert problem.message.startswith("YAML syntax error: while scanning a quoted scalar (line 2, column 4)")
+    assert problem.message == ("YAML syntax error: the quoted text opened at line 2, column 4 never ends: its "
+                               "closing quote is missing")
+
+
+@pytest.mark.parametrize(("text", "where", "words"), [
+    ("name: a\nparameters:\n  type: object\n properties: {}\n", (4, 2),
+     "bad indentation: this line lines up with no key of the mapping it is in (which starts at line 1, column 1)"),
+    ("tools:\n  - a\n  b: c\n", (3, 3), "the list that starts at line 2, column 3 goes on with a line that is not "
+                                        "an item"),
+    ("key: value\n- item\n", (2, 1), "a list item inside a mapping (which starts at line 1, column 1)"),
+    ("a: [1, 2\nb: 3\n", (2, 2), "the list opened with '[' at line 1, column 4 is not closed"),
+    ("a: {x: 1\nb: 3\n", (2, 2), "the mapping opened with '{' at line 1, column 4 is not closed"),
+    ("a: b: c\n", (1, 5), "a ': ' here cannot start a key: quote a value that holds ': '"),
+    ('a: "\\q"\n', (1, 5), "'\\q' is not an escape YAML knows inside double quotes"),
+    ("a: *nope\n", (1, 4), "*nope refers to no anchor &nope defined above it"),
+])
+def test_syntax_errors_are_said_in_nami_s_words(text: str, where: tuple[int, int], words: str) -> None:
+    _, problems = parse_yaml(text, "t.yaml")
+    (problem,) = problems
+    assert (problem.line, problem.col) == where
+    assert problem.message.startswith(f"YAML syntax error: {words}")
+    assert "while parsing" not in problem.message and "while scanning" not in problem.message
 
 
 def test_python_tags_are_refused_so_parsing_runs_no_code(tmp_path) -> None:
