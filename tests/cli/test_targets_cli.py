@@ -87,7 +87,7 @@ def test_a_pinned_target_is_not_offered_and_every_call_runs_there(fake_openai: F
 
 
 def test_an_unknown_pinned_target_is_a_usage_error(project: Path) -> None:
-    result = run_nami(None, "run", "--target", "staging", "hi", cwd=project)
+    result = run_nami(None, "run", "--target", "staging", "hi", cwd=project, env={"NAMI_API_KEY": "sk-test"})
     assert result.returncode == 2
     assert "cannot run on target 'staging': no target is named so (targets: dev, prod)" in result.stderr
     assert "Traceback" not in result.stderr
