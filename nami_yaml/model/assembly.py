@@ -2,7 +2,8 @@
 
 Servers nami was not written for send streams that stop early, events that are not JSON and fields of
 the wrong type. Each of those is a :class:`BrokenResponse` saying where it went wrong, never a TypeError
-from deep inside the client. No openai import: the SDK's objects are read by attribute, plain dicts too.
+from deep inside the client. No openai import: the client hands over plain dicts (what ``json.loads`` made of
+each event); the SDK's typed objects are read too, by attribute.
 """
 
 from __future__ import annotations
@@ -40,7 +41,7 @@ def _describe(value: Any) -> str:
 
 
 def _is_object(value: Any) -> bool:
-    # The SDK turns a JSON object into a model object; anything else it leaves as it was sent.
+    # A JSON object is a dict (or, from the SDK's typed parsing, a model object); anything else is as sent.
     return value is not None and not isinstance(value, (str, bytes, int, float, bool, list, tuple))
 
 

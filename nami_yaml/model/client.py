@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import contextlib
 import itertools
+import json
 import re
 import time
 from collections.abc import Callable, Iterator
@@ -136,14 +137,16 @@ class OpenAIChatModel:
         return _Request(body, sdk_options)
 
     def _send(self, sdk: openai.OpenAI, request: _Request) -> Any:
-        """POST the body as built. The SDK's ``chat.completions.create`` would walk every message and tool
-        definition against its type declarations on every request only to send the same JSON: with a
-        growing history that walk was most of nami's time per step (bench/: per-step overhead)."""
+        """POST the body as built, and read the reply as plain JSON. The SDK's ``chat.completions.create``
+        would walk every message and tool definition against its type declarations on every request only
+        to send the same JSON, and its typed stream builds an object of every chunk only for us to read a
+        few fields: with a growing history that was most of nami's time per step (bench/: per step).
+        ``cast_to=object`` keeps the SDK's retries, status errors, SSE decoding and error events, and
+        hands each event over as the dict ``json.loads`` made of it (StreamAssembly reads dicts)."""
         from openai import Stream
-        from openai.types.chat import ChatCompletion, ChatCompletionChunk
 
         return sdk.post("/chat/completions", body=request.body, options=request.options,  # type: ignore[arg-type]
-                        cast_to=ChatCompletion, stream=self.stream, stream_cls=Stream[ChatCompletionChunk])
+                        cast_to=object, stream=self.stream, stream_cls=Stream[object])
 
     def _messages(self, messages: list[dict[str, Any]]) -> list[dict[str, Any]]:
         # An assistant turn with only tool calls has no text. Strict servers (llama.cpp) refuse null
@@ -177,7 +180,7 @@ class OpenAIChatModel:
 
     def _complete_once(self, sdk: openai.OpenAI, request: _Request, echo: TextEcho) -> AssistantTurn:
         try:
-            turn = read_completion(self._send(sdk, request))
+            turn = read_completion(_json_body(self._send(sdk, request)))
         except (ValueError, TypeError) as exc:
             raise BrokenResponse(f"malformed response from {self._where()}: the body {_decode_problem(exc)}") from None
         except BrokenResponse as exc:
@@ -246,6 +249,18 @@ class OpenAIChatModel:
             text = text.replace(self._api_key, "***")
         text = re.sub(r"\s+", " ", text).strip()
         return text if len(text) <= 500 else text[:497] + "..."
+
+
+def _json_body(reply: Any) -> Any:
+    """The SDK parses a body as JSON only when its content type says so, and hands over the text otherwise;
+    a JSON body under another content type is still read (as typed responses were), and other text is left
+    for read_completion to name."""
+    if not isinstance(reply, str):
+        return reply
+    try:
+        return json.loads(reply)
+    except ValueError:
+        return reply
 
 
 def _retries(n: int) -> str:
