@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import contextlib
 import fnmatch
+import functools
 import os
 import re
 import selectors
@@ -113,8 +114,8 @@ def child_environment(
     cannot set a protected name: a value like ``${OPENAI_API_KEY}`` expanded into ``extra`` would
     otherwise hand the model's key to the tool.
     """
-    blocked = set(protected)
-    env = {k: v for k, v in host_env.items() if k not in blocked and not is_secret(k, v, scrub)}
+    blocked = frozenset(protected)
+    env = dict(_kept(tuple(host_env.items()), blocked, scrub))
     for name in passthrough:
         if name in host_env and name not in blocked:
             env[name] = host_env[name]
@@ -123,6 +124,14 @@ def child_environment(
         if name not in blocked:
             env[name] = value
     return env
+
+
+@functools.lru_cache(maxsize=16)
+def _kept(host_env: tuple[tuple[str, str], ...], blocked: frozenset[str],
+          scrub: EnvScrub | None) -> tuple[tuple[str, str], ...]:
+    """The host variables a tool may see. Cached: every call of a run starts from the same environment
+    and rules, and judging each variable by name and value cost more than all the rest of preparing a call."""
+    return tuple((k, v) for k, v in host_env if k not in blocked and not is_secret(k, v, scrub))
 
 
 @dataclass
@@ -278,6 +287,37 @@ def _group_alive(pgid: int) -> bool:
             return False
         return True
     return any(p.pgid == pgid and p.alive for p in listed)
+
+
+_LAST_PID = "/proc/sys/kernel/ns_last_pid"
+
+
+def _last_pid() -> int | None:
+    """The pid this pid namespace handed out last (Linux), or None where it cannot be read."""
+    try:
+        fd = os.open(_LAST_PID, os.O_RDONLY | os.O_CLOEXEC)
+    except OSError:
+        return None
+    try:
+        return int(os.read(fd, 32))
+    except (OSError, ValueError):
+        return None
+    finally:
+        os.close(fd)
+
+
+def _left_running(proc: subprocess.Popen[bytes]) -> bool:
+    """After the child exited (its zombie kept): whether anything it started is still alive in its group.
+
+    Every member of the group is a descendant created after the child. If the namespace's last pid is
+    still the child's own, nothing was created since (its pid cannot be handed out again while its zombie
+    is kept), so the group holds the zombie alone and the list of every process (a read of each one's
+    /proc entry, the largest part of a short call) is not needed. Only a process with CAP_CHECKPOINT_RESTORE
+    could create one without moving that number (clone3's set_tid), and such a process can leave with setsid
+    anyway."""
+    if _last_pid() == proc.pid:
+        return False
+    return _group_alive(proc.pid)
 
 
 def _kill_group(proc: subprocess.Popen[bytes]) -> None:
@@ -450,7 +490,7 @@ def run_process(request: ProcessRequest) -> ProcessResult:
             exited_on_its_own = exited_on_its_own or _has_exited(proc)
             _kill_group(proc)
             pump.drain(_FINAL_DRAIN)
-        elif _group_alive(proc.pid):
+        elif _left_running(proc):
             # The tool returned, but something it started in the background (`sleep 301 >/dev/null &`,
             # nohup) is still in its group: a tool call ends with the call. Only setsid escapes this.
             leftovers = True
