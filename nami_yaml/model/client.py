@@ -8,6 +8,7 @@ from __future__ import annotations
 import contextlib
 import itertools
 import json
+import operator
 import re
 import time
 from collections.abc import Callable, Iterator
@@ -70,6 +71,8 @@ class OpenAIChatModel:
         self.quirks = resolve_quirks(quirks)
         self._api_key = api_key or _NO_KEY
         self._sdk: openai.OpenAI | None = None
+        # The messages of the last request as given, and as sent (see _messages).
+        self._sent: tuple[list[dict[str, Any]], list[dict[str, Any]]] = ([], [])
         self.retry_delay = 0.5  # seconds before the first retry of a broken response; doubles each time
 
     def __repr__(self) -> str:  # never shows the key
@@ -153,8 +156,17 @@ class OpenAIChatModel:
         # there; "" is accepted everywhere, so it is sent unless a provider's quirk asks for null.
         if not self.quirks["null_content_as_empty"]:
             return messages
-        return [{**m, "content": ""} if m.get("role") == "assistant" and m.get("content") is None else m
-                for m in messages]
+        # The conversation only grows between requests: what was sent for its start is kept, and only the
+        # new messages are looked at, unless the list no longer starts with the very same messages.
+        source, sent = self._sent
+        if len(messages) < len(source) or not all(map(operator.is_, source, messages)):
+            source, sent = [], []
+        for message in messages[len(source):]:
+            source.append(message)
+            sent.append({**message, "content": ""} if message.get("role") == "assistant"
+                        and message.get("content") is None else message)
+        self._sent = (source, sent)
+        return sent
 
     # -- responses ------------------------------------------------------------------------------
     def _complete_streamed(self, sdk: openai.OpenAI, request: _Request, echo: TextEcho) -> AssistantTurn:
