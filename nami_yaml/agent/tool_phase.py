@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+import os
+import queue
 import threading
 import time
 from collections.abc import Callable
 from concurrent.futures import FIRST_COMPLETED, Future, wait
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, TypeVar
 
 from nami_yaml.agent.events import ApprovalEvent, Event, ToolCallEvent, ToolResultEvent
 from nami_yaml.agent.history import History
@@ -31,6 +33,7 @@ _POLL = 0.2  # seconds between checks of the cancel switch while tools run
 
 # A running call: its result, and whether it was cancelled when it came back.
 _Pending = Future[tuple[ToolResult, bool]]
+_T = TypeVar("_T")
 
 
 class Interrupted(Exception):
@@ -185,17 +188,15 @@ class ToolPhase:
         slot.started = time.time()
         cancel = self.cancel
 
-        def work() -> None:
+        def work() -> tuple[ToolResult, bool]:
             try:
                 result = prepared.run()
             except BaseException as exc:  # run() must not raise; if it does, the model still gets an answer
                 result = ToolResult.error(f"{prepared.name} failed unexpectedly: {type(exc).__name__}: {exc}")
             # A result that arrives after cancel was set is most likely the runner reporting the kill.
-            fut.set_result((result, cancel.is_set()))
+            return result, cancel.is_set()
 
-        # Daemon threads, unlike ThreadPoolExecutor workers, cannot keep the process alive after Ctrl-C
-        # if a tool ignores the cancel switch.
-        threading.Thread(target=work, name=f"nami-tool-{prepared.name}", daemon=True).start()
+        _WORKERS.run(work, fut.set_result, f"nami-tool-{prepared.name}")
 
     def _interrupt(self, slots: list[_Slot], running: dict[_Pending, _Slot]) -> None:
         """Stop everything, wait a bounded time for running tools, and give every call a result."""
@@ -236,6 +237,47 @@ class ToolPhase:
         record = CallRecord(slot.call, slot.prepared, slot.decision, r, slot.started, duration)
         for hook in self.hooks.after_tool:
             hook(record)
+
+
+class _Workers:
+    """The threads tool calls run on: daemon threads, which (unlike ThreadPoolExecutor workers) cannot
+    keep the process alive after Ctrl-C if a tool ignores the cancel switch. A thread that finished a call
+    waits for the next one, as starting a thread for every call cost more than handing a call to one that
+    waits (bench/: per step); a call that never returns keeps its thread, and the next call gets another."""
+
+    def __init__(self) -> None:
+        self._forget()
+        self.started = 0  # threads started so far
+
+    def run(self, work: Callable[[], _T], deliver: Callable[[_T], None], name: str) -> None:
+        """``deliver(work())`` on a thread of its own."""
+        with self._lock:
+            reuse = self._idle > 0
+            self._idle -= reuse
+            self.started += not reuse
+        self._jobs.put((work, deliver, name))
+        if not reuse:
+            threading.Thread(target=self._serve, name=name, daemon=True).start()
+
+    def _serve(self) -> None:
+        while True:
+            work, deliver, name = self._jobs.get()
+            threading.current_thread().name = name
+            value = work()  # never raises: it makes a result of any failure
+            # Idle before the result is delivered: the next call, which may follow at once, comes here.
+            with self._lock:
+                self._idle += 1
+            deliver(value)
+
+    def _forget(self) -> None:
+        """No thread waits yet (and in a forked child, none came along)."""
+        self._lock = threading.Lock()
+        self._jobs: queue.SimpleQueue[tuple[Callable[[], Any], Callable[[Any], None], str]] = queue.SimpleQueue()
+        self._idle = 0
+
+
+_WORKERS = _Workers()
+os.register_at_fork(after_in_child=_WORKERS._forget)
 
 
 def _collect(fut: _Pending) -> ToolResult:
