@@ -24,6 +24,9 @@ CUT_OFF = (
     "Retry with shorter output, for example by splitting large content over several smaller calls."
 )
 NOT_RUN = "Error: Not run: the user interrupted the run before this call started."
+TOO_MANY = ("Error: Not run: your response made {made} tool calls, more than the {limit} one response may make "
+            "(limits.max_tool_calls_per_turn); the first {limit} were handled. Make the calls that are still "
+            "needed in a later response.")
 INTERRUPTED = "Error: Interrupted by the user while this call was running."
 ABANDONED = "Error: Interrupted by the user; the call did not stop in time, so its outcome is unknown."
 NOBODY_TO_ASK = "approval is needed and there is no one to ask"
@@ -55,17 +58,23 @@ class _Slot:
 
 class ToolPhase:
     def __init__(self, toolbox: Toolbox, hooks: Hooks, emit: Callable[[Event], None], cancel: CancelToken, *,
-                 max_parallel: int, interrupt_grace: float):
+                 max_parallel: int, interrupt_grace: float, max_calls: int = 64):
         self.toolbox = toolbox
         self.hooks = hooks
         self.emit = emit
         self.cancel = cancel
         self.limit = max(1, max_parallel)
         self.interrupt_grace = interrupt_grace
+        self.max_calls = max(1, max_calls)
 
     def run(self, turn: AssistantTurn, history: History) -> bool:
         """Answer every call of ``turn`` with one tool message, in call order. False if interrupted."""
-        slots = [self._prepare(call) for call in turn.tool_calls]
+        calls, limit = turn.tool_calls, self.max_calls
+        slots = [self._prepare(call) for call in calls[:limit]]
+        # Past the limit, calls are answered without being looked at: one response cannot run thousands.
+        over = ToolResult(TOO_MANY.format(made=len(calls), limit=limit), ok=False,
+                          details={"not_run": "too_many_calls"})
+        slots += (_Slot(call, None, over) for call in calls[limit:])
         for slot in slots:
             arguments = slot.prepared.arguments if slot.prepared is not None else slot.call.arguments
             self.emit(ToolCallEvent(slot.call.id, slot.call.name, arguments, _describe(slot)))

@@ -57,6 +57,7 @@ class Agent:
         self.loop = AgentLoop(
             model=model, toolbox=self.guard.toolbox(project.executor()), hooks=self.hooks,
             max_steps=int(get("limits.max_steps")), max_parallel_tools=int(get("limits.max_parallel_tools")),
+            max_tool_calls_per_turn=int(get("limits.max_tool_calls_per_turn")),
             cancel=project.context.cancel, events=self.guard.events(self.bus),  # type: ignore[arg-type]
         )
         self.system_message = {"role": "system", "content": project.system_prompt()}
@@ -249,4 +250,5 @@ def build_model(effective: Effective) -> Model:
         api_key_env=key_source[1:] if key_source.startswith("$") else get("model.api_key_env"),
         stream=bool(get("model.stream")), max_retries=int(get("model.retries")), timeout=float(get("model.timeout")),
         temperature=get("model.temperature"), options=options, quirks=get("model.quirks"),
+        max_response_bytes=int(get("limits.max_response_bytes")),
     )

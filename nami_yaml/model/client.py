@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from nami_yaml.errors import ConfigError
-from nami_yaml.model.assembly import BrokenResponse, StreamAssembly, TextEcho, read_completion
+from nami_yaml.model.assembly import BrokenResponse, StreamAssembly, TextEcho, TooLarge, read_completion
 from nami_yaml.model.error_body import server_detail
 from nami_yaml.model.presets import resolve_quirks
 from nami_yaml.model.types import AssistantTurn, ModelError
@@ -28,6 +28,8 @@ _RESERVED = frozenset({"model", "messages", "tools", "stream", "stream_options"}
 # Options that are the SDK's, not the request body's: create()'s keyword -> the SDK's request option.
 _SDK_OPTIONS = {"extra_headers": "headers", "extra_query": "params", "timeout": "timeout"}
 _NO_KEY = "no-key"  # the SDK refuses to start without a key; keyless local servers ignore it
+# Asks the SDK for the response unread (as its with_streaming_response does), so a body is read in pieces.
+_UNREAD = {"X-Stainless-Raw-Response": "stream"}
 
 
 @dataclass(frozen=True)
@@ -52,6 +54,7 @@ class OpenAIChatModel:
         temperature: float | None = None,
         options: dict[str, Any] | None = None,
         quirks: dict[str, Any] | None = None,
+        max_response_bytes: int | None = 4_000_000,
     ):
         if not api_key and api_key_env:
             where = base_url or "the endpoint"
@@ -69,6 +72,8 @@ class OpenAIChatModel:
         if temperature is not None:
             self.options["temperature"] = temperature
         self.quirks = resolve_quirks(quirks)
+        # Bytes of text, reasoning and tool calls one response may bring (a streamed one), or of its body.
+        self.max_response_bytes = max_response_bytes
         self._api_key = api_key or _NO_KEY
         self._sdk: openai.OpenAI | None = None
         # The messages of the last request as given, and as sent (see _messages).
@@ -95,6 +100,11 @@ class OpenAIChatModel:
                 if self.stream:
                     return self._complete_streamed(sdk, request, echo)
                 return self._complete_once(sdk, request, echo)
+            except TooLarge as exc:
+                raise ModelError(f"the response from {self._where()} passed limits.max_response_bytes "
+                                 f"({exc.limit:,} bytes) and was cut off there; nothing of it was kept. "
+                                 "Raise the limit if the model's answers are really this long",
+                                 kind="response_too_large") from None
             except BrokenResponse as exc:
                 # The server answered 200 and then broke off or sent garbage: retried like a 5xx.
                 if attempt >= self.max_retries:
@@ -151,6 +161,29 @@ class OpenAIChatModel:
         return sdk.post("/chat/completions", body=request.body, options=request.options,  # type: ignore[arg-type]
                         cast_to=object, stream=self.stream, stream_cls=Stream[object])
 
+    def _read_body(self, sdk: openai.OpenAI, request: _Request) -> Any:
+        """The body of a response that was not streamed, read in pieces up to max_response_bytes (the
+        SDK would read all of it, however long, before handing it over), as JSON."""
+        headers = {**(request.options.get("headers") or {}), **_UNREAD}
+        response = self._send(sdk, _Request(request.body, {**request.options, "headers": headers}))
+        body, limit = bytearray(), self.max_response_bytes
+        try:
+            for piece in response.iter_bytes():
+                body += piece
+                if limit is not None and len(body) > limit:
+                    raise TooLarge(limit)
+        except TooLarge:
+            raise
+        except Exception as exc:  # the transport's own errors (httpx's), the only thing this loop calls
+            raise BrokenResponse(f"the body was cut short: {_root_cause(exc)}") from None
+        finally:
+            response.close()
+        text = body.decode("utf-8")
+        # As the SDK reads a body: JSON when the content type says so (else an error), else text.
+        if response.headers.get("content-type", "").split(";")[0].strip().endswith("json"):
+            return json.loads(text)
+        return _json_body(text)
+
     def _messages(self, messages: list[dict[str, Any]]) -> list[dict[str, Any]]:
         # An assistant turn with only tool calls has no text. Strict servers (llama.cpp) refuse null
         # there; "" is accepted everywhere, so it is sent unless a provider's quirk asks for null.
@@ -170,7 +203,7 @@ class OpenAIChatModel:
 
     # -- responses ------------------------------------------------------------------------------
     def _complete_streamed(self, sdk: openai.OpenAI, request: _Request, echo: TextEcho) -> AssistantTurn:
-        assembly = StreamAssembly()
+        assembly = StreamAssembly(self.max_response_bytes)
         # The context manager closes the HTTP response on any exit, KeyboardInterrupt included.
         with self._send(sdk, request) as stream, self._mid_stream(assembly):
             chunks = iter(stream)
@@ -192,7 +225,7 @@ class OpenAIChatModel:
 
     def _complete_once(self, sdk: openai.OpenAI, request: _Request, echo: TextEcho) -> AssistantTurn:
         try:
-            turn = read_completion(_json_body(self._send(sdk, request)))
+            turn = read_completion(self._read_body(sdk, request))
         except (ValueError, TypeError) as exc:
             raise BrokenResponse(f"malformed response from {self._where()}: the body {_decode_problem(exc)}") from None
         except BrokenResponse as exc:
@@ -263,12 +296,9 @@ class OpenAIChatModel:
         return text if len(text) <= 500 else text[:497] + "..."
 
 
-def _json_body(reply: Any) -> Any:
-    """The SDK parses a body as JSON only when its content type says so, and hands over the text otherwise;
-    a JSON body under another content type is still read (as typed responses were), and other text is left
-    for read_completion to name."""
-    if not isinstance(reply, str):
-        return reply
+def _json_body(reply: str) -> Any:
+    """A JSON body under another content type is still read (as typed responses were), and other text is
+    left for read_completion to name."""
     try:
         return json.loads(reply)
     except ValueError:
