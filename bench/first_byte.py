@@ -22,7 +22,8 @@ from nami_yaml.testing import FakeOpenAIServer, text
 
 ANSWER = "Benchmarked answer, streamed."
 FIRST_WORD = b"Benchmarked"
-CHUNK_DELAY = 0.2
+CHUNK_DELAY = 0.2  # seconds between chunks; a quick run waits less (its figure only has to be sane)
+QUICK_CHUNK_DELAY = 0.05
 TIMEOUT = 30.0
 
 
@@ -66,6 +67,7 @@ def first_word_at(command: list[str], cwd: Path, env: dict[str, str], *, termina
 
 def measure(settings: Settings) -> list[Row]:
     rows = []
+    delay = QUICK_CHUNK_DELAY if settings.quick else CHUNK_DELAY
     with scratch() as home, FakeOpenAIServer() as server:
         config = write_project(home / "project", server.base_url)
         env = bench_env(home)
@@ -77,7 +79,7 @@ def measure(settings: Settings) -> list[Row]:
             for _ in range(settings.repeat):
                 for name, command, watch in (("nami", nami, "stdout" if terminal else "stderr"),
                                              ("minimal", minimal, "stdout")):
-                    server.add(text(ANSWER, chunk_delay=CHUNK_DELAY))
+                    server.add(text(ANSWER, chunk_delay=delay))
                     seen = first_word_at(command, config.parent, run_env, terminal=terminal, watch=watch)
                     # Event 0 is the role with empty content (as real servers send it); event 1 has the text.
                     delays[name].append(seen - server.requests[-1].chunk_times[1])

@@ -70,26 +70,26 @@ class Runs:
     def __init__(self, server: FakeOpenAIServer, cwd: Path, env: dict[str, str], steps: int):
         self.server, self.cwd, self.env, self.steps = server, cwd, env, steps
 
-    def run(self, command: list[str]) -> tuple[float, float]:
-        """The run's steady time per step and its whole wall time, in seconds."""
+    def run(self, command: list[str], keep: Path | None = None) -> tuple[float, float]:
+        """The run's steady time per step and its whole wall time, in seconds; its first request is kept
+        in ``keep`` (see keep_body) unless that file exists."""
         first = len(self.server.requests)
         elapsed = timed(lambda: subprocess.run(command, cwd=self.cwd, env=self.env, stdin=subprocess.DEVNULL,
                                                stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, check=True))
         arrivals = [r.arrived for r in self.server.requests[first:]]
         if len(arrivals) != self.steps:
             raise RuntimeError(f"{command[0]}: {len(arrivals)} requests reached the server, expected {self.steps}")
+        if keep is not None and not keep.exists():
+            keep_body(self.server.requests[first], keep)
         return steady_step(arrivals), elapsed
 
 
-def nami_body(server: FakeOpenAIServer, command: list[str], cwd: Path, env: dict[str, str], path: Path) -> Path:
-    """Run ``command`` (a one-step `nami run`) and keep its request without the conversation: what the
-    direct-post loop sends with its own messages."""
-    subprocess.run(command, cwd=cwd, env=env, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
-                   stderr=subprocess.DEVNULL, check=True)
-    body = dict(server.requests[-1])
+def keep_body(request: dict[str, Any], path: Path) -> None:
+    """Keep a request of nami's without the conversation: what the direct-post loop sends with its own
+    messages (taken from nami's first timed run, which always runs before the direct-post loop's)."""
+    body = dict(request)
     body["messages"] = [m for m in body["messages"] if m["role"] == "system"]
     path.write_text(json.dumps(body))
-    return path
 
 
 def measure(settings: Settings) -> list[Row]:
@@ -104,17 +104,18 @@ def measure(settings: Settings) -> list[Row]:
         minimal = [sys.executable, str(ROOT / "bench" / "minimal_loop.py"), server.base_url, task]
         for stream in (True, False):
             flag = [] if stream else ["--no-stream"]
-            nami = [*nami_command(), "run", "--config", str(config), *flag]
-            body = nami_body(server, [*nami, "work: steps=1"], config.parent, env, home / f"body-{len(flag)}.json")
-            commands = {"nami": [*nami, task], "direct": [*minimal, *flag, "--direct", str(body)],
-                        "seeds": [*minimal, *flag]}
+            body = home / f"body-{len(flag)}.json"
+            commands = {"nami": [*nami_command(), "run", "--config", str(config), *flag, task],
+                        "direct": [*minimal, *flag, "--direct", str(body)], "seeds": [*minimal, *flag]}
+
+            keep = {"nami": body}  # nami runs first, and the direct-post loop reads the body it sent
             for name in LOOPS[:2] * settings.warmup:
-                runs.run(commands[name])  # page cache and .pyc files
+                runs.run(commands[name], keep.get(name))  # page cache and .pyc files
             samples: dict[str, list[tuple[float, float]]] = {name: [] for name in LOOPS}
             for round_ in range(settings.repeat):
-                for name in LOOPS:  # in turns, so a burst of load from elsewhere hits all of them
+                for name in LOOPS:  # in turns (nami first), so a burst of load from elsewhere hits all of them
                     if name != "seeds" or round_ < seeds_rounds:
-                        samples[name].append(runs.run(commands[name]))
+                        samples[name].append(runs.run(commands[name], keep.get(name)))
             per_step = {name: median([s[0] for s in samples[name]]) * 1000 for name in LOOPS}
             mode, key = ("streaming", "stream") if stream else ("not streaming", "plain")
             label = f"time per step, {steps}-step `nami run`, {mode} (steady state)"
