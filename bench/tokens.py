@@ -5,8 +5,9 @@
 Prints the system prompt and each default tool definition, in characters as sent and estimated tokens,
 largest first, and the total against nami's budget of 4,200 characters (tests/test_lean_requests.py holds
 it). Counted, not timed. In the table (`python -m bench`): the system prompt, the tool definitions and
-their sum, against Pi's, measured live from Pi's first request at the fake server (bench/pi.py), or
-"not measured" and why.
+their sum, and the same first request with every group of the ops library enabled (what `nami init`
+selects on a machine with all the ops CLIs), each against Pi's, measured live from Pi's first request at
+the fake server (bench/pi.py), or "not measured" and why.
 """
 
 from __future__ import annotations
@@ -17,17 +18,21 @@ from pathlib import Path
 from bench.common import Row, Settings
 from bench.pi import NotMeasured, PiWeight, measure_pi
 from nami_yaml.app import open_project
+from nami_yaml.registry.library import library_groups
 from nami_yaml.session.context import Part, request_parts, total_chars
 from nami_yaml.session.usage import estimate_tokens
 
 BUDGET = 4_200
 
 
-def default_parts() -> tuple[list[Part], list[str]]:
+def default_parts(library: list[str] | None = None) -> tuple[list[Part], list[str]]:
+    """The first request's parts with the defaults everyone starts with (no agent.yaml), plus the
+    ``library`` groups named."""
+    flags = {"tools.library": library} if library else None
     with tempfile.TemporaryDirectory() as folder:
-        workspace = Path(folder) / "project"  # no agent.yaml: the defaults everyone starts with
+        workspace = Path(folder) / "project"
         workspace.mkdir()
-        project = open_project(cwd=workspace, env={"HOME": folder})
+        project = open_project(cwd=workspace, env={"HOME": folder}, flags=flags)
         parts = request_parts(project.system_prompt(), project.registry.definitions())
         docs = [tool.name for tool in project.registry if tool.docs is not None]
     return parts, docs
@@ -38,7 +43,25 @@ def measure(settings: Settings) -> list[Row]:
     prompt = [p for p in parts if p.label == "system prompt"]
     tools = [p for p in parts if p.label != "system prompt"]
     pi = measure_pi(may_install=not settings.quick)
-    return pi_rows(prompt, tools, pi)
+    groups = list(library_groups())
+    everything, _ = default_parts(groups)
+    return [*pi_rows(prompt, tools, pi), *library_rows(everything, len(groups), pi)]
+
+
+def library_rows(parts: list[Part], groups: int, pi: PiWeight | NotMeasured) -> list[Row]:
+    """The whole first request with every library group enabled, against Pi's whole first request."""
+    chars = total_chars(parts)
+    tools = len(parts) - 1  # all but the system prompt
+    label = f"system prompt + default tools + the whole library ({groups} groups; {tools} tools in all)"
+    if isinstance(pi, NotMeasured):
+        baseline, name = None, f"Pi: not measured ({pi.why})"
+    else:
+        baseline, name = pi.total, f"Pi {pi.version}, measured"
+    return [Row("tokens.library.chars", f"{label}, characters", chars, "chars", baseline, name, "≤ 1.0× Pi's",
+                None if baseline is None else chars <= baseline),
+            Row("tokens.library.tokens", f"{label}, estimated tokens", estimate_tokens(chars), "tokens",
+                None if baseline is None else estimate_tokens(baseline),
+                f"{name}, estimated the same way" if baseline is not None else name)]
 
 
 def pi_rows(prompt: list[Part], tools: list[Part], pi: PiWeight | NotMeasured) -> list[Row]:

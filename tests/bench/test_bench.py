@@ -17,6 +17,7 @@ from bench.__main__ import SECTIONS, collect  # noqa: E402
 from bench.common import BenchError, Row, Settings  # noqa: E402
 from bench.table import BEGIN, END, markdown  # noqa: E402
 from bench.tokens import BUDGET  # noqa: E402
+from nami_yaml.registry.library import library_groups  # noqa: E402
 
 KEYS = [
     "startup.python", "startup.openai",
@@ -26,7 +27,7 @@ KEYS = [
     "stream.first_byte.pty", "stream.first_byte.pipe",
     "parallel.four_reads",
     "memory.flood", "memory.resume",
-    *(f"tokens.{part}.{unit}" for part in ("prompt", "tools", "total") for unit in ("chars", "tokens")),
+    *(f"tokens.{part}.{unit}" for part in ("prompt", "tools", "total", "library") for unit in ("chars", "tokens")),
     "prefix.stable",
     "batch.workers1", "batch.workers2", "batch.workers4",
     "bash_rules.slowest",
@@ -78,6 +79,13 @@ def test_what_is_not_a_timing(rows: dict[str, Row]) -> None:
         assert pi.baseline_label.startswith("Pi: not measured (") and pi.met is None
     else:
         assert pi.baseline_label.endswith(", measured") and pi.met == (pi.value <= pi.baseline)
+    # The whole library: the default request and every library tool, against the same Pi measurement.
+    library = rows["tokens.library.chars"]
+    groups = library_groups()
+    assert library.value > pi.value + sum(len(files) for files in groups.values()) * 100  # each tool adds some
+    assert f"({len(groups)} groups; " in library.label and library.target == "≤ 1.0× Pi's"
+    assert (library.baseline, library.baseline_label) == (pi.baseline, pi.baseline_label)
+    assert library.met == (None if library.baseline is None else library.value <= library.baseline)
 
 
 def test_the_command_prints_the_machine_and_the_table(tmp_path: Path) -> None:
