@@ -4,6 +4,7 @@ project pointed at the fake server, and running nami as a user does (a fresh pro
 from __future__ import annotations
 
 import importlib.metadata
+import math
 import os
 import platform
 import shutil
@@ -38,6 +39,30 @@ class Row:
         if self.baseline is None or self.baseline == 0:
             return None
         return self.value / self.baseline
+
+    def problem(self) -> str | None:
+        """Why a figure cannot be true (a negative time, a share over 100 %), or None. Such a figure is an
+        error of the measurement, never a target met."""
+        for what, value in (("figure", self.value), ("baseline", self.baseline)):
+            if value is None:
+                continue
+            if not math.isfinite(value):
+                return f"the {what} is {value}"
+            if self.unit in POSITIVE_UNITS and value <= 0:
+                return f"the {what} is {value:g} {self.unit}, which cannot be"
+            if self.unit == "%" and not 0 <= value <= 100:
+                return f"the {what} is {value:g} %, outside 0-100"
+            if self.unit == "yes/no" and value not in (0, 1):
+                return f"the {what} is {value:g}, neither yes nor no"
+        return None
+
+
+class BenchError(Exception):
+    """A measurement came out impossible: the benchmark failed, whatever the targets say."""
+
+
+# Units in which nothing real is zero or less: a time, a size, a rate, a count of characters.
+POSITIVE_UNITS = frozenset({"ms", "s", "MB", "tasks/min", "chars", "tokens"})
 
 
 @dataclass

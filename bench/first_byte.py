@@ -23,7 +23,8 @@ from nami_yaml.testing import FakeOpenAIServer, text
 
 ANSWER = "Benchmarked answer, streamed."
 FIRST_WORD = b"Benchmarked"
-CHUNK_DELAY = 0.2
+CHUNK_DELAY = 0.2  # seconds between chunks; a quick run waits less (its figure only has to be sane)
+QUICK_CHUNK_DELAY = 0.05
 TIMEOUT = 30.0
 
 
@@ -69,6 +70,7 @@ def first_word_at(command: list[str], cwd: Path, env: dict[str, str], *, termina
 
 def measure(settings: Settings) -> list[Row]:
     rows = []
+    delay = QUICK_CHUNK_DELAY if settings.quick else CHUNK_DELAY
     with scratch() as home, FakeOpenAIServer() as server:
         config = write_project(home / "project", server.base_url)
         env = bench_env(home)
@@ -80,7 +82,7 @@ def measure(settings: Settings) -> list[Row]:
             for _ in range(settings.repeat):
                 for name, command, watch in (("nami", nami, "stdout" if terminal else "stderr"),
                                              ("minimal", minimal, "stdout")):
-                    server.add(text(ANSWER, chunk_delay=CHUNK_DELAY))
+                    server.add(text(ANSWER, chunk_delay=delay))
                     # The minimal loop prints to stdout: a terminal, or the pipe the answer is redirected to.
                     ptys = ("stdout", "stderr") if terminal else ("stderr",) if name == "nami" else ()
                     seen = first_word_at(command, config.parent, run_env, terminals=ptys, watch=watch)

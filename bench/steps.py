@@ -1,30 +1,30 @@
-"""Per-step overhead: what `nami run` adds to each model request and tool call, against the minimal loop
-in bench/minimal_loop.py over the same openai SDK, fake server and trivial tool (`echo ok` in a process),
-streaming and not. Both are whole processes as a user starts them; the figure per step is
-(time of an N-step run - time of a 1-step run) / (N - 1), which takes start-up out of it.
+"""Per-step cost: what `nami run` adds to each model request and tool call, against bench/minimal_loop.py
+over the same openai SDK, fake server and trivial tool (`echo ok` in a process), streaming and not.
+
+Two baselines. The goal is the direct-post loop, which posts the same body nami sends (its system prompt,
+tool definitions and options, taken from nami's first request in the same run) and reads the reply as
+plain JSON, as nami's client does: the physical floor of a loop over this SDK. The other is the seeds'
+loop, which calls `chat.completions.create()` with its one tool; the SDK's walk of every message and tool
+against its types makes it slower with every step, so a ratio against it mostly measures the SDK (kept
+because the seeds measured it).
+
+Every figure is the steady state: the mean time between two requests reaching the fake server, over the
+run's requests after the first tenth (which pay for imports and warm caches). Start-up is not in it;
+the whole-process row shows it. The loops take turns in every round, on the same scripted server.
 
     python -m bench.steps
 """
 
 from __future__ import annotations
 
+import json
 import re
 import subprocess
 import sys
 from pathlib import Path
 from typing import Any
 
-from bench.common import (
-    ROOT,
-    Row,
-    Settings,
-    bench_env,
-    interleaved,
-    nami_command,
-    scratch,
-    timed,
-    write_project,
-)
+from bench.common import ROOT, Row, Settings, bench_env, median, nami_command, scratch, timed, write_project
 from nami_yaml.testing import FakeOpenAIServer, ScriptedResponse, call, text, tool_calls
 
 PING = """\
@@ -34,7 +34,9 @@ risk: read
 parameters: {type: object, properties: {}}
 command: [echo, ok]
 """
-TARGET = 1.05
+TARGET = 1.10
+LOOPS = ("nami", "direct", "seeds")
+BASELINES = {"direct": "direct-post loop", "seeds": "seeds' loop, `chat.completions.create()`"}
 
 
 def steps_responder(body: dict[str, Any]) -> ScriptedResponse:
@@ -54,39 +56,81 @@ def ping_project(folder: Path, base_url: str, max_steps: int) -> Path:
                                            f"limits: {{max_steps: {max_steps}}}\n")
 
 
+def steady_step(arrivals: list[float]) -> float:
+    """Mean seconds between consecutive requests, after the first tenth of them."""
+    skip = max(1, len(arrivals) // 10)
+    if len(arrivals) - skip < 2:
+        raise RuntimeError(f"{len(arrivals)} requests are too few for a steady state")
+    return (arrivals[-1] - arrivals[skip]) / (len(arrivals) - 1 - skip)
+
+
+class Runs:
+    """One process per run; what each run's requests were, read at the server."""
+
+    def __init__(self, server: FakeOpenAIServer, cwd: Path, env: dict[str, str], steps: int):
+        self.server, self.cwd, self.env, self.steps = server, cwd, env, steps
+
+    def run(self, command: list[str], keep: Path | None = None) -> tuple[float, float]:
+        """The run's steady time per step and its whole wall time, in seconds; its first request is kept
+        in ``keep`` (see keep_body) unless that file exists."""
+        first = len(self.server.requests)
+        elapsed = timed(lambda: subprocess.run(command, cwd=self.cwd, env=self.env, stdin=subprocess.DEVNULL,
+                                               stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, check=True))
+        arrivals = [r.arrived for r in self.server.requests[first:]]
+        if len(arrivals) != self.steps:
+            raise RuntimeError(f"{command[0]}: {len(arrivals)} requests reached the server, expected {self.steps}")
+        if keep is not None and not keep.exists():
+            keep_body(self.server.requests[first], keep)
+        return steady_step(arrivals), elapsed
+
+
+def keep_body(request: dict[str, Any], path: Path) -> None:
+    """Keep a request of nami's without the conversation: what the direct-post loop sends with its own
+    messages (taken from nami's first timed run, which always runs before the direct-post loop's)."""
+    body = dict(request)
+    body["messages"] = [m for m in body["messages"] if m["role"] == "system"]
+    path.write_text(json.dumps(body))
+
+
 def measure(settings: Settings) -> list[Row]:
-    steps = settings.size(200, 4)
-    repeat = min(settings.repeat, 3)  # a 200-step run takes seconds; three rounds give a stable median
+    steps = settings.size(200, 12)
+    seeds_rounds = min(settings.repeat, 3)  # a 200-step run of the seeds' loop takes many seconds
     rows = []
     with scratch() as home, FakeOpenAIServer(responder=steps_responder) as server:
         config = ping_project(home / "project", server.base_url, steps + 5)
         env = bench_env(home)
-        nami = nami_command()
-        minimal = [sys.executable, str(ROOT / "bench" / "minimal_loop.py"), server.base_url]
-
-        def launch(command: list[str]) -> float:
-            return timed(lambda: subprocess.run(command, cwd=config.parent, env=env, stdin=subprocess.DEVNULL,
-                                                stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, check=True))
-
+        runs = Runs(server, config.parent, env, steps)
+        task = f"work: steps={steps}"
+        minimal = [sys.executable, str(ROOT / "bench" / "minimal_loop.py"), server.base_url, task]
         for stream in (True, False):
             flag = [] if stream else ["--no-stream"]
-            commands = {}
-            for n in (1, steps):
-                commands[f"nami {n}"] = [*nami, "run", "--config", str(config), *flag, f"work: steps={n}"]
-                commands[f"minimal {n}"] = [*minimal, f"work: steps={n}", *flag]
-            for name in list(commands)[:2] * settings.warmup:
-                launch(commands[name])  # the one-step runs: page cache and .pyc files
-            times = interleaved({name: (lambda c=command: launch(c)) for name, command in commands.items()}, repeat)
-            ours = (times[f"nami {steps}"] - times["nami 1"]) / (steps - 1) * 1000
-            theirs = (times[f"minimal {steps}"] - times["minimal 1"]) / (steps - 1) * 1000
-            mode = "streaming" if stream else "not streaming"
-            rows.append(Row(f"steps.{'stream' if stream else 'plain'}",
-                            f"time per step, {steps}-step `nami run`, {mode}", ours, "ms", theirs,
-                            "minimal loop", f"≤ {TARGET}×", ours <= theirs * TARGET))
+            body = home / f"body-{len(flag)}.json"
+            commands = {"nami": [*nami_command(), "run", "--config", str(config), *flag, task],
+                        "direct": [*minimal, *flag, "--direct", str(body)], "seeds": [*minimal, *flag]}
+
+            keep = {"nami": body}  # nami runs first, and the direct-post loop reads the body it sent
+            for name in LOOPS[:2] * settings.warmup:
+                runs.run(commands[name], keep.get(name))  # page cache and .pyc files
+            samples: dict[str, list[tuple[float, float]]] = {name: [] for name in LOOPS}
+            for round_ in range(settings.repeat):
+                for name in LOOPS:  # in turns (nami first), so a burst of load from elsewhere hits all of them
+                    if name != "seeds" or round_ < seeds_rounds:
+                        samples[name].append(runs.run(commands[name], keep.get(name)))
+            per_step = {name: median([s[0] for s in samples[name]]) * 1000 for name in LOOPS}
+            mode, key = ("streaming", "stream") if stream else ("not streaming", "plain")
+            label = f"time per step, {steps}-step `nami run`, {mode} (steady state)"
+            ours = per_step["nami"]
+            rows.append(Row(f"steps.{key}", label, ours, "ms", per_step["direct"], BASELINES["direct"],
+                            f"≤ {TARGET:.2f}×", ours <= per_step["direct"] * TARGET))
+            rows.append(Row(f"steps.{key}.seeds", label, ours, "ms", per_step["seeds"], BASELINES["seeds"]))
+            if stream:
+                whole = {name: median([s[1] for s in samples[name]]) for name in LOOPS}
+                rows.append(Row("steps.process", f"a whole {steps}-step `nami run`, streaming, start-up included",
+                                whole["nami"], "s", whole["direct"], BASELINES["direct"]))
     return rows
 
 
 if __name__ == "__main__":
     from bench.table import print_rows
 
-    print_rows(measure(Settings(quick=False, repeat=5)))
+    print_rows(measure(Settings(quick=False, repeat=3)))

@@ -37,7 +37,8 @@ def markdown(rows: Iterable[Row]) -> str:
     lines = ["| measure | nami | baseline (same run) | ratio | target |",
              "|---|--:|---|--:|---|"]
     for row in rows:
-        baseline = f"{figure(row.baseline, row.unit)} ({row.baseline_label})" if row.baseline is not None else ""
+        baseline = (f"{figure(row.baseline, row.unit)} ({row.baseline_label})" if row.baseline is not None
+                    else row.baseline_label)  # e.g. "Pi: not measured (why)"
         ratio = f"{row.ratio:.2f}×" if row.ratio is not None else ""
         lines.append(f"| {row.label} | {figure(row.value, row.unit)} | {baseline} | {ratio} | {verdict(row)} |")
     return "\n".join(lines) + "\n"

@@ -3,9 +3,11 @@
     python -m bench.tokens
 
 Prints the system prompt and each default tool definition, in characters as sent and estimated tokens,
-largest first, and the total against the budget of 4,200 characters (Pi's four tools and prompt weigh
-about 4,300). Counted, not timed; tests/test_lean_requests.py asserts the same budget. In the table
-(`python -m bench`): the system prompt, the tool definitions and their sum, against Pi's.
+largest first, and the total against nami's budget of 4,200 characters (tests/test_lean_requests.py holds
+it). Counted, not timed. In the table (`python -m bench`): the system prompt, the tool definitions and
+their sum, and the same first request with every group of the ops library enabled (what `nami init`
+selects on a machine with all the ops CLIs), each against Pi's, measured live from Pi's first request at
+the fake server (bench/pi.py), or "not measured" and why.
 """
 
 from __future__ import annotations
@@ -14,19 +16,23 @@ import tempfile
 from pathlib import Path
 
 from bench.common import Row, Settings
+from bench.pi import NotMeasured, PiWeight, measure_pi
 from nami_yaml.app import open_project
+from nami_yaml.registry.library import library_groups
 from nami_yaml.session.context import Part, request_parts, total_chars
 from nami_yaml.session.usage import estimate_tokens
 
 BUDGET = 4_200
-PI_CHARS = 4_300  # Pi's system prompt and its four tools (read, write, edit, bash), as sent
 
 
-def default_parts() -> tuple[list[Part], list[str]]:
+def default_parts(library: list[str] | None = None) -> tuple[list[Part], list[str]]:
+    """The first request's parts with the defaults everyone starts with (no agent.yaml), plus the
+    ``library`` groups named."""
+    flags = {"tools.library": library} if library else None
     with tempfile.TemporaryDirectory() as folder:
-        workspace = Path(folder) / "project"  # no agent.yaml: the defaults everyone starts with
+        workspace = Path(folder) / "project"
         workspace.mkdir()
-        project = open_project(cwd=workspace, env={"HOME": folder})
+        project = open_project(cwd=workspace, env={"HOME": folder}, flags=flags)
         parts = request_parts(project.system_prompt(), project.registry.definitions())
         docs = [tool.name for tool in project.registry if tool.docs is not None]
     return parts, docs
@@ -36,16 +42,49 @@ def measure(settings: Settings) -> list[Row]:
     parts, _ = default_parts()
     prompt = [p for p in parts if p.label == "system prompt"]
     tools = [p for p in parts if p.label != "system prompt"]
+    pi = measure_pi(may_install=not settings.quick)
+    groups = list(library_groups())
+    everything, _ = default_parts(groups)
+    return [*pi_rows(prompt, tools, pi), *library_rows(everything, len(groups), pi)]
+
+
+def library_rows(parts: list[Part], groups: int, pi: PiWeight | NotMeasured) -> list[Row]:
+    """The whole first request with every library group enabled, against Pi's whole first request."""
+    chars = total_chars(parts)
+    tools = len(parts) - 1  # all but the system prompt
+    label = f"system prompt + default tools + the whole library ({groups} groups; {tools} tools in all)"
+    if isinstance(pi, NotMeasured):
+        baseline, name = None, f"Pi: not measured ({pi.why})"
+    else:
+        baseline, name = pi.total, f"Pi {pi.version}, measured"
+    return [Row("tokens.library.chars", f"{label}, characters", chars, "chars", baseline, name, "≤ 1.0× Pi's",
+                None if baseline is None else chars <= baseline),
+            Row("tokens.library.tokens", f"{label}, estimated tokens", estimate_tokens(chars), "tokens",
+                None if baseline is None else estimate_tokens(baseline),
+                f"{name}, estimated the same way" if baseline is not None else name)]
+
+
+def pi_rows(prompt: list[Part], tools: list[Part], pi: PiWeight | NotMeasured) -> list[Row]:
+    """nami's system prompt, tools and their sum, each beside Pi's (or why Pi's was not measured)."""
+    if isinstance(pi, NotMeasured):
+        theirs: dict[str, int | None] = {"prompt": None, "tools": None, "total": None}
+        names = dict.fromkeys(theirs, f"Pi: not measured ({pi.why})")
+    else:
+        theirs = {"prompt": pi.system_prompt, "tools": pi.tool_chars, "total": pi.total}
+        names = {"prompt": f"Pi {pi.version}'s, measured", "tools": f"Pi {pi.version}'s {len(pi.tools)}, measured",
+                 "total": f"Pi {pi.version}, measured"}
     rows = []
     for key, label, chosen in (("prompt", "system prompt", prompt),
                                ("tools", f"{len(tools)} default tool definitions", tools),
-                               ("total", "system prompt + default tools", parts)):
-        chars = total_chars(chosen)
-        rows.append(Row(f"tokens.{key}.chars", f"{label}, characters", chars, "chars"))
-        rows.append(Row(f"tokens.{key}.tokens", f"{label}, estimated tokens", estimate_tokens(chars), "tokens"))
-    rows[-2].baseline, rows[-2].baseline_label = PI_CHARS, "Pi's 4 tools and prompt"
-    rows[-2].target, rows[-2].met = f"≤ {BUDGET:,} chars", rows[-2].value <= BUDGET
-    rows[-1].baseline, rows[-1].baseline_label = estimate_tokens(PI_CHARS), "Pi, estimated the same way"
+                               ("total", "system prompt + default tools", [*prompt, *tools])):
+        chars, baseline = total_chars(chosen), theirs[key]
+        rows.append(Row(f"tokens.{key}.chars", f"{label}, characters", chars, "chars", baseline, names[key]))
+        rows.append(Row(f"tokens.{key}.tokens", f"{label}, estimated tokens", estimate_tokens(chars), "tokens",
+                        None if baseline is None else estimate_tokens(baseline),
+                        f"{names[key]}, estimated the same way" if baseline is not None else names[key]))
+    total = rows[-2]
+    total.target = "≤ 1.0× Pi's"
+    total.met = None if total.baseline is None else total.value <= total.baseline
     return rows
 
 

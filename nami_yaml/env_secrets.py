@@ -8,6 +8,7 @@ A leaf: the process runner, the MCP client, the config checks and the audit log 
 from __future__ import annotations
 
 import fnmatch
+import functools
 import re
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
@@ -99,8 +100,8 @@ def child_environment(
     cannot set a protected name: a value like ``${OPENAI_API_KEY}`` expanded into ``extra`` would
     otherwise hand the model's key to the tool.
     """
-    blocked = set(protected)
-    env = {k: v for k, v in host_env.items() if k not in blocked and not is_secret(k, v, scrub)}
+    blocked = frozenset(protected)
+    env = dict(_kept(tuple(host_env.items()), blocked, scrub))
     for name in passthrough:
         if name in host_env and name not in blocked:
             env[name] = host_env[name]
@@ -109,3 +110,11 @@ def child_environment(
         if name not in blocked:
             env[name] = value
     return env
+
+
+@functools.lru_cache(maxsize=16)
+def _kept(host_env: tuple[tuple[str, str], ...], blocked: frozenset[str],
+          scrub: EnvScrub | None) -> tuple[tuple[str, str], ...]:
+    """The host variables a tool may see. Cached: every call of a run starts from the same environment
+    and rules, and judging each variable by name and value cost more than all the rest of preparing a call."""
+    return tuple((k, v) for k, v in host_env if k not in blocked and not is_secret(k, v, scrub))

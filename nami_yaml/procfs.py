@@ -5,6 +5,8 @@ from __future__ import annotations
 import os
 from dataclasses import dataclass
 
+_STAT_MAX = 4096  # /proc/PID/stat: 52 numbers and a name of at most 64 bytes, well under a page
+
 
 @dataclass(frozen=True)
 class ProcessInfo:
@@ -29,11 +31,18 @@ def processes() -> list[ProcessInfo] | None:
     for entry in entries:
         if not entry.isdigit():
             continue
+        # os.open and one read: a file object (fstat, isatty, buffered reads to EOF) cost ten times as
+        # much, and a finished tool call reads every process's stat once (is its group empty?).
         try:
-            with open(f"/proc/{entry}/stat", "rb") as handle:
-                stat = handle.read()
+            fd = os.open(f"/proc/{entry}/stat", os.O_RDONLY | os.O_CLOEXEC)
         except OSError:
             continue  # it ended meanwhile
+        try:
+            stat = os.read(fd, _STAT_MAX)
+        except OSError:
+            continue
+        finally:
+            os.close(fd)
         # The command name may contain spaces and parentheses; the fields after the last ")" do not.
         fields = stat[stat.rfind(b")") + 2 :].split()
         if len(fields) > 2:

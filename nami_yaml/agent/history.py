@@ -4,10 +4,14 @@ Every message is kept exactly as it goes into the request (an assistant's tool-c
 text the model sent, not a defaults-filled copy), so a session file written from these events rebuilds
 each request byte for byte. Changes other than appending (``/clear``, compaction) are explicit and
 reported, because they change the request prefix.
+
+Because of that, the size of the request's messages is counted once per message (:attr:`History.chars`):
+a step adds its few messages to the count instead of serialising the whole conversation again.
 """
 
 from __future__ import annotations
 
+import json
 from collections.abc import Callable, Iterable, Iterator
 from typing import Any
 
@@ -16,11 +20,18 @@ from nami_yaml.agent.events import Event, HistoryReplaced, MessageAppended
 Message = dict[str, Any]
 
 
+def message_chars(message: Message) -> int:
+    """Characters of one message as the client sends it: compact JSON, non-ASCII as is."""
+    return len(json.dumps(message, ensure_ascii=False, separators=(",", ":")))
+
+
 class History:
     def __init__(self, messages: list[Message] | None = None, emit: Callable[[Event], None] | None = None):
         # The list is used as it is (not copied): a caller that passed one sees it grow.
         self._messages: list[Message] = messages if messages is not None else []
         self.emit = emit
+        self._counted = 0  # the first messages whose characters are summed in _chars
+        self._chars = 0
 
     @property
     def messages(self) -> list[Message]:
@@ -35,6 +46,18 @@ class History:
 
     def __getitem__(self, index: int) -> Message:
         return self._messages[index]
+
+    @property
+    def chars(self) -> int:
+        """Characters of the messages as the client sends them (a compact JSON list), the same as
+        serialising them all, counted once per message: messages are only appended between replacements."""
+        messages = self._messages
+        if self._counted > len(messages):  # the list shrank behind this object's back: count afresh
+            self._counted = self._chars = 0
+        for message in messages[self._counted:]:
+            self._chars += message_chars(message)
+        self._counted = len(messages)
+        return self._chars + max(0, len(messages) - 1) + 2  # the commas between them, and the brackets
 
     def append(self, message: Message) -> None:
         self._messages.append(message)
@@ -51,6 +74,7 @@ class History:
     def replace(self, messages: list[Message], reason: str) -> None:
         """Swap the whole list (``reason``: "clear", "compaction", …); the next request has a new prefix."""
         self._messages[:] = messages
+        self._counted = self._chars = 0
         if self.emit is not None:
             self.emit(HistoryReplaced(reason=reason, messages=list(messages)))
 

@@ -77,6 +77,7 @@ class AgentLoop:
     hooks: Hooks = field(default_factory=Hooks)
     max_steps: int = 50
     max_parallel_tools: int = 4
+    max_tool_calls_per_turn: int = 64  # calls of one response that run; the rest are answered "not run"
     cancel: CancelToken = field(default_factory=CancelToken)
     events: EventBus = field(default_factory=EventBus)
     # After Ctrl-C, how long to wait for running tools to die before giving up on them.
@@ -129,7 +130,8 @@ class AgentLoop:
             note = ANSWER_CUT_OFF if turn.finish_reason == "length" else None
             return self._finish(state, "answered", turn.content, note)
         phase = ToolPhase(self.toolbox, self.hooks, self._emit, self.cancel,
-                          max_parallel=self.max_parallel_tools, interrupt_grace=self.interrupt_grace)
+                          max_parallel=self.max_parallel_tools, interrupt_grace=self.interrupt_grace,
+                          max_calls=self.max_tool_calls_per_turn)
         if not phase.run(turn, state.history):
             return self._finish(state, "interrupted", None, INTERRUPTED_RUN)
         return None

@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+import os
+import queue
 import threading
 import time
 from collections.abc import Callable
 from concurrent.futures import FIRST_COMPLETED, Future, wait
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, TypeVar
 
 from nami_yaml.agent.events import ApprovalEvent, Event, ToolCallEvent, ToolResultEvent
 from nami_yaml.agent.history import History
@@ -22,6 +24,9 @@ CUT_OFF = (
     "Retry with shorter output, for example by splitting large content over several smaller calls."
 )
 NOT_RUN = "Error: Not run: the user interrupted the run before this call started."
+TOO_MANY = ("Error: Not run: your response made {made} tool calls, more than the {limit} one response may make "
+            "(limits.max_tool_calls_per_turn); the first {limit} were handled. Make the calls that are still "
+            "needed in a later response.")
 INTERRUPTED = "Error: Interrupted by the user while this call was running."
 ABANDONED = "Error: Interrupted by the user; the call did not stop in time, so its outcome is unknown."
 RETRY_HINT = "Do not retry the same call; ask the user or try another way."
@@ -30,6 +35,7 @@ _POLL = 0.2  # seconds between checks of the cancel switch while tools run
 
 # A running call: its result, and whether it was cancelled when it came back.
 _Pending = Future[tuple[ToolResult, bool]]
+_T = TypeVar("_T")
 
 
 class Interrupted(Exception):
@@ -52,17 +58,23 @@ class _Slot:
 
 class ToolPhase:
     def __init__(self, toolbox: Toolbox, hooks: Hooks, emit: Callable[[Event], None], cancel: CancelToken, *,
-                 max_parallel: int, interrupt_grace: float):
+                 max_parallel: int, interrupt_grace: float, max_calls: int = 64):
         self.toolbox = toolbox
         self.hooks = hooks
         self.emit = emit
         self.cancel = cancel
         self.limit = max(1, max_parallel)
         self.interrupt_grace = interrupt_grace
+        self.max_calls = max(1, max_calls)
 
     def run(self, turn: AssistantTurn, history: History) -> bool:
         """Answer every call of ``turn`` with one tool message, in call order. False if interrupted."""
-        slots = [self._prepare(call) for call in turn.tool_calls]
+        calls, limit = turn.tool_calls, self.max_calls
+        slots = [self._prepare(call) for call in calls[:limit]]
+        # Past the limit, calls are answered without being looked at: one response cannot run thousands.
+        over = ToolResult(TOO_MANY.format(made=len(calls), limit=limit), ok=False,
+                          details={"not_run": "too_many_calls"})
+        slots += (_Slot(call, None, over) for call in calls[limit:])
         for slot in slots:
             arguments = slot.prepared.arguments if slot.prepared is not None else slot.call.arguments
             self.emit(ToolCallEvent(slot.call.id, slot.call.name, arguments, _describe(slot)))
@@ -174,17 +186,15 @@ class ToolPhase:
         slot.started = time.time()
         cancel = self.cancel
 
-        def work() -> None:
+        def work() -> tuple[ToolResult, bool]:
             try:
                 result = prepared.run()
             except BaseException as exc:  # run() must not raise; if it does, the model still gets an answer
                 result = ToolResult.error(f"{prepared.name} failed unexpectedly: {type(exc).__name__}: {exc}")
             # A result that arrives after cancel was set is most likely the runner reporting the kill.
-            fut.set_result((result, cancel.is_set()))
+            return result, cancel.is_set()
 
-        # Daemon threads, unlike ThreadPoolExecutor workers, cannot keep the process alive after Ctrl-C
-        # if a tool ignores the cancel switch.
-        threading.Thread(target=work, name=f"nami-tool-{prepared.name}", daemon=True).start()
+        _WORKERS.run(work, fut.set_result, f"nami-tool-{prepared.name}")
 
     def _interrupt(self, slots: list[_Slot], running: dict[_Pending, _Slot]) -> None:
         """Stop everything, wait a bounded time for running tools, and give every call a result."""
@@ -225,6 +235,47 @@ class ToolPhase:
         record = CallRecord(slot.call, slot.prepared, slot.decision, r, slot.started, duration, slot.asked)
         for hook in self.hooks.after_tool:
             hook(record)
+
+
+class _Workers:
+    """The threads tool calls run on: daemon threads, which (unlike ThreadPoolExecutor workers) cannot
+    keep the process alive after Ctrl-C if a tool ignores the cancel switch. A thread that finished a call
+    waits for the next one, as starting a thread for every call cost more than handing a call to one that
+    waits (bench/: per step); a call that never returns keeps its thread, and the next call gets another."""
+
+    def __init__(self) -> None:
+        self._forget()
+        self.started = 0  # threads started so far
+
+    def run(self, work: Callable[[], _T], deliver: Callable[[_T], None], name: str) -> None:
+        """``deliver(work())`` on a thread of its own."""
+        with self._lock:
+            reuse = self._idle > 0
+            self._idle -= reuse
+            self.started += not reuse
+        self._jobs.put((work, deliver, name))
+        if not reuse:
+            threading.Thread(target=self._serve, name=name, daemon=True).start()
+
+    def _serve(self) -> None:
+        while True:
+            work, deliver, name = self._jobs.get()
+            threading.current_thread().name = name
+            value = work()  # never raises: it makes a result of any failure
+            # Idle before the result is delivered: the next call, which may follow at once, comes here.
+            with self._lock:
+                self._idle += 1
+            deliver(value)
+
+    def _forget(self) -> None:
+        """No thread waits yet (and in a forked child, none came along)."""
+        self._lock = threading.Lock()
+        self._jobs: queue.SimpleQueue[tuple[Callable[[], Any], Callable[[Any], None], str]] = queue.SimpleQueue()
+        self._idle = 0
+
+
+_WORKERS = _Workers()
+os.register_at_fork(after_in_child=_WORKERS._forget)
 
 
 def _collect(fut: _Pending) -> ToolResult:

@@ -101,6 +101,7 @@ class Agent:
         self.loop = AgentLoop(
             model=model, toolbox=self.guard.toolbox(project.executor()), hooks=self.hooks,
             max_steps=int(get("limits.max_steps")), max_parallel_tools=int(get("limits.max_parallel_tools")),
+            max_tool_calls_per_turn=int(get("limits.max_tool_calls_per_turn")),
             cancel=project.context.cancel, events=self.guard.events(self.bus),  # type: ignore[arg-type]
         )
         prompt, told = project.system_prompt(), answers.instructions() if answers is not None else None

@@ -60,4 +60,5 @@ def build_model(effective: Effective, answers: StructuredAnswers | None = None) 
         api_key_env=key_source[1:] if key_source.startswith("$") else get("model.api_key_env"),
         stream=bool(get("model.stream")), max_retries=int(get("model.retries")), timeout=float(get("model.timeout")),
         temperature=get("model.temperature"), options=options, quirks=get("model.quirks"),
+        max_response_bytes=int(get("limits.max_response_bytes")),
     )

@@ -28,7 +28,8 @@ DEFAULTS: dict[str, Any] = {
         "fetch_url": {"allow_hosts": [], "max_bytes": 5_000_000, "timeout": 30},
     },
     "limits": {"max_steps": 50, "tool_timeout": 120, "max_output": 50_000, "max_parallel_tools": 4, "max_agent_depth": 2,
-               "max_saved_output": 64_000_000, "schema_retries": 2},
+               "max_saved_output": 64_000_000, "schema_retries": 2, "max_response_bytes": 4_000_000,
+               "max_tool_calls_per_turn": 64},
     "permissions": {"write": "ask", "exec": "ask"},
     "compaction": {"enabled": True, "threshold": 0.8, "reserve": 4096, "keep_recent": 20_000},
 }

@@ -2,7 +2,8 @@
 
 Servers nami was not written for send streams that stop early, events that are not JSON and fields of
 the wrong type. Each of those is a :class:`BrokenResponse` saying where it went wrong, never a TypeError
-from deep inside the client. No openai import: the SDK's objects are read by attribute, plain dicts too.
+from deep inside the client. No openai import: the client hands over plain dicts (what ``json.loads`` made of
+each event); the SDK's typed objects are read too, by attribute.
 """
 
 from __future__ import annotations
@@ -16,6 +17,20 @@ from nami_yaml.model.types import AssistantTurn, ToolCall, Usage
 
 class BrokenResponse(Exception):
     """A response that cannot be used: cut short, not JSON, or with fields of the wrong type. Retried."""
+
+
+class TooLarge(Exception):
+    """A response longer than the client's limit (limits.max_response_bytes). Not retried: an endpoint
+    that sent one endless answer would send another."""
+
+    def __init__(self, limit: int):
+        super().__init__(limit)
+        self.limit = limit
+
+
+def utf8_size(text: str) -> int:
+    # Lone surrogates (a JSON "\ud800") have no UTF-8 form; they are counted as written, never refused here.
+    return len(text) if text.isascii() else len(text.encode("utf-8", "surrogatepass"))
 
 
 _KINDS = {str: "text", int: "a whole number", list: "a list", dict: "an object"}
@@ -40,7 +55,7 @@ def _describe(value: Any) -> str:
 
 
 def _is_object(value: Any) -> bool:
-    # The SDK turns a JSON object into a model object; anything else it leaves as it was sent.
+    # A JSON object is a dict (or, from the SDK's typed parsing, a model object); anything else is as sent.
     return value is not None and not isinstance(value, (str, bytes, int, float, bool, list, tuple))
 
 
@@ -89,9 +104,14 @@ def new_call_id() -> str:
 
 
 class StreamAssembly:
-    """Streamed chunks in, one :class:`AssistantTurn` out. ``feed`` returns the text to show."""
+    """Streamed chunks in, one :class:`AssistantTurn` out. ``feed`` returns the text to show.
 
-    def __init__(self) -> None:
+    ``limit`` bounds the bytes of text, reasoning and tool calls it keeps (what grows with a response):
+    past it, :class:`TooLarge`, so a stream without end cannot grow memory without end."""
+
+    def __init__(self, limit: int | None = None) -> None:
+        self.limit = limit
+        self.size = 0  # UTF-8 bytes of text, reasoning, tool names and arguments received so far
         self.events = 0
         self.text: list[str] = []
         self.slots: dict[int, dict[str, Any]] = {}
@@ -114,8 +134,13 @@ class StreamAssembly:
             delta = read.get(choice, at, "delta", None)
             content = read.get(delta, at + "delta.", "content", str) if delta is not None else None
             if content:
+                self._count(content)
                 self.text.append(content)
                 shown.append(content)
+            if delta is not None:  # not kept, but it streams as text does; only read, so never refused
+                for name in ("reasoning_content", "reasoning"):
+                    reasoning = _field(delta, name)
+                    self._count(reasoning if isinstance(reasoning, str) else None)
             for j, call in enumerate(read.items(delta, at + "delta.", "tool_calls") if delta is not None else []):
                 self._merge_call(read, f"{at}delta.tool_calls[{j}].", call)
             finish = read.get(choice, at, "finish_reason", str)
@@ -142,8 +167,16 @@ class StreamAssembly:
             # Some servers repeat the name on every fragment; the first one is the name.
             if name and not slot["name"]:
                 slot["name"] = name
+            self._count(name)
             if arguments:
+                self._count(arguments)
                 slot["arguments"].append(arguments)
+
+    def _count(self, piece: str | None) -> None:
+        if piece:
+            self.size += utf8_size(piece)
+            if self.limit is not None and self.size > self.limit:
+                raise TooLarge(self.limit)
 
     def turn(self, where: str) -> AssistantTurn:
         """The assembled turn; a stream that ended before a finish_reason is a BrokenResponse."""

@@ -7,6 +7,8 @@ from __future__ import annotations
 
 import contextlib
 import itertools
+import json
+import operator
 import re
 import time
 from collections.abc import Callable, Iterator
@@ -14,7 +16,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from nami_yaml.errors import ConfigError
-from nami_yaml.model.assembly import BrokenResponse, StreamAssembly, TextEcho, read_completion
+from nami_yaml.model.assembly import BrokenResponse, StreamAssembly, TextEcho, TooLarge, read_completion
 from nami_yaml.model.error_body import server_detail
 from nami_yaml.model.presets import resolve_quirks
 from nami_yaml.model.types import AssistantTurn, ModelError
@@ -26,6 +28,8 @@ _RESERVED = frozenset({"model", "messages", "tools", "stream", "stream_options"}
 # Options that are the SDK's, not the request body's: create()'s keyword -> the SDK's request option.
 _SDK_OPTIONS = {"extra_headers": "headers", "extra_query": "params", "timeout": "timeout"}
 _NO_KEY = "no-key"  # the SDK refuses to start without a key; keyless local servers ignore it
+# Asks the SDK for the response unread (as its with_streaming_response does), so a body is read in pieces.
+_UNREAD = {"X-Stainless-Raw-Response": "stream"}
 
 
 @dataclass(frozen=True)
@@ -50,6 +54,7 @@ class OpenAIChatModel:
         temperature: float | None = None,
         options: dict[str, Any] | None = None,
         quirks: dict[str, Any] | None = None,
+        max_response_bytes: int | None = 4_000_000,
     ):
         if not api_key and api_key_env:
             where = base_url or "the endpoint"
@@ -67,8 +72,12 @@ class OpenAIChatModel:
         if temperature is not None:
             self.options["temperature"] = temperature
         self.quirks = resolve_quirks(quirks)
+        # Bytes of text, reasoning and tool calls one response may bring (a streamed one), or of its body.
+        self.max_response_bytes = max_response_bytes
         self._api_key = api_key or _NO_KEY
         self._sdk: openai.OpenAI | None = None
+        # The messages of the last request as given, and as sent (see _messages).
+        self._sent: tuple[list[dict[str, Any]], list[dict[str, Any]]] = ([], [])
         self.retry_delay = 0.5  # seconds before the first retry of a broken response; doubles each time
 
     def __repr__(self) -> str:  # never shows the key
@@ -91,6 +100,11 @@ class OpenAIChatModel:
                 if self.stream:
                     return self._complete_streamed(sdk, request, echo)
                 return self._complete_once(sdk, request, echo)
+            except TooLarge as exc:
+                raise ModelError(f"the response from {self._where()} passed limits.max_response_bytes "
+                                 f"({exc.limit:,} bytes) and was cut off there; nothing of it was kept. "
+                                 "Raise the limit if the model's answers are really this long",
+                                 kind="response_too_large") from None
             except BrokenResponse as exc:
                 # The server answered 200 and then broke off or sent garbage: retried like a 5xx.
                 if attempt >= self.max_retries:
@@ -136,26 +150,60 @@ class OpenAIChatModel:
         return _Request(body, sdk_options)
 
     def _send(self, sdk: openai.OpenAI, request: _Request) -> Any:
-        """POST the body as built. The SDK's ``chat.completions.create`` would walk every message and tool
-        definition against its type declarations on every request only to send the same JSON: with a
-        growing history that walk was most of nami's time per step (bench/: per-step overhead)."""
+        """POST the body as built, and read the reply as plain JSON. The SDK's ``chat.completions.create``
+        would walk every message and tool definition against its type declarations on every request only
+        to send the same JSON, and its typed stream builds an object of every chunk only for us to read a
+        few fields: with a growing history that was most of nami's time per step (bench/: per step).
+        ``cast_to=object`` keeps the SDK's retries, status errors, SSE decoding and error events, and
+        hands each event over as the dict ``json.loads`` made of it (StreamAssembly reads dicts)."""
         from openai import Stream
-        from openai.types.chat import ChatCompletion, ChatCompletionChunk
 
         return sdk.post("/chat/completions", body=request.body, options=request.options,  # type: ignore[arg-type]
-                        cast_to=ChatCompletion, stream=self.stream, stream_cls=Stream[ChatCompletionChunk])
+                        cast_to=object, stream=self.stream, stream_cls=Stream[object])
+
+    def _read_body(self, sdk: openai.OpenAI, request: _Request) -> Any:
+        """The body of a response that was not streamed, read in pieces up to max_response_bytes (the
+        SDK would read all of it, however long, before handing it over), as JSON."""
+        headers = {**(request.options.get("headers") or {}), **_UNREAD}
+        response = self._send(sdk, _Request(request.body, {**request.options, "headers": headers}))
+        body, limit = bytearray(), self.max_response_bytes
+        try:
+            for piece in response.iter_bytes():
+                body += piece
+                if limit is not None and len(body) > limit:
+                    raise TooLarge(limit)
+        except TooLarge:
+            raise
+        except Exception as exc:  # the transport's own errors (httpx's), the only thing this loop calls
+            raise BrokenResponse(f"the body was cut short: {_root_cause(exc)}") from None
+        finally:
+            response.close()
+        text = body.decode("utf-8")
+        # As the SDK reads a body: JSON when the content type says so (else an error), else text.
+        if response.headers.get("content-type", "").split(";")[0].strip().endswith("json"):
+            return json.loads(text)
+        return _json_body(text)
 
     def _messages(self, messages: list[dict[str, Any]]) -> list[dict[str, Any]]:
         # An assistant turn with only tool calls has no text. Strict servers (llama.cpp) refuse null
         # there; "" is accepted everywhere, so it is sent unless a provider's quirk asks for null.
         if not self.quirks["null_content_as_empty"]:
             return messages
-        return [{**m, "content": ""} if m.get("role") == "assistant" and m.get("content") is None else m
-                for m in messages]
+        # The conversation only grows between requests: what was sent for its start is kept, and only the
+        # new messages are looked at, unless the list no longer starts with the very same messages.
+        source, sent = self._sent
+        if len(messages) < len(source) or not all(map(operator.is_, source, messages)):
+            source, sent = [], []
+        for message in messages[len(source):]:
+            source.append(message)
+            sent.append({**message, "content": ""} if message.get("role") == "assistant"
+                        and message.get("content") is None else message)
+        self._sent = (source, sent)
+        return sent
 
     # -- responses ------------------------------------------------------------------------------
     def _complete_streamed(self, sdk: openai.OpenAI, request: _Request, echo: TextEcho) -> AssistantTurn:
-        assembly = StreamAssembly()
+        assembly = StreamAssembly(self.max_response_bytes)
         # The context manager closes the HTTP response on any exit, KeyboardInterrupt included.
         with self._send(sdk, request) as stream, self._mid_stream(assembly):
             chunks = iter(stream)
@@ -177,7 +225,7 @@ class OpenAIChatModel:
 
     def _complete_once(self, sdk: openai.OpenAI, request: _Request, echo: TextEcho) -> AssistantTurn:
         try:
-            turn = read_completion(self._send(sdk, request))
+            turn = read_completion(self._read_body(sdk, request))
         except (ValueError, TypeError) as exc:
             raise BrokenResponse(f"malformed response from {self._where()}: the body {_decode_problem(exc)}") from None
         except BrokenResponse as exc:
@@ -246,6 +294,15 @@ class OpenAIChatModel:
             text = text.replace(self._api_key, "***")
         text = re.sub(r"\s+", " ", text).strip()
         return text if len(text) <= 500 else text[:497] + "..."
+
+
+def _json_body(reply: str) -> Any:
+    """A JSON body under another content type is still read (as typed responses were), and other text is
+    left for read_completion to name."""
+    try:
+        return json.loads(reply)
+    except ValueError:
+        return reply
 
 
 def _retries(n: int) -> str:

@@ -79,6 +79,7 @@ class AuditLog:
         self._lock = threading.Lock()  # one line at a time from this process (reads run in parallel)
         self._host = socket.gethostname()
         self._user = _user()
+        self._host_secrets: list[str] | None = None  # read from the environment at the first line
 
     @classmethod
     def open(cls, path: Path, context: AuditContext, on_error: Callable[[str], None] | None = None) -> AuditLog:
@@ -114,7 +115,7 @@ class AuditLog:
 
     def entry(self, record: CallRecord) -> dict[str, Any]:
         prepared, decision, result = record.prepared, record.decision, record.result
-        secrets = [] if prepared is None else sorted({*secret_values(prepared.arguments), *host_secrets()},
+        secrets = [] if prepared is None else sorted({*secret_values(prepared.arguments), *self.host_secrets()},
                                                     key=len, reverse=True)  # "abcd" in "abcdef": longest first
         content = _bytes(result.content)
         line: dict[str, Any] = {
@@ -159,6 +160,14 @@ class AuditLog:
         line["output_bytes"] = len(content)
         line["output_sha256"] = hashlib.sha256(content).hexdigest()
         return line
+
+    def host_secrets(self) -> list[str]:
+        """:func:`host_secrets`, read once per log (a run's): scanning every variable of the environment
+        at every call cost more than the rest of the line. Tools get a copy of the environment taken when
+        the project was opened, so a variable set later reaches no tool either."""
+        if self._host_secrets is None:
+            self._host_secrets = host_secrets()
+        return self._host_secrets
 
     def write(self, entry: dict[str, Any]) -> None:
         # Lone surrogates (JSON from the model may hold "\ud800") and invisible or control characters are

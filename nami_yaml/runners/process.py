@@ -187,6 +187,37 @@ def _group_alive(pgid: int) -> bool:
     return any(p.pgid == pgid and p.alive for p in listed)
 
 
+_LAST_PID = "/proc/sys/kernel/ns_last_pid"
+
+
+def _last_pid() -> int | None:
+    """The pid this pid namespace handed out last (Linux), or None where it cannot be read."""
+    try:
+        fd = os.open(_LAST_PID, os.O_RDONLY | os.O_CLOEXEC)
+    except OSError:
+        return None
+    try:
+        return int(os.read(fd, 32))
+    except (OSError, ValueError):
+        return None
+    finally:
+        os.close(fd)
+
+
+def _left_running(proc: subprocess.Popen[bytes]) -> bool:
+    """After the child exited (its zombie kept): whether anything it started is still alive in its group.
+
+    Every member of the group is a descendant created after the child. If the namespace's last pid is
+    still the child's own, nothing was created since (its pid cannot be handed out again while its zombie
+    is kept), so the group holds the zombie alone and the list of every process (a read of each one's
+    /proc entry, the largest part of a short call) is not needed. Only a process with CAP_CHECKPOINT_RESTORE
+    could create one without moving that number (clone3's set_tid), and such a process can leave with setsid
+    anyway."""
+    if _last_pid() == proc.pid:
+        return False
+    return _group_alive(proc.pid)
+
+
 def _kill_group(proc: subprocess.Popen[bytes]) -> None:
     """SIGTERM the child's whole process group, a short grace, then SIGKILL whatever is left."""
     pgid = proc.pid
@@ -354,7 +385,7 @@ def run_process(request: ProcessRequest) -> ProcessResult:
             exited_on_its_own = exited_on_its_own or _has_exited(proc)
             _kill_group(proc)
             pump.drain(_FINAL_DRAIN)
-        elif _group_alive(proc.pid):
+        elif _left_running(proc):
             # The tool returned, but something it started in the background (`sleep 301 >/dev/null &`,
             # nohup) is still in its group: a tool call ends with the call. Only setsid escapes this.
             leftovers = True

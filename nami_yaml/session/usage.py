@@ -28,8 +28,11 @@ def estimate_tokens(chars: int, chars_per_token: float = CHARS_PER_TOKEN) -> int
 
 def request_chars(messages: list[dict[str, Any]], tools: list[dict[str, Any]]) -> int:
     """Characters of the messages and tools as the client sends them (compact JSON)."""
-    return len(json.dumps(messages, ensure_ascii=False, separators=(",", ":"))) + (
-        len(json.dumps(tools, ensure_ascii=False, separators=(",", ":"))) if tools else 0)
+    return len(json.dumps(messages, ensure_ascii=False, separators=(",", ":"))) + tools_chars(tools)
+
+
+def tools_chars(tools: list[dict[str, Any]]) -> int:
+    return len(json.dumps(tools, ensure_ascii=False, separators=(",", ":"))) if tools else 0
 
 
 @dataclass
@@ -130,18 +133,28 @@ class UsageMeter:
     largest_completion: int = 0  # the most output one request of this run produced (for cost estimates)
     _request_chars: int = 0  # the request in flight
     _awaiting: StepUsage | None = None  # its estimate, until the server's usage replaces it
+    # The tool list of the run and its size: the same list goes with every request of a run.
+    _tools: tuple[list[dict[str, Any]], int, int] | None = None
 
     # -- estimates ------------------------------------------------------------------------------------
 
+    def request_chars(self, info: RequestInfo) -> int:
+        """Characters of the request ``info`` describes, as :func:`request_chars` counts them, without
+        serialising the conversation again: the history counts each message once, the tools once a run."""
+        tools = info.tools
+        if self._tools is None or self._tools[0] is not tools or self._tools[1] != len(tools):
+            self._tools = (tools, len(tools), tools_chars(tools))
+        return info.history.chars + self._tools[2]
+
     def estimate_request(self, info: RequestInfo) -> int:
         """Prompt tokens of the request ``info`` describes, by size, calibrated on reported usage."""
-        return estimate_tokens(request_chars(info.history.messages, info.tools), self.chars_per_token)
+        return estimate_tokens(self.request_chars(info), self.chars_per_token)
 
     # -- the hooks ------------------------------------------------------------------------------------
 
     def before_request(self, info: RequestInfo) -> None:
         self._settle()
-        self._request_chars = request_chars(info.history.messages, info.tools)
+        self._request_chars = self.request_chars(info)
 
     def __call__(self, event: Event) -> None:
         kind = event.type

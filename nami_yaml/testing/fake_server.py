@@ -50,13 +50,18 @@ Responder = Callable[[dict[str, Any]], "ScriptedResponse | str | None"]
 class RecordedRequest(dict):  # type: ignore[type-arg]
     """The parsed JSON body of a request (so ``req["messages"]`` works), plus how it arrived."""
 
-    def __init__(self, body: dict[str, Any], *, path: str, headers: dict[str, str], raw: bytes):
+    def __init__(self, body: dict[str, Any], *, path: str, headers: dict[str, str], raw: bytes,
+                 arrived: float | None = None):
         super().__init__(body)
         self.path = path
         self.headers = headers  # lower-cased names
         self.raw = raw
-        # When each streamed event went out (time.monotonic(), after its flush): lets a benchmark time
-        # how long a client takes to show what arrived. Empty for responses that were not streamed.
+        # When its whole body had been read (time.monotonic()): the time between two requests of a client
+        # is what one step costs it, whatever it does between them (bench/steps.py).
+        self.arrived = time.monotonic() if arrived is None else arrived
+        # When each streamed event was handed to the socket (time.monotonic(), taken just before the write,
+        # so a client cannot read an event before its time): lets a benchmark time how long a client takes
+        # to show what arrived. Empty for responses that were not streamed.
         self.chunk_times: list[float] = []
 
 
@@ -208,6 +213,7 @@ def _make_handler(server: FakeOpenAIServer) -> type[BaseHTTPRequestHandler]:
 
         def do_POST(self) -> None:
             raw = self.rfile.read(int(self.headers.get("content-length") or 0))
+            arrived = time.monotonic()
             if self._route() != "/chat/completions":
                 self._send_error(404, f"no route for POST {self.path}")
                 return
@@ -219,7 +225,7 @@ def _make_handler(server: FakeOpenAIServer) -> type[BaseHTTPRequestHandler]:
                 self._send_error(400, f"request body is not valid JSON: {exc}")
                 return
             headers = {k.lower(): v for k, v in self.headers.items()}
-            recorded = RecordedRequest(body, path=self.path, headers=headers, raw=raw)
+            recorded = RecordedRequest(body, path=self.path, headers=headers, raw=raw, arrived=arrived)
             server._record(recorded)
             problem = server._problem(body)
             if problem:
@@ -276,9 +282,9 @@ def _make_handler(server: FakeOpenAIServer) -> type[BaseHTTPRequestHandler]:
                     if n and not server._sleep(resp.chunk_delay):
                         return
                     data = b"data: " + payload + b"\n\n"
+                    times.append(time.monotonic())
                     self.wfile.write(b"%x\r\n%s\r\n" % (len(data), data))
                     self.wfile.flush()
-                    times.append(time.monotonic())
                 self.wfile.write(b"0\r\n\r\n")
             except OSError:
                 pass  # the client closed the stream (KeyboardInterrupt, timeout): expected

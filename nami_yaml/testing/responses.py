@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -41,7 +42,8 @@ class ScriptedResponse:
     end_after: int | None = None  # streamed events sent before the stream ends without a finish_reason
     send_done: bool = True  # whether a stream cut short by end_after still ends with `data: [DONE]`
     malformed: str | None = None  # "utf8" | "json" | "types": one broken event (stream) or body (plain)
-    raw_events: list[str | bytes] | None = None  # exact `data:` payloads streamed instead of the script
+    # Exact `data:` payloads streamed instead of the script; any iterable, read as it is sent (endless too).
+    raw_events: Iterable[str | bytes] | None = None
 
 
 def call(name: str, arguments: dict[str, Any] | str | None = None, *, id: str | None = None) -> ScriptedCall:

@@ -203,7 +203,8 @@ class Harness:
         from nami_yaml.model.client import OpenAIChatModel
 
         model = OpenAIChatModel(model="fake-model", base_url=self.server.base_url, api_key="sk-test",
-                                stream=options.pop("stream", True), max_retries=options.pop("max_retries", 0))
+                                stream=options.pop("stream", True), max_retries=options.pop("max_retries", 0),
+                                max_response_bytes=options.pop("max_response_bytes", 4_000_000))
         hooks = options.pop("hooks", None) or Hooks(ask=self.approve)
         return AgentLoop(model=model, toolbox=self.toolbox, hooks=hooks, cancel=self.ctx.cancel,
                          events=EventBus(self.events.append), **options)

@@ -299,3 +299,27 @@ def test_an_after_run_hook_puts_a_value_in_the_final_event(toolbox: Any) -> None
     outcome, events = run(model, toolbox, Hooks(after_run=[read]))
     assert outcome.answer == {"ok": True}
     assert of_type(events, "final")[0]["answer"] == {"ok": True}
+
+
+def test_calls_run_off_the_loop_thread_on_threads_that_wait_for_the_next_call(toolbox: Any) -> None:
+    """Starting a thread per call cost more than handing the call to one that waits: one call after another
+    needs no new thread, four reads at once get four, and none runs on the loop's own thread."""
+    import threading
+
+    from nami_yaml.agent import tool_phase
+    from nami_yaml.result import ToolResult
+
+    seen: list[tuple[threading.Thread, str]] = []
+    toolbox.add("where", "read", {"n": {"type": "integer"}},
+                lambda box, args: seen.append((threading.current_thread(), threading.current_thread().name))
+                or ToolResult("here"))
+    one_by_one = [tool_calls(call("where", {"n": n})) for n in range(6)]
+    model = ScriptedModel([*one_by_one, tool_calls(*(call("sleep_read", {"seconds": 0.3, "label": f"r{n}"})
+                                                     for n in range(4))), text("done")])
+    before = tool_phase._WORKERS.started
+    outcome, _ = run(model, toolbox, Hooks())
+    assert outcome.status == "answered" and len(seen) == 6
+    assert threading.main_thread() not in {t for t, _ in seen} and {name for _, name in seen} == {"nami-tool-where"}
+    overlapping = sorted(toolbox.intervals, key=lambda i: i[1])
+    assert len(overlapping) == 4 and max(i[1] for i in overlapping) < min(i[2] for i in overlapping)  # side by side
+    assert tool_phase._WORKERS.started - before <= 4  # the first call's thread served the other five

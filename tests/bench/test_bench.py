@@ -4,7 +4,6 @@ imported, the prefix kept, the token counts adding up)."""
 
 from __future__ import annotations
 
-import math
 import subprocess
 import sys
 from pathlib import Path
@@ -15,18 +14,20 @@ ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT))
 
 from bench.__main__ import SECTIONS, collect  # noqa: E402
-from bench.common import Row, Settings  # noqa: E402
+from bench.common import BenchError, Row, Settings  # noqa: E402
 from bench.table import BEGIN, END, markdown  # noqa: E402
+from bench.tokens import BUDGET  # noqa: E402
+from nami_yaml.registry.library import library_groups  # noqa: E402
 
 KEYS = [
     "startup.python", "startup.openai",
     *(f"startup.{c}{suffix}" for c in ("help", "tools_list", "check") for suffix in ("", ".vs_python", ".no_openai")),
     "load.generated", "load.library",
-    "steps.stream", "steps.plain",
+    "steps.stream", "steps.plain", "steps.stream.seeds", "steps.plain.seeds", "steps.process",
     "stream.first_byte.pty", "stream.first_byte.pipe",
     "parallel.four_reads",
     "memory.flood", "memory.resume",
-    *(f"tokens.{part}.{unit}" for part in ("prompt", "tools", "total") for unit in ("chars", "tokens")),
+    *(f"tokens.{part}.{unit}" for part in ("prompt", "tools", "total", "library") for unit in ("chars", "tokens")),
     "prefix.stable",
     "batch.workers1", "batch.workers2", "batch.workers4",
     "bash_rules.slowest",
@@ -48,17 +49,24 @@ def test_every_row_is_there(rows: dict[str, Row]) -> None:
 
 
 def test_the_values_are_sane(rows: dict[str, Row]) -> None:
-    assert all(math.isfinite(row.value) for row in rows.values())
+    assert all(row.problem() is None for row in rows.values())  # collect() refuses them anyway
     for key in ("startup.python", "startup.openai", "startup.help", "startup.tools_list", "startup.check",
                 "load.generated", "load.library", "parallel.four_reads", "batch.workers1", "batch.workers4",
-                "bash_rules.slowest"):
+                "bash_rules.slowest", "stream.first_byte.pty", "stream.first_byte.pipe"):
         assert rows[key].value > 0, key
-    for key in ("stream.first_byte.pty", "stream.first_byte.pipe"):
-        assert rows[key].value > -1000 and rows[key].baseline is not None, key  # ms; a read may beat the log
     for key in ("memory.flood", "memory.resume"):
         assert 5 < rows[key].value < 10_000, key  # MB: a Python process, not nothing, not everything
-    for key in ("steps.stream", "steps.plain"):
-        assert rows[key].baseline is not None and rows[key].target, key
+    for key in ("steps.stream", "steps.plain"):  # the goal rows: against the direct-post loop, with a target
+        assert rows[key].baseline_label == "direct-post loop" and rows[key].target == "≤ 1.10×", key
+        assert rows[f"{key}.seeds"].baseline is not None and "create()" in rows[f"{key}.seeds"].baseline_label
+    assert rows["steps.process"].unit == "s" and rows["steps.process"].baseline is not None
+
+
+def test_each_quick_row_is_judged_at_its_own_size(rows: dict[str, Row]) -> None:
+    load = rows["load.generated"]
+    assert load.label == "parse and validate 100 tool files" and load.target == "< 0.05 s (100 files)"
+    assert load.met == (load.value < 0.05)
+    assert rows["parallel.four_reads"].target.startswith("≈ 0.2 s")  # quick naps are 0.2 s
 
 
 def test_what_is_not_a_timing(rows: dict[str, Row]) -> None:
@@ -66,7 +74,20 @@ def test_what_is_not_a_timing(rows: dict[str, Row]) -> None:
         assert rows[f"startup.{command}.no_openai"].value == 0, f"nami {command} imports openai"
     assert rows["prefix.stable"].value == 100
     assert rows["tokens.total.chars"].value == rows["tokens.prompt.chars"].value + rows["tokens.tools.chars"].value
-    assert rows["tokens.total.chars"].met  # the same budget tests/test_lean_requests.py holds
+    assert rows["tokens.total.chars"].value <= BUDGET  # the same budget tests/test_lean_requests.py holds
+    pi = rows["tokens.total.chars"]
+    if pi.baseline is None:  # quick runs use Pi only when a full run installed it; never a constant instead
+        assert pi.baseline_label.startswith("Pi: not measured (") and pi.met is None
+    else:
+        assert pi.baseline_label.endswith(", measured") and pi.met == (pi.value <= pi.baseline)
+    # The whole library: the default request and every library tool, against the same Pi measurement.
+    library = rows["tokens.library.chars"]
+    groups = library_groups()
+    # Sent on demand, the library adds its catalogue and load_tools, not each tool's definition.
+    assert pi.value < library.value < pi.value + sum(len(files) for files in groups.values()) * 100
+    assert f"({len(groups)} groups; " in library.label and library.target == "≤ 1.0× Pi's"
+    assert (library.baseline, library.baseline_label) == (pi.baseline, pi.baseline_label)
+    assert library.met == (None if library.baseline is None else library.value <= library.baseline)
     for key in ("shaping.docker_containers", "shaping.kubectl_pods", "shaping.terraform_show"):
         assert 0 < rows[key].value < rows[key].baseline, key  # bytes: shaping shrinks a recorded result
 
@@ -74,7 +95,7 @@ def test_what_is_not_a_timing(rows: dict[str, Row]) -> None:
 def test_the_command_prints_the_machine_and_the_table(tmp_path: Path) -> None:
     page = tmp_path / "benchmarks.md"
     page.write_text(f"# Benchmarks\n\nhand-written\n\n{BEGIN}\nold\n{END}\n\nmore text\n")
-    done = subprocess.run([sys.executable, "-m", "bench", "--quick", "--only", "tokens,bash_rules",
+    done = subprocess.run([sys.executable, "-m", "bench", "--quick", "--only", "bash_rules",
                            "--write", str(page), "--notes", "CI"], cwd=ROOT, capture_output=True, text=True,
                           timeout=300)
     assert done.returncode == 0, done.stderr
@@ -89,3 +110,26 @@ def test_a_bad_section_is_a_clear_error() -> None:
     done = subprocess.run([sys.executable, "-m", "bench", "--only", "nope"], cwd=ROOT, capture_output=True,
                           text=True, timeout=60)
     assert done.returncode == 2 and "unknown section(s): nope" in done.stderr and "Traceback" not in done.stderr
+
+
+@pytest.mark.parametrize(("value", "unit", "why"), [
+    (-0.4, "ms", "-0.4 ms, which cannot be"), (0, "s", "0 s, which cannot be"), (float("nan"), "ms", "is nan"),
+    (101, "%", "outside 0-100"), (2, "yes/no", "neither yes nor no"), (-3, "chars", "cannot be"),
+])
+def test_an_impossible_figure_is_an_error_not_a_target_met(monkeypatch: pytest.MonkeyPatch, value: float,
+                                                           unit: str, why: str) -> None:
+    row = Row("x.y", "a figure", value, unit, 1.0 if unit != "yes/no" else None, "base", "≤ 1.10×", True)
+    assert why in (row.problem() or "")
+    import bench.bash_rules
+
+    monkeypatch.setattr(bench.bash_rules, "measure", lambda settings: [row])
+    with pytest.raises(BenchError, match="bash_rules: impossible figure"):
+        collect(Settings(quick=True, repeat=1), ("bash_rules",), progress=False)
+    from bench.__main__ import main
+
+    assert main(["--quick", "--only", "bash_rules"]) == 1
+
+
+def test_a_possible_figure_passes() -> None:
+    assert Row("x", "t", 0.01, "ms", 0.02, "b").problem() is None
+    assert Row("x", "t", 0, "yes/no").problem() is None and Row("x", "t", 100, "%").problem() is None

@@ -51,6 +51,27 @@ def test_a_call_cut_in_its_arguments_runs_nothing(fake_openai: FakeOpenAIServer,
     assert "(3 events received)" in seen[-1]["error"] and seen[-1]["status"] == "error"
 
 
+def test_limits_of_one_response_from_agent_yaml(fake_openai: FakeOpenAIServer, workdir: Path) -> None:
+    from nami_yaml.session.store import SessionStore
+
+    config = one_retry(workdir, "limits: {max_response_bytes: 5000, max_tool_calls_per_turn: 2}\n")
+    writes = [call("write_file", {"path": f"f{i}.txt", "content": "data"}) for i in range(5)]
+    fake_openai.add(tool_calls(*writes), text("wrote two"), text("q" * 20_000))
+    first = run_nami(fake_openai, "run", "--yes", "-c", config, "write", cwd=workdir)
+    assert first.returncode == 0, first.stderr
+    # The workspace is the folder of the config named with -c.
+    assert sorted(p.name for p in workdir.parent.glob("f*.txt")) == ["f0.txt", "f1.txt"]
+    answers = [m["content"] for m in fake_openai.requests[1]["messages"] if m["role"] == "tool"]
+    assert len(answers) == 5 and all("limits.max_tool_calls_per_turn" in a for a in answers[2:])
+
+    second = run_nami(fake_openai, "run", "-c", config, "--continue", "say a lot", cwd=workdir)
+    assert second.returncode == 1 and "Traceback" not in second.stderr
+    assert "error: " in second.stderr and "limits.max_response_bytes (5,000 bytes)" in second.stderr
+    assert len(fake_openai.requests) == 3  # not retried
+    [session] = SessionStore().ids()
+    assert "qqqq" not in SessionStore().path(session).read_text()  # nothing of the cut answer kept
+
+
 @pytest.mark.parametrize("kind", ["utf8", "json", "types"])
 def test_malformed_streams_are_model_errors_with_a_final_event(fake_openai: FakeOpenAIServer, workdir: Path,
                                                                kind: str) -> None:

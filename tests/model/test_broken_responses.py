@@ -147,6 +147,34 @@ def test_null_content_is_sent_as_empty_text_by_default_and_stays_byte_stable() -
     assert HISTORY[1]["content"] is None  # the caller's history is not changed
 
 
+def test_what_is_sent_follows_appends_replacements_and_other_lists() -> None:
+    """The messages sent for the start of the conversation are kept between requests; a list that no
+    longer starts with the very same messages (compaction replaces them in place) is sent afresh."""
+    def expected(messages: list[dict[str, object]]) -> list[dict[str, object]]:
+        return [{**m, "content": ""} if m["role"] == "assistant" and m.get("content") is None else m
+                for m in messages]
+
+    history = [dict(m) for m in HISTORY]
+    other = [{"role": "user", "content": "summarise"}]
+    with FakeOpenAIServer(["done"] * 5, refuse_null_content=True) as srv:
+        model = model_for(srv)
+        model.complete(history, TOOLS)
+        history += [{"role": "assistant", "content": None, "tool_calls": [
+            {"id": "c2", "type": "function", "function": {"name": "write_file", "arguments": "{}"}}]},
+            {"role": "tool", "tool_call_id": "c2", "content": "again"}]
+        model.complete(history, TOOLS)
+        model.complete(other, [])  # a summary request in between
+        history[1:3] = [{"role": "user", "content": "[summary]"}, {"role": "assistant", "content": "noted"}]  # in place
+        model.complete(history, TOOLS)
+        history.append({"role": "user", "content": "more"})
+        model.complete(history, TOOLS)
+        sent = [r["messages"] for r in srv.requests]
+    assert sent[2] == other and sent[1][:len(sent[0])] == sent[0]
+    assert sent[4] == expected(history) and sent[3] == expected(history[:-1])
+    assert all(m.get("content") is not None for request in sent for m in request)
+    assert history[3]["content"] is None  # the caller's history is not changed
+
+
 def test_the_quirk_keeps_null_and_the_strict_server_refuses_it_in_one_line() -> None:
     with FakeOpenAIServer(["never"], refuse_null_content=True) as srv:
         model = model_for(srv, quirks={"null_content_as_empty": False})

@@ -303,3 +303,20 @@ def test_a_short_secret_looking_value_is_redacted_only_as_a_whole_value(
     Agent.from_config(client=model, trust=True, approve=lambda request: True).run("deploy")
     [web] = read_lines()
     assert web["plan"]["argv"][-2:] == ["web", "--token=[redacted]"]
+
+
+def test_the_environment_is_scanned_for_secrets_once_per_log(project: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Scanning every variable at every call cost more than the rest of a line: once per log (a run's)."""
+    from nami_yaml.policy import audit
+
+    (project / "tools" / "more.yaml").write_text(SCRIPTED.replace("PYTHON", sys.executable))
+    scans: list[int] = []
+    real = audit.host_secrets
+    monkeypatch.setattr(audit, "host_secrets", lambda: scans.append(1) or real())
+    model = ScriptedModel([tool_calls(call("migrate", {}), call("broken", {})), tool_calls(call("migrate", {})),
+                           text("ok")])
+    Agent.from_config(client=model, trust=True).run("migrate twice")
+    lines = read_lines()
+    assert len(lines) == 3 and len(scans) == 1
+    # What the one scan found is redacted in every line: $DB_PASSWORD expanded into an innocent name.
+    assert [line["plan"]["env_set"]["DB_HINT"] for line in lines if line["tool"] == "migrate"] == ["pw=[redacted]"] * 2

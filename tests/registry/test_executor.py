@@ -256,3 +256,22 @@ def test_cancelling_one_call_leaves_the_others_running(ctx: RuntimeContext, tmp_
     ctx.cancel.set()  # cancelling the run cancels every call in it
     threads[1].join(timeout=10)
     assert not threads[1].is_alive() and results["b"].details["interrupted"] is True
+
+
+def test_each_tool_s_validator_is_compiled_once(executor: Executor, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Compiling a JSON Schema validator costs more than validating: once per tool, not per call."""
+    from nami_yaml.registry import executor as executor_module
+
+    compiled: list[dict[str, Any]] = []
+    real = executor_module.ArgumentValidator
+
+    def counting(schema: dict[str, Any], **kwargs: Any) -> Any:
+        compiled.append(schema)
+        return real(schema, **kwargs)
+
+    monkeypatch.setattr(executor_module, "ArgumentValidator", counting)
+    for n in range(5):
+        assert isinstance(executor.prepare("show_args", {"label": f"run {n}"}), PreparedToolCall)
+        assert not isinstance(executor.prepare("show_args", {"count": 0}), PreparedToolCall)  # still checked
+        assert isinstance(executor.prepare("no_args", "{}"), PreparedToolCall)
+    assert [schema.get("required") for schema in compiled] == [["label"], None]

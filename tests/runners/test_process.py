@@ -491,3 +491,62 @@ def test_a_tool_that_never_stops_printing_ends_at_its_timeout(workdir: Path, tmp
     assert result.stdout.endswith("spam\n")  # the tail, read until the end
     assert result.format().endswith("[timed out after 1.5 s; process group killed]")
     assert result.spill_path is not None and result.spill_path.stat().st_size <= 200_000
+
+
+def test_the_namespace_last_pid_moves_with_every_new_process() -> None:
+    from nami_yaml.runners.process import _last_pid
+
+    first = subprocess.Popen(["true"])
+    seen = _last_pid()
+    second = subprocess.Popen(["true"])
+    first.wait()
+    second.wait()
+    if seen is None:
+        pytest.skip("no /proc/sys/kernel/ns_last_pid on this system")
+    assert _last_pid() != seen
+
+
+@pytest.mark.parametrize(("nothing_since", "scans"), [(True, 0), (False, 1)])
+def test_the_process_list_is_read_only_when_something_was_started_since_the_tool(
+        workdir: Path, monkeypatch: pytest.MonkeyPatch, nothing_since: bool, scans: int) -> None:
+    """A finished call reads every process's /proc entry to see whether its group left anything running;
+    when no process was created since the tool's own, its group can only hold the tool's zombie."""
+    from nami_yaml.runners import process
+
+    read: list[int] = []
+    real = process.processes
+    monkeypatch.setattr(process, "processes", lambda: read.append(1) or real())
+    children: list[int] = []
+    real_popen = subprocess.Popen
+
+    def popen(*args: object, **kwargs: object) -> subprocess.Popen[bytes]:
+        child = real_popen(*args, **kwargs)  # type: ignore[call-overload]
+        children.append(child.pid)
+        return child
+
+    monkeypatch.setattr(process.subprocess, "Popen", popen)
+    monkeypatch.setattr(process, "_last_pid", lambda: children[-1] if nothing_since else children[-1] + 1)
+    result = _run(["echo", "ok"], workdir)
+    assert result.ok and result.stdout == "ok\n" and len(children) == 1
+    assert len(read) == scans
+
+
+def test_the_host_environment_is_judged_once_per_environment(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Every call of a run starts from the same host environment: which variables look secret is decided
+    once for it, and a changed environment is judged afresh."""
+    from nami_yaml import env_secrets as process
+
+    process._kept.cache_clear()
+    judged: list[str] = []
+    real = process.is_secret
+    monkeypatch.setattr(process, "is_secret", lambda name, value, scrub=None: judged.append(name) or real(name, value, scrub))
+    host = {"PATH": "/usr/bin", "HOME": "/home/x", "GITHUB_TOKEN": "ghp_abcdefghijklmnopqrstuvwxyz0123456789", "ODD": "v"}
+    scrub = EnvScrub(names=("ODD",))
+    for _ in range(5):
+        env = child_environment(host, protected=("HOME",), scrub=scrub, extra={"X": "1"})
+        assert "GITHUB_TOKEN" not in env and "ODD" not in env and "HOME" not in env
+        assert env["PATH"] == "/usr/bin" and env["X"] == "1" and env["PAGER"] == NON_INTERACTIVE_ENV["PAGER"]
+    assert sorted(judged) == ["GITHUB_TOKEN", "ODD", "PATH"]  # HOME is protected: never judged
+    host["NEW"] = "value"
+    assert child_environment(host, protected=("HOME",), scrub=scrub)["NEW"] == "value"
+    assert len(judged) == 3 + 4

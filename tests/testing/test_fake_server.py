@@ -7,6 +7,7 @@ import os
 import signal
 import subprocess
 import sys
+import time
 import urllib.error
 import urllib.request
 from pathlib import Path
@@ -203,6 +204,19 @@ def test_requests_are_recorded_with_headers_and_exact_bytes() -> None:
     assert first.path == "/v1/chat/completions"
     assert json.loads(srv.raw_requests[0]) == dict(first)
     assert srv.raw_requests[0] == srv.raw_requests[1]  # identical requests, identical bytes
+
+
+def test_arrival_and_send_times_are_recorded_in_order() -> None:
+    with FakeOpenAIServer([text("one two three"), "plain"]) as srv:
+        before = time.monotonic()
+        stream(srv)
+        between = time.monotonic()
+        client(srv).chat.completions.create(model="m", messages=USER)
+        after = time.monotonic()
+    streamed, plain = srv.requests
+    assert before <= streamed.arrived <= streamed.chunk_times[0] <= between <= plain.arrived <= after
+    assert streamed.chunk_times == sorted(streamed.chunk_times) and len(streamed.chunk_times) >= 4
+    assert plain.chunk_times == []  # not streamed
 
 
 def test_delay_lets_the_client_time_out() -> None:
