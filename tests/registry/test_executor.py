@@ -263,13 +263,13 @@ def test_each_tool_s_validator_is_compiled_once(executor: Executor, monkeypatch:
     from nami_yaml.registry import executor as executor_module
 
     compiled: list[dict[str, Any]] = []
-    real = executor_module.ArgumentValidator
+    real = executor_module.argument_validator
 
-    def counting(schema: dict[str, Any], **kwargs: Any) -> Any:
+    def counting(schema: dict[str, Any]) -> Any:
         compiled.append(schema)
-        return real(schema, **kwargs)
+        return real(schema)
 
-    monkeypatch.setattr(executor_module, "ArgumentValidator", counting)
+    monkeypatch.setattr(executor_module, "argument_validator", counting)
     for n in range(5):
         assert isinstance(executor.prepare("show_args", {"label": f"run {n}"}), PreparedToolCall)
         assert not isinstance(executor.prepare("show_args", {"count": 0}), PreparedToolCall)  # still checked
