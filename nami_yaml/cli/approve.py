@@ -20,6 +20,7 @@ from nami_yaml.cli.style import Paint, terminal
 from nami_yaml.diffs import FileChange, preview_call
 from nami_yaml.display import visible, visible_line
 from nami_yaml.policy.approval import ApprovalRequest, Approver
+from nami_yaml.runners.sandbox.describe import sandbox_line
 
 MAX_LINES_SHOWN = 60
 MAX_DIFF_SHOWN = 80  # diff lines shown before [v] is offered to see the rest
@@ -77,6 +78,9 @@ def approval_lines(call: PreparedCall, change: FileChange | None, paint: Paint, 
     else:
         lines.append("  arguments:")
         lines.extend(arguments_view(call.arguments, shorten=call.risk == "write"))
+    sandbox = sandbox_line(plan)
+    if sandbox is not None:
+        lines.append(f"  {visible_line(sandbox)}")
     return lines
 
 

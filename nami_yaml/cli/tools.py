@@ -32,6 +32,7 @@ from nami_yaml.registry.overview import runner_overview
 from nami_yaml.registry.tool import Tool
 from nami_yaml.result import ToolResult
 from nami_yaml.runners.mcp import McpRunner
+from nami_yaml.runners.sandbox.describe import sandbox_line
 from nami_yaml.runtime import ToolSettings
 
 
@@ -330,6 +331,7 @@ def format_plan(prepared: PreparedToolCall) -> str:
             lines.append(f"env set: {visible_line(key)}={visible_line(shown)}")
         if plan["env_removed"]:
             lines.append(f"env removed: {visible_line(', '.join(plan['env_removed']))}")
+        _sandbox_line(plan, lines)
     elif "mcp_server" in plan:
         where = f"{plan['mcp_tool']} on MCP server {plan['mcp_server']} ({plan['endpoint']})"
         lines.append(f"calls:   {visible_line(where)}")
@@ -338,4 +340,11 @@ def format_plan(prepared: PreparedToolCall) -> str:
     else:
         lines.append(f"calls:   {visible_line(plan['entrypoint'])}")
         lines.append(f"with:    {visible_line(safe_json(plan['arguments']))}")
+        _sandbox_line(plan, lines)
     return "\n".join(lines)
+
+
+def _sandbox_line(plan: dict[str, Any], lines: list[str]) -> None:
+    line = sandbox_line(plan)
+    if line is not None:
+        lines.append(visible_line(line))

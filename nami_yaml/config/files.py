@@ -10,6 +10,7 @@ from pathlib import Path
 from typing import Any
 
 from nami_yaml.config.mcp_servers import entry_problems as mcp_entry_problems
+from nami_yaml.config.sandbox import absolute_paths as sandbox_absolute_paths
 from nami_yaml.config.skills import SKILL_FILE, skill_files
 from nami_yaml.errors import ConfigError, Problem, SpecError
 from nami_yaml.paths import expand_tool_paths, path_for_messages
@@ -95,6 +96,7 @@ def read_config(path: Path, env: Mapping[str, str] | None = None) -> ConfigFile:
     problems.extend(mcp_entry_problems(doc, data))
     data.pop("$schema", None)  # for editors only: not a setting
     base = path.resolve().parent
+    sandbox_absolute_paths(data, base)
 
     def expanded(where: tuple[str | int, ...], spec: str) -> str:
         result, unset = expand_path(spec, env)

@@ -45,7 +45,9 @@ from nami_yaml.mcp.stdio import keep_stderr, process_streams
 from nami_yaml.registry.tool import Tool
 from nami_yaml.runners.mcp import McpReply, McpRunner
 from nami_yaml.runners.process import child_environment, exit_status, start_server, stop_server
-from nami_yaml.runtime import EnvScrub
+from nami_yaml.runners.sandbox.failure import classify_failure
+from nami_yaml.runners.sandbox.plan import KIND_SERVER, SandboxPlan, plan_for
+from nami_yaml.runtime import EnvScrub, RuntimeContext
 
 CLIENT_INFO = types.Implementation(name="nami", version=__version__)
 STOP_GRACE = 2.0  # after its stdin closes, how long a server may take to exit before its group is killed
@@ -71,10 +73,17 @@ class Connection:
     process: Any = None  # the Popen of a stdio server
     log_path: Path | None = None
     stderr_copy: threading.Thread | None = None  # copies its stderr into its log
+    sandbox: SandboxPlan | None = None  # the sandbox its process runs in
     stopping: bool = False
     started: threading.Event = field(default_factory=threading.Event)  # ready or failed
     finished: threading.Event = field(default_factory=threading.Event)
     stop: anyio.Event | None = None
+
+
+@dataclass
+class _Exited:
+    exit_code: int | None
+    stderr: str
 
 
 class McpServers:
@@ -82,8 +91,13 @@ class McpServers:
     McpCaller."""
 
     def __init__(self, specs: list[McpServerSpec], *, workspace: Path, host_env: Mapping[str, str],
-                 protected_env: frozenset[str], log_dir: Path, scrub: EnvScrub | None = None):
+                 protected_env: frozenset[str], log_dir: Path, scrub: EnvScrub | None = None,
+                 context: RuntimeContext | None = None):
         self.connections = {spec.name: Connection(spec) for spec in specs}
+        # Whose sandbox settings the servers' plans start from (the project's RuntimeContext); without
+        # one, the defaults: sandboxed where bubblewrap works, each server with its own ``sandbox:``.
+        self.context = context or RuntimeContext(workspace=workspace, host_env=dict(host_env),
+                                                 protected_env=protected_env)
         self.workspace = workspace
         self.host_env = dict(host_env)
         self.protected_env = protected_env
@@ -159,8 +173,28 @@ class McpServers:
             return str(exc)
         if isinstance(exc, FileNotFoundError) and conn.process is None:
             return f"command not found: {spec.command}"
+        if isinstance(exc, PermissionError) and conn.process is None and conn.sandbox is not None \
+                and conn.sandbox.refusal:
+            return conn.sandbox.refusal
         code = exit_status(conn.process) if conn.process is not None else None
-        return f"it exited with code {code} before it answered" if code is not None else _describe(exc)
+        if code is None:
+            return _describe(exc)
+        return f"it exited with code {code} before it answered" + self._sandbox_note(conn, code)
+
+    def _sandbox_note(self, conn: Connection, code: int) -> str:
+        """The sandbox's part in a server's early exit, from the end of its log (as a tool's result says)."""
+        if conn.sandbox is None or conn.log_path is None:
+            return ""
+        if conn.stderr_copy is not None:
+            conn.stderr_copy.join(LOG_CATCH_UP)
+        try:
+            with open(conn.log_path, "rb") as log:
+                log.seek(max(0, log.seek(0, os.SEEK_END) - 8192))
+                tail = log.read().decode("utf-8", "replace")
+        except OSError:
+            return ""
+        found = classify_failure(conn.sandbox, _Exited(code, tail))
+        return f" {found.note}" if found is not None else ""
 
     @asynccontextmanager
     async def _transport(self, conn: Connection) -> AsyncIterator[Any]:
@@ -178,7 +212,9 @@ class McpServers:
             raise McpConfigError(f"its cwd {folder} is not a folder")
         log = self._open_log(conn)
         try:
-            conn.process = start_server([spec.command or "", *spec.args], folder, env, subprocess.PIPE)
+            conn.sandbox = plan_for(self.context, spec.sandbox, kind=KIND_SERVER)
+            conn.process = start_server([spec.command or "", *spec.args], folder, env, subprocess.PIPE,
+                                        sandbox=conn.sandbox)
         except BaseException:
             log.close()
             raise

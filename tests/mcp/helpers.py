@@ -22,6 +22,9 @@ from mcp.client.streamable_http import streamable_http_client
 from mcp.shared._httpx_utils import create_mcp_http_client
 
 FIXTURE = Path(__file__).with_name("fixture_server.py")
+# The fixture reports its pids as the tests see them, from the host's /proc (a sandboxed process has pids
+# of its own): where it writes a pid file, its mcp_servers entry says so.
+HOST_PIDS = "sandbox: {reads: [/proc]}"
 NAMI = [sys.executable, "-m", "nami_yaml"]
 CLIENT = types.Implementation(name="nami-tests", version="1.0")
 

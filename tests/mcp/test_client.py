@@ -22,12 +22,15 @@ from nami_yaml.mcp.client import McpServers, tool_name  # noqa: E402
 from nami_yaml.registry.executor import Executor  # noqa: E402
 from nami_yaml.registry.registry import Registry  # noqa: E402
 from nami_yaml.runtime import RuntimeContext, ToolSettings  # noqa: E402
+from nami_yaml.sandbox_settings import SandboxNeeds  # noqa: E402
 from tests.mcp.helpers import FIXTURE, alive, gone, http_server, server_pid, wait_for_text  # noqa: E402
 
 TOKEN = "s" * 32
 
 
 def fixture_spec(name: str = "fx", *args: str, **options: object) -> McpServerSpec:
+    # It reports pids from the host's /proc (see helpers.HOST_PIDS).
+    options.setdefault("sandbox", SandboxNeeds(reads=("/proc",)))
     return McpServerSpec(name, command=sys.executable, args=(str(FIXTURE), *args), where="agent.yaml:3:3",
                          **options)  # type: ignore[arg-type]
 
@@ -201,7 +204,9 @@ def test_no_server_outlives_a_python_process_that_used_it(stop: str, workdir: Pa
         "from pathlib import Path\n"
         "from nami_yaml.config.mcp_servers import McpServerSpec\n"
         "from nami_yaml.mcp.client import McpServers\n"
-        f"spec = McpServerSpec('fx', command=sys.executable, args=({str(FIXTURE)!r}, '--pid-file', {str(pid_file)!r}))\n"
+        "from nami_yaml.sandbox_settings import SandboxNeeds\n"
+        f"spec = McpServerSpec('fx', command=sys.executable, args=({str(FIXTURE)!r}, '--pid-file', {str(pid_file)!r}),\n"
+        "                      sandbox=SandboxNeeds(reads=('/proc',)))\n"
         "running = McpServers([spec], workspace=Path.cwd(), host_env=os.environ, protected_env=frozenset(), "
         "log_dir=Path.cwd())\n"
         "running.start()\n"
