@@ -30,6 +30,7 @@ KEYS = [
     "prefix.stable",
     "batch.workers1", "batch.workers2", "batch.workers4",
     "bash_rules.slowest",
+    "sandbox.extra",
 ]
 
 
