@@ -1,5 +1,5 @@
-"""Shared helpers of the sandbox's tests: the real bwrap, or a skip (a fail where CI requires it), and
-processes found by what they run, since a sandboxed process's pid is one of its own namespace."""
+"""Processes found by what they run: a sandboxed process's pid is one of its own pid namespace, so tests
+look for its command line on the host. (need_bwrap, for tests of the real bwrap, is in tests/programs.py.)"""
 
 from __future__ import annotations
 
@@ -7,22 +7,9 @@ import os
 import time
 from pathlib import Path
 
-import pytest
+from tests.programs import need_bwrap
 
-from nami_yaml.runners.sandbox.probe import availability
-
-REQUIRED_VARIABLE = "NAMI_REQUIRE_BWRAP"
-
-
-def need_bwrap() -> None:
-    """Inside a test: skip (or fail, where NAMI_REQUIRE_BWRAP=1) when the sandbox cannot work here."""
-    found = availability(os.environ)
-    if found.available:
-        return
-    reason = f"the sandbox is not available here: {found.describe()}"
-    if os.environ.get(REQUIRED_VARIABLE) == "1":
-        pytest.fail(f"{reason}: {REQUIRED_VARIABLE}=1 requires it", pytrace=False)
-    pytest.skip(reason)
+__all__ = ["gone", "need_bwrap", "running"]
 
 
 def running(marker: str) -> list[int]:
