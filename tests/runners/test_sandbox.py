@@ -295,3 +295,32 @@ def test_an_entry_point_runs_in_a_sandboxed_child(ctx: RuntimeContext, temp_home
     assert result.ok, result.content
     assert '"ssh": []' in result.content and "Read-only file system" in result.content
     assert (ctx.workspace / "done").read_text() == "yes"
+
+
+def test_an_entry_points_child_imports_only_what_trust_approved(ctx: RuntimeContext) -> None:
+    folder = ctx.workspace.parent / "tools"
+    folder.mkdir(exist_ok=True)
+    (folder / "trusted_mod.py").write_text("def run():\n    return 'trusted code'\n")
+    (folder / "other_mod.py").write_text("def run():\n    return 'never reviewed'\n")
+    refused = {str(folder / "other_mod.py"): "other_mod.py is not covered by trust"}
+    checked = replace(ctx, code_check=lambda file: refused.get(str(file)))
+    executor = tools(checked, "tools:\n  - {name: ok, description: d, entrypoint: 'trusted_mod:run'}\n"
+                              "  - {name: other, description: d, entrypoint: 'other_mod:run'}\n")
+    assert executor.execute("ok", {}).content == "trusted code"
+    denied = executor.execute("other", {})
+    assert not denied.ok and "other_mod.py is not covered by trust" in denied.content
+    (folder / "trusted_mod.py").write_text("def run():\n    return 'changed after trust'\n")
+    changed = executor.execute("ok", {})
+    assert not changed.ok and "changed since it was trusted" in changed.content
+
+
+def test_the_dry_run_shows_the_sandbox(ctx: RuntimeContext) -> None:
+    executor = tools(ctx, "name: web\ndescription: d\nrisk: read\ncommand: [curl, https://example.com]\n"
+                          "sandbox: {network: true}\n")
+    prepared = executor.prepare("web", {})
+    assert isinstance(prepared, PreparedToolCall)
+    shown = prepared.plan()["sandbox"]
+    assert (shown["mode"], shown["network"]) == ("workspace-write", True)
+    from nami_yaml.cli.tools import format_plan
+
+    assert "sandbox: workspace-write, network on" in format_plan(prepared)
