@@ -2,7 +2,8 @@
 
 Hygiene kept here: a scrubbed, non-interactive environment; stdin closed unless given; the child in its
 own session so the whole process tree can be killed; a deadline; output read as a capped stream (memory
-stays bounded, the full output is spilled to a file); failures returned as results, never raised.
+stays bounded, the full output is spilled to a file); failures returned as results, never raised. And
+each child in the sandbox its request's plan describes (runners/sandbox): the plan is a required field.
 """
 
 from __future__ import annotations
@@ -239,10 +240,10 @@ def _spawn(request: ProcessRequest, started: float) -> subprocess.Popen[bytes] |
         missing = _start_problem(argv, request.cwd, request.env)
         if missing is not None:
             return _failed_start(missing[0], missing[1], started, request.timeout)
-    argv, keep = wrap(plan, argv, Path(request.cwd))
+    command, keep = wrap(plan, argv, Path(request.cwd))  # bwrap's argv where sandboxed; messages name the tool's
     try:
         return subprocess.Popen(
-            argv,
+            command,
             cwd=request.cwd,
             env=request.env,
             stdin=subprocess.DEVNULL if request.stdin is None else subprocess.PIPE,
