@@ -77,7 +77,7 @@ class DeclaredNeeds:
 
 def trust_lines(project: Mapping[str, Any] | None, declared: Iterable[DeclaredNeeds] = ()) -> list[str]:
     """What the trust summary says about a project's sandbox: every key of its agent.yaml that widens
-    what its processes may do (``mode: off``, ``network: true``, ``reads``, ``writable``, and ``escalate``),
+    what its processes may do (``mode: off``, ``network: true``, ``reads``, ``writable``),
     and each of its tools and MCP servers that declares the network or paths. Empty when it widens nothing.
     Any change to these changes the files trust fingerprints, so it asks again."""
     lines: list[str] = []

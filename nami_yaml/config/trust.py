@@ -22,12 +22,15 @@ from pathlib import Path
 from typing import Any
 
 from nami_yaml.config.mcp_servers import project_files as mcp_server_files
+from nami_yaml.config.mcp_servers import server_specs
 from nami_yaml.config.mcp_servers import trust_lines as mcp_trust_lines
+from nami_yaml.config.sandbox import DeclaredNeeds
+from nami_yaml.config.sandbox import trust_lines as sandbox_trust_lines
 from nami_yaml.config.settings import Effective
 from nami_yaml.config.trust_diff import changes_since_trusted, reviewable, save_snapshot, shown
 from nami_yaml.display import visible
 from nami_yaml.paths import expand_tool_paths
-from nami_yaml.registry.overview import programs, runner_overview
+from nami_yaml.registry.overview import programs, runner_overview, sandbox_needs
 from nami_yaml.registry.registry import Registry
 from nami_yaml.registry.tool import Tool
 from nami_yaml.runtime import default_state_dir
@@ -233,6 +236,11 @@ def summary(effective: Effective, registry: Registry) -> list[str]:
         lines.append(f"  adds skills from {spec}")
     lines.extend(mcp_trust_lines(effective))
     tools = [t for t in registry if not t.builtin]
+    # What widens the sandbox: a change to any of it changes agent.yaml or a tool file, so trust asks again.
+    declared = [DeclaredNeeds(t.name, str(t.source), sandbox_needs(t)) for t in tools]
+    declared += [DeclaredNeeds(f"MCP server {s.name}", s.where, s.sandbox) for s in server_specs(effective)
+                 if s.in_project]
+    lines.extend(sandbox_trust_lines(project_file.data.get("sandbox") if project_file else None, declared))
     lines.append(f"  adds {len(tools)} tool{'s' if len(tools) != 1 else ''}:" if tools else "  adds no tools")
     workspace = Path(effective.get("workspace") or Path.cwd())
     for tool in tools:
