@@ -204,7 +204,7 @@ def test_without_the_network_even_the_loopback_is_its_own(ctx: RuntimeContext) -
               "echo reached=$?")
     result = bash(script, ctx=ctx)
     assert "reached=0" in result.content  # a server inside is reachable from inside ...
-    assert not running("http.server --bind 127.0.0.1 8399")  # ... and is gone with the call
+    assert gone("http.server --bind 127.0.0.1 8399")  # ... and is gone with the call
 
 
 # -- processes ---------------------------------------------------------------------------------------------
