@@ -9,7 +9,7 @@ from collections.abc import Callable, Collection, Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from nami_yaml.agent.events import HISTORY_EVENTS, ErrorEvent, Event, EventBus, FinalEvent
+from nami_yaml.agent.events import HISTORY_EVENTS, ErrorEvent, Event, EventBus, FinalEvent, NoticeEvent
 from nami_yaml.agent.history import History
 from nami_yaml.agent.hooks import BeforeTool
 from nami_yaml.agent.loop import AgentLoop, RunOutcome
@@ -153,6 +153,9 @@ class Agent:
             worker.join(timeout=self.loop.interrupt_grace + 5)
 
     def _report_notices(self, info: Any) -> None:
+        sandbox = self.project.sandbox_notice()
+        if sandbox is not None:
+            self.bus(NoticeEvent(sandbox))
         for message in self.project.take_notices():
             self.bus(ErrorEvent(message))
 

@@ -151,6 +151,8 @@ class HumanRenderer:
                 self.progress(f"  denied: {event.name}{by}", "yellow")  # type: ignore[union-attr]
         elif kind == "error":
             self.progress(f"error: {event.message}", "red")  # type: ignore[union-attr]
+        elif kind == "notice":
+            self.progress(event.message, "yellow")  # type: ignore[union-attr]
         elif kind == "dry_run":
             for line in dry_run_lines(event.calls):  # type: ignore[union-attr]
                 self.progress(line)

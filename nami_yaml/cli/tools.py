@@ -21,6 +21,7 @@ from nami_yaml.cli.common import (
     handle_errors,
     load_project,
     report_notices,
+    report_sandbox_notice,
     tools_option,
 )
 from nami_yaml.cli.completion import complete_library_groups, complete_tool_names
@@ -144,6 +145,7 @@ def call_one(project: Project, name: str, assignments: tuple[str, ...], args_jso
         return
     from nami_yaml.app.manual import call_by_hand
 
+    report_sandbox_notice(project)
     result = call_by_hand(project, name, arguments, approve=terminal_approver(), assume_yes=assume_yes).result
     if as_json:
         click.echo(safe_json(result_json(result), indent=2))
