@@ -33,7 +33,8 @@ class SandboxSettings:
     ``network``: the network of the bash built-in and of batch check commands (tools declare their own).
     ``hide``: more paths hidden, on top of the defaults. ``reads``: hidden paths shown (read-only) to every
     call. ``writable``: more writable paths, for every call. ``escalate``: whether a person is offered to
-    rerun a call the sandbox stopped, unsandboxed.
+    rerun a call the sandbox stopped, unsandboxed. ``reason``: why ``mode`` is off for one call (a person
+    allowed that rerun), never read from a file.
     """
 
     mode: str = "auto"
@@ -42,6 +43,7 @@ class SandboxSettings:
     reads: tuple[str, ...] = ()
     writable: tuple[str, ...] = ()
     escalate: str = "ask"
+    reason: str = ""
 
     @classmethod
     def from_mapping(cls, data: Mapping[str, Any] | None) -> SandboxSettings:

@@ -14,6 +14,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from nami_yaml.agent.hooks import CallRecord, Decision
+from nami_yaml.app.escalate import offer
 from nami_yaml.app.project import Project
 from nami_yaml.app.safety import open_audit, project_policy
 from nami_yaml.model.types import ToolCall
@@ -58,6 +59,14 @@ def call_by_hand(project: Project, name: str, arguments: dict[str, Any], *, appr
         return ManualOutcome(result, decision)
     started = time.time()
     result = prepared.run()
+    rerun = None if approve is None or assume_yes else offer(prepared, result, approve, [policy])
+    if rerun is not None:  # the sandbox stopped it, and the person said yes to once without it
+        first, (prepared, decision) = result, rerun
+        started = time.time()
+        result = prepared.run()
+        result.details["escalated"] = {"source": decision.source, "reason": decision.reason,
+                                       "first": {k: first.details[k] for k in ("exit_code", "sandbox_failure")
+                                                 if k in first.details}}
     audit.after_tool(CallRecord(call, prepared, decision, result, started, round(time.time() - started, 3)))
     if audit.failure:
         result.content += f"\n[nami: the audit log {audit.path} could not be written: {audit.failure}]"

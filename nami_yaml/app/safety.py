@@ -11,6 +11,7 @@ from nami_yaml.agent.events import Event
 from nami_yaml.agent.hooks import AfterTool, Asker, BeforeTool, Hooks
 from nami_yaml.agent.toolbox import Toolbox
 from nami_yaml.app.dry_run import DryRun
+from nami_yaml.app.escalate import rerun_hook
 from nami_yaml.app.project import Project
 from nami_yaml.config.trust import needs_trust
 from nami_yaml.policy.approval import Approver, build_asker
@@ -63,6 +64,9 @@ class Safeguards:
         self.audit = None if dry_run else open_audit(project, via=via, session=self._session_id, on_error=on_error)
         self.asker: Asker | None = self.dry_run.ask if self.dry_run else build_asker(
             approve, assume_yes=assume_yes, approve_risks=approve_risks, session=self.approvals)
+        self.approve = approve
+        # --yes answers for nobody: a rerun without the sandbox is only ever a person's own yes.
+        self.person_present = approve is not None and not assume_yes and not dry_run
 
     @property
     def session_id(self) -> str:
@@ -82,7 +86,9 @@ class Safeguards:
             recorders.append(self.audit.after_tool)
         if self.dry_run is not None:
             recorders.append(self.dry_run.record)
-        return Hooks(before_tool=guards, ask=self.asker, after_tool=recorders)
+        rerun = rerun_hook(self.approve, [self.policy, self.code_writes, *before_tool],
+                           person_present=self.person_present)
+        return Hooks(before_tool=guards, ask=self.asker, after_tool=recorders, rerun=rerun)
 
     def toolbox(self, toolbox: Toolbox) -> Toolbox:
         return self.dry_run.toolbox(toolbox) if self.dry_run else toolbox

@@ -114,6 +114,9 @@ class ProcessInvocation:
         plan["sandbox"] = describe_sandbox(self.sandbox, self.sandbox.home)
         return plan
 
+    def sandbox_plan(self) -> SandboxPlan:
+        return self.sandbox
+
     def unsandboxed(self, reason: str) -> ProcessInvocation:
         """The same call without the sandbox (sandbox.escalate: a person approved it as an exec call)."""
         return replace(self, sandbox=self.sandbox.unsandboxed(reason))

@@ -71,9 +71,18 @@ class EntrypointInvocation:
             plan["sandbox"] = describe_sandbox(shown, shown.home)
         return plan
 
+    def sandbox_plan(self) -> SandboxPlan | None:
+        """The sandbox the call's code runs in: the child's, or that of the process a built-in starts
+        (bash's); None for a built-in that starts none."""
+        return self.sandbox if self.sandbox is not None else builtin_plan(self.runner.target, self.ctx)
+
     def unsandboxed(self, reason: str) -> EntrypointInvocation:
-        """The same call, its child without the sandbox (sandbox.escalate: approved as an exec call)."""
-        return replace(self, sandbox=None if self.sandbox is None else self.sandbox.unsandboxed(reason))
+        """The same call without the sandbox (sandbox.escalate: approved as an exec call): its child, or
+        the processes a built-in starts (their plans come from the context's settings)."""
+        if self.sandbox is not None:
+            return replace(self, sandbox=self.sandbox.unsandboxed(reason))
+        off = replace(self.ctx.sandbox, mode=OFF, reason=reason)
+        return replace(self, ctx=replace(self.ctx, sandbox=off))
 
     def run(self) -> ToolResult:
         runner = self.runner

@@ -137,7 +137,7 @@ def plan_for(ctx: RuntimeContext, needs: SandboxNeeds | None = None, *, kind: st
     needs = needs or SandboxNeeds()
     base = replace(_empty(ctx, kind, needs), escalate=settings.escalate)
     if settings.mode == OFF:
-        return replace(base, reason="sandbox.mode is off")
+        return replace(base, reason=settings.reason or "sandbox.mode is off")
     found = availability(ctx.host_env)
     if not found.available:
         if settings.mode in ("required", READ_ONLY) and kind != KIND_NAMI:
