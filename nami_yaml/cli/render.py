@@ -17,6 +17,7 @@ from nami_yaml.cli.style import Terminal
 from nami_yaml.display import safe_json, visible
 from nami_yaml.errors import NamiError
 from nami_yaml.model.types import Usage
+from nami_yaml.runners.sandbox.describe import sandbox_line
 from nami_yaml.session.show import format_totals
 from nami_yaml.session.usage import Totals
 
@@ -306,6 +307,9 @@ def dry_run_lines(calls: list[dict[str, Any]]) -> list[str]:
         by = f"  [{call['by']}]" if call.get("by") else ""
         detail = f": {call['detail']}" if call["outcome"] in ("denied", "would ask") and call.get("detail") else ""
         lines.append(f"  {call['outcome']:<9}  {call['tool']}: {what}{by}{detail}")
+        sandbox = sandbox_line(call["plan"]) if isinstance(call.get("plan"), dict) else None
+        if sandbox is not None and call["outcome"] != "denied":
+            lines.append(f"             {sandbox}")
     return lines
 
 

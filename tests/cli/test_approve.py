@@ -192,3 +192,22 @@ def test_keys_typed_before_the_question_do_not_answer_it() -> None:
     finally:
         os.close(master)
         os.close(slave)
+
+
+def test_the_prompt_shows_the_calls_sandbox(ctx: RuntimeContext) -> None:
+    from dataclasses import replace
+
+    from tests.sandboxing import need_bwrap
+
+    need_bwrap()
+    bash = BUILTIN_DIR / "bash.yaml"
+    tools, problems = load_tools([bash], builtin=[bash])
+    assert problems == []
+    executor = Executor(Registry(tools), ctx)
+    shown = approval_text(prepared(executor, "bash", {"command": "make"}))
+    assert "  sandbox: workspace-write, network off" in shown
+    rerun = prepared(executor, "bash", {"command": "make"}).unsandboxed("rerun without the sandbox, approved")
+    assert rerun is not None and rerun.risk == "exec"
+    assert "  sandbox: off (rerun without the sandbox, approved)" in approval_text(rerun)
+    networked = Executor(executor.registry, replace(ctx, sandbox=replace(ctx.sandbox, network=True)))
+    assert "  sandbox: workspace-write, network on" in approval_text(prepared(networked, "bash", {"command": "make"}))
