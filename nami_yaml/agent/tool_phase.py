@@ -201,6 +201,7 @@ class ToolPhase:
         if offer is None:
             return False
         slot.first, (slot.prepared, slot.decision) = result, offer
+        slot.parallel = False  # unsandboxed now: nothing new starts beside it
         self.emit(ApprovalEvent(slot.call.id, slot.call.name, True, slot.decision.reason, slot.decision.source))
         self._start(slot, running)
         return True

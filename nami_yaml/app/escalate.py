@@ -12,12 +12,10 @@ from collections.abc import Sequence
 
 from nami_yaml.agent.hooks import BeforeTool, Decision, Rerun, strictest
 from nami_yaml.agent.toolbox import PreparedCall
-from nami_yaml.policy.approval import ApprovalRequest, Approver
+from nami_yaml.policy.approval import ESCALATE_SOURCE, ApprovalRequest, Approver
 from nami_yaml.registry.executor import PreparedToolCall
 from nami_yaml.result import ToolResult
 from nami_yaml.runners.sandbox.notice import escalation
-
-SOURCE = "sandbox.escalate"
 
 
 def rerun_hook(approver: Approver | None, guards: Sequence[BeforeTool], *, person_present: bool) -> Rerun | None:
@@ -47,7 +45,7 @@ def offer(call: PreparedCall, result: ToolResult, approver: Approver,
     policy = strictest(_opinions(guards, unsandboxed))
     if policy is not None and policy.action == "deny":
         return None
-    answer = approver(ApprovalRequest(unsandboxed, Decision.ask(found.question, SOURCE)))
+    answer = approver(ApprovalRequest(unsandboxed, Decision.ask(found.question, ESCALATE_SOURCE)))
     approved = answer.action == "allow" if isinstance(answer, Decision) else bool(answer)
     return (unsandboxed, Decision.allow(found.reason, "user")) if approved else None
 

@@ -211,3 +211,12 @@ def test_the_prompt_shows_the_calls_sandbox(ctx: RuntimeContext) -> None:
     assert "  sandbox: off (rerun without the sandbox, approved)" in approval_text(rerun)
     networked = Executor(executor.registry, replace(ctx, sandbox=replace(ctx.sandbox, network=True)))
     assert "  sandbox: workspace-write, network on" in approval_text(prepared(networked, "bash", {"command": "make"}))
+
+
+def test_an_offer_to_rerun_unsandboxed_is_a_quiet_no_without_a_terminal(executor: Executor) -> None:
+    from nami_yaml.policy.approval import ESCALATE_SOURCE
+
+    err = io.StringIO()
+    offer = ApprovalRequest(prepared(executor, "bash", {"command": "make"}), Decision.ask("rerun?", ESCALATE_SOURCE))
+    assert terminal_approver(io.StringIO("y\n"), err)(offer) is False
+    assert err.getvalue() == ""  # no "use --yes": --yes never answers this offer
