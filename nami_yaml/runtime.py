@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING, Protocol
 from nami_yaml.cancel import CancelToken
 from nami_yaml.env_secrets import EnvScrub
 from nami_yaml.policy.sensitive_paths import ProtectedPaths
+from nami_yaml.sandbox_settings import SandboxSettings
 from nami_yaml.xdg import default_state_dir
 
 if TYPE_CHECKING:
@@ -121,6 +122,9 @@ class RuntimeContext:
     # approval an exec call needs. The defaults protect the folder and file names every project has.
     protected_paths: ProtectedPaths = field(default_factory=ProtectedPaths)
     spill_dir: Path = field(default_factory=lambda: default_state_dir() / "output")
+    # agent.yaml's and the user config's ``sandbox:``: every process a tool starts runs in the sandbox
+    # runners/sandbox plans from these and the tool's own keys (by default: where bubblewrap works).
+    sandbox: SandboxSettings = field(default_factory=SandboxSettings)
     cancel: CancelToken = field(default_factory=CancelToken)
     # Text the model reads only when it asks (the tool_docs and skill built-ins): tools' docs by tool
     # name, and the agent's skills by name.

@@ -59,3 +59,20 @@ def need_mcp() -> None:
         if os.environ.get(MCP_VARIABLE) == "1":
             pytest.fail(f"{reason}: {MCP_VARIABLE}=1 requires it", pytrace=False)
         pytest.skip(reason, allow_module_level=True)
+
+
+BWRAP_VARIABLE = "NAMI_REQUIRE_BWRAP"
+
+
+def need_bwrap() -> None:
+    """Inside a test of the real sandbox: skip, with the reason, where bubblewrap cannot work here (not
+    installed, no user namespaces); fail instead where CI sets NAMI_REQUIRE_BWRAP=1."""
+    from nami_yaml.runners.sandbox.probe import availability
+
+    found = availability(os.environ)
+    if found.available:
+        return
+    reason = f"the sandbox is not available here: {found.describe()}"
+    if os.environ.get(BWRAP_VARIABLE) == "1":
+        pytest.fail(f"{reason}: {BWRAP_VARIABLE}=1 requires it", pytrace=False)
+    pytest.skip(reason)

@@ -115,6 +115,14 @@ class ErrorEvent(_Event):
 
 
 @dataclass
+class NoticeEvent(_Event):
+    """Something the person should know that is not an error: that tools run without the sandbox here."""
+
+    message: str
+    type: str = field(default="notice", init=False)
+
+
+@dataclass
 class ApprovalEvent(_Event):
     """The decision on a call that was not simply allowed: asked and answered, or denied.
     ``source`` says who decided (``user``, ``--yes``, ``permissions.exec``, a rule's position)."""

@@ -87,6 +87,11 @@ Asker = Callable[["PreparedCall", Decision], "Decision | bool"]
 
 AfterTool = Callable[[CallRecord], None]
 
+Rerun = Callable[["PreparedCall", ToolResult], "tuple[PreparedCall, Decision] | None"]
+"""Offered each finished call (on the loop's thread, once per call): another call to run in its place, with
+the decision that allowed it (a person's yes to rerun a call the sandbox stopped, unsandboxed), or None
+to keep the result."""
+
 BeforeRequest = Callable[[RequestInfo], "list[dict[str, Any]] | None"]
 """May return a new message list (compaction, elision); it replaces the history before the request.
 May raise :class:`StopRun` to end the run before the request is sent (a cost limit)."""
@@ -141,6 +146,7 @@ class Hooks:
     before_tool: list[BeforeTool] = field(default_factory=list)
     ask: Asker | None = None  # None: nobody can be asked, so "ask" becomes "deny"
     after_tool: list[AfterTool] = field(default_factory=list)
+    rerun: Rerun | None = None  # None: a result is final
     before_request: list[BeforeRequest] = field(default_factory=list)
     after_answer: list[AfterAnswer] = field(default_factory=list)
     after_run: list[AfterRun] = field(default_factory=list)

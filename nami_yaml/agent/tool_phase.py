@@ -11,7 +11,7 @@ from concurrent.futures import FIRST_COMPLETED, Future, wait
 from dataclasses import dataclass
 from typing import Any, TypeVar
 
-from nami_yaml.agent.events import ApprovalEvent, Event, ToolCallEvent, ToolResultEvent
+from nami_yaml.agent.events import ApprovalEvent, ErrorEvent, Event, ToolCallEvent, ToolResultEvent
 from nami_yaml.agent.history import History
 from nami_yaml.agent.hooks import CallRecord, Decision, Hooks, answer, strictest
 from nami_yaml.agent.toolbox import READ, PreparedCall, Toolbox
@@ -54,6 +54,7 @@ class _Slot:
     started: float | None = None
     reported: bool = False  # a tool_result event went out
     parallel: bool = False  # a read that needed nobody's approval: runs side by side with other such reads
+    first: ToolResult | None = None  # the result a rerun replaces (hooks.rerun), once per call
 
 
 class ToolPhase:
@@ -171,10 +172,39 @@ class ToolPhase:
                     for fut in done:
                         slot = running.pop(fut)
                         slot.result = _collect(fut)
-                        self._report(slot)
+                        if not self._rerun(slot, running):
+                            self._report(slot)
         except (KeyboardInterrupt, Interrupted):
             self._interrupt(slots, running)
             return False
+        return True
+
+    def _rerun(self, slot: _Slot, running: dict[_Pending, _Slot]) -> bool:
+        """Start the call the rerun hook offers in place of a finished one (once per call); True if started.
+        Its result, when it comes, is the call's; the first is kept in its details."""
+        if slot.first is not None:
+            assert slot.result is not None
+            slot.result.details["escalated"] = {"source": slot.decision.source if slot.decision else None,
+                                                "reason": slot.decision.reason if slot.decision else None,
+                                                "first": _first_details(slot.first)}
+            reason = slot.decision.reason if slot.decision and slot.decision.reason else "rerun, approved"
+            slot.result.content += f"\n[{reason}]"  # the model learns why it worked this time, and that it was once
+            return False
+        result = slot.result
+        if self.hooks.rerun is None or slot.prepared is None or result is None or self.cancel.is_set() \
+                or result.details.get("interrupted"):
+            return False
+        try:
+            offer = self.hooks.rerun(slot.prepared, result)
+        except Exception as exc:  # a broken hook keeps the result the call has
+            self.emit(ErrorEvent(f"offering to rerun {slot.call.name} failed: {type(exc).__name__}: {exc}"))
+            return False
+        if offer is None:
+            return False
+        slot.first, (slot.prepared, slot.decision) = result, offer
+        slot.parallel = False  # unsandboxed now: nothing new starts beside it
+        self.emit(ApprovalEvent(slot.call.id, slot.call.name, True, slot.decision.reason, slot.decision.source))
+        self._start(slot, running)
         return True
 
     def _start(self, slot: _Slot, running: dict[_Pending, _Slot]) -> None:
@@ -288,6 +318,10 @@ def _collect(fut: _Pending) -> ToolResult:
         ok=False,
         details={**result.details, "interrupted": True},
     )
+
+
+def _first_details(first: ToolResult) -> dict[str, Any]:
+    return {key: first.details[key] for key in ("exit_code", "sandbox_failure") if key in first.details}
 
 
 def _refusal(decision: Decision, described: str) -> str:

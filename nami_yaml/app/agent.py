@@ -11,7 +11,15 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
-from nami_yaml.agent.events import SESSION_EVENTS, ErrorEvent, Event, EventBus, FinalEvent, SubagentRan
+from nami_yaml.agent.events import (
+    SESSION_EVENTS,
+    ErrorEvent,
+    Event,
+    EventBus,
+    FinalEvent,
+    NoticeEvent,
+    SubagentRan,
+)
 from nami_yaml.agent.history import History
 from nami_yaml.agent.hooks import BeforeTool, StopRun
 from nami_yaml.agent.loop import AgentLoop, RunOutcome
@@ -194,6 +202,9 @@ class Agent:
             worker.join(timeout=self.loop.interrupt_grace + 5)
 
     def _report_notices(self, info: Any) -> None:
+        sandbox = self.project.sandbox_notice()
+        if sandbox is not None:
+            self.bus(NoticeEvent(sandbox))
         for message in self.project.take_notices():
             self.bus(ErrorEvent(message))
 

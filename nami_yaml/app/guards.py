@@ -17,11 +17,13 @@ from nami_yaml.agent.events import Event
 from nami_yaml.agent.hooks import AfterTool, Asker, BeforeTool, CallRecord, Decision, Hooks, answer, strictest
 from nami_yaml.agent.toolbox import PreparedCall, Toolbox
 from nami_yaml.app.dry_run import DryRun
+from nami_yaml.app.escalate import offer
 from nami_yaml.app.project import Project
 from nami_yaml.config.trust import needs_trust
 from nami_yaml.policy.approval import Approver, NobodyToAsk, build_asker
 from nami_yaml.policy.permissions import by_hand
 from nami_yaml.policy.session import SessionApprovals
+from nami_yaml.result import ToolResult
 from nami_yaml.session.store import new_session_id
 
 if TYPE_CHECKING:  # imported when guards are built, so `nami tools list` does not load the rule engine
@@ -85,6 +87,9 @@ class Guards:
         # A dry run records nothing in the audit log: nothing runs.
         self.audit = None if dry_run else open_audit(project, via=via, session=self._session_id, on_error=on_error,
                                                      client=client, agent=agent, parent_session=parent_session)
+        # --yes answers for nobody: a rerun without the sandbox is only ever a person's own yes.
+        self.approve = asking.approve
+        self.person_present = asking.approve is not None and not asking.assume_yes and not dry_run
         self.asker: Asker = self.dry_run.ask if self.dry_run else build_asker(
             asking.approve, assume_yes=asking.assume_yes, approve_risks=asking.approve_risks,
             session=self.approvals, nobody=asking.nobody, agent=asking.agent)
@@ -133,8 +138,16 @@ class Guards:
 
     # -- as the loop's hooks ----------------------------------------------------------------------------
 
+    def rerun(self, call: PreparedCall, result: ToolResult) -> tuple[PreparedCall, Decision] | None:
+        """``sandbox.escalate: ask``: where a person is present, offer to rerun a call the sandbox stopped
+        once without it, as an exec call these guards do not deny (app/escalate.py). None: keep the result."""
+        if self.approve is None or not self.person_present:
+            return None
+        return offer(call, result, self.approve, [self.decide])
+
     def hooks(self) -> Hooks:
-        return Hooks(before_tool=[self.decide], ask=self.asker, after_tool=self._recorders())
+        return Hooks(before_tool=[self.decide], ask=self.asker, after_tool=self._recorders(),
+                     rerun=self.rerun if self.person_present else None)
 
     def toolbox(self, toolbox: Toolbox) -> Toolbox:
         return self.dry_run.toolbox(toolbox) if self.dry_run else toolbox

@@ -48,6 +48,15 @@ def call_by_hand(executor: Executor, guards: Guards, name: str, arguments: dict[
         return ManualOutcome(result, decision)
     started = time.time()
     result = prepared.run()
+    rerun = guards.rerun(prepared, result)
+    if rerun is not None:  # the sandbox stopped it, and the person said yes to once without it
+        first, (again, decision) = result, rerun
+        assert isinstance(again, PreparedToolCall)
+        prepared, started = again, time.time()
+        result = prepared.run()
+        result.details["escalated"] = {"source": decision.source, "reason": decision.reason,
+                                       "first": {k: first.details[k] for k in ("exit_code", "sandbox_failure")
+                                                 if k in first.details}}
     guards.record(CallRecord(call, prepared, decision, result, started, round(time.time() - started, 3), asked))
     audit = guards.audit
     if audit is not None and audit.failure:

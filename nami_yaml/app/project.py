@@ -16,6 +16,7 @@ from nami_yaml.app.toolset import build_registry
 from nami_yaml.app.trust_summary import changes_of, summary
 from nami_yaml.config.effective import Effective, env_scrub_rules, protected_env_names
 from nami_yaml.config.prompt import system_prompt
+from nami_yaml.config.sandbox import sandbox_settings
 from nami_yaml.config.settings import load_settings
 from nami_yaml.config.skills import Skill, load_skills
 from nami_yaml.config.trust import TrustState, code_check, needs_trust, remember, trust_state
@@ -23,6 +24,7 @@ from nami_yaml.config.trust_diff import describe
 from nami_yaml.errors import ConfigError, Problem
 from nami_yaml.registry.executor import Executor
 from nami_yaml.registry.registry import Registry
+from nami_yaml.runners.sandbox.notice import run_notice
 from nami_yaml.runners.spill import session_spill_dir
 from nami_yaml.runtime import RuntimeContext, ToolSettings
 from nami_yaml.session.store import SessionStore
@@ -76,6 +78,7 @@ class Project:
     cwd: Path | None = None  # where it was opened from; the workspace is often the project's root above it
     servers: ToolServers = field(default_factory=lambda: ToolServers(started=False))  # agent.yaml mcp_servers:
     trusted_digest: str | None = None  # the fingerprint it was trusted with (when it needed trust)
+    sandbox_noticed: bool = False  # the notice that tools run without the sandbox here was taken
 
     def executor(self) -> Executor:
         return Executor(self.registry, self.context)
@@ -110,6 +113,14 @@ class Project:
     def take_notices(self) -> list[str]:
         """Problems of its tool sources not reported yet (an MCP server that did not start or died), once each."""
         return self.servers.take_notices()
+
+    def sandbox_notice(self) -> str | None:
+        """Once per project (one run, one chat): that its tools' processes cannot be sandboxed here, why,
+        and how to get it; None where they are, or with ``sandbox.mode: off``."""
+        if self.sandbox_noticed:
+            return None
+        self.sandbox_noticed = True
+        return run_notice(self.context)
 
     def close(self) -> None:
         """Stop its MCP servers (nami's exit does too). Idempotent."""
@@ -219,6 +230,7 @@ def runtime_context(effective: Effective, *, env: Mapping[str, str] | None = Non
         code_check=code_check(effective) if needs_trust(effective) else None,
         protected_paths=protected_paths(effective, list(extra_tools), cwd),
         spill_dir=session_spill_dir(keep=SessionStore().has),
+        sandbox=sandbox_settings(effective.get("sandbox")),  # the user config's and agent.yaml's, combined
         tool_docs={t.name: t.docs for t in registry or () if t.docs is not None},
         skills={skill.name: skill for skill in skills},
         tool_groups=registry.groups() if registry is not None else {},

@@ -89,7 +89,8 @@ def start_tool_servers(settings: Effective, ctx: RuntimeContext, registry: Regis
     from nami_yaml.mcp.client import McpServers
 
     servers = McpServers(specs, workspace=ctx.workspace, host_env=ctx.host_env, protected_env=ctx.protected_env,
-                         scrub=ctx.env_scrub, log_dir=server_log_dir(ctx.workspace), vetting=vetting)
+                         scrub=ctx.env_scrub, log_dir=server_log_dir(ctx.workspace), vetting=vetting,
+                         context=ctx)
     started = ToolServers(servers, notices)
     servers.start()
     tools: dict[str, Tool] = {}

@@ -9,7 +9,10 @@ from pathlib import Path
 
 from nami_yaml.config.agents import read_agents
 from nami_yaml.config.effective import Effective
+from nami_yaml.config.mcp_servers import server_specs
 from nami_yaml.config.mcp_servers import trust_lines as mcp_trust_lines
+from nami_yaml.config.sandbox import DeclaredNeeds
+from nami_yaml.config.sandbox import trust_lines as sandbox_trust_lines
 from nami_yaml.config.trust import (
     COMPILED_SUFFIXES,
     OUTSIDE,
@@ -20,7 +23,7 @@ from nami_yaml.config.trust import (
 )
 from nami_yaml.config.trust_diff import Changes, changes_since_trusted, reviewable, shown
 from nami_yaml.display import visible_line
-from nami_yaml.registry.overview import programs, runner_overview
+from nami_yaml.registry.overview import programs, runner_overview, sandbox_needs
 from nami_yaml.registry.registry import Registry
 from nami_yaml.registry.tool import Tool
 
@@ -81,6 +84,11 @@ def summary(effective: Effective, registry: Registry, changes: Changes | None | 
         lines.append(f"  defines agent {spec.name} ({spec.where}): tools {tools}"
                      f"{'; ' + rights if rights else ''}{'; model ' + str(spec.model.get('name')) if spec.model.get('name') else ''}")
     tools = [t for t in registry if not t.builtin]
+    # What widens the sandbox: a change to any of it changes agent.yaml or a tool file, so trust asks again.
+    declared = [DeclaredNeeds(t.name, str(t.source), sandbox_needs(t)) for t in tools]
+    declared += [DeclaredNeeds(f"MCP server {s.name}", s.where, s.sandbox) for s in server_specs(effective)
+                 if s.in_project]
+    lines.extend(sandbox_trust_lines(project_file.data.get("sandbox") if project_file else None, declared))
     lines.append(f"  adds {len(tools)} tool{'s' if len(tools) != 1 else ''}:" if tools else "  adds no tools")
     workspace = Path(effective.get("workspace") or Path.cwd())
     for tool in tools:

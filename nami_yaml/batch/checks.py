@@ -6,11 +6,12 @@ from __future__ import annotations
 import re
 import threading
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from nami_yaml.batch.workspace import run_command
+from nami_yaml.runners.sandbox.plan import SandboxPlan
 from nami_yaml.spec.validate import short
 
 QUOTE = 200  # characters of the answer quoted in a failed answer_matches
@@ -30,6 +31,8 @@ class RunFacts:
     # ``no_value`` saying why there is none.
     value: Any = None
     no_value: str | None = None
+    # Check commands' sandbox (batch.workspace.command_sandbox); None runs them as they are. No default.
+    sandbox: SandboxPlan | None = field(kw_only=True)
 
 
 def called_tools(messages: list[dict[str, Any]]) -> list[str]:
@@ -69,7 +72,7 @@ def _evaluate(check: dict[str, Any], facts: RunFacts) -> tuple[bool, str]:
         left = facts.remaining()
         if left <= 0:
             return False, "not run: the task's wall time is used up"
-        run = run_command(value, facts.workspace, facts.env, left, facts.cancel)
+        run = run_command(value, facts.workspace, facts.env, left, facts.cancel, sandbox=facts.sandbox)
         return run.ok, run.describe()
     if kind == "called":
         count = facts.called.count(value)

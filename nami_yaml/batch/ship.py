@@ -42,7 +42,8 @@ def _git_files(root: Path) -> list[Path] | None:
     from nami_yaml.runners.process import ProcessRequest, run_process
 
     request = ProcessRequest(argv=["git", "ls-files", "-z", "--cached", "--others", "--exclude-standard"],
-                             cwd=root, env=child_environment(os.environ), timeout=60, max_output=200_000_000)
+                             cwd=root, env=child_environment(os.environ), timeout=60, max_output=200_000_000,
+                             sandbox=None)  # nami's own git, fixed arguments, before anything of the project runs
     result = run_process(request)
     if not result.ok or result.truncated:
         return None  # not a git work tree (or no git): every file

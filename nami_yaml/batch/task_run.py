@@ -19,11 +19,13 @@ from nami_yaml.batch.results import new_result
 from nami_yaml.batch.workspace import (
     WorkspaceError,
     command_env,
+    command_sandbox,
     make_workspace,
     remove_workspace,
     run_command,
 )
 from nami_yaml.errors import NamiError
+from nami_yaml.runners.sandbox.plan import SandboxPlan
 
 STOP_GRACE = 5.0  # after a cancel, how long the run gets to stop by itself (killing its tools) and report
 
@@ -70,7 +72,7 @@ class TaskRun:
                 self.result["workspace"] = str(folder)
             project = self._project(folder, env)  # before setup: a configuration error fails here, first
             commands_env = command_env(project.context, self.task.get("env") or {})
-            if self._setup(folder, commands_env):
+            if self._setup(folder, commands_env, command_sandbox(project.context, setup=True)):
                 self._run(project, folder, commands_env)
         except WorkspaceError as exc:
             self._end(self._stopped_status() or "setup_failed", f"workspace: {exc}")
@@ -103,10 +105,10 @@ class TaskRun:
         self.result["error"] = error
         self.result["passed"] = False
 
-    def _setup(self, folder: Path, env: dict[str, str]) -> bool:
+    def _setup(self, folder: Path, env: dict[str, str], sandbox: SandboxPlan) -> bool:
         commands = self.task.get("setup") or []
         for number, command in enumerate(commands, start=1):
-            run = run_command(command, folder, env, self.remaining(), self.cancel)
+            run = run_command(command, folder, env, self.remaining(), self.cancel, sandbox=sandbox)
             if not run.ok:
                 stopped = self._stopped_status()
                 what = f"setup command {number} of {len(commands)}: {run.describe()}"
@@ -169,7 +171,7 @@ class TaskRun:
         self.result["error"] = outcome.error
         checks = self.task.get("checks") or []
         facts = RunFacts(outcome.final_text, called_tools(outcome.messages), folder, commands_env, self.remaining,
-                         self.cancel, *answer_value(outcome))
+                         self.cancel, *answer_value(outcome), sandbox=command_sandbox(project.context, setup=False))
         self.result["checks"] = run_checks(checks, facts)
         stopped = self._stopped_status()
         if stopped:

@@ -15,7 +15,9 @@ from typing import Any
 
 from nami_yaml.env_secrets import child_environment
 from nami_yaml.runners.process import ProcessRequest, ProcessResult, run_process
+from nami_yaml.runners.sandbox.plan import KIND_CHECK, SandboxPlan, plan_for
 from nami_yaml.runtime import RuntimeContext
+from nami_yaml.sandbox_settings import SandboxNeeds
 
 COMMAND_OUTPUT = 4_000  # bytes of a setup or check command's output kept for the result's reason
 _REMOTE = re.compile(r"^[\w.+-]+://|^[\w.-]+@[\w.-]+:")  # a URL, or scp-like user@host:path
@@ -57,12 +59,19 @@ def command_env(context: RuntimeContext, task_env: Mapping[str, str]) -> dict[st
                              scrub=context.env_scrub)
 
 
+def command_sandbox(context: RuntimeContext, *, setup: bool) -> SandboxPlan:
+    """The sandbox of a task's setup commands (the network: they install what the task needs) or check
+    commands (the network of ``sandbox.network``, as the bash built-in): the task's workspace writable."""
+    network = True if setup else context.sandbox.network
+    return plan_for(context, SandboxNeeds(network=network), kind=KIND_CHECK)
+
+
 def run_command(command: str | list[str], cwd: Path, env: Mapping[str, str], timeout: float,
-                cancel: threading.Event | None = None) -> CommandRun:
+                cancel: threading.Event | None = None, *, sandbox: SandboxPlan | None) -> CommandRun:
     """A string runs with ``bash -c``; a list is the argv itself."""
     argv = ["bash", "-c", command] if isinstance(command, str) else list(command)
     request = ProcessRequest(argv=argv, cwd=cwd, env=dict(env), timeout=max(0.1, timeout),
-                             max_output=COMMAND_OUTPUT, cancel=cancel)
+                             max_output=COMMAND_OUTPUT, cancel=cancel, sandbox=sandbox)
     return CommandRun(command, run_process(request))
 
 
@@ -114,14 +123,17 @@ def _clone(repository: str, ref: str | None, base: Path, folder: Path, env: Mapp
             raise WorkspaceError(f"the {what} {value!r} starts with '-': git would take it for an option")
     source = repository if is_remote(repository) else str(_local(repository, base))
     git_env = child_environment(env)
+    # nami's own git, with fixed arguments, before any of the task runs: outside the sandbox (a private
+    # repository needs the user's credentials), as nami's own work is.
     clone = run_command(["git", "clone", "--quiet", "--no-checkout", "--", source, str(folder)], folder.parent,
-                        git_env, timeout, cancel)
+                        git_env, timeout, cancel, sandbox=None)
     if not clone.ok:
         raise WorkspaceError(f"cannot clone {repository}: {clone.describe()}")
     # A branch of the source other than its default exists in the clone only as origin/<branch>.
     tried = []
     for candidate in ([ref, f"origin/{ref}"] if ref else ["HEAD"]):
-        checkout = run_command(["git", "checkout", "--quiet", "--detach", candidate], folder, git_env, timeout, cancel)
+        checkout = run_command(["git", "checkout", "--quiet", "--detach", candidate], folder, git_env, timeout, cancel,
+                               sandbox=None)
         if checkout.ok:
             return
         tried.append(checkout.describe())

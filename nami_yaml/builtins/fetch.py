@@ -28,6 +28,7 @@ from nami_yaml.env_secrets import child_environment
 from nami_yaml.errors import ToolError
 from nami_yaml.result import ToolResult
 from nami_yaml.runners.output import truncate_text
+from nami_yaml.runners.sandbox.plan import KIND_NAMI, SandboxPlan, plan_for
 from nami_yaml.runtime import RuntimeContext, ToolSettings
 
 MAX_REDIRECTS = 5
@@ -186,7 +187,7 @@ def _size_text(resp: http.client.HTTPResponse) -> str:
 
 
 def _render(resp: http.client.HTTPResponse, url: str, settings: ToolSettings, cancel: threading.Event,
-            deadline: float, env: dict[str, str] | None) -> tuple[str, dict[str, Any]]:
+            deadline: float, child: tuple[dict[str, str], SandboxPlan] | None) -> tuple[str, dict[str, Any]]:
     declared = resp.headers.get("Content-Type")
     content_type = resp.headers.get_content_type() if declared else ""
     if content_type and not _is_text(content_type):
@@ -202,7 +203,8 @@ def _render(resp: http.client.HTTPResponse, url: str, settings: ToolSettings, ca
     if html:
         try:
             # In a child process within what is left of the time budget: parsing can be quadratic.
-            text = html_to_text_bounded(text, url, timeout=_remaining(deadline), cancel=cancel, env=env)
+            text = html_to_text_bounded(text, url, timeout=_remaining(deadline), cancel=cancel,
+                                        env=child[0] if child else None, sandbox=child[1] if child else None)
         except ValueError as exc:
             raise ToolError(f"{url} returned HTML that could not be turned into text: {exc}") from None
     info = {"content_type": declared or "", "bytes": len(body), "cut_at_max_bytes": truncated,
@@ -245,7 +247,8 @@ def _check(url: str, previous: Target | None, source: str | None, settings: Tool
 
 
 def _one_hop(target: Target, settings: ToolSettings, cancel: threading.Event, deadline: float,
-             env: dict[str, str] | None) -> str | tuple[http.client.HTTPResponse, str, dict[str, Any]]:
+             child: tuple[dict[str, str], SandboxPlan] | None,
+             ) -> str | tuple[http.client.HTTPResponse, str, dict[str, Any]]:
     """One GET: the absolute URL it redirects to, or the response with its rendered text."""
     with _Watchdog(deadline, cancel) as dog:
         try:
@@ -259,7 +262,7 @@ def _one_hop(target: Target, settings: ToolSettings, cancel: threading.Event, de
             location = resp.headers.get("Location")
             if resp.status in _REDIRECT_CODES and location:
                 return urljoin(target.url, quote(location.strip(), safe=_URL_SAFE))
-            text, info = _render(resp, target.url, settings, cancel, deadline, env)
+            text, info = _render(resp, target.url, settings, cancel, deadline, child)
             if dog.fired:  # a shut-down socket reads as a normal end of the body
                 raise InterruptedError if dog.fired == "cancelled" else TimeoutError
             return resp, text, info
@@ -281,14 +284,17 @@ def fetch_url(url: str, *, ctx: RuntimeContext | None = None) -> ToolResult:
         except ValueError as exc:
             raise ToolError(f"tools.fetch_url.allow_hosts in agent.yaml is invalid: {exc}") from None
     deadline = time.monotonic() + settings.fetch_timeout
-    env = None if ctx is None else child_environment(ctx.host_env, protected=ctx.protected_env, scrub=ctx.env_scrub)
+    # The HTML parser's child (environment, sandbox: no network, nothing written).
+    child = None if ctx is None else (
+        child_environment(ctx.host_env, protected=ctx.protected_env, scrub=ctx.env_scrub),
+        plan_for(ctx, kind=KIND_NAMI, read_only=True))
     current, chain, previous = url.strip(), [], None
     for _ in range(MAX_REDIRECTS + 1):
         if cancel.is_set():
             raise ToolError(f"fetching {current} was cancelled")
         try:
             target = _check(current, previous, chain[-1] if chain else None, settings, deadline)
-            outcome = _one_hop(target, settings, cancel, deadline, env)
+            outcome = _one_hop(target, settings, cancel, deadline, child)
         except TimeoutError:
             raise ToolError(f"fetching {current} timed out after {settings.fetch_timeout:g}s "
                             "(tools.fetch_url.timeout)") from None

@@ -18,6 +18,7 @@ from urllib.parse import urljoin
 
 from nami_yaml.env_secrets import child_environment
 from nami_yaml.runners.pychild import ChildFailed, call_in_child
+from nami_yaml.runners.sandbox.plan import SandboxPlan
 
 _SKIP = {"script", "style", "noscript", "svg", "head", "template", "iframe", "object", "canvas"}
 # Anything else opening while we sit in <head> means the author never closed it.
@@ -172,8 +173,9 @@ class _TextParser(HTMLParser):
 
 
 def html_to_text_bounded(html: str, base_url: str | None, *, timeout: float, cancel: threading.Event,
-                         env: dict[str, str] | None = None, cwd: Path | None = None) -> str:
-    """``html_to_text`` in a child process killed after ``timeout`` seconds or on ``cancel``.
+                         env: dict[str, str] | None = None, cwd: Path | None = None,
+                         sandbox: SandboxPlan | None = None) -> str:
+    """``html_to_text`` in a child process (in ``sandbox``) killed after ``timeout`` seconds or on ``cancel``.
 
     html.parser rescans to the end of the document at every ``<`` that starts no complete tag, so a page
     of ``<a x`` repeated is quadratic (80 KB took 20 s) and holds the GIL. Raises TimeoutError,
@@ -185,7 +187,7 @@ def html_to_text_bounded(html: str, base_url: str | None, *, timeout: float, can
             cancel=cancel, env=env if env is not None else child_environment(os.environ),
             cwd=cwd or Path(tempfile.gettempdir()),
             # JSON escapes non-ASCII text (up to 12 bytes for a character past U+FFFF); links may add their URLs.
-            max_output=12 * len(html) + 65_536)
+            max_output=12 * len(html) + 65_536, sandbox=sandbox)
     except ChildFailed as exc:
         raise ValueError(str(exc)) from None
     if "error" in reply:

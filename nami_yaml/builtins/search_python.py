@@ -17,6 +17,7 @@ from nami_yaml.builtins.workspace import display_path
 from nami_yaml.env_secrets import child_environment
 from nami_yaml.errors import ToolError
 from nami_yaml.runners.pychild import ChildFailed, call_in_child
+from nami_yaml.runners.sandbox.plan import KIND_NAMI, plan_for
 from nami_yaml.runtime import RuntimeContext
 
 
@@ -30,7 +31,7 @@ def grep_in_child(pattern: str, target: Path, glob: str | None, ctx: RuntimeCont
         reply = call_in_child(
             "nami_yaml.builtins.search_python:grep_child", request, timeout=timeout, cancel=ctx.cancel,
             env=child_environment(ctx.host_env, protected=ctx.protected_env, scrub=ctx.env_scrub),
-            cwd=ctx.workspace, max_output=ENGINE_OUTPUT_CAP)
+            cwd=ctx.workspace, max_output=ENGINE_OUTPUT_CAP, sandbox=plan_for(ctx, kind=KIND_NAMI, read_only=True))
     except InterruptedError:
         raise ToolError("search stopped: interrupted") from None
     except TimeoutError:

@@ -20,6 +20,7 @@ from nami_yaml.builtins.workspace import display_path
 from nami_yaml.env_secrets import child_environment
 from nami_yaml.errors import ToolError
 from nami_yaml.runners.process import ProcessRequest, run_process
+from nami_yaml.runners.sandbox.plan import KIND_NAMI, plan_for
 from nami_yaml.runtime import RuntimeContext
 
 # Longer lines are cut by rg (a preview of at least MATCH_LINE_MAX_CHARS characters stays), so a minified
@@ -49,7 +50,8 @@ def _rg_target(target: Path, ctx: RuntimeContext) -> str:
 def _run_rg(argv: list[str], ctx: RuntimeContext) -> tuple[int | None, str, str, bool]:
     result = run_process(ProcessRequest(
         argv=argv, cwd=ctx.workspace, env=child_environment(ctx.host_env, protected=ctx.protected_env, scrub=ctx.env_scrub),
-        timeout=ctx.settings.default_timeout, max_output=ENGINE_OUTPUT_CAP, spill_dir=None, cancel=ctx.cancel))
+        timeout=ctx.settings.default_timeout, max_output=ENGINE_OUTPUT_CAP, spill_dir=None, cancel=ctx.cancel,
+        sandbox=plan_for(ctx, kind=KIND_NAMI, read_only=True)))
     if result.timed_out or result.interrupted:
         raise ToolError("search stopped: " + ("timed out" if result.timed_out else "interrupted"))
     return result.exit_code, result.stdout, result.stderr, result.truncated

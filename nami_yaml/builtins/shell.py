@@ -8,6 +8,7 @@ from nami_yaml.errors import ToolError
 from nami_yaml.result import ToolResult
 from nami_yaml.runners.base import build_invocation
 from nami_yaml.runners.options import ProcessOptions
+from nami_yaml.runners.sandbox.plan import KIND_BASH, bash_needs
 from nami_yaml.runtime import RuntimeContext
 
 
@@ -25,7 +26,8 @@ def bash(command: str, timeout: float | None = None, *, ctx: RuntimeContext) -> 
         raise ToolError("timeout must be a positive number of seconds")
     limit = min(wanted, settings.bash_max_timeout)
     invocation = build_invocation("bash", [shell, "-c", "--", command],
-                                  ProcessOptions(timeout=limit, max_output=settings.max_output), ctx, stdin=None)
+                                  ProcessOptions(timeout=limit, max_output=settings.max_output), ctx, stdin=None,
+                                  sandbox=bash_needs(ctx), sandbox_kind=KIND_BASH)
     result = invocation.run()
     capped = wanted > limit
     if capped:

@@ -19,7 +19,8 @@ from nami_yaml.agent.toolbox import PreparedCall
 from nami_yaml.cli.style import Paint, terminal
 from nami_yaml.diffs import FileChange, preview_call
 from nami_yaml.display import plural, visible, visible_line
-from nami_yaml.policy.approval import ApprovalRequest, Approver
+from nami_yaml.policy.approval import ESCALATE_SOURCE, ApprovalRequest, Approver
+from nami_yaml.runners.sandbox.describe import sandbox_line
 
 MAX_LINES_SHOWN = 60
 MAX_DIFF_SHOWN = 80  # diff lines shown before [v] is offered to see the rest
@@ -82,6 +83,9 @@ def approval_lines(call: PreparedCall, change: FileChange | None, paint: Paint, 
     else:
         lines.append("  arguments:")
         lines.extend(arguments_view(call.arguments, shorten=call.risk == "write"))
+    sandbox = sandbox_line(plan)
+    if sandbox is not None:
+        lines.append(f"  {visible_line(sandbox)}")
     return lines
 
 
@@ -152,6 +156,8 @@ def terminal_approver(stdin: TextIO | None = None, err: TextIO | None = None,
 
     def approve(request: ApprovalRequest) -> bool | Decision:
         if not source.isatty():
+            if request.pending.source == ESCALATE_SOURCE:
+                return False  # an offer, not a question the run waits on: without a terminal, nobody saw it
             out.write(f"  not approved (no terminal; use --yes to allow): {visible(request.describe())}\n")
             pending = request.pending
             asked = f"{pending.source} asks" if pending.source else "it needs a yes"

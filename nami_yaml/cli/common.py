@@ -75,6 +75,13 @@ def report_notices(project: Project) -> None:
         click.echo(f"nami: {visible(notice)}", err=True)
 
 
+def report_sandbox_notice(project: Project) -> None:
+    """Where tools' processes cannot be sandboxed here: why, and how to get it (once, on stderr)."""
+    notice = project.sandbox_notice()
+    if notice is not None:
+        click.echo(visible(notice), err=True)
+
+
 def prompt_trust(request: TrustRequest) -> bool:
     if not (sys.stdin.isatty() and sys.stderr.isatty()):
         return False

@@ -17,6 +17,7 @@ from nami_yaml.cli.style import Terminal
 from nami_yaml.display import plural, safe_json, visible
 from nami_yaml.errors import NamiError
 from nami_yaml.model.types import Usage
+from nami_yaml.runners.sandbox.describe import sandbox_line
 from nami_yaml.session.show import format_totals
 from nami_yaml.session.usage import Totals
 
@@ -155,6 +156,8 @@ class HumanRenderer:
                 self.progress(f"  denied: {event.name}{by}", "yellow")  # type: ignore[union-attr]
         elif kind == "error":
             self.progress(f"error: {event.message}", "red")  # type: ignore[union-attr]
+        elif kind == "notice":
+            self.progress(event.message, "yellow")  # type: ignore[union-attr]
         elif kind == "dry_run":
             for line in dry_run_lines(event.calls):  # type: ignore[union-attr]
                 self.progress(line)
@@ -310,6 +313,9 @@ def dry_run_lines(calls: list[dict[str, Any]]) -> list[str]:
         by = f"  [{call['by']}]" if call.get("by") else ""
         detail = f": {call['detail']}" if call["outcome"] in ("denied", "would ask") and call.get("detail") else ""
         lines.append(f"  {call['outcome']:<9}  {call['tool']}: {what}{by}{detail}")
+        sandbox = sandbox_line(call["plan"]) if isinstance(call.get("plan"), dict) else None
+        if sandbox is not None and call["outcome"] != "denied":
+            lines.append(f"             {sandbox}")
     return lines
 
 

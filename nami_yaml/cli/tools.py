@@ -21,6 +21,7 @@ from nami_yaml.cli.common import (
     handle_errors,
     load_project,
     report_notices,
+    report_sandbox_notice,
     tools_option,
 )
 from nami_yaml.cli.completion import complete_library_groups, complete_tool_names
@@ -33,6 +34,7 @@ from nami_yaml.registry.overview import runner_overview
 from nami_yaml.registry.tool import Tool
 from nami_yaml.result import ToolResult
 from nami_yaml.runners.mcp import McpRunner
+from nami_yaml.runners.sandbox.describe import sandbox_line
 from nami_yaml.runtime import ToolSettings
 
 
@@ -149,6 +151,7 @@ def call_one(project: Project, name: str, assignments: tuple[str, ...], args_jso
         return
     from nami_yaml.app.manual import by_hand_guards, call_by_hand
 
+    report_sandbox_notice(project)
     guards = by_hand_guards(project, terminal_approver(), assume_yes=assume_yes)
     result = call_by_hand(project.executor(), guards, name, arguments).result
     if as_json:
@@ -343,6 +346,7 @@ def format_plan(prepared: PreparedToolCall, *, verbose: bool = False) -> str:
                          "person (-v lists them)" if len(fixed) > 3 else f"env set: {sample}")
         if plan["env_removed"]:
             lines.append(f"env removed: {visible_line(', '.join(plan['env_removed']))}")
+        _sandbox_line(plan, lines)
     elif "mcp_server" in plan:
         where = f"{plan['mcp_tool']} on MCP server {plan['mcp_server']} ({plan['endpoint']})"
         lines.append(f"calls:   {visible_line(where)}")
@@ -351,4 +355,11 @@ def format_plan(prepared: PreparedToolCall, *, verbose: bool = False) -> str:
     else:
         lines.append(f"calls:   {visible_line(plan['entrypoint'])}")
         lines.append(f"with:    {visible_line(safe_json(plan['arguments']))}")
+        _sandbox_line(plan, lines)
     return "\n".join(lines)
+
+
+def _sandbox_line(plan: dict[str, Any], lines: list[str]) -> None:
+    line = sandbox_line(plan)
+    if line is not None:
+        lines.append(visible_line(line))

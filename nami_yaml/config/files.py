@@ -12,6 +12,7 @@ from typing import Any
 from nami_yaml.config.effective import ConfigFile
 from nami_yaml.config.loaded import SKILL_FILE, skill_files
 from nami_yaml.config.mcp_servers import entry_problems as mcp_entry_problems
+from nami_yaml.config.sandbox import absolute_paths as sandbox_absolute_paths
 from nami_yaml.config.targets import prepare_targets
 from nami_yaml.errors import ConfigError, Problem, SpecError
 from nami_yaml.paths import expand_tool_paths, path_for_messages
@@ -125,6 +126,7 @@ def check_config(path: Path, env: Mapping[str, str] | None = None) -> tuple[Conf
     _drop_where(data, problems)
     data.pop("$schema", None)  # for editors only: not a setting
     base = path.resolve().parent
+    sandbox_absolute_paths(data, base)
 
     def expanded(where: tuple[str | int, ...], spec: str) -> str:
         result, unset = expand_path(spec, env)

@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING, Any
 from nami_yaml.config.loaded import loaded_files
 from nami_yaml.env_secrets import is_secret_name
 from nami_yaml.errors import WARNING, Problem
+from nami_yaml.sandbox_settings import SandboxNeeds
 from nami_yaml.spec.yamlpos import Document
 
 if TYPE_CHECKING:  # config.files reads entries through this module, and settings imports config.files
@@ -25,7 +26,7 @@ if TYPE_CHECKING:  # config.files reads entries through this module, and setting
 
 SEPARATOR = "__"  # between the server's name and the tool's: github__search_issues
 DEFAULT_STARTUP_TIMEOUT = 30.0
-STDIO_KEYS = ("command", "args", "env", "cwd")
+STDIO_KEYS = ("command", "args", "env", "cwd", "sandbox")
 HTTP_KEYS = ("url", "headers")
 _REFERENCE = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)\}")
 _SECRET_HEADERS = ("AUTHORIZATION", "COOKIE")
@@ -50,6 +51,7 @@ class McpServerSpec:
     disabled_tools: tuple[str, ...] = ()
     where: str = ""  # "agent.yaml:12:3", the entry's position
     in_project: bool = False  # declared by the project's agent.yaml (not the user config)
+    sandbox: SandboxNeeds = field(default_factory=SandboxNeeds)  # its own ``sandbox:`` (stdio servers)
 
     @property
     def transport(self) -> str:
@@ -103,7 +105,8 @@ def server_specs(effective: Effective) -> list[McpServerSpec]:
             startup_timeout=float(entry.get("startup_timeout", DEFAULT_STARTUP_TIMEOUT)),
             tool_timeout=float(entry["tool_timeout"]) if "tool_timeout" in entry else None,
             enabled_tools=tuple(entry["enabled_tools"]) if "enabled_tools" in entry else None,
-            disabled_tools=tuple(entry.get("disabled_tools") or ()), where=where, in_project=in_project))
+            disabled_tools=tuple(entry.get("disabled_tools") or ()), where=where, in_project=in_project,
+            sandbox=SandboxNeeds.from_mapping(entry.get("sandbox"), origin=where)))
     return specs
 
 

@@ -11,6 +11,7 @@ from urllib.parse import urlparse
 
 from nami_yaml.config.effective import ConfigFile, Effective, env_scrub_rules_of
 from nami_yaml.config.files import check_config, find_config, read_config, user_config_path
+from nami_yaml.config.sandbox import combine as combine_sandbox
 from nami_yaml.config.targets import project_only_problems
 from nami_yaml.errors import Problem, SpecError
 from nami_yaml.model.presets import DEFAULT_PRESET, PRESETS, PRICES_AS_OF, get_preset  # plain data, no openai
@@ -32,6 +33,7 @@ DEFAULTS: dict[str, Any] = {
                "max_tool_calls_per_turn": 64},
     "permissions": {"write": "ask", "exec": "ask"},
     "compaction": {"enabled": True, "threshold": 0.8, "reserve": 4096, "keep_recent": 20_000},
+    "sandbox": {"mode": "auto", "network": False, "hide": [], "reads": [], "writable": [], "escalate": "ask"},
 }
 
 ENV_KEYS = {"NAMI_MODEL": "model.name", "NAMI_BASE_URL": "model.base_url"}
@@ -156,6 +158,7 @@ def load_settings(
         else:
             model["quirks"] = quirks  # the file's quirks on top of the preset's; the source stays the file
 
+    _combine_sandbox(values, sources, user_file, files[-1] if path is not None else None)
     scrub = env_scrub_rules_of(files)
     if scrub.names or scrub.values:
         # Every file's patterns, not only the last one's: merging would let a project drop the user's.
@@ -205,6 +208,17 @@ def _join_tool_files(values: dict[str, Any], sources: dict[str, str], files: lis
             joined = [item for f in setting for item in f.data["tools"][key]]
             _set(values, sources, f"tools.{key}", list(dict.fromkeys(joined)) if key == "library" else joined,
                  " + ".join(str(f.path) for f in setting))
+
+
+def _combine_sandbox(values: dict[str, Any], sources: dict[str, str], user: ConfigFile | None,
+                     project: ConfigFile | None) -> None:
+    """``sandbox:`` by config/sandbox.py's rules, not merged file over file: a project narrows the user's."""
+    layers = [f for f in (user, project) if f is not None and isinstance(f.data.get("sandbox"), dict)]
+    if not layers:
+        return
+    combined = combine_sandbox(user.data.get("sandbox") if user is not None else None,
+                               project.data.get("sandbox") if project is not None else None)
+    _set(values, sources, "sandbox", combined, " + ".join(str(f.path) for f in layers))
 
 
 def _host(url: str | None) -> str:

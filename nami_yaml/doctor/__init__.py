@@ -3,7 +3,7 @@
 The checks, in order: Python, agent.yaml (found, valid), its tools (valid), trust, the API key, the endpoint
 (reachable, listing models), the model (listed by the server; a local server listing other names is a
 warning: many answer any name), optionally one live completion with a tool
-call, the programs the tools run (and, asked for, one target's env and programs), the MCP servers of ``mcp_servers:`` (started, if trusted), ripgrep, nami's own folders, and the project's schema copies. The
+call, the programs the tools run (and, asked for, one target's env and programs), the MCP servers of ``mcp_servers:`` (started, if trusted), the sandbox, ripgrep, nami's own folders, and the project's schema copies. The
 endpoint is not contacted while an untrusted agent.yaml chooses it or the key variable (one chosen by
 $NAMI_BASE_URL, a flag or the user config is).
 """
@@ -26,6 +26,7 @@ from nami_yaml.doctor.local import (
     untrusted_endpoint,
 )
 from nami_yaml.doctor.result import FAIL, OK, WARN, Check
+from nami_yaml.doctor.sandbox import sandbox_check
 from nami_yaml.doctor.targets import target_checks
 from nami_yaml.doctor.tool_servers import mcp_check
 
@@ -60,6 +61,7 @@ def run_doctor(config: str | Path | None = None, *, live: bool = False, env: Map
         servers = mcp_check(found.settings, config, env=env, cwd=cwd)
         if servers is not None:
             checks.append(servers)
+    checks.append(sandbox_check(found.settings.get("sandbox") if found.settings is not None else None, env))
     checks.append(ripgrep_check(env))
     checks.append(folder_check(env))
     schemas = schema_copies_check(found.project_root or cwd)

@@ -18,7 +18,9 @@ import hashlib
 import json
 import os
 import re
+import shutil
 import subprocess
+import tempfile
 import threading
 import time
 from collections.abc import AsyncIterator, Mapping
@@ -47,7 +49,10 @@ from nami_yaml.registry.ref_cycles import ref_problems
 from nami_yaml.registry.tool import Tool
 from nami_yaml.runners.mcp import McpReply, McpRunner
 from nami_yaml.runners.process import exit_status, start_server, stop_server
+from nami_yaml.runners.sandbox.failure import classify_failure
+from nami_yaml.runners.sandbox.plan import KIND_SERVER, SandboxPlan, plan_for
 from nami_yaml.runners.vetting import CodeVetting
+from nami_yaml.runtime import RuntimeContext
 from nami_yaml.spec.yamlpos import format_path
 from nami_yaml.version import __version__
 
@@ -75,10 +80,17 @@ class Connection:
     process: Any = None  # the Popen of a stdio server
     log_path: Path | None = None
     stderr_copy: threading.Thread | None = None  # copies its stderr into its log
+    sandbox: SandboxPlan | None = None  # the sandbox its process runs in
     stopping: bool = False
     started: threading.Event = field(default_factory=threading.Event)  # ready or failed
     finished: threading.Event = field(default_factory=threading.Event)
     stop: anyio.Event | None = None
+
+
+@dataclass
+class _Exited:
+    exit_code: int | None
+    stderr: str
 
 
 class McpServers:
@@ -87,8 +99,12 @@ class McpServers:
 
     def __init__(self, specs: list[McpServerSpec], *, workspace: Path, host_env: Mapping[str, str],
                  protected_env: frozenset[str], log_dir: Path, scrub: EnvScrub | None = None,
-                 vetting: Mapping[str, CodeVetting] | None = None):
+                 vetting: Mapping[str, CodeVetting] | None = None, context: RuntimeContext | None = None):
         self.connections = {spec.name: Connection(spec) for spec in specs}
+        # Whose sandbox settings the servers' plans start from (the project's RuntimeContext); without
+        # one, the defaults: sandboxed where bubblewrap works, each server with its own ``sandbox:``.
+        self.context = context or RuntimeContext(workspace=workspace, host_env=dict(host_env),
+                                                 protected_env=protected_env)
         self.workspace = workspace
         self.host_env = dict(host_env)
         self.protected_env = protected_env
@@ -96,6 +112,7 @@ class McpServers:
         self.log_dir = log_dir
         self.vetting = dict(vetting or {})  # a project server's trusted code: its imports are checked as it runs
         self._notices: list[str] = []
+        self._manifests: Path | None = None
         self._lock = threading.Lock()
         self._portal: BlockingPortal | None = None
         self._thread: threading.Thread | None = None
@@ -165,8 +182,28 @@ class McpServers:
             return str(exc)
         if isinstance(exc, FileNotFoundError) and conn.process is None:
             return f"command not found: {spec.command}"
+        if isinstance(exc, PermissionError) and conn.process is None and conn.sandbox is not None \
+                and conn.sandbox.refusal:
+            return conn.sandbox.refusal
         code = exit_status(conn.process) if conn.process is not None else None
-        return f"it exited with code {code} before it answered" if code is not None else _describe(exc)
+        if code is None:
+            return _describe(exc)
+        return f"it exited with code {code} before it answered" + self._sandbox_note(conn, code)
+
+    def _sandbox_note(self, conn: Connection, code: int) -> str:
+        """The sandbox's part in a server's early exit, from the end of its log (as a tool's result says)."""
+        if conn.sandbox is None or conn.log_path is None:
+            return ""
+        if conn.stderr_copy is not None:
+            conn.stderr_copy.join(LOG_CATCH_UP)
+        try:
+            with open(conn.log_path, "rb") as log:
+                log.seek(max(0, log.seek(0, os.SEEK_END) - 8192))
+                tail = log.read().decode("utf-8", "replace")
+        except OSError:
+            return ""
+        found = classify_failure(conn.sandbox, _Exited(code, tail))
+        return f" {found.note}" if found is not None else ""
 
     @asynccontextmanager
     async def _transport(self, conn: Connection) -> AsyncIterator[Any]:
@@ -185,9 +222,15 @@ class McpServers:
         log = self._open_log(conn)
         try:
             argv = [spec.command or "", *spec.args]
+            visible: list[Path] = []
             if spec.name in self.vetting:
-                argv = self.vetting[spec.name].launch(argv, self.log_dir / f"{spec.name}.code.json")
-            conn.process = start_server(argv, folder, env, subprocess.PIPE)
+                # The manifest of the code trusted, where the server's sandbox shows it (nami's own folders
+                # are hidden there): a private folder of its own under /tmp.
+                manifest = self._manifest_folder() / f"{spec.name}.code.json"
+                argv = self.vetting[spec.name].launch(argv, manifest)
+                visible.append(manifest.parent)
+            conn.sandbox = plan_for(self.context, spec.sandbox, kind=KIND_SERVER, visible=visible)
+            conn.process = start_server(argv, folder, env, subprocess.PIPE, sandbox=conn.sandbox)
         except BaseException:
             log.close()
             raise
@@ -400,6 +443,15 @@ class McpServers:
         for conn in self.connections.values():  # whatever the loop could not stop in time
             if conn.process is not None and conn.process.returncode is None:
                 stop_server(conn.process, 0)
+        if self._manifests is not None:
+            shutil.rmtree(self._manifests, ignore_errors=True)
+
+    def _manifest_folder(self) -> Path:
+        """A private folder (0o700) for the manifests of the servers' trusted code, made on first use."""
+        with self._lock:
+            if self._manifests is None:
+                self._manifests = Path(tempfile.mkdtemp(prefix="nami-mcp-code-"))
+            return self._manifests
 
     def __enter__(self) -> McpServers:
         return self

@@ -12,6 +12,8 @@ from nami_yaml.agent.toolbox import PreparedCall
 from nami_yaml.policy.session import SessionApprovals
 
 SESSION_SOURCE = "user (for this session)"
+# Who asks when a person is offered to rerun a call the sandbox stopped, unsandboxed (app/escalate.py).
+ESCALATE_SOURCE = "sandbox.escalate"
 
 
 @dataclass(frozen=True)

@@ -157,6 +157,9 @@ class AuditLog:
         for flag in ("timed_out", "interrupted", "truncated"):
             if result.details.get(flag):
                 line[flag] = True
+        for key in ("sandbox_failure", "escalated"):  # what the sandbox stopped; a rerun a person allowed without it
+            if result.details.get(key):
+                line[key] = result.details[key]
         line["output_bytes"] = len(content)
         line["output_sha256"] = hashlib.sha256(content).hexdigest()
         return line
@@ -217,6 +220,9 @@ def plan_entry(call: PreparedCall, secrets: list[str]) -> dict[str, Any]:
     elif "mcp_server" in plan:
         entry.update(mcp_server=plan["mcp_server"], mcp_tool=plan["mcp_tool"], endpoint=plan.get("endpoint"),
                      timeout=plan.get("timeout"))
+    if isinstance(plan.get("sandbox"), dict):
+        # The call's sandbox as it ran (mode, network, what it could write and read beyond the defaults).
+        entry["sandbox"] = plan["sandbox"]
     return entry
 
 

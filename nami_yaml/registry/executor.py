@@ -4,8 +4,10 @@ from __future__ import annotations
 
 import json
 import math
+import os
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
+from pathlib import Path
 from typing import Any
 
 from referencing.exceptions import Unresolvable
@@ -19,6 +21,7 @@ from nami_yaml.registry.registry import Registry
 from nami_yaml.registry.targets import TARGET_PARAMETER
 from nami_yaml.registry.tool import Invocation, Tool
 from nami_yaml.result import ToolResult
+from nami_yaml.runners.sandbox.plan import SandboxPlan
 from nami_yaml.runtime import RuntimeContext, Target, TargetSet
 from nami_yaml.spec.validate import describe_type, error_message
 from nami_yaml.spec.yamlpos import format_path
@@ -53,6 +56,20 @@ class PreparedToolCall:
 
     def plan(self) -> dict[str, Any]:
         return self.invocation.plan()
+
+    def sandbox_plan(self) -> SandboxPlan | None:
+        """The sandbox the call's process runs in; None when it starts none (or nothing plans one)."""
+        plan = getattr(self.invocation, "sandbox_plan", None)  # process and entry-point invocations have one
+        return plan() if plan is not None else None
+
+    def unsandboxed(self, reason: str) -> PreparedToolCall | None:
+        """The same call to run once more without the sandbox, as an exec call (``sandbox.escalate``: only
+        once a person said yes to it); None when it cannot run otherwise (an MCP tool, a file tool)."""
+        rerun = getattr(self.invocation, "unsandboxed", None)
+        if rerun is None or self.sandbox_plan() is None:
+            return None
+        return replace(self, invocation=rerun(reason), risk=EXEC, recheck=None,
+                       risk_reason=f"runs without the sandbox ({reason})")
 
     def run(self) -> ToolResult:
         late = self.recheck() if self.recheck is not None and self.risk_reason is None else None
@@ -113,6 +130,7 @@ class Executor:
             return ToolResult.error(f"{name}: {exc}")
         except Exception as exc:
             return ToolResult.error(f"{name}: {type(exc).__name__}: {exc}")
+        _allow_writes(invocation, tool, arguments, ctx)
         prepared = PreparedToolCall(tool.name, arguments, tool.risk, invocation, ctx,
                                     target=target.name if target is not None else None)
         return self._with_write_risk(prepared, tool)
@@ -210,6 +228,27 @@ class Executor:
             extra = sorted(additional_keys(error.instance, error.schema))
             return f"{where}: unknown parameter(s) {', '.join(map(repr, extra))}; known: {known}"
         return f"{where}: {error_message(error)}"
+
+
+def _allow_writes(invocation: Invocation, tool: Tool, arguments: dict[str, Any], ctx: RuntimeContext) -> None:
+    """Make the destinations of the call's ``writes:`` parameters writable in its sandbox, each alone (a
+    path outside the workspace, and nothing beside it). Planned now so the dry run and the approval
+    prompt show it; it takes effect only by running, and a call runs only once it has the approval its
+    risk needs (a write into a path that runs code is raised to exec by _with_write_risk)."""
+    allow = getattr(invocation, "allow_writes", None)  # process invocations: the one place a plan is kept
+    if allow is None or not tool.writes:
+        return
+    base = Path(getattr(invocation, "cwd", ctx.workspace))  # a relative path is the process's, from its cwd
+    paths: list[Path] = []
+    for name in tool.writes:
+        value = arguments.get(name)
+        for path in value if isinstance(value, list) else [value]:
+            if isinstance(path, str) and path and "\x00" not in path:
+                # Where the write lands: links followed, as the kernel will (the prompt shows that path).
+                paths.append(Path(os.path.realpath(base / path)))
+    if paths:
+        allow(paths)
+
 
 
 def _refuse_constant(name: str) -> Any:

@@ -22,6 +22,7 @@ from nami_yaml.runners.entrypoint import EntrypointRunner
 from nami_yaml.runners.options import DocSource, OutputShape, ProcessOptions
 from nami_yaml.runners.script import ScriptRunner
 from nami_yaml.runtime import TargetSet
+from nami_yaml.sandbox_settings import SandboxNeeds
 from nami_yaml.spec.fastcheck import tool_surely_valid
 from nami_yaml.spec.validate import problems_for, validator
 from nami_yaml.spec.yamlpos import Document, JsonPath, parse_yaml, read_source
@@ -150,7 +151,7 @@ def _docs(draft: ToolDraft) -> DocSource | None:
     node_modules, say), or an argv command."""
     docs = draft.raw.get("docs")
     if isinstance(docs, list):
-        return DocSource(command=tuple(str(part) for part in docs), options=_process_options(draft.raw))
+        return DocSource(command=tuple(str(part) for part in docs), options=_process_options(draft.raw, draft.file))
     if not isinstance(docs, str):
         return None
     folder = draft.file.parent.resolve()
@@ -174,12 +175,16 @@ def _normalized(parameters: dict[str, Any]) -> dict[str, Any]:
     return {**parameters, "additionalProperties": False}
 
 
-def _process_options(raw: dict[str, Any]) -> ProcessOptions:
+def _sandbox_needs(raw: dict[str, Any], file: Path) -> SandboxNeeds:
+    return SandboxNeeds.from_mapping(raw.get("sandbox"), origin=path_for_messages(file))
+
+
+def _process_options(raw: dict[str, Any], file: Path) -> ProcessOptions:
     return ProcessOptions(
         timeout=raw.get("timeout"), cwd=raw.get("cwd"),
         env={k: str(v).lower() if isinstance(v, bool) else str(v) for k, v in (raw.get("env") or {}).items()},
         env_passthrough=tuple(raw.get("env_passthrough", ())), stdin=raw.get("stdin"),
-        max_output=raw.get("max_output"), output=_output_shape(raw.get("output")),
+        max_output=raw.get("max_output"), output=_output_shape(raw.get("output")), sandbox=_sandbox_needs(raw, file),
     )
 
 
@@ -192,11 +197,13 @@ def _output_shape(output: dict[str, Any] | None) -> OutputShape | None:
 
 def _runner(raw: dict[str, Any], kind: str, file: Path, targeted: bool) -> Any:
     if kind == "entrypoint":
-        return EntrypointRunner(raw["entrypoint"], base_dir=file.parent.resolve(), max_output=raw.get("max_output"))
+        return EntrypointRunner(raw["entrypoint"], base_dir=file.parent.resolve(), max_output=raw.get("max_output"),
+                                timeout=raw.get("timeout"), sandbox=_sandbox_needs(raw, file),
+                                passthrough=tuple(raw.get("env_passthrough", ())))
     properties = [*(raw.get("parameters") or {}).get("properties", {}), *([TARGET_PARAMETER] if targeted else [])]
     if kind == "script":
-        return ScriptRunner(raw["script"], _process_options(raw), frozenset(properties))
-    return CommandRunner(raw["command"], _process_options(raw), frozenset(raw.get("allow_dash", ())))
+        return ScriptRunner(raw["script"], _process_options(raw, file), frozenset(properties))
+    return CommandRunner(raw["command"], _process_options(raw, file), frozenset(raw.get("allow_dash", ())))
 
 
 __all__ = ["Host", "check_tools", "load_tool_file", "load_tools"]

@@ -11,6 +11,7 @@ from nami_yaml.runners.mcp import McpRunner
 from nami_yaml.runners.options import ProcessOptions
 from nami_yaml.runners.script import ScriptRunner
 from nami_yaml.runners.template import is_element
+from nami_yaml.sandbox_settings import SandboxNeeds
 
 
 def runner_overview(tool: Tool) -> dict[str, Any]:
@@ -39,10 +40,24 @@ def runner_overview(tool: Tool) -> dict[str, Any]:
         info.update(timeout=options.timeout, cwd=options.cwd, env=dict(options.env),
                     env_passthrough=list(options.env_passthrough), stdin=options.stdin,
                     max_output=options.max_output)
+    needs = sandbox_needs(tool)
+    if needs.declared:
+        info["sandbox"] = needs.as_mapping()
     if tool.docs is not None and tool.docs.command is not None:
         # Run without asking whenever the model reads the docs (tool_docs is a read): review it as the tool.
         info["docs_command"] = list(tool.docs.command)
     return info
+
+
+def sandbox_needs(tool: Tool) -> SandboxNeeds:
+    """What the tool file's ``sandbox:`` asks for beyond the default sandbox (nothing for a built-in or an
+    MCP tool: a server's own keys are its entry's)."""
+    runner = tool.runner
+    if isinstance(runner, (CommandRunner, ScriptRunner)):
+        return runner.options.sandbox
+    if isinstance(runner, EntrypointRunner) and runner.base_dir is not None:
+        return runner.sandbox
+    return SandboxNeeds()
 
 
 def programs(tool: Tool) -> list[str]:

@@ -5,7 +5,7 @@ from __future__ import annotations
 import os
 import re
 import shlex
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
@@ -15,9 +15,12 @@ from nami_yaml.errors import ToolError
 from nami_yaml.result import Streams, ToolResult
 from nami_yaml.runners.options import OutputShape, ProcessOptions
 from nami_yaml.runners.process import ProcessRequest, run_process
+from nami_yaml.runners.sandbox.describe import describe as describe_sandbox
+from nami_yaml.runners.sandbox.plan import KIND_TOOL, SandboxPlan, make_destinations, plan_for, remove_unused
 from nami_yaml.runners.shape import shape_result
 from nami_yaml.runners.template import TARGET_PREFIX
 from nami_yaml.runtime import RuntimeContext
+from nami_yaml.sandbox_settings import SandboxNeeds
 
 _HOST_REF = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)\}")
 
@@ -93,6 +96,7 @@ class ProcessInvocation:
     timeout: float
     max_output: int
     ctx: RuntimeContext
+    sandbox: SandboxPlan  # decided when the call is prepared, so dry runs and approvals show it
     label: str | None = None  # replaces the argv in describe(), e.g. for scripts
     kind: str = "command"
     script: str | None = None  # the script text of a script tool, shown by approval and dry run
@@ -116,21 +120,39 @@ class ProcessInvocation:
         }
         if self.script is not None:
             plan["script"] = self.script
+        plan["sandbox"] = describe_sandbox(self.sandbox, self.sandbox.home)
         return plan
+
+    def sandbox_plan(self) -> SandboxPlan:
+        return self.sandbox
+
+    def unsandboxed(self, reason: str) -> ProcessInvocation:
+        """The same call without the sandbox (sandbox.escalate: a person approved it as an exec call)."""
+        return replace(self, sandbox=self.sandbox.unsandboxed(reason))
+
+    def allow_writes(self, paths: list[Path]) -> None:
+        """Make the approved ``writes:`` destinations of this call writable for it (and nothing else)."""
+        self.sandbox = self.sandbox.allowing_writes(paths)
 
     def run(self) -> ToolResult:
         request = ProcessRequest(
             argv=self.argv, cwd=self.cwd, env=self.env, stdin=self.stdin, timeout=self.timeout,
             max_output=self.max_output, spill_dir=self.ctx.spill_dir, cancel=self.ctx.cancel,
-            max_saved=self.ctx.settings.max_saved_output,
+            max_saved=self.ctx.settings.max_saved_output, sandbox=self.sandbox,
         )
-        result = run_process(request)
+        made = make_destinations(self.sandbox)
+        try:
+            result = run_process(request)
+        finally:
+            remove_unused(made)
         details = {
             "exit_code": result.exit_code, "timed_out": result.timed_out, "interrupted": result.interrupted,
             "truncated": result.truncated, "saved_capped": result.saved_capped,
             "spill_path": str(result.spill_path) if result.spill_path else None,
             "duration": round(result.duration, 3),
         }
+        if result.sandbox_failure is not None:
+            details["sandbox_failure"] = result.sandbox_failure.as_dict()
         streams = Streams(result.stdout, result.stderr, tuple(result.status_lines()))
         if self.output is None or self.output.format == "text":
             return ToolResult(content=result.format(), ok=result.ok, details=details, streams=streams)
@@ -153,7 +175,11 @@ def build_invocation(
     label: str | None = None,
     kind: str = "command",
     script: str | None = None,
+    sandbox: SandboxNeeds | None = None,
+    sandbox_kind: str = KIND_TOOL,
 ) -> ProcessInvocation:
+    """The call as it will run; ``sandbox`` (default: the tool's ``options.sandbox``) is what it declares
+    it needs, planned here with the project's settings (runners/sandbox/plan.py)."""
     fixed = fixed_environment(options, ctx)
     extra = {**fixed, **(call_env or {}), **target_variables(ctx)}
     env = child_environment(ctx.host_env, passthrough=options.env_passthrough, extra=extra,
@@ -167,4 +193,8 @@ def build_invocation(
         timeout=options.timeout or ctx.settings.default_timeout,
         max_output=options.max_output or ctx.settings.max_output, ctx=ctx, label=label, kind=kind, script=script,
         output=options.output,
+        # A path the tool declares (`reads: [$KUBECONFIG]`) is read from the environment it runs in: its own
+        # fixed env and its target's, written in trusted files; never from values the model passes.
+        sandbox=plan_for(ctx, options.sandbox if sandbox is None else sandbox, kind=sandbox_kind,
+                         env={**ctx.host_env, **fixed, **target_variables(ctx)}),
     )

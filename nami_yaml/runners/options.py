@@ -1,12 +1,14 @@
 """How a tool's processes run, as declared (plain values, no behaviour): its ``timeout``, ``cwd``, ``env``,
-``env_passthrough``, ``stdin``, ``max_output`` and ``output`` (how its stdout is shaped), and where its longer
-docs come from."""
+``env_passthrough``, ``stdin``, ``max_output``, ``output`` (how its stdout is shaped) and ``sandbox`` (what its
+processes need of the sandbox), and where its longer docs come from."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
+
+from nami_yaml.sandbox_settings import SandboxNeeds
 
 OUTPUT_FORMATS = ("text", "json", "jsonl", "lines")
 
@@ -25,7 +27,8 @@ class OutputShape:
 
 @dataclass(frozen=True)
 class ProcessOptions:
-    """The ``timeout``, ``cwd``, ``env``, ``env_passthrough``, ``stdin``, ``max_output`` and ``output`` of a tool."""
+    """The ``timeout``, ``cwd``, ``env``, ``env_passthrough``, ``stdin``, ``max_output``, ``output`` and
+    ``sandbox`` of a tool."""
 
     timeout: float | None = None
     cwd: str | None = None
@@ -34,6 +37,7 @@ class ProcessOptions:
     stdin: str | None = None
     max_output: int | None = None
     output: OutputShape | None = None
+    sandbox: SandboxNeeds = field(default_factory=SandboxNeeds)
 
 
 @dataclass(frozen=True)

@@ -2,7 +2,8 @@
 
 Hygiene kept here: a scrubbed, non-interactive environment; stdin closed unless given; the child in its
 own session so the whole process tree can be killed; a deadline; output read as a capped stream (memory
-stays bounded, the full output is spilled to a file); failures returned as results, never raised.
+stays bounded, the full output is spilled to a file); failures returned as results, never raised. And
+each child in the sandbox its request's plan describes (runners/sandbox): the plan is a required field.
 """
 
 from __future__ import annotations
@@ -10,16 +11,21 @@ from __future__ import annotations
 import contextlib
 import os
 import selectors
+import shutil
 import signal
 import subprocess
 import threading
 import time
-from dataclasses import dataclass
+from collections.abc import Mapping
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import IO
 
 from nami_yaml.procfs import processes
 from nami_yaml.runners.output import MAX_SAVED_OUTPUT, OutputCapture, SaveBudget
+from nami_yaml.runners.sandbox.bwrap import close_all, wrap
+from nami_yaml.runners.sandbox.failure import SandboxFailure, classify_failure
+from nami_yaml.runners.sandbox.plan import SandboxPlan
 
 _READ_SIZE = 64 * 1024
 _STDIN_CHUNK = 64 * 1024
@@ -42,6 +48,8 @@ class ProcessRequest:
     spill_dir: Path | None = None  # where the full output is kept when truncated
     max_saved: int = MAX_SAVED_OUTPUT  # bytes of saved output for this call; past it saving stops, the tool goes on
     cancel: threading.Event | None = None  # set by Ctrl-C handling: kill the group, result.interrupted
+    # The sandbox it runs in (runners/sandbox.plan_for); None runs it as it is. No default: each caller says.
+    sandbox: SandboxPlan | None = field(kw_only=True)
 
 
 @dataclass
@@ -64,6 +72,7 @@ class ProcessResult:
     # (None when nothing was cut, or it could not be saved; when the saved file stopped at max_saved, too).
     stdout_truncated: bool = False
     stdout_file: Path | None = None
+    sandbox_failure: SandboxFailure | None = None  # what the sandbox refused, and the key that would allow it
 
     @property
     def ok(self) -> bool:
@@ -95,6 +104,8 @@ class ProcessResult:
             lines.append("[background processes still holding the output were killed]")
         elif self.leftovers_killed:
             lines.append("[background processes the tool left running were killed]")
+        if self.sandbox_failure is not None:
+            lines.append(self.sandbox_failure.note)
         return lines
 
 
@@ -129,9 +140,18 @@ def _spawn(request: ProcessRequest, started: float) -> subprocess.Popen[bytes] |
         return _failed_start("no command given", 127, started, request.timeout)
     if not Path(request.cwd).is_dir():
         return _failed_start(f"working directory not found: {request.cwd}", 126, started, request.timeout)
+    plan = request.sandbox
+    if plan is not None and plan.refusal is not None:
+        return _failed_start(plan.refusal, 126, started, request.timeout)
+    if plan is not None and plan.active:
+        # Inside, bwrap would report these in words of its own; the same messages as without it.
+        missing = _start_problem(argv, request.cwd, request.env)
+        if missing is not None:
+            return _failed_start(missing[0], missing[1], started, request.timeout)
+    command, keep = wrap(plan, argv, Path(request.cwd))  # bwrap's argv where sandboxed; messages name the tool's
     try:
         return subprocess.Popen(
-            argv,
+            command,
             cwd=request.cwd,
             env=request.env,
             stdin=subprocess.DEVNULL if request.stdin is None else subprocess.PIPE,
@@ -141,6 +161,7 @@ def _spawn(request: ProcessRequest, started: float) -> subprocess.Popen[bytes] |
             # Ctrl-C does not reach it, and its pid names a process group we can kill as a whole.
             start_new_session=True,
             close_fds=True,
+            pass_fds=keep,
         )
     except FileNotFoundError:
         program = str(argv[0])
@@ -154,6 +175,21 @@ def _spawn(request: ProcessRequest, started: float) -> subprocess.Popen[bytes] |
         return _failed_start(f"permission denied: {argv[0]}", 126, started, request.timeout)
     except (OSError, ValueError, TypeError) as exc:
         return _failed_start(f"cannot run {argv[0]!s}: {exc}", 126, started, request.timeout)
+    finally:
+        close_all(keep)
+
+
+def _start_problem(argv: list[str], cwd: Path, env: Mapping[str, str]) -> tuple[str, int] | None:
+    """Why ``argv[0]`` cannot start (as Popen would find it: on the child's PATH, or relative to cwd)."""
+    program = str(argv[0])
+    if os.sep in program:
+        target = Path(cwd, program)
+        if not target.exists():
+            return f"command not found: {program}", 127
+        return None if os.access(target, os.X_OK) else (f"permission denied: {program}", 126)
+    if shutil.which(program, path=env.get("PATH", os.defpath)) is None:
+        return f"command not found: {program}", 127
+    return None
 
 
 def _has_exited(proc: subprocess.Popen[bytes]) -> bool:
@@ -399,7 +435,7 @@ def run_process(request: ProcessRequest) -> ProcessResult:
         with contextlib.suppress(subprocess.TimeoutExpired):
             proc.wait(timeout=5)
     killed_by_us = (timed_out or interrupted) and not exited_on_its_own
-    return ProcessResult(
+    result = ProcessResult(
         exit_code=None if killed_by_us else proc.returncode,
         stdout=pump.out.text(),
         stderr=pump.err.text(),
@@ -419,17 +455,29 @@ def run_process(request: ProcessRequest) -> ProcessResult:
         stdout_truncated=pump.out.truncated,
         stdout_file=pump.out.spill_path if not pump.out.saved_cut else None,
     )
+    result.sandbox_failure = classify_failure(request.sandbox, result)
+    return result
 
 
 # -- long-running children: MCP servers --------------------------------------------------------------------
 
-def start_server(argv: list[str], cwd: Path, env: dict[str, str], stderr: IO[bytes] | int) -> subprocess.Popen[bytes]:
+def start_server(argv: list[str], cwd: Path, env: dict[str, str], stderr: IO[bytes] | int, *,
+                 sandbox: SandboxPlan | None) -> subprocess.Popen[bytes]:
     """Start a child nami talks to over its stdin and stdout while it runs (an MCP server), with the
     hygiene of tools: the complete environment given (scrubbed by :func:`child_environment`), its own
     session (no terminal; nami's Ctrl-C does not reach it; its process group can be killed whole), no other
-    descriptor of ours. Raises OSError when it cannot start."""
-    return subprocess.Popen(argv, cwd=cwd, env=env, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=stderr,
-                            start_new_session=True, close_fds=True)
+    descriptor of ours, in its ``sandbox``. Raises OSError when it cannot start (PermissionError when the
+    sandbox is required and not available)."""
+    if sandbox is not None and sandbox.refusal is not None:
+        raise PermissionError(sandbox.refusal)
+    if sandbox is not None and sandbox.active and (missing := _start_problem(argv, cwd, env)) is not None:
+        raise FileNotFoundError(missing[0])
+    argv, keep = wrap(sandbox, argv, cwd)
+    try:
+        return subprocess.Popen(argv, cwd=cwd, env=env, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                                stderr=stderr, start_new_session=True, close_fds=True, pass_fds=keep)
+    finally:
+        close_all(keep)
 
 
 def has_exited(proc: subprocess.Popen[bytes]) -> bool:

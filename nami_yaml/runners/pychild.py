@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from nami_yaml.runners.process import ProcessRequest, run_process
+from nami_yaml.runners.sandbox.plan import SandboxPlan
 
 # -I: no PYTHON* variables, no user site, and not the working folder on sys.path. The package's parent
 # is appended so the child finds nami_yaml from a source checkout too.
@@ -29,15 +30,15 @@ class ChildFailed(Exception):
 
 
 def call_in_child(target: str, request: Mapping[str, Any], *, timeout: float, cancel: threading.Event,
-                  env: dict[str, str], cwd: Path, max_output: int) -> dict[str, Any]:
-    """``target(request)`` ("module:function") in a child; raises TimeoutError past ``timeout``,
-    InterruptedError when ``cancel`` is set, ChildFailed when it crashed."""
+                  env: dict[str, str], cwd: Path, max_output: int, sandbox: SandboxPlan | None) -> dict[str, Any]:
+    """``target(request)`` ("module:function") in a child (in ``sandbox``); raises TimeoutError past
+    ``timeout``, InterruptedError when ``cancel`` is set, ChildFailed when it crashed."""
     if not sys.executable:
         raise ChildFailed("no Python interpreter is known to run it in")
     result = run_process(ProcessRequest(
         argv=[sys.executable, "-I", "-c", _CHILD, _PACKAGE_PARENT, target], cwd=cwd, env=env,
         stdin=json.dumps(request).encode(), timeout=max(timeout, 0.0), max_output=max_output, spill_dir=None,
-        cancel=cancel))
+        cancel=cancel, sandbox=sandbox))
     if result.interrupted:
         raise InterruptedError
     if result.timed_out:

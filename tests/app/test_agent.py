@@ -69,7 +69,10 @@ def test_the_approver_sees_the_plan_and_its_reason_reaches_the_model(project: Pa
     Agent.from_config(client=model, trust=True, approve=approve).run("deploy")
     [request] = seen
     assert request.name == "bash" and request.risk == "exec" and request.pending.source == "permissions.exec"
-    assert request.plan() == {"entrypoint": "nami_yaml.builtins.shell:bash", "arguments": {"command": "make deploy"}}
+    plan = request.plan()
+    assert {k: plan[k] for k in ("entrypoint", "arguments")} == {
+        "entrypoint": "nami_yaml.builtins.shell:bash", "arguments": {"command": "make deploy"}}
+    assert "mode" in plan["sandbox"]  # and the sandbox its command would run in
     tool_message = model.requests[1]["messages"][-1]["content"]
     assert tool_message == ("Denied by change freeze: bash command=\"make deploy\". Reason: not on Fridays. "
                             "Do not retry the same call; ask the user or try another way.")

@@ -114,7 +114,10 @@ def test_nami_run_dry_run(project: Path, fake_openai: FakeOpenAIServer) -> None:
     assert result.stdout == "All done.\n"
     assert [name for name in CREATED if (project / name).exists()] == []
     lines = result.stderr.splitlines()
-    tail = lines[lines.index("dry run: 7 calls, none executed:"):]
+    shown = lines[lines.index("dry run: 7 calls, none executed:"):]
+    marker = shown.index(f"  would run  make_marker: touch marker.txt (in {project})  [rule agent.yaml:8:5]")
+    assert shown[marker + 1].strip().startswith("sandbox: ")  # what the call's process would run in
+    tail = [line for line in shown if not line.strip().startswith("sandbox: ")]
     assert tail[1].startswith("  would ask  write_file: write_file path=\"written.txt\"")
     assert tail[1].endswith("[permissions.write]")
     assert tail[2] == f"  would run  make_marker: touch marker.txt (in {project})  [rule agent.yaml:8:5]"

@@ -20,7 +20,7 @@ need_mcp()
 from nami_yaml import Agent  # noqa: E402
 from nami_yaml.agent.events import Event  # noqa: E402
 from nami_yaml.testing import FakeOpenAIServer, call, text, tool_calls  # noqa: E402
-from tests.mcp.helpers import FIXTURE, NAMI, alive, audit_lines, gone, server_pid, wait_for_text  # noqa: E402
+from tests.mcp.helpers import FIXTURE, HOST_PIDS, NAMI, alive, audit_lines, gone, server_pid, wait_for_text  # noqa: E402
 
 
 def write_config(workdir: Path, *, servers: str = "", rules: str = "") -> Path:
@@ -141,7 +141,8 @@ def test_ctrl_c_leaves_no_server_behind(signal_number: int, workdir: Path, fake_
         "tools: {builtin: []}\n"
         "mcp_servers:\n"
         f"  fx:\n    command: {json.dumps(sys.executable)}\n"
-        f"    args: {json.dumps([str(FIXTURE), '--pid-file', str(pid_file), '--child-pid-file', str(child_file)])}\n")
+        f"    args: {json.dumps([str(FIXTURE), '--pid-file', str(pid_file), '--child-pid-file', str(child_file)])}\n"
+        f"    {HOST_PIDS}\n")
     fake_openai.add(tool_calls(call("fx__slow", {"seconds": 120, "marker": str(marker)})), text("never"))
     env = {**os.environ, "NAMI_BASE_URL": fake_openai.base_url, "NAMI_MODEL": "fake"}
     process = subprocess.Popen([*NAMI, "run", "--yes", "--json", "-c", str(config), "wait"], cwd=workdir, env=env,
@@ -165,7 +166,7 @@ def test_a_finished_run_stops_its_servers(how: str, workdir: Path, fake_openai: 
     pid_file = workdir / "server.pid"
     config = workdir / "agent.yaml"
     config.write_text(f"mcp_servers:\n  fx:\n    command: {json.dumps(sys.executable)}\n"
-                      f"    args: {json.dumps([str(FIXTURE), '--pid-file', str(pid_file)])}\n")
+                      f"    args: {json.dumps([str(FIXTURE), '--pid-file', str(pid_file)])}\n    {HOST_PIDS}\n")
     if how == "answered":
         fake_openai.add(text("done"))
     env = {**os.environ, "NAMI_BASE_URL": fake_openai.base_url, "NAMI_MODEL": "fake"}

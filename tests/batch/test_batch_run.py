@@ -21,6 +21,7 @@ from nami_yaml.batch.results import read_results
 from nami_yaml.cli.main import cli
 from nami_yaml.testing import FakeOpenAIServer, call, text, tool_calls
 from tests.batch.conftest import BatchProject, comparable
+from tests.sandboxing import gone, need_bwrap
 
 
 def mixed_tasks(project: BatchProject, runs: int, count: int = 8) -> list[dict[str, Any]]:
@@ -84,8 +85,8 @@ def test_results_lines_have_every_field_and_a_clean_batch_exits_0(batch_project:
 
 def test_a_hung_task_hits_its_wall_time_and_its_tools_die_while_the_rest_finish(
         batch_project: BatchProject, tmp_path: Path) -> None:
-    pid_file = tmp_path / "sleeper.pid"
-    batch_project.server.add_task("[hang]", tool_calls(call("bash", {"command": f"echo $$ > {pid_file}; sleep 300"})))
+    marker = f"300.{os.getpid() % 1000:03d}7"  # its sleep is found by its argument (pids are the sandbox's own)
+    batch_project.server.add_task("[hang]", tool_calls(call("bash", {"command": f"sleep {marker}"})))
     for name in ("a", "b", "c"):
         batch_project.server.add_task(f"[{name}]", text("done"))
     # Room for the worker to start and reach the tool on a loaded machine; then it hangs until its wall time.
@@ -98,27 +99,17 @@ def test_a_hung_task_hits_its_wall_time_and_its_tools_die_while_the_rest_finish(
     assert by_id["hang"]["session"]  # the session up to the timeout is kept
     assert all(by_id[name]["passed"] for name in ("a", "b", "c"))
     assert result.exit_code == 1
-    sleeper = int(pid_file.read_text())
-    assert not Path(f"/proc/{sleeper}").exists() or b") Z " in Path(f"/proc/{sleeper}/stat").read_bytes()
+    assert gone(f"sleep {marker}")
 
 
 CRASHING_TOOLS = """\
-tools:
-  - name: freeze
-    description: Stops its own process (nothing in it runs any more).
-    risk: read
-    entrypoint: batch_crash_tools:freeze
-  - name: die
-    description: Kills its own process.
-    risk: read
-    entrypoint: batch_crash_tools:die
+name: die
+description: Kills its own process.
+risk: read
+entrypoint: batch_crash_tools:die
 """
 CRASHING_MODULE = """\
 import os, signal
-
-def freeze() -> str:
-    os.kill(os.getpid(), signal.SIGSTOP)
-    return "never"
 
 def die() -> str:
     os.kill(os.getpid(), signal.SIGKILL)
@@ -127,17 +118,20 @@ def die() -> str:
 
 
 @pytest.fixture
-def crashing_tools(batch_project: BatchProject) -> Path:
-    (batch_project.folder / "crash.yaml").write_text(CRASHING_TOOLS)
-    (batch_project.folder / "batch_crash_tools.py").write_text(CRASHING_MODULE)
-    return batch_project.folder / "crash.yaml"
+def no_sandbox(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """No bwrap on the workers' PATH (only bash): their tools run as they are, and so can reach the worker.
+    Sandboxed, nothing a tool does can (see the last test of these)."""
+    folder = tmp_path / "bin-without-bwrap"
+    folder.mkdir()
+    (folder / "bash").symlink_to(os.path.realpath("/bin/bash"))
+    monkeypatch.setenv("PATH", str(folder))
 
 
-def test_a_crashing_task_is_reported_and_the_batch_goes_on(batch_project: BatchProject, crashing_tools: Path) -> None:
-    batch_project.server.add_task("[crash]", tool_calls(call("die", {})))
+def test_a_crashing_task_is_reported_and_the_batch_goes_on(batch_project: BatchProject, no_sandbox: None) -> None:
+    batch_project.server.add_task("[crash]", tool_calls(call("bash", {"command": "kill -KILL $PPID"})))
     batch_project.server.add_task("[fine]", text("ok"))
     tasks = [{"id": "crash", "prompt": "[crash] go"}, {"id": "fine", "prompt": "[fine] go"}]
-    result, rows = batch_project.run(str(batch_project.tasks(tasks)), "-t", str(crashing_tools), "--approve", "read")
+    result, rows = batch_project.run(str(batch_project.tasks(tasks)), "--approve", "exec")
     by_id = {r["id"]: r for r in rows}
     assert by_id["crash"]["status"] == "crashed", by_id["crash"]["error"]
     assert "killed by SIGKILL" in by_id["crash"]["error"]
@@ -146,16 +140,28 @@ def test_a_crashing_task_is_reported_and_the_batch_goes_on(batch_project: BatchP
     assert result.exit_code == 1
 
 
-def test_a_frozen_worker_is_killed_after_its_wall_time(batch_project: BatchProject, crashing_tools: Path,
+def test_a_frozen_worker_is_killed_after_its_wall_time(batch_project: BatchProject, no_sandbox: None,
                                                         monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(isolate, "KILL_GRACE", 1.0)
-    batch_project.server.add_task("[freeze]", tool_calls(call("freeze", {})))
+    batch_project.server.add_task("[freeze]", tool_calls(call("bash", {"command": "kill -STOP $PPID"})))
     # Room for the worker to start and reach the tool on a loaded machine; then it freezes and is killed.
     tasks = [{"id": "freeze", "prompt": "[freeze] go", "limits": {"wall_time": 8}}]
-    result, rows = batch_project.run(str(batch_project.tasks(tasks)), "-t", str(crashing_tools), "--approve", "read")
+    result, rows = batch_project.run(str(batch_project.tasks(tasks)), "--approve", "exec")
     (row,) = rows
     assert row["status"] == "timeout"
     assert "its processes were killed" in row["error"]
+
+
+def test_sandboxed_a_crashing_tool_ends_only_its_own_process(batch_project: BatchProject) -> None:
+    need_bwrap()
+    (batch_project.folder / "crash.yaml").write_text(CRASHING_TOOLS)
+    (batch_project.folder / "batch_crash_tools.py").write_text(CRASHING_MODULE)
+    batch_project.server.add_task("[crash]", tool_calls(call("die", {})), text("went on"))
+    tasks = [{"id": "crash", "prompt": "[crash] go"}]
+    _, rows = batch_project.run(str(batch_project.tasks(tasks)), "-t", str(batch_project.folder / "crash.yaml"),
+                                "--approve", "read")
+    (row,) = rows
+    assert (row["status"], row["answer"]) == ("answered", "went on"), row["error"]
 
 
 def test_resume_runs_only_the_tasks_without_a_result(batch_project: BatchProject) -> None:

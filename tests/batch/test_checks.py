@@ -9,12 +9,15 @@ from typing import Any
 import pytest
 
 from nami_yaml.batch.checks import RunFacts, called_tools, run_checks
+from nami_yaml.batch.workspace import command_sandbox
+from nami_yaml.runtime import RuntimeContext
 
 
 def facts(workspace: Path, answer: str | None = "The answer is 42.", called: list[str] | None = None,
           remaining: float = 30.0) -> RunFacts:
+    context = RuntimeContext(workspace, host_env={"PATH": os.environ["PATH"]})
     return RunFacts(answer, called if called is not None else ["read_file", "edit_file", "read_file"], workspace,
-                    {"PATH": os.environ["PATH"]}, lambda: remaining)
+                    {"PATH": os.environ["PATH"]}, lambda: remaining, sandbox=command_sandbox(context, setup=False))
 
 
 CASES: list[tuple[dict[str, Any], bool, str]] = [

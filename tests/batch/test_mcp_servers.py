@@ -19,7 +19,9 @@ def test_each_task_starts_and_stops_its_own_servers(batch_project: BatchProject)
     pids = batch_project.folder / "server.pids"
     with batch_project.config.open("a") as config:
         config.write(f"mcp_servers:\n  fx:\n    command: {json.dumps(sys.executable)}\n"
-                     f"    args: {json.dumps([str(FIXTURE), '--pid-file', str(pids)])}\n")
+                     f"    args: {json.dumps([str(FIXTURE), '--pid-file', str(pids)])}\n"
+                     # host pids, and the pid file beside agent.yaml, outside each task's own workspace
+                     f"    sandbox: {{reads: [/proc], writable: [{json.dumps(str(pids.parent))}]}}\n")
     tasks = []
     for n in range(2):
         marker = f"[m{n}]"

@@ -8,7 +8,13 @@ from pathlib import Path
 
 import pytest
 
-from nami_yaml.batch.workspace import WorkspaceError, command_env, make_workspace, run_command
+from nami_yaml.batch.workspace import (
+    WorkspaceError,
+    command_env,
+    command_sandbox,
+    make_workspace,
+    run_command,
+)
 from nami_yaml.runtime import RuntimeContext
 from tests.programs import need
 
@@ -88,12 +94,13 @@ def test_an_unknown_ref_is_a_workspace_error(repository: Path, tmp_path: Path) -
 def test_commands_get_a_scrubbed_environment_with_the_tasks_own_variables(tmp_path: Path) -> None:
     context = RuntimeContext(tmp_path, host_env={"PATH": os.environ["PATH"], "MY_API_KEY": "secret"})
     env = command_env(context, {"GREETING": "hi"})
-    run = run_command('echo "$GREETING ${MY_API_KEY:-none}"', tmp_path, env, 10)
+    sandbox = command_sandbox(context, setup=True)
+    run = run_command('echo "$GREETING ${MY_API_KEY:-none}"', tmp_path, env, 10, sandbox=sandbox)
     assert run.ok and run.result.stdout.strip() == "hi none"
-    failed = run_command(["sh", "-c", "echo oops >&2; exit 4"], tmp_path, env, 10)
+    failed = run_command(["sh", "-c", "echo oops >&2; exit 4"], tmp_path, env, 10, sandbox=sandbox)
     assert not failed.ok
     assert failed.describe() == "`sh -c echo oops >&2; exit 4`: exit code 4\n[stderr]\noops\n[exit code: 4]"
-    slow = run_command("sleep 5", tmp_path, env, 0.3)
+    slow = run_command("sleep 5", tmp_path, env, 0.3, sandbox=sandbox)
     assert slow.describe().startswith("`sleep 5`: timed out after 0.3 s")
 
 

@@ -32,6 +32,7 @@ KEYS = [
     "batch.workers1", "batch.workers2", "batch.workers4",
     "bash_rules.slowest",
     "shaping.docker_containers", "shaping.kubectl_pods", "shaping.terraform_show",
+    "sandbox.extra",
 ]
 
 

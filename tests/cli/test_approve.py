@@ -205,3 +205,31 @@ def test_the_target_leads_the_approval_of_a_targeted_call(tmp_path: Path, ctx: R
     assert lines[0] == "exec tool kubectl_apply wants to run on target prod:"
     painted = approval_text(call, Paint(True)).splitlines()[0]
     assert "\x1b[1;35mprod\x1b[0m" in painted  # bold, in its own colour
+
+
+def test_the_prompt_shows_the_calls_sandbox(ctx: RuntimeContext) -> None:
+    from dataclasses import replace
+
+    from tests.sandboxing import need_bwrap
+
+    need_bwrap()
+    bash = BUILTIN_DIR / "bash.yaml"
+    tools, problems = load_tools([bash], builtin=[bash])
+    assert problems == []
+    executor = Executor(Registry(tools), ctx)
+    shown = approval_text(prepared(executor, "bash", {"command": "make"}))
+    assert "  sandbox: workspace-write, network off" in shown
+    rerun = prepared(executor, "bash", {"command": "make"}).unsandboxed("rerun without the sandbox, approved")
+    assert rerun is not None and rerun.risk == "exec"
+    assert "  sandbox: off (rerun without the sandbox, approved)" in approval_text(rerun)
+    networked = Executor(executor.registry, replace(ctx, sandbox=replace(ctx.sandbox, network=True)))
+    assert "  sandbox: workspace-write, network on" in approval_text(prepared(networked, "bash", {"command": "make"}))
+
+
+def test_an_offer_to_rerun_unsandboxed_is_a_quiet_no_without_a_terminal(executor: Executor) -> None:
+    from nami_yaml.policy.approval import ESCALATE_SOURCE
+
+    err = io.StringIO()
+    offer = ApprovalRequest(prepared(executor, "bash", {"command": "make"}), Decision.ask("rerun?", ESCALATE_SOURCE))
+    assert terminal_approver(io.StringIO("y\n"), err)(offer) is False
+    assert err.getvalue() == ""  # no "use --yes": --yes never answers this offer

@@ -15,6 +15,7 @@ from click.testing import CliRunner
 
 from nami_yaml.cli.main import COMMANDS, cli
 from nami_yaml.testing import FakeOpenAIServer, call, text, tool_calls
+from tests.sandboxing import gone, running
 
 
 def test_every_listed_command_resolves_to_itself() -> None:
@@ -45,33 +46,23 @@ def test_help_imports_neither_the_loader_nor_openai() -> None:
 def test_sigterm_ends_nami_like_ctrl_c_and_kills_the_running_tool(fake_openai: FakeOpenAIServer,
                                                                    workdir: Path) -> None:
     """Tools run in sessions of their own, out of reach of a signal sent to nami: SIGTERM must stop them too."""
-    fake_openai.add(tool_calls(call("bash", {"command": "echo $$ > started; sleep 60"})), text("never"))
+    marker = f"60.{os.getpid() % 1000:03d}6"  # its sleep is found by its argument (pids are the sandbox's own)
+    fake_openai.add(tool_calls(call("bash", {"command": f"sleep {marker}"})), text("never"))
     env = dict(os.environ, NAMI_BASE_URL=fake_openai.base_url)
     process = subprocess.Popen([sys.executable, "-m", "nami_yaml", "run", "--yes", "sleep"], cwd=workdir, env=env,
                                stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     try:
         deadline = time.monotonic() + 30
-        while not (workdir / "started").exists() or not (workdir / "started").read_text().strip():
+        while not running(f"sleep {marker}"):
             assert time.monotonic() < deadline and process.poll() is None, "the tool never started"
             time.sleep(0.05)
-        shell = int((workdir / "started").read_text())
         process.send_signal(signal.SIGTERM)
         _, stderr = process.communicate(timeout=30)
     finally:
         if process.poll() is None:
             process.kill()
     assert process.returncode == 130, stderr
-    deadline = time.monotonic() + 5
-    while running(shell):
-        assert time.monotonic() < deadline, "the tool outlived nami"
-        time.sleep(0.05)
-
-
-def running(pid: int) -> bool:
-    try:
-        return Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0] not in ("Z", "X")
-    except (OSError, IndexError):
-        return False
+    assert gone(f"sleep {marker}"), "the tool outlived nami"
 
 
 @pytest.mark.parametrize("module", ["nami_yaml", "nami_yaml.testing"])

@@ -16,6 +16,7 @@ import pytest
 
 from nami_yaml.testing import FakeOpenAIServer, call, error, text, tool_calls
 from tests.helpers import NAMI, run_nami
+from tests.sandboxing import gone, need_bwrap, running
 
 
 def tool_messages(request: dict[str, Any]) -> list[dict[str, Any]]:
@@ -198,17 +199,17 @@ def test_request_prefix_is_stable_over_twenty_steps(fake_openai: FakeOpenAIServe
 
 
 def test_ctrl_c_kills_the_running_tool_and_exits_130(fake_openai: FakeOpenAIServer, workdir: Path) -> None:
-    fake_openai.add(tool_calls(call("bash", {"command": "echo $$ > started; sleep 60"})), text("never"))
+    marker = f"60.{os.getpid() % 1000:03d}5"  # its sleep is found by its argument (pids are the sandbox's own)
+    fake_openai.add(tool_calls(call("bash", {"command": f"touch started; sleep {marker}"})), text("never"))
     env = dict(os.environ, NAMI_BASE_URL=fake_openai.base_url)
     process = subprocess.Popen([*NAMI, "run", "--yes", "--json", "sleep"], cwd=workdir, env=env,
                                stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     try:
         deadline = time.monotonic() + 30
-        while not (workdir / "started").exists() or not (workdir / "started").read_text().strip():
+        while not running(f"sleep {marker}"):
             assert time.monotonic() < deadline, "the tool never started"
             assert process.poll() is None, process.communicate()
             time.sleep(0.05)
-        shell_pid = int((workdir / "started").read_text())
         process.send_signal(signal.SIGINT)
         stdout, stderr = process.communicate(timeout=30)
     finally:
@@ -220,8 +221,7 @@ def test_ctrl_c_kills_the_running_tool_and_exits_130(fake_openai: FakeOpenAIServ
     assert len(results) == 1 and not results[0]["ok"]
     assert "nterrupted" in results[0]["content"]
     assert events[-1]["type"] == "final" and events[-1]["status"] == "interrupted"
-    time.sleep(0.2)
-    assert not Path(f"/proc/{shell_pid}").exists() or "Z" in Path(f"/proc/{shell_pid}/stat").read_text().split()[2]
+    assert gone(f"sleep {marker}")
 
 
 def test_chat_keeps_the_conversation_with_piped_stdin(fake_openai: FakeOpenAIServer, workdir: Path) -> None:
@@ -290,12 +290,18 @@ def test_no_stream_sends_plain_requests(fake_openai: FakeOpenAIServer, workdir: 
 
 
 def test_nami_environment_is_not_readable_by_its_tools(workdir: Path) -> None:
-    """Tools could otherwise read the model's key from /proc/$PPID/environ."""
-    (workdir / "probe_tool.py").write_text(
-        "import ctypes\n\ndef dumpable() -> str:\n"
-        "    return str(ctypes.CDLL(None).prctl(3, 0, 0, 0, 0))\n")  # PR_GET_DUMPABLE
-    (workdir / "probe.yaml").write_text("name: probe\ndescription: d\nrisk: read\nentrypoint: probe_tool:dumpable\n")
-    result = run_nami(None, "tools", "call", "--tools", "probe.yaml", "probe", cwd=workdir)
+    """Tools could otherwise read the model's key from /proc/$PPID/environ: nami makes itself non-dumpable,
+    and a sandboxed tool does not see nami's process at all."""
+    code = ("import ctypes\nfrom nami_yaml.privacy import keep_environment_private\nkeep_environment_private()\n"
+            "print(ctypes.CDLL(None).prctl(3, 0, 0, 0, 0))\n")  # PR_GET_DUMPABLE
+    assert subprocess.run([sys.executable, "-c", code], capture_output=True, text=True).stdout.strip() == "0"
+    need_bwrap()
+    (workdir / "probe.yaml").write_text(
+        "name: probe\ndescription: d\nrisk: read\n"
+        "script: cat /proc/[0-9]*/environ 2>/dev/null | tr '\\0' '\\n' | grep -c NAMI_PROBE_MARK || true\n")
+    env = {**os.environ, "OPENAI_API_KEY": "sk-NAMI_PROBE_MARK"}
+    result = subprocess.run([*NAMI, "tools", "call", "--tools", "probe.yaml", "probe"], cwd=workdir, env=env,
+                            capture_output=True, text=True, timeout=60)
     assert result.returncode == 0, result.stderr
     assert result.stdout.strip() == "0"
 

@@ -16,6 +16,7 @@ import pytest
 from nami_yaml.session.store import SessionStore
 from nami_yaml.testing import FakeOpenAIServer, call, text, tool_calls, usage
 from tests.helpers import NAMI, run_nami
+from tests.sandboxing import running
 
 
 def script() -> list:
@@ -56,13 +57,14 @@ def test_continuing_sends_exactly_what_an_uninterrupted_conversation_sends(how: 
 
 
 def test_a_killed_run_continues_with_a_valid_request(workdir: Path) -> None:
-    with FakeOpenAIServer([tool_calls(call("bash", {"command": "echo $$ > started; exec sleep 60"}))]) as server:
+    marker = f"60.{os.getpid() % 1000:03d}8"  # found by its argument: pids in the sandbox are its own
+    with FakeOpenAIServer([tool_calls(call("bash", {"command": f"exec sleep {marker}"}))]) as server:
         env = dict(os.environ, NAMI_BASE_URL=server.base_url)
         process = subprocess.Popen([*NAMI, "run", "--yes", "build it"], cwd=workdir, env=env,
                                    stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
         try:
             deadline = time.monotonic() + 30
-            while not (workdir / "started").exists() or not (workdir / "started").read_text().strip():
+            while not running(f"sleep {marker}"):
                 assert time.monotonic() < deadline and process.poll() is None, "the tool never started"
                 time.sleep(0.05)
             process.kill()  # SIGKILL: no handler runs, nothing answers the call
@@ -70,7 +72,8 @@ def test_a_killed_run_continues_with_a_valid_request(workdir: Path) -> None:
         finally:
             if process.poll() is None:
                 process.kill()
-            os.killpg(int((workdir / "started").read_text()), signal.SIGKILL)
+            for pid in running(f"sleep {marker}"):  # (the sandbox dies with nami; unsandboxed it would not)
+                os.kill(pid, signal.SIGKILL)
         server.add(text("The build was cut short."))
         result = run_nami(server, "run", "--continue", "what happened?", cwd=workdir)
     assert result.returncode == 0, result.stderr

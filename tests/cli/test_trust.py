@@ -352,3 +352,31 @@ def test_the_snapshot_never_decides_trust(project: Path, temp_home: Path) -> Non
     changed = CliRunner().invoke(cli, ["trust"])
     assert changed.exit_code == 2
     assert "changed since you trusted it" not in changed.output  # no snapshot: nothing to compare, no crash
+
+
+def test_what_widens_the_sandbox_is_shown_and_a_change_to_it_asks_again(project: Path) -> None:
+    (project / "agent.yaml").write_text("tools:\n  files: [tools/]\npermissions: {exec: allow}\n"
+                                        "sandbox: {mode: off, network: true, writable: [~/.cache/go-build]}\n"
+                                        "mcp_servers:\n  db: {command: db-server, sandbox: {network: true}}\n")
+    (project / "tools" / "kube.yaml").write_text("name: kube\ndescription: d\ncommand: [kubectl, get, pods]\n"
+                                                 "sandbox: {network: true, reads: [~/.kube/config]}\n")
+    shown = nami("trust", "--yes")
+    assert shown.exit_code == 0, shown.output
+    assert "widens the sandbox of every call:" in shown.output
+    assert "mode: off (its tools run without the sandbox)" in shown.output
+    assert "network: true (the bash built-in reaches the network)" in shown.output
+    assert "writable: ~/.cache/go-build" in shown.output
+    assert "kube (tools/kube.yaml:1:1): the network; reads ~/.kube/config" in shown.output
+    assert "MCP server db (agent.yaml:" in shown.output
+    needs = shown.output.split("need more than the sandbox gives:")[1].split("adds 2 tools")[0]
+    assert "kube" in needs and "hi (" not in needs  # hi declares nothing
+    (project / "tools" / "kube.yaml").write_text("name: kube\ndescription: d\ncommand: [kubectl, get, pods]\n"
+                                                 "sandbox: {network: true, reads: [~/.kube/config, ~/.ssh]}\n")
+    again = nami("tools", "call", "hi")
+    assert again.exit_code == 2 and "changed since you trusted it" in again.output
+    assert "reads ~/.kube/config, ~/.ssh" in nami("trust", "--yes").output
+
+
+def test_a_project_that_only_narrows_the_sandbox_shows_nothing_of_it(project: Path) -> None:
+    (project / "agent.yaml").write_text("tools:\n  files: [tools/]\nsandbox: {mode: required, hide: [~/.vault]}\n")
+    assert "sandbox" not in nami("trust", "--yes").output

@@ -18,12 +18,24 @@ from nami_yaml.registry.loader import load_tools
 from nami_yaml.registry.registry import Registry
 from nami_yaml.result import ToolResult
 from nami_yaml.runtime import RuntimeContext, Target, TargetSet
+from nami_yaml.sandbox_settings import SandboxSettings
 
 STUB = """#!{python}
-import json, os, sys
+import json, os, sys, urllib.request
 stdin = sys.stdin.read() if sys.stdin is not None else None
 record = {{"program": os.path.basename(sys.argv[0]), "argv": sys.argv[1:], "stdin": stdin, "cwd": os.getcwd(),
-          "env": dict(os.environ)}}
+          "env": dict(os.environ), "peek": {{}}, "reached": None}}
+# What the program could see and reach in its sandbox: the files named in STUB_PEEK, the URL in STUB_CONNECT.
+for path in filter(None, os.environ.get("STUB_PEEK", "").split(os.pathsep)):
+    try:
+        record["peek"][path] = open(os.path.expanduser(path)).read()
+    except OSError as exc:
+        record["peek"][path] = None
+if os.environ.get("STUB_CONNECT"):
+    try:
+        record["reached"] = urllib.request.urlopen(os.environ["STUB_CONNECT"], timeout=5).status == 200
+    except OSError:
+        record["reached"] = False
 with open({log!r}, "a", encoding="utf-8") as log:
     log.write(json.dumps(record) + "\\n")
 sys.stdout.write({stdout!r})
@@ -38,6 +50,8 @@ class Call:
     stdin: str | None
     cwd: str
     env: dict[str, str]
+    peek: dict[str, str | None]
+    reached: bool | None
 
     @property
     def command(self) -> list[str]:
@@ -49,8 +63,11 @@ class Stubs:
 
     def __init__(self, folder: Path):
         self.folder = folder
-        self.log = folder / "calls.jsonl"
+        # Beside the stubs, not among them: the tools run sandboxed, and only this folder is made writable.
+        self.log_folder = folder.parent / f"{folder.name}-calls"
+        self.log = self.log_folder / "calls.jsonl"
         folder.mkdir(parents=True, exist_ok=True)
+        self.log_folder.mkdir(exist_ok=True)
 
     def add(self, program: str, *, stdout: str = "", exit_code: int = 0) -> None:
         path = self.folder / program
@@ -105,9 +122,11 @@ class LibraryRunner:
 
 @pytest.fixture
 def library(workdir: Path, temp_home: Path, stubs: Stubs) -> LibraryRunner:
-    """The library over stubs. The context is built after PATH changed, so tools see the stubs."""
+    """The library over stubs. The context is built after PATH changed, so tools see the stubs. The tools
+    run sandboxed as the library declares them; the stubs' log is the one writable path the tests add."""
     ctx = RuntimeContext(workspace=workdir, host_env=dict(os.environ),
-                         spill_dir=temp_home / ".local" / "state" / "nami" / "output")
+                         spill_dir=temp_home / ".local" / "state" / "nami" / "output",
+                         sandbox=SandboxSettings(writable=(str(stubs.log_folder),)))
     return LibraryRunner(ctx)
 
 

@@ -112,7 +112,7 @@ async def call_tool(ctx: object, params: types.CallToolRequestParams) -> types.C
         return reply(args["text"].upper())
     if params.name == "slow":
         if args.get("marker"):
-            Path(args["marker"]).write_text(str(os.getpid()))
+            Path(args["marker"]).write_text(str(my_pid()))
         await anyio.sleep(float(args.get("seconds", 60)))
         return reply("slept")
     if params.name == "crash":
@@ -125,6 +125,18 @@ async def call_tool(ctx: object, params: types.CallToolRequestParams) -> types.C
     if params.name == "fail":
         return reply("it went wrong", error=True)
     return reply(f"unknown tool {params.name}", error=True)
+
+
+def my_pid() -> int:
+    """This process's pid as the tests see it: in a sandbox, its pid namespace has pids of its own, so the
+    host's /proc (the fixture's ``sandbox: {reads: [/proc]}``) says which it is there."""
+    return int(os.readlink("/proc/self"))
+
+
+def host_pid_of_child(child: subprocess.Popen[bytes]) -> int:
+    """A child's pid as the tests see it (see my_pid): the one child listed by the host's /proc."""
+    listed = Path("/proc/thread-self/children").read_text().split()
+    return int(listed[-1]) if listed else child.pid
 
 
 def running_pid(pid: int) -> bool:
@@ -140,10 +152,10 @@ async def main() -> None:
         earlier = pid_file.read_text().split("\n") if pid_file.exists() else []
         running = sum(1 for line in earlier if line and running_pid(int(line.split()[0])))
         with open(pid_file, "a") as pids:
-            pids.write(f"{os.getpid()} {running}\n")
+            pids.write(f"{my_pid()} {running}\n")
     if "--child-pid-file" in sys.argv:
         child = subprocess.Popen(["sleep", "300"])
-        Path(sys.argv[sys.argv.index("--child-pid-file") + 1]).write_text(str(child.pid))
+        Path(sys.argv[sys.argv.index("--child-pid-file") + 1]).write_text(str(host_pid_of_child(child)))
     if "--hang" in sys.argv:  # never answers initialize
         await anyio.sleep(3600)
     print("fixture server starting", file=sys.stderr, flush=True)

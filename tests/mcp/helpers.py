@@ -23,8 +23,12 @@ from mcp.shared._httpx_utils import create_mcp_http_client
 
 from nami_yaml.config.mcp_servers import McpServerSpec
 from nami_yaml.mcp.client import McpServers
+from nami_yaml.sandbox_settings import SandboxNeeds
 
 FIXTURE = Path(__file__).with_name("fixture_server.py")
+# The fixture reports its pids as the tests see them, from the host's /proc (a sandboxed process has pids
+# of its own): where it writes a pid file, its mcp_servers entry says so.
+HOST_PIDS = "sandbox: {reads: [/proc]}"
 NAMI = [sys.executable, "-m", "nami_yaml"]
 CLIENT = types.Implementation(name="nami-tests", version="1.0")
 
@@ -34,7 +38,9 @@ def fixture_command(*args: str) -> list[str]:
 
 
 def fixture_spec(name: str = "fx", *args: str, **options: object) -> McpServerSpec:
-    """The fixture server as agent.yaml would name it (``args`` are the fixture's own options)."""
+    """The fixture server as agent.yaml would name it (``args`` are the fixture's own options). It reports
+    pids from the host's /proc (see HOST_PIDS), which its sandbox shows it."""
+    options.setdefault("sandbox", SandboxNeeds(reads=("/proc",)))
     return McpServerSpec(name, command=sys.executable, args=(str(FIXTURE), *args), where="agent.yaml:3:3",
                          **options)  # type: ignore[arg-type]
 

@@ -71,9 +71,13 @@ parameters:
     seconds: {type: integer}
     marker: {type: string}
   required: [seconds, marker]
+# Pids as the test sees them, from the host's /proc: in the sandbox, $$ and $! are its own namespace's.
+sandbox: {reads: [/proc]}
 script: |
   sleep "$seconds" &
-  echo "$$ $!" > "$marker"
+  read -r shell _ < /proc/self/stat
+  read -r child _ < "/proc/$shell/task/$shell/children"
+  echo "$shell $child" > "$marker"
   wait
 """,
     "deploy.yaml": """\

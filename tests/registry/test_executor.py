@@ -120,8 +120,10 @@ def test_prepare_returns_a_call_that_can_be_inspected_before_running(executor: E
 def test_entrypoint_gets_defaults_and_plans_without_running(executor: Executor) -> None:
     prepared = executor.prepare("shorten", '{"text": "one two three four"}')
     assert isinstance(prepared, PreparedToolCall)
-    assert prepared.plan() == {"entrypoint": "textwrap:shorten",
-                               "arguments": {"text": "one two three four", "width": 12}}
+    plan = prepared.plan()
+    assert {k: plan[k] for k in ("entrypoint", "arguments")} == {
+        "entrypoint": "textwrap:shorten", "arguments": {"text": "one two three four", "width": 12}}
+    assert "mode" in plan["sandbox"]  # a tool file's entry point runs in a child, sandboxed where it can be
     assert prepared.run().content == "one [...]"
 
 

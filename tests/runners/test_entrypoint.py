@@ -111,7 +111,7 @@ def isolated_imports(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
 @pytest.fixture
 def setup(ctx: RuntimeContext, tmp_path: Path, isolated_imports: None) -> tuple[Executor, Path]:
     module = f"mytools_{uuid.uuid4().hex[:10]}"  # unique: sys.modules would otherwise serve an old copy
-    marker = tmp_path / "import-marker"
+    marker = ctx.workspace / "import-marker"  # the entry point runs sandboxed: it writes the workspace only
     tools = tmp_path / "project" / "tools"
     tools.mkdir(parents=True)
     (tools / f"{module}.py").write_text(MODULE.replace("MARKER", repr(str(marker))), encoding="utf-8")

@@ -21,6 +21,8 @@ from nami_yaml.runners.process import ProcessRequest, ProcessResult, run_process
 
 
 def _run(argv: list[str], cwd: Path, **kwargs: object) -> ProcessResult:
+    # The process layer itself, unsandboxed (tests/runners/test_sandbox.py runs these mechanics in the sandbox).
+    kwargs.setdefault("sandbox", None)
     request = ProcessRequest(argv=argv, cwd=cwd, env=child_environment(os.environ), **kwargs)  # type: ignore[arg-type]
     return run_process(request)
 
@@ -322,7 +324,7 @@ def test_secrets_never_reach_the_child(workdir: Path) -> None:
         extra={"TOOL_MODE": "fixed", "NO_COLOR": "0", "OPENAI_API_KEY": "from-extra"},
         protected=["OPENAI_API_KEY"],
     )
-    result = run_process(ProcessRequest(argv=["env"], cwd=workdir, env=env))
+    result = run_process(ProcessRequest(argv=["env"], cwd=workdir, env=env, sandbox=None))
     seen = dict(line.split("=", 1) for line in result.stdout.splitlines() if "=" in line)
     for name in ("FOO_API_KEY", "db_password", "AWS_SECRET_ACCESS_KEY", "GH_CREDENTIALS", "OPENAI_API_KEY"):
         assert name not in seen, name
@@ -394,11 +396,11 @@ _MEMORY_PROBE = textwrap.dedent(
 
     env = child_environment(os.environ)
     cwd = Path(sys.argv[1])
-    run_process(ProcessRequest(argv=["true"], cwd=cwd, env=env))  # imports and first-use costs
+    run_process(ProcessRequest(argv=["true"], cwd=cwd, env=env, sandbox=None))  # imports and first-use costs
     before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
     result = run_process(ProcessRequest(
         argv=["bash", "-c", "head -c 300000000 /dev/zero | tr '\\\\0' a"],
-        cwd=cwd, env=env, timeout=600, spill_dir=Path(sys.argv[2]), max_saved=int(sys.argv[3]),
+        cwd=cwd, env=env, timeout=600, spill_dir=Path(sys.argv[2]), max_saved=int(sys.argv[3]), sandbox=None,
     ))
     after = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
     print(json.dumps({

@@ -134,6 +134,7 @@ parameters:
     headers: {type: array, items: {type: string}, description: "e.g. 'Accept: text/plain'"}
   required: [url]
 command: [curl, --silent, --show-error, --noproxy, "*", --max-time, "10", [-H, "{headers}"], "{url}"]
+sandbox: {network: true}  # the server is on the host's 127.0.0.1
 """
 
 

@@ -1,0 +1,295 @@
+"""The sandbox of one call: computed in one place (:func:`plan_for`) from what the tool declares and the
+project's settings, carried by the ProcessRequest, shown by dry runs and approvals, turned into bwrap's
+argv by runners/sandbox/bwrap.py.
+
+What a plan holds, beyond the workspace (read-write, or read-only in ``mode: read-only``):
+- ``writable``: more paths the call may write (the settings' ``writable:``, the tool's own);
+- ``hidden``: what the call cannot see: the credential folders and files (:data:`HIDDEN`, plus ``hide:``),
+  and nami's own state, config, data and cache folders (:func:`nami_folders`), which nothing un-hides;
+- ``reads``: hidden paths shown read-only to this call (a tool's ``reads:``; nami's saved-output folder
+  of this session, whose paths results name);
+- ``read_only``: paths inside the writable ones that stay read-only, because writing them is running code
+  later, outside any sandbox: nami's configuration and tool folders, ``.git/hooks`` and ``.git/config``;
+- ``visible``: folders under the private /tmp and /run that must stay readable (HOME, PATH folders, the
+  Python a child runs), since those two are empty in the sandbox, and this session's saved-output folder;
+- ``network``: the host's network, or (default) a namespace of its own with nothing but its own loopback.
+Where a named path and a hidden one meet, the more specific wins; a path both hidden and named by
+``reads:`` or ``writable:`` is shown.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import functools
+import os
+import re
+import sys
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field, replace
+from pathlib import Path, PurePath
+
+from nami_yaml.policy.sensitive_paths import ProtectedPaths
+from nami_yaml.runners.sandbox.probe import availability
+from nami_yaml.runtime import RuntimeContext
+from nami_yaml.sandbox_settings import SandboxNeeds, SandboxSettings, expand_paths
+from nami_yaml.xdg import home_folder, xdg_folder
+
+WORKSPACE_WRITE, READ_ONLY, OFF = "workspace-write", "read-only", "off"
+
+# Credentials a tool never needs to see unless it says so (``reads:``). Sockets that hand out root (a
+# container engine's) are under /run, which is private as a whole (see PRIVATE_FOLDERS).
+HIDDEN = (
+    "~/.ssh", "~/.aws", "~/.gnupg", "~/.config/gcloud", "~/.azure", "~/.kube", "~/.docker/config.json",
+    "~/.netrc", "~/.git-credentials", "~/.password-store", "~/.config/gh", "~/.config/hub", "~/.vault-token",
+    "~/.npmrc", "~/.pypirc", "~/.cargo/credentials", "~/.cargo/credentials.toml", "~/.terraform.d/credentials.tfrc.json",
+    "~/.config/op", "~/.oci", "~/.config/doctl", "~/.local/share/keyrings", "$XDG_RUNTIME_DIR",
+)
+# Empty in the sandbox: /tmp (its own, writable), and /run and /var/run, where daemons keep their sockets
+# (docker.sock, the D-Bus buses, systemd's): a unix socket stays reachable without any network.
+PRIVATE_TMP = Path("/tmp")
+PRIVATE_FOLDERS = (Path("/run"), Path("/var/run"))
+GIT_NAMES = ("hooks", "config")
+_VARIABLE = re.compile(r"\$\{?(\w+)")  # git runs what these say, also when you run git yourself later
+KIND_TOOL, KIND_BASH, KIND_SERVER, KIND_NAMI, KIND_CHECK = "tool", "bash", "mcp server", "nami", "check"
+
+
+@dataclass(frozen=True)
+class SandboxPlan:
+    """How one process runs. ``mode`` OFF runs it as it is (``reason`` says why); ``refusal`` set: it is
+    not started at all (the sandbox is required and not available here)."""
+
+    mode: str
+    workspace: Path
+    network: bool = False
+    writable: tuple[Path, ...] = ()
+    hidden: tuple[Path, ...] = ()
+    reads: tuple[Path, ...] = ()
+    read_only: tuple[Path, ...] = ()
+    visible: tuple[Path, ...] = ()
+    host_proc: bool = False  # ``reads: [/proc]``: the host's processes (ps), instead of its own
+    call_writes: tuple[Path, ...] = ()  # this call's approved ``writes:`` destinations (allowing_writes)
+    sealed: tuple[Path, ...] = ()  # nami's own folders (hidden, never shown)
+    # bwrap (found on the host's PATH when planning, never the tool's) and the namespace flags that work here
+    runner: tuple[str, ...] = ()
+    home: Path | None = None  # for messages: paths under it are written ~/...
+    reason: str = ""
+    refusal: str | None = None
+    kind: str = KIND_TOOL  # whose plan: where the keys that change it are written
+    origin: str = ""  # the tool file declaring the keys, for messages
+    declared: SandboxNeeds = field(default_factory=SandboxNeeds)
+    escalate: str = "ask"
+
+    @property
+    def active(self) -> bool:
+        return self.mode != OFF and self.refusal is None
+
+    def allowing_writes(self, paths: Iterable[Path]) -> SandboxPlan:
+        """This plan with ``paths`` (the resolved ``writes:`` destinations of a call that got the approval
+        its risk needs) writable for this call only: each path itself, nothing beside it. A destination
+        kept read-only (a protected path: its approval was an exec one) becomes writable too. One that
+        does not exist yet is made, empty, just before the call (:func:`make_destinations`)."""
+        wanted = [Path(os.path.normpath(p)) for p in paths]
+        kept = tuple(p for p in self.read_only if p not in wanted)
+        mounts = [p for p in wanted if self.mode == READ_ONLY or not _inside(p, self.workspace)
+                  or _inside_any(p, kept)]
+        return replace(self, read_only=kept, call_writes=tuple(_unique((*self.call_writes, *mounts))))
+
+    def unsandboxed(self, reason: str) -> SandboxPlan:
+        """The same call without the sandbox (a person approved rerunning it so, see escalate)."""
+        return replace(self, mode=OFF, reason=reason, refusal=None)
+
+
+def make_destinations(plan: SandboxPlan) -> list[Path]:
+    """Create, empty, the approved write destinations that do not exist yet (in folders that do), so
+    they can be mounted; returns them, for :func:`remove_unused`."""
+    made = []
+    for path in plan.call_writes if plan.active else ():
+        if not os.path.lexists(path) and path.parent.is_dir():
+            try:
+                os.close(os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o666))
+            except OSError:
+                continue
+            made.append(path)
+    return made
+
+
+def remove_unused(made: Iterable[Path]) -> None:
+    """Remove the destinations :func:`make_destinations` made that the call left empty."""
+    for path in made:
+        with contextlib.suppress(OSError):
+            if path.is_file() and not path.is_symlink() and path.stat().st_size == 0:
+                path.unlink()
+
+
+def nami_folders(env: Mapping[str, str]) -> list[Path]:
+    """nami's own folders: state (trust store, audit log, saved output), config, data (sessions), cache."""
+    return [xdg_folder(name, default, env) / "nami" for name, default in
+            (("XDG_STATE_HOME", ".local/state"), ("XDG_CONFIG_HOME", ".config"), ("XDG_DATA_HOME", ".local/share"),
+             ("XDG_CACHE_HOME", ".cache"))]
+
+
+def plan_for(ctx: RuntimeContext, needs: SandboxNeeds | None = None, *, kind: str = KIND_TOOL,
+             visible: Sequence[Path] = (), read_only: bool = False,
+             env: Mapping[str, str] | None = None) -> SandboxPlan:
+    """The plan of one process started for ``ctx``'s run: ``needs`` is the tool's (or server's) own
+    ``sandbox:``; ``kind`` says whose process it is; ``read_only``: the workspace is not written (rg,
+    nami's own helpers); ``env``: the variables ``$NAME`` in the declared paths are read from (default the
+    host's; a tool's own fixed env and its target's env come first there, as the process sees them). KIND_NAMI processes are nami's fixed programs: sandboxed where possible, run as
+    they are where not, whatever the mode."""
+    settings = ctx.sandbox
+    needs = needs or SandboxNeeds()
+    base = replace(_empty(ctx, kind, needs), escalate=settings.escalate)
+    if settings.mode == OFF:
+        return replace(base, reason=settings.reason or "sandbox.mode is off")
+    found = availability(ctx.host_env)
+    if not found.available:
+        if settings.mode in ("required", READ_ONLY) and kind != KIND_NAMI:
+            return replace(base, refusal=f"not run: the sandbox is required (sandbox.mode: {settings.mode}) and "
+                                         f"not available here: {found.describe()}")
+        return replace(base, reason=f"no sandbox here: {found.reason}")
+    assert found.bwrap is not None
+    base = replace(base, runner=(found.bwrap, *found.flags))
+    return _build(ctx, settings, needs, base, visible=visible,
+                  read_only=read_only or settings.mode == READ_ONLY, paths_env=env)
+
+
+def bash_needs(ctx: RuntimeContext) -> SandboxNeeds:
+    """The bash built-in has no tool file: its network is the settings' ``sandbox.network``."""
+    return SandboxNeeds(network=ctx.sandbox.network)
+
+
+BASH_BUILTIN = "nami_yaml.builtins.shell:bash"
+
+
+def builtin_plan(target: str, ctx: RuntimeContext) -> SandboxPlan | None:
+    """The sandbox a built-in's process will run in, shown before the call (dry run, approval): bash's."""
+    return plan_for(ctx, bash_needs(ctx), kind=KIND_BASH) if target == BASH_BUILTIN else None
+
+
+def _empty(ctx: RuntimeContext, kind: str, needs: SandboxNeeds) -> SandboxPlan:
+    return SandboxPlan(mode=OFF, workspace=ctx.workspace, network=True, kind=kind, origin=needs.origin,
+                       declared=needs, home=home_folder(ctx.host_env))
+
+
+def _build(ctx: RuntimeContext, settings: SandboxSettings, needs: SandboxNeeds, base: SandboxPlan, *,
+           visible: Sequence[Path], read_only: bool, paths_env: Mapping[str, str] | None = None) -> SandboxPlan:
+    env = ctx.host_env
+    named_env = env if paths_env is None else paths_env
+    workspace = ctx.workspace
+    sealed = [_real(p) for p in nami_folders(env)]
+    # Named paths as the kernel will see them: links followed, so a link cannot move a mount elsewhere.
+    writable = [] if read_only else _existing(expand_paths((*settings.writable, *needs.writable), named_env,
+                                                           workspace))
+    reads = _existing(expand_paths((*settings.reads, *needs.reads), named_env, workspace))
+    host_proc = Path("/proc") in reads
+    writable = [p for p in writable if not _inside_any(p, sealed)]
+    reads = [p for p in reads if p != Path("/proc") and not _inside_any(p, sealed)]
+    areas = [workspace, *writable] if not read_only else []
+    for folder in sealed:
+        if not os.path.lexists(folder) and _inside_any(folder, areas):
+            # Made now, so that it is hidden too: else a call could plant nami's config or trust store there.
+            os.makedirs(folder, 0o700, exist_ok=True)
+    named = set(writable) | set(reads)
+    home = home_folder(env)
+    written = (*HIDDEN, *settings.hide)
+    used = tuple((name, env[name]) for name in sorted(set(_VARIABLE.findall(" ".join(written)))) if name in env)
+    candidates = _hidden_candidates(written, str(home), used)
+    hidden = [p for p in _existing(candidates) if p not in named]
+    hidden += [p for p in sealed if os.path.lexists(p)]
+    # A folder the workspace is in is never hidden (the workspace would vanish), only what is inside it.
+    hidden = _unique([p for p in hidden if not _inside(workspace, p)])
+    if needs.network:
+        reads.extend(_resolver_files())
+    shown = [*_existing([home_folder(env), *visible]), *_code_folders(env.get("PATH", ""), tuple(sys.path))]
+    shown = [p for p in shown if _inside_any(p, (PRIVATE_TMP, *PRIVATE_FOLDERS)) and not _inside_any(p, hidden)]
+    spill = _real(ctx.spill_dir)
+    if os.path.isdir(spill):
+        shown.append(spill)  # this session's saved output only: results name its files, read tools read it
+    kept = [p for p in _protected_inside(ctx.protected_paths, workspace, areas) if not _inside_any(p, hidden)]
+    return replace(base, mode=READ_ONLY if read_only else WORKSPACE_WRITE, network=needs.network,
+                   writable=tuple(_unique(writable)), hidden=tuple(hidden), reads=tuple(_unique(reads)),
+                   read_only=tuple(_unique(kept)), visible=tuple(_unique(shown)), host_proc=host_proc,
+                   sealed=tuple(sealed))
+
+
+def _protected_inside(protected: ProtectedPaths, workspace: Path, areas: list[Path]) -> list[Path]:
+    """The existing paths of ``protected`` (and the workspace's .git/hooks and .git/config) strictly inside
+    a writable area. Protected paths are kept case-folded; the real names are found on disk."""
+    if not areas:
+        return []
+    git = workspace / ".git"
+    found = [git / name for name in GIT_NAMES if git.is_dir() and not git.is_symlink() and os.path.lexists(git / name)]
+    for key in (*protected.files, *protected.folders):
+        for area in areas:
+            folded = str(area).casefold()
+            if key.startswith(folded + os.sep):
+                real = _real_case(area, key[len(folded) + 1:].split(os.sep))
+                if real is not None:
+                    found.append(real)
+                break
+    return [p for p in found if any(_inside(p, area) and p != area for area in areas)]
+
+
+def _real_case(root: Path, parts: list[str]) -> Path | None:
+    """``root / parts`` with each part matched case-insensitively against the folder's entries."""
+    current = root
+    for part in parts:
+        candidate = current / part
+        if os.path.lexists(candidate):
+            current = candidate
+            continue
+        try:
+            names = os.listdir(current)
+        except OSError:
+            return None
+        match = next((name for name in names if name.casefold() == part), None)
+        if match is None:
+            return None
+        current = current / match
+    return current
+
+
+def _resolver_files() -> list[Path]:
+    """What name resolution reads from /run (Ubuntu's /etc/resolv.conf points into it): shown to calls
+    with the network, so DNS works there while /run stays private."""
+    target = Path(os.path.realpath("/etc/resolv.conf"))
+    return [target] if _inside_any(target, PRIVATE_FOLDERS) and target.exists() else []
+
+
+@functools.lru_cache(maxsize=16)
+def _hidden_candidates(written: tuple[str, ...], home: str, used: tuple[tuple[str, str], ...]) -> tuple[Path, ...]:
+    """HIDDEN and ``hide:`` expanded with HOME and the variables they use (what exists is looked at per call)."""
+    return tuple(expand_paths(written, {**dict(used), "HOME": home}, Path(home)))
+
+
+@functools.lru_cache(maxsize=16)
+def _code_folders(path: str, import_path: tuple[str, ...]) -> tuple[Path, ...]:
+    """Where programs and nami's own Python come from: the PATH folders, and the interpreter's prefix and
+    import path (a child running nami's Python, or a tool started with it, imports from there). Resolved
+    once per PATH: these are installations, not what a tool changes."""
+    folders = [Path(p) for p in path.split(os.pathsep) if os.path.isabs(p)]
+    return tuple(_existing([*folders, Path(sys.prefix), Path(sys.base_prefix),
+                            *(Path(p) for p in import_path if os.path.isabs(p))]))
+
+
+def _existing(paths: Iterable[Path]) -> list[Path]:
+    # lexists first: most of HIDDEN is missing on a given machine, and realpath stats every component.
+    return [real for real in (_real(p) for p in paths if os.path.lexists(p)) if os.path.exists(real)]
+
+
+def _real(path: Path) -> Path:
+    return Path(os.path.realpath(path))
+
+
+def _unique(paths: Iterable[Path]) -> list[Path]:
+    return list(dict.fromkeys(paths))
+
+
+def _inside(path: PurePath, folder: PurePath) -> bool:
+    """``path`` is ``folder`` or below it (whole components; both normalized)."""
+    inner, outer = str(path), str(folder)
+    return inner == outer or inner.startswith(outer if outer.endswith("/") else outer + "/")
+
+
+def _inside_any(path: PurePath, folders: Iterable[PurePath]) -> bool:
+    return any(_inside(path, folder) for folder in folders)

@@ -1,0 +1,326 @@
+"""The sandbox, with the real bwrap: what a tool's process can write, read and reach, and what outlives it.
+
+Every test here needs bubblewrap able to make its namespaces; where it cannot, they skip saying why (CI
+sets NAMI_REQUIRE_BWRAP=1, and there they fail instead).
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+import sys
+import threading
+from dataclasses import replace
+from pathlib import Path
+
+import pytest
+
+from nami_yaml.builtins.shell import bash
+from nami_yaml.policy.sensitive_paths import ProtectedPaths
+from nami_yaml.registry.executor import Executor, PreparedToolCall
+from nami_yaml.registry.loader import check_tools
+from nami_yaml.registry.registry import Registry
+from nami_yaml.runtime import RuntimeContext
+from nami_yaml.sandbox_settings import SandboxSettings
+from tests.local_http import QuietHandler, serving
+from tests.sandboxing import gone, need_bwrap, running
+
+pytestmark = pytest.mark.usefixtures("bwrap")
+
+
+@pytest.fixture
+def bwrap() -> None:
+    need_bwrap()
+
+
+def tools(ctx: RuntimeContext, text: str) -> Executor:
+    path = ctx.workspace.parent / "tools" / "tools.yaml"
+    path.parent.mkdir(exist_ok=True)
+    path.write_text(text, encoding="utf-8")
+    loaded, problems = check_tools([path])
+    assert [p for p in problems if p.is_error] == [], problems
+    return Executor(Registry(loaded), ctx)
+
+
+def with_sandbox(ctx: RuntimeContext, **settings: object) -> RuntimeContext:
+    return replace(ctx, sandbox=replace(ctx.sandbox, **settings))  # type: ignore[arg-type]
+
+
+class Hello(QuietHandler):
+    def do_GET(self) -> None:
+        self.reply(200, b"hello from the host")
+
+
+FETCH = f"{sys.executable} -c 'import sys, urllib.request; print(urllib.request.urlopen(sys.argv[1], timeout=5).read().decode())'"
+
+
+# -- writing -----------------------------------------------------------------------------------------------
+
+def test_bash_writes_the_workspace_and_nothing_outside(ctx: RuntimeContext, temp_home: Path) -> None:
+    outside = Path("/var/tmp") / f"nami-sandbox-{os.getpid()}"
+    result = bash(f"echo in > inside.txt && echo home > ~/planted; echo out > {outside}", ctx=ctx)
+    assert (ctx.workspace / "inside.txt").read_text() == "in\n"
+    assert not outside.exists() and not (temp_home / "planted").exists()
+    assert "Read-only file system" in result.content
+    assert result.details["sandbox_failure"]["kind"] == "write"
+    assert "[sandbox: writing ~/planted was refused" in result.content  # the first refusal is named
+    assert "declare it in agent.yaml (or your user config): sandbox: {writable: [~/planted]}" in result.content
+
+
+def test_a_command_tool_cannot_write_outside_the_workspace(ctx: RuntimeContext) -> None:
+    executor = tools(ctx, "name: touch\ndescription: d\nrisk: write\n"
+                          "parameters: {type: object, properties: {path: {type: string}}, required: [path]}\n"
+                          "command: [touch, '{path}']\n")
+    outside = Path("/var/tmp") / f"nami-sandbox-touch-{os.getpid()}"
+    result = executor.execute("touch", {"path": str(outside)})
+    assert not result.ok and not outside.exists()
+    assert "sandbox: {writable: [/var/tmp/" in result.content and "its tool file (" in result.content
+    assert executor.execute("touch", {"path": "made-here"}).ok
+    assert (ctx.workspace / "made-here").exists()
+
+
+def test_writable_paths_of_the_settings_and_of_a_tool(ctx: RuntimeContext, temp_home: Path) -> None:
+    cache = temp_home / ".cache" / "build"
+    cache.mkdir(parents=True)
+    result = bash("echo x > ~/.cache/build/obj && echo y > ~/.cache/other", ctx=with_sandbox(ctx, writable=("~/.cache/build",)))
+    assert (cache / "obj").read_text() == "x\n"
+    assert not (temp_home / ".cache" / "other").exists() and "writing ~/.cache/other was refused" in result.content
+    executor = tools(ctx, "name: w\ndescription: d\nscript: echo t > ~/.cache/build/tool\nsandbox: {writable: [~/.cache/build]}\n")
+    assert executor.execute("w", {}).ok and (cache / "tool").read_text() == "t\n"
+
+
+def test_an_approved_writes_destination_outside_is_written_and_nothing_beside_it(ctx: RuntimeContext,
+                                                                                 tmp_path: Path) -> None:
+    executor = tools(ctx, "name: export\ndescription: d\nrisk: write\nwrites: [out]\n"
+                          "parameters: {type: object, properties: {out: {type: string}}, required: [out]}\n"
+                          "script: echo report > \"$out\"; echo beside > \"$out.bak\"\n")
+    target = Path("/var/tmp") / f"nami-sandbox-report-{os.getpid()}"
+    try:
+        prepared = executor.prepare("export", {"out": str(target)})
+        assert isinstance(prepared, PreparedToolCall)
+        prepared.invocation.allow_writes([target])  # type: ignore[attr-defined]
+        assert str(target) in prepared.plan()["sandbox"]["writable"]
+        result = prepared.run()
+        assert target.read_text() == "report\n"
+        assert not Path(f"{target}.bak").exists() and "Read-only file system" in result.content
+    finally:
+        target.unlink(missing_ok=True)
+
+
+def test_where_a_write_runs_code_later_stays_read_only(ctx: RuntimeContext) -> None:
+    git = ctx.workspace / ".git"
+    (git / "hooks").mkdir(parents=True)
+    (git / "config").write_text("[core]\n")
+    (ctx.workspace / "agent.yaml").write_text("model: {name: m}\n")
+    guarded = replace(ctx, protected_paths=ProtectedPaths.build(files=[(ctx.workspace / "agent.yaml", "config")]))
+    result = bash("echo 'rm -rf ~' > .git/hooks/pre-commit; echo '[core] fsmonitor = x' >> .git/config; "
+                  "echo 'permissions: {exec: allow}' >> agent.yaml; echo ok > notes.txt", ctx=guarded)
+    assert not (git / "hooks" / "pre-commit").exists()
+    assert (git / "config").read_text() == "[core]\n"
+    assert (ctx.workspace / "agent.yaml").read_text() == "model: {name: m}\n"
+    assert (ctx.workspace / "notes.txt").read_text() == "ok\n"
+    assert "nami keeps" in result.content and "read-only in the sandbox" in result.content
+
+
+def test_mode_read_only_keeps_the_workspace_as_it_is(ctx: RuntimeContext) -> None:
+    (ctx.workspace / "kept.txt").write_text("as it was\n")
+    result = bash("cat kept.txt; echo changed > kept.txt", ctx=with_sandbox(ctx, mode="read-only"))
+    assert "as it was" in result.content
+    assert (ctx.workspace / "kept.txt").read_text() == "as it was\n"
+    assert "sandbox.mode: read-only" in result.content
+
+
+# -- reading -----------------------------------------------------------------------------------------------
+
+def test_credentials_show_nothing(ctx: RuntimeContext, temp_home: Path) -> None:
+    (temp_home / ".ssh").mkdir()
+    (temp_home / ".ssh" / "id_ed25519").write_text("SSH-SECRET\n")
+    (temp_home / ".aws").mkdir()
+    (temp_home / ".aws" / "credentials").write_text("[default]\naws_secret_access_key = AWS-SECRET\n")
+    (temp_home / ".netrc").write_text("machine x password NETRC-SECRET\n")
+    (temp_home / ".docker").mkdir()
+    (temp_home / ".docker" / "config.json").write_text('{"auths": {"x": {"auth": "DOCKER-SECRET"}}}')
+    (temp_home / "notes.txt").write_text("not a secret\n")
+    result = bash("cat ~/notes.txt; cat ~/.ssh/id_*; cat ~/.aws/credentials; cat ~/.netrc ~/.docker/config.json; "
+                  "ls -A ~/.ssh ~/.aws; wc -c < ~/.netrc", ctx=ctx)
+    assert "not a secret" in result.content  # the home folder itself is there, read-only
+    for secret in ("SSH-SECRET", "AWS-SECRET", "NETRC-SECRET", "DOCKER-SECRET", "id_ed25519", "credentials\n"):
+        assert secret not in result.content, result.content
+    assert "\n0\n" in result.content + "\n"  # a hidden file is an empty file
+
+
+def test_a_tool_reads_what_it_declares_and_no_more(ctx: RuntimeContext, temp_home: Path) -> None:
+    (temp_home / ".kube").mkdir()
+    (temp_home / ".kube" / "config").write_text("clusters: [prod]\n")
+    (temp_home / ".kube" / "other-token").write_text("TOKEN\n")
+    executor = tools(ctx, "name: kube\ndescription: d\nrisk: read\nscript: cat ~/.kube/config; ls -A ~/.kube\n"
+                          "sandbox: {reads: [~/.kube/config]}\n")
+    result = executor.execute("kube", {})
+    assert "clusters: [prod]" in result.content and "other-token" not in result.content
+    denied = bash("cat ~/.kube/config", ctx=ctx)
+    assert "clusters" not in denied.content
+    assert "~/.kube/config is hidden from tools" in denied.content and "sandbox: {reads: [~/.kube/config]}" in denied.content
+
+
+def test_nami_own_folders_are_neither_readable_nor_writable(ctx: RuntimeContext, temp_home: Path) -> None:
+    state = temp_home / ".local" / "state" / "nami"
+    config = temp_home / ".config" / "nami"
+    state.mkdir(parents=True, exist_ok=True)
+    config.mkdir(parents=True, exist_ok=True)
+    (state / "trust.json").write_text('{"TRUST": 1}')
+    (config / "config.yaml").write_text("SECRET_CONFIG: 1\n")
+    result = bash("cat ~/.local/state/nami/trust.json ~/.config/nami/config.yaml; ls -A ~/.local/state/nami; "
+                  "echo planted > ~/.config/nami/config.yaml", ctx=with_sandbox(ctx, reads=("~/.config/nami",)))
+    assert "TRUST" not in result.content and "SECRET_CONFIG" not in result.content
+    assert (config / "config.yaml").read_text() == "SECRET_CONFIG: 1\n"
+    assert "one of nami's own folders" in result.content
+
+
+def test_the_sessions_saved_output_stays_readable(ctx: RuntimeContext) -> None:
+    ctx.spill_dir.mkdir(parents=True, exist_ok=True)
+    (ctx.spill_dir / "out.txt").write_text("saved earlier\n")
+    result = bash(f"cat {ctx.spill_dir}/out.txt; echo x > {ctx.spill_dir}/new.txt", ctx=ctx)
+    assert "saved earlier" in result.content and not (ctx.spill_dir / "new.txt").exists()
+
+
+# -- the network -------------------------------------------------------------------------------------------
+
+def test_bash_cannot_reach_the_host_while_a_tool_declaring_network_can(ctx: RuntimeContext) -> None:
+    with serving(Hello) as url:
+        blocked = bash(f"{FETCH} {url}", ctx=ctx)
+        assert "hello from the host" not in blocked.content
+        assert blocked.details["sandbox_failure"]["kind"] == "network"
+        assert "sandbox: {network: true}" in blocked.content and "agent.yaml" in blocked.content
+        executor = tools(ctx, f"name: get\ndescription: d\nrisk: read\nsandbox: {{network: true}}\n"
+                              f"command: [{sys.executable}, -c, 'import sys, urllib.request; "
+                              f"print(urllib.request.urlopen(sys.argv[1], timeout=5).read().decode())', '{url}']\n")
+        assert "hello from the host" in executor.execute("get", {}).content
+        assert "hello from the host" in bash(f"{FETCH} {url}", ctx=with_sandbox(ctx, network=True)).content
+
+
+def test_without_the_network_even_the_loopback_is_its_own(ctx: RuntimeContext) -> None:
+    script = (f"{sys.executable} -m http.server --bind 127.0.0.1 8399 >/dev/null 2>&1 & "
+              f"for i in $(seq 50); do {FETCH} http://127.0.0.1:8399/ >/dev/null 2>&1 && break; sleep 0.1; done; "
+              "echo reached=$?")
+    result = bash(script, ctx=ctx)
+    assert "reached=0" in result.content  # a server inside is reachable from inside ...
+    assert gone("http.server --bind 127.0.0.1 8399")  # ... and is gone with the call
+
+
+# -- processes ---------------------------------------------------------------------------------------------
+
+def daemon(marker: str) -> str:
+    """A command line leaving ``sleep marker`` behind in a session of its own, returning only once it runs."""
+    return (f"setsid sleep {marker} >/dev/null 2>&1 < /dev/null & p=$!; "
+            f"until tr '\\0' ' ' < /proc/$p/cmdline 2>/dev/null | grep -q 'sleep {marker}'; do sleep 0.01; done; "
+            "echo started")
+
+
+def test_a_setsid_daemon_does_not_outlive_its_call(ctx: RuntimeContext) -> None:
+    marker = f"300.{os.getpid() % 1000:03d}1"
+    result = bash(daemon(marker), ctx=ctx)
+    assert result.ok and "started" in result.content
+    assert gone(f"sleep {marker}")
+
+
+def test_unsandboxed_the_setsid_daemon_would_have_escaped(ctx: RuntimeContext) -> None:
+    """The test above can fail: without the sandbox, the same call leaves its daemon behind."""
+    marker = f"300.{os.getpid() % 1000:03d}2"
+    assert "started" in bash(daemon(marker), ctx=with_sandbox(ctx, mode="off")).content
+    left = running(f"sleep {marker}")
+    try:
+        assert left, "mode off should run it as it is"
+    finally:
+        for pid in left:
+            os.kill(pid, signal.SIGKILL)
+
+
+def test_a_timeout_and_a_cancel_end_the_whole_sandbox(ctx: RuntimeContext) -> None:
+    marker = f"60.{os.getpid() % 1000:03d}3"
+    short = replace(ctx, settings=replace(ctx.settings, bash_timeout=1))
+    result = bash(f"sleep {marker}", ctx=short)
+    assert result.details["timed_out"] and gone(f"sleep {marker}")
+    call = ctx.for_call()
+    threading.Timer(0.5, call.cancel.set).start()
+    result = bash(f"sleep {marker}4", ctx=call)
+    assert result.details["interrupted"] and gone(f"sleep {marker}4")
+
+
+def test_stdin_and_the_environment_reach_the_sandboxed_process(ctx: RuntimeContext) -> None:
+    executor = tools(ctx, "name: up\ndescription: d\nrisk: read\nstdin: '{text}'\nenv: {GREETING: hi}\n"
+                          "parameters: {type: object, properties: {text: {type: string}}, required: [text]}\n"
+                          "script: echo \"$GREETING $(tr a-z A-Z)\"\n")
+    assert executor.execute("up", {"text": "abc"}).content == "hi ABC"
+
+
+# -- modes -------------------------------------------------------------------------------------------------
+
+def test_mode_required_without_bwrap_refuses_and_runs_nothing(ctx: RuntimeContext, tmp_path: Path) -> None:
+    empty = tmp_path / "no-bwrap"
+    empty.mkdir()
+    host = {**ctx.host_env, "PATH": str(empty)}
+    required = replace(ctx, host_env=host, sandbox=SandboxSettings(mode="required"))
+    result = bash("touch ran", ctx=required)
+    assert not result.ok and not (ctx.workspace / "ran").exists()
+    assert "not run: the sandbox is required (sandbox.mode: required)" in result.content
+    assert "bubblewrap (bwrap) is not installed" in result.content
+
+
+def test_mode_auto_without_bwrap_runs_unsandboxed(ctx: RuntimeContext, tmp_path: Path) -> None:
+    folder = tmp_path / "bin-without-bwrap"
+    folder.mkdir()
+    for program in ("bash", "touch"):
+        (folder / program).symlink_to(os.path.realpath(f"/bin/{program}"))
+    auto = replace(ctx, host_env={**ctx.host_env, "PATH": str(folder)})
+    outside = tmp_path / "outside-the-workspace"
+    result = bash(f"touch {outside}", ctx=auto)
+    assert result.ok and outside.exists()
+
+
+def test_an_entry_point_runs_in_a_sandboxed_child(ctx: RuntimeContext, temp_home: Path) -> None:
+    (temp_home / ".ssh").mkdir()
+    (temp_home / ".ssh" / "id_rsa").write_text("KEY")
+    folder = ctx.workspace.parent / "tools"
+    folder.mkdir(exist_ok=True)
+    (folder / "probe_mod.py").write_text(
+        "import os\nfrom pathlib import Path\n\n"
+        "def probe(ctx):\n"
+        "    seen = [p.name for p in Path(os.path.expanduser('~/.ssh')).iterdir()]\n"
+        "    try:\n        Path('/var/tmp/nami-entry-%d' % os.getpid()).write_text('x')\n        wrote = True\n"
+        "    except OSError as exc:\n        wrote = exc.strerror\n"
+        "    (ctx.workspace / 'done').write_text('yes')\n"
+        "    return {'ssh': seen, 'outside': wrote, 'pid1': Path('/proc/1/cmdline').read_bytes()[:20].decode()}\n")
+    executor = tools(ctx, "name: probe\ndescription: d\nentrypoint: probe_mod:probe\n")
+    result = executor.execute("probe", {})
+    assert result.ok, result.content
+    assert '"ssh": []' in result.content and "Read-only file system" in result.content
+    assert (ctx.workspace / "done").read_text() == "yes"
+
+
+def test_an_entry_points_child_imports_only_what_trust_approved(ctx: RuntimeContext) -> None:
+    folder = ctx.workspace.parent / "tools"
+    folder.mkdir(exist_ok=True)
+    (folder / "trusted_mod.py").write_text("def run():\n    return 'trusted code'\n")
+    (folder / "other_mod.py").write_text("def run():\n    return 'never reviewed'\n")
+    refused = {str(folder / "other_mod.py"): "other_mod.py is not covered by trust"}
+    checked = replace(ctx, code_check=lambda file: refused.get(str(file)))
+    executor = tools(checked, "tools:\n  - {name: ok, description: d, entrypoint: 'trusted_mod:run'}\n"
+                              "  - {name: other, description: d, entrypoint: 'other_mod:run'}\n")
+    assert executor.execute("ok", {}).content == "trusted code"
+    denied = executor.execute("other", {})
+    assert not denied.ok and "other_mod.py is not covered by trust" in denied.content
+    (folder / "trusted_mod.py").write_text("def run():\n    return 'changed after trust'\n")
+    changed = executor.execute("ok", {})
+    assert not changed.ok and "changed since it was trusted" in changed.content
+
+
+def test_the_dry_run_shows_the_sandbox(ctx: RuntimeContext) -> None:
+    executor = tools(ctx, "name: web\ndescription: d\nrisk: read\ncommand: [curl, https://example.com]\n"
+                          "sandbox: {network: true}\n")
+    prepared = executor.prepare("web", {})
+    assert isinstance(prepared, PreparedToolCall)
+    shown = prepared.plan()["sandbox"]
+    assert (shown["mode"], shown["network"]) == ("workspace-write", True)
+    from nami_yaml.cli.tools import format_plan
+
+    assert "sandbox: workspace-write, network on" in format_plan(prepared)
