@@ -214,7 +214,7 @@ def test_recording_a_session_leaves_the_servers_running(workdir: Path, fake_open
     config = workdir / "agent.yaml"
     config.write_text("tools: {builtin: []}\nmcp_servers:\n  fx:\n"
                       f"    command: {json.dumps(sys.executable)}\n"
-                      f"    args: {json.dumps([str(FIXTURE), '--pid-file', str(pid_file)])}\n")
+                      f"    args: {json.dumps([str(FIXTURE), '--pid-file', str(pid_file)])}\n    {HOST_PIDS}\n")
     fake_openai.add(tool_calls(call("fx__echo", {"text": "after recording"})), text("done"))
     events: list[Event] = []
     with agent(config, fake_openai, events) as nami:

@@ -16,11 +16,13 @@ from tests.mcp.helpers import FIXTURE, gone, server_pids  # noqa: E402
 
 
 def test_each_task_starts_and_stops_its_own_servers(batch_project: BatchProject) -> None:
-    pids = batch_project.folder / "server.pids"
+    # Beside the project, not in it: the project's own files are read-only to its processes (protected paths).
+    pids = batch_project.folder.parent / "pids" / "server.pids"
+    pids.parent.mkdir()
     with batch_project.config.open("a") as config:
         config.write(f"mcp_servers:\n  fx:\n    command: {json.dumps(sys.executable)}\n"
                      f"    args: {json.dumps([str(FIXTURE), '--pid-file', str(pids)])}\n"
-                     # host pids, and the pid file beside agent.yaml, outside each task's own workspace
+                     # host pids, and the pid file's folder, outside each task's own workspace
                      f"    sandbox: {{reads: [/proc], writable: [{json.dumps(str(pids.parent))}]}}\n")
     tasks = []
     for n in range(2):

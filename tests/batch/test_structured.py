@@ -21,7 +21,7 @@ ANSWER = {"status": "degraded", "pods": [{"name": "web-1", "phase": "Running", "
 
 
 def facts(tmp_path: Path, value: Any = ANSWER, no_value: str | None = None) -> RunFacts:
-    return RunFacts("(the text)", [], tmp_path, {"PATH": os.environ["PATH"]}, lambda: 30.0, None, value, no_value)
+    return RunFacts("(the text)", [], tmp_path, {"PATH": os.environ["PATH"]}, lambda: 30.0, None, value, no_value, sandbox=None)
 
 
 CASES: list[tuple[dict[str, Any], bool, str]] = [

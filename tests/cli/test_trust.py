@@ -373,7 +373,7 @@ def test_what_widens_the_sandbox_is_shown_and_a_change_to_it_asks_again(project:
     (project / "tools" / "kube.yaml").write_text("name: kube\ndescription: d\ncommand: [kubectl, get, pods]\n"
                                                  "sandbox: {network: true, reads: [~/.kube/config, ~/.ssh]}\n")
     again = nami("tools", "call", "hi")
-    assert again.exit_code == 2 and "changed since you trusted it" in again.output
+    assert again.exit_code == 2 and "tools/kube.yaml modified since you trusted" in again.output
     assert "reads ~/.kube/config, ~/.ssh" in nami("trust", "--yes").output
 
 

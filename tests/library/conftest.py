@@ -74,6 +74,10 @@ class Stubs:
         path.write_text(STUB.format(python=sys.executable, log=str(self.log), stdout=stdout, exit_code=exit_code))
         path.chmod(0o755)
 
+    def sandbox(self) -> SandboxSettings:
+        """The sandbox settings of a run over these stubs: the defaults, and their log writable."""
+        return SandboxSettings(writable=(str(self.log_folder),))
+
     def calls(self) -> list[Call]:
         if not self.log.exists():
             return []
@@ -126,7 +130,7 @@ def library(workdir: Path, temp_home: Path, stubs: Stubs) -> LibraryRunner:
     run sandboxed as the library declares them; the stubs' log is the one writable path the tests add."""
     ctx = RuntimeContext(workspace=workdir, host_env=dict(os.environ),
                          spill_dir=temp_home / ".local" / "state" / "nami" / "output",
-                         sandbox=SandboxSettings(writable=(str(stubs.log_folder),)))
+                         sandbox=stubs.sandbox())
     return LibraryRunner(ctx)
 
 
@@ -140,9 +144,9 @@ TARGETS = TargetSet((
 
 @pytest.fixture
 def library_on_targets(workdir: Path, temp_home: Path, stubs: Stubs) -> LibraryRunner:
-    """The library over stubs in a project that declares TARGETS."""
+    """The library over stubs in a project that declares TARGETS, sandboxed as ``library`` is."""
     ctx = RuntimeContext(workspace=workdir, host_env=dict(os.environ),
-                         spill_dir=temp_home / ".local" / "state" / "nami" / "output")
+                         spill_dir=temp_home / ".local" / "state" / "nami" / "output", sandbox=stubs.sandbox())
     return LibraryRunner(ctx, TARGETS)
 
 

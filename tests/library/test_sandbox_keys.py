@@ -13,7 +13,7 @@ from library.conftest import LibraryRunner, Stubs, all_library_tools
 from tests.local_http import QuietHandler, serving
 from tests.sandboxing import need_bwrap
 
-NETWORK = {"kubectl", "helm", "terraform_plan", "terraform_apply", "http_probe"}
+NETWORK = {"kubectl", "helm", "terraform_plan", "terraform_apply", "terraform_show", "http_probe"}
 
 
 class Ok(QuietHandler):

@@ -15,9 +15,9 @@ from nami_yaml.runtime import RuntimeContext
 from tests.library.conftest import TARGETS, LibraryRunner, Stubs, all_library_tools
 
 TARGETED = ["kubectl_apply", "kubectl_describe", "kubectl_diff", "kubectl_events", "kubectl_get", "kubectl_logs",
-            "kubectl_rollout_history", "kubectl_rollout_restart", "kubectl_rollout_status", "kubectl_rollout_undo",
+            "kubectl_pods", "kubectl_rollout_history", "kubectl_rollout_restart", "kubectl_rollout_status", "kubectl_rollout_undo",
             "kubectl_scale", "kubectl_top", "helm_history", "helm_list", "helm_status", "terraform_apply",
-            "terraform_plan"]
+            "terraform_plan", "terraform_show"]
 
 # (tool, arguments, the command, the variables it must see)
 CASES: list[tuple[str, dict[str, Any], list[str], dict[str, str]]] = [
@@ -74,7 +74,8 @@ def test_a_call_must_name_a_target_the_project_has(library_on_targets: LibraryRu
 
 
 def test_pinned_the_model_is_not_offered_the_choice(workdir: Path, temp_home: Path, stubs: Stubs) -> None:
-    ctx = RuntimeContext(workspace=workdir, host_env=dict(os.environ), spill_dir=temp_home / "spill")
+    ctx = RuntimeContext(workspace=workdir, host_env=dict(os.environ), spill_dir=temp_home / "spill",
+                         sandbox=stubs.sandbox())
     pinned = LibraryRunner(ctx, replace(TARGETS, pinned="prod"))
     assert "target" not in pinned.executor.registry.get("kubectl_get").parameters["properties"]  # type: ignore[union-attr]
     result = pinned("kubectl_get", kind="pods")
