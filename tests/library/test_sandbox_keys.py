@@ -84,3 +84,23 @@ def test_the_process_list_is_the_hosts(library: LibraryRunner, stubs: Stubs) -> 
     host_init = Path("/proc/1/cmdline").read_text(errors="replace")
     peeking(library, "", "/proc/1/cmdline")("system_processes")
     assert stubs.only_call().peek["/proc/1/cmdline"] == host_init
+
+
+def test_a_targets_kubeconfig_is_the_one_kubectl_reads(stubs: Stubs, home_files: Path, workdir: Path) -> None:
+    """`reads: [$KUBECONFIG]` is read from the environment the call runs in: on target prod, prod's
+    kubeconfig is shown to kubectl and dev's stays hidden (~/.kube is hidden by default)."""
+    from nami_yaml.runtime import RuntimeContext, Target, TargetSet
+    from tests.library.conftest import LibraryRunner as Runner
+
+    need_bwrap()
+    for name in ("prod", "dev"):
+        (home_files / ".kube" / f"{name}.yaml").write_text(f"clusters: [{name}]\n")
+    targets = TargetSet((Target("dev", {"KUBECONFIG": str(home_files / ".kube" / "dev.yaml")}),
+                         Target("prod", {"KUBECONFIG": str(home_files / ".kube" / "prod.yaml")})))
+    ctx = RuntimeContext(workspace=workdir, host_env={**os.environ, "STUB_PEEK": "~/.kube/prod.yaml:~/.kube/dev.yaml"},
+                         spill_dir=home_files / "spill", sandbox=stubs.sandbox())
+    result = Runner(ctx, targets)("kubectl_get", kind="pods", target="prod")
+    assert result.ok, result.content
+    call = stubs.only_call()
+    assert call.peek["~/.kube/prod.yaml"] == "clusters: [prod]\n"
+    assert not call.peek["~/.kube/dev.yaml"]
