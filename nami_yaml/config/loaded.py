@@ -136,7 +136,7 @@ def server_code(name: str, entry: Mapping[str, Any], workspace: Path, project: P
     first = next((arg for arg in args if not arg.startswith("-")), None)
     if first is not None and (path := named(first)) is not None and path.is_dir():
         folders.append(path)  # npx ./srv, node ./srv: a local package
-    if PYTHON.match(os.path.basename(command)) and (module := python_module(args)) is not None:
+    for module in modules([command, *args]):
         top = module.split(".")[0]
         for candidate in (base / top, base / f"{top}.py"):
             if (path := named(str(candidate))) is not None:
@@ -153,18 +153,37 @@ def server_code(name: str, entry: Mapping[str, Any], workspace: Path, project: P
     return ServerCode(name, tuple(dict.fromkeys(files)), tuple(_outermost(folders)))
 
 
+def modules(words: list[str]) -> list[str]:
+    """The modules a command line may run with ``-m``: after each python in it (``env python3 -m x``, ``uv run
+    python -m x``), and after any ``-m``/``--module`` word at all (``uv run -m x``). More than python would
+    run is harmless here: it is only fingerprinted."""
+    found = [module for index, word in enumerate(words) if PYTHON.match(os.path.basename(word))
+             and (module := python_module(words[index + 1:])) is not None]
+    found += [words[index + 1] for index, word in enumerate(words[:-1]) if word in ("-m", "--module")]
+    return list(dict.fromkeys(module for module in found if module and not module.startswith("-")))
+
+
 def python_module(args: Iterable[str]) -> str | None:
-    """The module of ``python [options] -m MODULE``, or None (a script, ``-c`` code, or no argument)."""
+    """The module of ``python [options] -m MODULE``, or None (a script, ``-c`` code, or no argument). Short
+    options cluster as python reads them: ``-Bm mod``, ``-um mod``, ``-Wignore``."""
     words = iter(args)
     for word in words:
-        if word == "-m":
-            return next(words, None)
-        if word.startswith("-m") and not word.startswith("--"):
-            return word[2:]
         if word in _PYTHON_VALUE_OPTIONS:
             next(words, None)
-        elif word == "-c" or word == "--" or not word.startswith("-"):
+            continue
+        if word == "--" or not word.startswith("-") or word.startswith("--"):
+            if word.startswith("--") and word != "--":
+                continue  # --version, --help…: no module, but nothing to skip
             return None
+        for position, letter in enumerate(word[1:], 1):
+            if letter == "c":
+                return None
+            if letter == "m":
+                return word[position + 1:] or next(words, None)
+            if f"-{letter}" in _PYTHON_VALUE_OPTIONS:
+                if position == len(word) - 1:
+                    next(words, None)  # -X dev, -W ignore: the value is the next word
+                break  # -Xdev, -Wignore: the value is the rest of the word
     return None
 
 

@@ -58,6 +58,22 @@ def test_a_module_run_with_dash_m_from_the_servers_cwd_is_covered(workdir: Path)
     assert changes_trust(workdir, workdir / "servers" / "db_helpers.py")
 
 
+@pytest.mark.parametrize(("command", "args"), [
+    ("python3", ["-Bm", "srvmod"]),  # -m inside a cluster of python's options
+    ("python3", ["-u", "-Wignore", "-m", "srvmod"]),
+    ("env", ["python3", "-m", "srvmod"]),  # python behind a command that runs it
+    ("uv", ["run", "python", "-m", "srvmod"]),
+    ("uv", ["run", "-m", "srvmod"]),
+])
+def test_a_module_run_with_dash_m_however_python_is_started_is_covered(command: str, args: list[str],
+                                                                       workdir: Path) -> None:
+    """Fifth review: `python3 -Bm srvmod` and `env python3 -m srvmod` ran srvmod.py, which trust did not
+    cover (only `python3 … -m` with -m as a word of its own was read), so a change ran without a question."""
+    write(workdir / "srvmod.py", "X = 1\n")
+    server(workdir, command, *args)
+    assert changes_trust(workdir, workdir / "srvmod.py")
+
+
 def test_a_node_script_and_a_local_npx_package_are_covered_with_their_folders(workdir: Path) -> None:
     write(workdir / "js" / "index.js", "require('./lib')\n")
     write(workdir / "js" / "lib.js", "1\n")
