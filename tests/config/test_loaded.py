@@ -74,6 +74,35 @@ def test_a_module_run_with_dash_m_however_python_is_started_is_covered(command: 
     assert changes_trust(workdir, workdir / "srvmod.py")
 
 
+def tool_file(workdir: Path, text: str) -> None:
+    write(workdir / "tools" / "t.yaml", text)
+    write(workdir / "agent.yaml", "tools: {files: [tools/]}\n")
+
+
+@pytest.mark.parametrize("tool", [
+    "command: [python3, -u, scripts/report.py, '{x}']",
+    "command: [./scripts/report.py]",
+    "cwd: scripts\ncommand: [python3, report.py]",
+    "script: |\n  set -e\n  cd \"$HOME\" && python3 -B \"$NAMI_WORKSPACE/x\" || python3 scripts/report.py \"$X\"",
+    "command: [echo]\ndocs: [python3, scripts/report.py, --help]",
+    "tools:\n  - {name: a, description: A., command: [node, scripts/report.py]}",
+])
+def test_code_a_tool_runs_from_outside_its_folder_is_covered(tool: str, workdir: Path) -> None:
+    """Fifth review: a tool's command naming a project script (python3 scripts/report.py) ran it changed
+    after trust: only the tool files' folders were fingerprinted. The script and its folder are covered."""
+    write(workdir / "scripts" / "report.py", "X = 1\n")
+    write(workdir / "scripts" / "helper.py", "X = 1\n")
+    tool_file(workdir, "name: t\ndescription: T.\n" + tool if not tool.startswith("tools:") else tool)
+    assert changes_trust(workdir, workdir / "scripts" / "report.py")
+    assert changes_trust(workdir, workdir / "scripts" / "helper.py")  # imported from beside it
+
+
+def test_files_a_tool_only_reads_are_not_its_code(workdir: Path) -> None:
+    write(workdir / "data" / "config.json", "{}\n")
+    tool_file(workdir, "name: t\ndescription: T.\ncommand: [jq, ., data/config.json]\n")
+    assert not changes_trust(workdir, workdir / "data" / "config.json")
+
+
 def test_a_node_script_and_a_local_npx_package_are_covered_with_their_folders(workdir: Path) -> None:
     write(workdir / "js" / "index.js", "require('./lib')\n")
     write(workdir / "js" / "lib.js", "1\n")
