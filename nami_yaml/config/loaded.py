@@ -1,5 +1,5 @@
-"""What a project loads: its agent.yaml, prompt file, tool files (and their docs), skills, and the code of
-the MCP servers it starts, with the folders all of these live in.
+"""What a project loads: its agent.yaml, prompt file, answer schema file, tool files (and their docs), skills,
+and the code of the MCP servers it starts, with the folders all of these live in.
 
 One listing, read by the trust fingerprint (config/trust.py) and by the loaders (the skills here, the tool
 files of app/toolset.py, the docs check of the tool loader through ``paths.walked``), so what is loaded is
@@ -70,6 +70,7 @@ class ServerCode:
 class LoadedFiles:
     config: Path | None
     prompt: Path | None = None
+    read: tuple[Path, ...] = ()  # files agent.yaml's settings were read from (answer_schema), sent to the model
     tools: tuple[Path, ...] = ()  # tool files, as named (a glob or folder expanded)
     skills: tuple[Path, ...] = ()  # SKILL.md files
     tool_folders: tuple[Path, ...] = ()  # resolved; entry points import from them, docs files live there
@@ -87,7 +88,7 @@ class LoadedFiles:
     def covered(self) -> list[Path]:
         """Every file of the listing: those named, and every file the walk of its folders reaches."""
         files: set[Path] = {*self.tools, *(t.resolve() for t in self.tools), *self.skills, *self.server_files()}
-        files.update(p for p in (self.config, self.prompt) if p is not None)
+        files.update(p for p in (self.config, self.prompt, *self.read) if p is not None)
         for folder in self.folders():
             files.update(walk(folder))
         return sorted(files)
@@ -96,9 +97,11 @@ class LoadedFiles:
 def loaded_files(effective: Effective, *, project_only: bool = False) -> LoadedFiles:
     """What the settings load: of every file layered (the loaders), or of the project's agent.yaml alone
     (``project_only``: what trust covers; the user's own files need no trust)."""
+    read: tuple[Path, ...] = ()
     if project_only:
         project_file = effective.config_file(effective.config_path)
         data: Mapping[str, Any] = project_file.data if project_file is not None else {}
+        read = project_file.read if project_file is not None else ()
     else:
         data = effective.values
     tools = [file for spec in (data.get("tools") or {}).get("files", []) or []
@@ -113,7 +116,7 @@ def loaded_files(effective: Effective, *, project_only: bool = False) -> LoadedF
                    for name, entry in (data.get("mcp_servers") or {}).items() if isinstance(entry, Mapping)]
         code = tool_code(tools, workspace, project)
     return LoadedFiles(
-        config=effective.config_path, prompt=Path(data["system_file"]) if data.get("system_file") else None,
+        config=effective.config_path, prompt=Path(data["system_file"]) if data.get("system_file") else None, read=read,
         tools=tuple(tools), skills=tuple(file for folder in skill_folders for file in skill_files(folder)),
         tool_folders=tuple(sorted({file.resolve().parent for file in tools})), skill_folders=tuple(skill_folders),
         servers=tuple(server for server in servers if server.files or server.folders), tool_code=tuple(code))
