@@ -35,6 +35,8 @@ SKILL_FILE = "SKILL.md"
 PYTHON = re.compile(r"^(python|pypy)[0-9.]*$")  # python, python3, python3.12, pypy3
 _PYTHON_VALUE_OPTIONS = frozenset({"-X", "-W", "--check-hash-based-pycs"})
 CODE_PATH_VARIABLES = ("PYTHONPATH", "NODE_PATH")  # folders an interpreter imports from
+NODE = re.compile(r"^(node|nodejs|npx|npm|pnpm|pnpx|yarn|bun|bunx|deno|tsx|ts-node)$")  # they require node_modules
+PACKAGE_SKIPPED = frozenset({".git", ".cache"})  # inside node_modules, only these are not node's code
 # Options that give an interpreter its code inline: it then imports (requires, runs) from its working folder.
 INLINE_CODE = {"python": ("-c",), "pypy": ("-c",), "node": ("-e", "--eval", "-p", "--print"), "bun": ("-e", "--eval"),
                "sh": ("-c",), "bash": ("-c",), "dash": ("-c",), "zsh": ("-c",), "ksh": ("-c",)}
@@ -61,9 +63,11 @@ class ServerCode:
     name: str
     files: tuple[Path, ...] = ()  # files of the project its command line names (resolved)
     folders: tuple[Path, ...] = ()  # folders its code comes from: walked, like tool folders
+    packages: tuple[Path, ...] = ()  # node_modules folders a node server requires from: walked whole
 
     def covered(self) -> list[Path]:
-        return sorted({*self.files, *(file for folder in self.folders for file in walk(folder))})
+        return sorted({*self.files, *(file for folder in self.folders for file in walk(folder)),
+                       *(file for folder in self.packages for file in walk(folder, PACKAGE_SKIPPED))})
 
 
 @dataclass(frozen=True)
@@ -91,6 +95,8 @@ class LoadedFiles:
         files.update(p for p in (self.config, self.prompt, *self.read) if p is not None)
         for folder in self.folders():
             files.update(walk(folder))
+        for server in self.servers:
+            files.update(file for folder in server.packages for file in walk(folder, PACKAGE_SKIPPED))
         return sorted(files)
 
 
@@ -152,7 +158,22 @@ def server_code(name: str, entry: Mapping[str, Any], workspace: Path, project: P
     if any(arg in INLINE_CODE.get(family, ()) for arg in args):
         folders.append(base)  # `python3 -c "import helper"` imports helper.py from there
     folders += code_path_folders(entry.get("env"), base, project)
-    return ServerCode(name, tuple(dict.fromkeys(files)), tuple(_outermost(folders)))
+    packages = node_packages(folders, project) if NODE.match(family) else []
+    return ServerCode(name, tuple(dict.fromkeys(files)), tuple(_outermost(folders)), tuple(packages))
+
+
+def node_packages(folders: Iterable[Path], project: Path) -> list[Path]:
+    """The ``node_modules`` folders node requires from for code in ``folders``: beside each and in every
+    folder above it, up to the project's root. The walk skips them (they are large, and nami loads nothing
+    from them), but node runs their code."""
+    found: set[Path] = set()
+    for folder in folders:
+        for above in (folder, *folder.parents):
+            if above != project and project not in above.parents:
+                break
+            if (above / "node_modules").is_dir() and not (above / "node_modules").is_symlink():
+                found.add(above / "node_modules")
+    return sorted(found)
 
 
 def project_path(word: str, base: Path, project: Path) -> Path | None:

@@ -127,6 +127,17 @@ def test_a_node_script_and_a_local_npx_package_are_covered_with_their_folders(wo
     assert changes_trust(workdir, workdir / "pkg" / "cli.js")
 
 
+@pytest.mark.parametrize("where", ["srv/node_modules", "node_modules"])
+def test_the_packages_a_node_server_requires_are_covered(where: str, workdir: Path) -> None:
+    """Fifth review: `node srv/index.js` requires express from srv/node_modules (or the project's own,
+    where node looks next), which the walk skips: a change there after trust ran without a question."""
+    write(workdir / "srv" / "index.js", "require('express')\n")
+    write(workdir / where / "express" / "index.js", "module.exports = 1\n")
+    server(workdir, "node", "srv/index.js")
+    assert changes_trust(workdir, workdir / where / "express" / "index.js")
+    assert changes_trust(workdir, workdir / where / "express" / "lib" / "new.js")
+
+
 def test_a_folder_a_server_only_works_on_is_not_its_code(workdir: Path) -> None:
     """A filesystem server given ./data serves it: the files it writes there must not undo the trust."""
     write(workdir / "data" / "notes.txt", "x\n")
