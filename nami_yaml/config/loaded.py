@@ -63,7 +63,7 @@ class ServerCode:
     name: str
     files: tuple[Path, ...] = ()  # files of the project its command line names (resolved)
     folders: tuple[Path, ...] = ()  # folders its code comes from: walked, like tool folders
-    packages: tuple[Path, ...] = ()  # node_modules folders a node server requires from: walked whole
+    packages: tuple[Path, ...] = ()  # node_modules, virtual environments it loads from: walked whole
 
     def covered(self) -> list[Path]:
         return sorted({*self.files, *(file for folder in self.folders for file in walk(folder)),
@@ -159,7 +159,27 @@ def server_code(name: str, entry: Mapping[str, Any], workspace: Path, project: P
         folders.append(base)  # `python3 -c "import helper"` imports helper.py from there
     folders += code_path_folders(entry.get("env"), base, project)
     packages = node_packages(folders, project) if NODE.match(family) else []
+    packages += virtual_environments([command, *args], base, project)
     return ServerCode(name, tuple(dict.fromkeys(files)), tuple(_outermost(folders)), tuple(packages))
+
+
+def virtual_environments(words: Iterable[str], base: Path, project: Path) -> list[Path]:
+    """The project's virtual environments a command line runs a program of (``.venv/bin/python``): their
+    interpreter is a link out of the project and the walk skips them, but what it imports is there."""
+    found: set[Path] = set()
+    for word in words:
+        if "/" not in word or word.startswith("-") or "${" in word:
+            continue
+        try:
+            path = Path(os.path.normpath(base / os.path.expanduser(word)))  # the link itself, not where it leads
+            for above in path.parents:
+                if above != project and project not in above.parents:
+                    break
+                if (above / "pyvenv.cfg").is_file():
+                    found.add(above)
+        except (OSError, ValueError):
+            continue
+    return sorted(found)
 
 
 def node_packages(folders: Iterable[Path], project: Path) -> list[Path]:

@@ -138,6 +138,19 @@ def test_the_packages_a_node_server_requires_are_covered(where: str, workdir: Pa
     assert changes_trust(workdir, workdir / where / "express" / "lib" / "new.js")
 
 
+def test_the_projects_virtual_environment_a_server_runs_in_is_covered(workdir: Path) -> None:
+    """Fifth review: `command: .venv/bin/python` names the project's virtual environment, whose python is a
+    link out of the project and whose site-packages the walk skips: a change there ran without a question."""
+    venv = workdir / ".venv"
+    write(venv / "pyvenv.cfg", "home = /usr/bin\n")
+    (venv / "bin").mkdir()
+    (venv / "bin" / "python").symlink_to(sys.executable)
+    dep = write(venv / "lib" / "python3" / "site-packages" / "dep.py", "X = 1\n")
+    write(workdir / "srv" / "server.py", "import dep\n")
+    server(workdir, ".venv/bin/python", "srv/server.py")
+    assert changes_trust(workdir, dep)
+
+
 def test_a_folder_a_server_only_works_on_is_not_its_code(workdir: Path) -> None:
     """A filesystem server given ./data serves it: the files it writes there must not undo the trust."""
     write(workdir / "data" / "notes.txt", "x\n")
