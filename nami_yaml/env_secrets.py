@@ -109,6 +109,7 @@ def child_environment(
     for name, value in (extra or {}).items():
         if name not in blocked:
             env[name] = value
+    _add_git_config(env, GIT_CONFIG)
     return env
 
 
@@ -118,3 +119,22 @@ def _kept(host_env: tuple[tuple[str, str], ...], blocked: frozenset[str],
     """The host variables a tool may see. Cached: every call of a run starts from the same environment
     and rules, and judging each variable by name and value cost more than all the rest of preparing a call."""
     return tuple((k, v) for k, v in host_env if k not in blocked and not is_secret(k, v, scrub))
+
+
+# Git takes a folder for a repository by its files (HEAD, objects/, refs/), not only by a `.git` in it, and
+# obeys its `config`: a downloaded folder, or a sub-folder of a cloned one, laid out so made `git status`
+# run its core.fsmonitor. Given last and as command-line configuration (which a repository cannot
+# override), this opens a bare repository only where --git-dir or GIT_DIR names it, whatever runs git.
+GIT_CONFIG = (("safe.bareRepository", "explicit"),)
+
+
+def _add_git_config(env: dict[str, str], settings: tuple[tuple[str, str], ...]) -> None:
+    """Append ``settings`` to the GIT_CONFIG_COUNT/KEY/VALUE entries ``env`` already has (a count git
+    would refuse is dropped, with its entries)."""
+    count = env.get("GIT_CONFIG_COUNT", "0")
+    index = int(count) if count.isascii() and count.isdigit() else 0
+    for key, value in settings:
+        env[f"GIT_CONFIG_KEY_{index}"] = key
+        env[f"GIT_CONFIG_VALUE_{index}"] = value
+        index += 1
+    env["GIT_CONFIG_COUNT"] = str(index)

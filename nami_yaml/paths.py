@@ -47,13 +47,13 @@ def _expand_tool_paths(spec: str, base: Path) -> list[Path]:
     return [target] if target.exists() else []
 
 
-def walk(folder: Path) -> list[Path]:
+def walk(folder: Path, skipped: frozenset[str] = SKIPPED_FOLDERS) -> list[Path]:
     """Every file below ``folder``, sorted: the one walk of a project's folders, which trust fingerprints
-    and the loaders read from. It does not enter SKIPPED_FOLDERS, nor follow a link to a folder (what is
-    behind it may be anywhere and change any time); a link to a file is listed (its content is read)."""
+    and the loaders read from. It does not enter ``skipped`` folders, nor follow a link to a folder (what
+    is behind it may be anywhere and change any time); a link to a file is listed (its content is read)."""
     found: list[Path] = []
     for root, dirs, names in os.walk(folder):
-        dirs[:] = sorted(d for d in dirs if d not in SKIPPED_FOLDERS)
+        dirs[:] = sorted(d for d in dirs if d not in skipped)
         found.extend(Path(root) / name for name in sorted(names))
     return found
 

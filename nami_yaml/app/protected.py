@@ -15,6 +15,7 @@ from nami_yaml.xdg import default_state_dir
 CONFIG = "nami reads its configuration (tools, permissions, endpoint) from it"
 TOOL_FOLDER = "a tool folder: its tool files are commands nami runs and its Python is imported by entry points"
 MCP_SERVER = "an MCP server of agent.yaml runs from it"
+TOOL_CODE = "a tool of agent.yaml runs its code from there"
 
 
 def protected_paths(effective: Effective, extra_tools: list[str] | None = None,
@@ -32,13 +33,14 @@ def protected_paths(effective: Effective, extra_tools: list[str] | None = None,
     for file in tool_files(effective, extra_tools, base):
         files.append((file.resolve(), TOOL_FOLDER))
         folders.append((file.resolve().parent, TOOL_FOLDER))
-    servers = loaded_files(effective, project_only=True).servers
-    files.extend((file, MCP_SERVER) for server in servers for file in server.files)
-    for folder in (folder for server in servers for folder in server.folders):
-        # The project's root holds everything: protecting it all would ask about every write. Trust covers
-        # it (a change asks again before the server next starts), and its imports are vetted as it runs.
-        if effective.config_path is None or folder != effective.config_path.parent.resolve():
-            folders.append((folder, MCP_SERVER))
+    loaded = loaded_files(effective, project_only=True)
+    for code, why in ((loaded.servers, MCP_SERVER), (loaded.tool_code, TOOL_CODE)):
+        files.extend((file, why) for server in code for file in server.files)
+        for folder in (folder for server in code for folder in server.folders):
+            # The project's root holds everything: protecting it all would ask about every write. Trust
+            # covers it (a change asks again before the code next runs), and a server's imports are vetted.
+            if effective.config_path is None or folder != effective.config_path.parent.resolve():
+                folders.append((folder, why))
     for folder in effective.get("skills") or []:
         folders.append((Path(folder), "a skill folder: its SKILL.md is instructions the model follows"))
     return ProtectedPaths.build(files, folders)

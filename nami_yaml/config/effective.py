@@ -18,6 +18,7 @@ class ConfigFile:
     path: Path
     data: dict[str, Any]
     doc: Document
+    read: tuple[Path, ...] = ()  # other files read into its settings (the answer_schema file)
 
 
 

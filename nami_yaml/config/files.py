@@ -151,7 +151,10 @@ def check_config(path: Path, env: Mapping[str, str] | None = None) -> tuple[Conf
             reason = exc.strerror if isinstance(exc, OSError) and exc.strerror else str(exc)
             problems.append(doc.problem(("system_file",), f"cannot read {data['system_file']}: {reason}"))
             del data["system_file"]
+    read: list[Path] = []
     if "answer_schema" in data:
+        if isinstance(data["answer_schema"], str):  # sent to the model: trust covers it (config/loaded.py)
+            read.append((base / expand_path(data["answer_schema"], env)[0]).resolve())
         data["answer_schema"] = _answer_schema(doc, data["answer_schema"], base, expanded, problems)
     if "workspace" in data and not _is_folder(Path(data["workspace"])):
         problems.append(doc.problem(("workspace",), f"workspace {data['workspace']} is not a folder"))
@@ -179,7 +182,7 @@ def check_config(path: Path, env: Mapping[str, str] | None = None) -> tuple[Conf
         data["skills"] = skills
     if isinstance(data.get("policy_tests"), str):
         data["policy_tests"] = str(base / expanded(("policy_tests",), data["policy_tests"]))
-    return ConfigFile(path=path.resolve(), data=data, doc=doc), problems
+    return ConfigFile(path=path.resolve(), data=data, doc=doc, read=tuple(read)), problems
 
 
 _STEP = re.compile(r"""\.([A-Za-z_]\w*)|\[(\d+)\]|\[('(?:[^'\\]|\\.)*'|"(?:[^"\\]|\\.)*")\]""")

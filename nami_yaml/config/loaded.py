@@ -1,5 +1,5 @@
-"""What a project loads: its agent.yaml, prompt file, tool files (and their docs), skills, and the code of
-the MCP servers it starts, with the folders all of these live in.
+"""What a project loads: its agent.yaml, prompt file, answer schema file, tool files (and their docs), skills,
+and the code of the MCP servers it starts, with the folders all of these live in.
 
 One listing, read by the trust fingerprint (config/trust.py) and by the loaders (the skills here, the tool
 files of app/toolset.py, the docs check of the tool loader through ``paths.walked``), so what is loaded is
@@ -10,18 +10,23 @@ A server's code is what its command line names inside the project: the folder tr
 (``python3 server.py`` imports ``helper.py`` beside it), the package of ``python -m pkg``, a local folder
 given as its first argument (``npx ./srv``, ``node ./srv``), its working folder when it is given code inline
 (``python3 -c``, ``node -e``, ``bash -c``), and the folders of its ``PYTHONPATH`` and ``NODE_PATH``. Folders it is only given to work on (``./data``, after the package) are not its code.
+
+A tool's code outside its folder is read the same way from its ``command:``, ``docs:`` and ``script:``
+(``tool_code``): the files of the project it runs, not those it works on (``jq . data/config.json``).
 """
 
 from __future__ import annotations
 
 import os
 import re
+import shlex
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from nami_yaml.paths import expand_tool_paths, walk
+from nami_yaml.spec.yamlpos import parse_yaml, read_source
 
 if TYPE_CHECKING:  # config.effective reads nothing of this module; only the type is needed
     from nami_yaml.config.effective import Effective
@@ -30,6 +35,8 @@ SKILL_FILE = "SKILL.md"
 PYTHON = re.compile(r"^(python|pypy)[0-9.]*$")  # python, python3, python3.12, pypy3
 _PYTHON_VALUE_OPTIONS = frozenset({"-X", "-W", "--check-hash-based-pycs"})
 CODE_PATH_VARIABLES = ("PYTHONPATH", "NODE_PATH")  # folders an interpreter imports from
+NODE = re.compile(r"^(node|nodejs|npx|npm|pnpm|pnpx|yarn|bun|bunx|deno|tsx|ts-node)$")  # they require node_modules
+PACKAGE_SKIPPED = frozenset({".git", ".cache"})  # inside node_modules, only these are not node's code
 # Options that give an interpreter its code inline: it then imports (requires, runs) from its working folder.
 INLINE_CODE = {"python": ("-c",), "pypy": ("-c",), "node": ("-e", "--eval", "-p", "--print"), "bun": ("-e", "--eval"),
                "sh": ("-c",), "bash": ("-c",), "dash": ("-c",), "zsh": ("-c",), "ksh": ("-c",)}
@@ -51,63 +58,74 @@ def skill_files(spec: str | Path) -> list[Path]:
 
 @dataclass(frozen=True)
 class ServerCode:
-    """The project's code one MCP server runs."""
+    """The project's code one MCP server (or one tool, from outside its folder) runs."""
 
     name: str
     files: tuple[Path, ...] = ()  # files of the project its command line names (resolved)
     folders: tuple[Path, ...] = ()  # folders its code comes from: walked, like tool folders
+    packages: tuple[Path, ...] = ()  # node_modules, virtual environments it loads from: walked whole
 
     def covered(self) -> list[Path]:
-        return sorted({*self.files, *(file for folder in self.folders for file in walk(folder))})
+        return sorted({*self.files, *(file for folder in self.folders for file in walk(folder)),
+                       *(file for folder in self.packages for file in walk(folder, PACKAGE_SKIPPED))})
 
 
 @dataclass(frozen=True)
 class LoadedFiles:
     config: Path | None
     prompt: Path | None = None
+    read: tuple[Path, ...] = ()  # files agent.yaml's settings were read from (answer_schema), sent to the model
     tools: tuple[Path, ...] = ()  # tool files, as named (a glob or folder expanded)
     skills: tuple[Path, ...] = ()  # SKILL.md files
     tool_folders: tuple[Path, ...] = ()  # resolved; entry points import from them, docs files live there
     skill_folders: tuple[Path, ...] = ()
     servers: tuple[ServerCode, ...] = ()
+    tool_code: tuple[ServerCode, ...] = ()  # project files tools' command lines run, outside the tool folders
 
     def folders(self) -> list[Path]:
-        return sorted({*self.tool_folders, *self.skill_folders, *(f for s in self.servers for f in s.folders)})
+        return sorted({*self.tool_folders, *self.skill_folders,
+                       *(f for s in (*self.servers, *self.tool_code) for f in s.folders)})
 
     def server_files(self) -> list[Path]:
-        return sorted({file for server in self.servers for file in server.files})
+        return sorted({file for server in (*self.servers, *self.tool_code) for file in server.files})
 
     def covered(self) -> list[Path]:
         """Every file of the listing: those named, and every file the walk of its folders reaches."""
         files: set[Path] = {*self.tools, *(t.resolve() for t in self.tools), *self.skills, *self.server_files()}
-        files.update(p for p in (self.config, self.prompt) if p is not None)
+        files.update(p for p in (self.config, self.prompt, *self.read) if p is not None)
         for folder in self.folders():
             files.update(walk(folder))
+        for server in self.servers:
+            files.update(file for folder in server.packages for file in walk(folder, PACKAGE_SKIPPED))
         return sorted(files)
 
 
 def loaded_files(effective: Effective, *, project_only: bool = False) -> LoadedFiles:
     """What the settings load: of every file layered (the loaders), or of the project's agent.yaml alone
     (``project_only``: what trust covers; the user's own files need no trust)."""
+    read: tuple[Path, ...] = ()
     if project_only:
         project_file = effective.config_file(effective.config_path)
         data: Mapping[str, Any] = project_file.data if project_file is not None else {}
+        read = project_file.read if project_file is not None else ()
     else:
         data = effective.values
     tools = [file for spec in (data.get("tools") or {}).get("files", []) or []
              for file in expand_tool_paths(spec, Path("/"))]
     skill_folders = [Path(spec) for spec in data.get("skills") or []]
     servers: list[ServerCode] = []
+    code: list[ServerCode] = []
     if effective.config_path is not None:
         project = effective.config_path.parent.resolve()
         workspace = Path(effective.get("workspace") or project).resolve()
         servers = [server_code(name, entry, workspace, project)
                    for name, entry in (data.get("mcp_servers") or {}).items() if isinstance(entry, Mapping)]
+        code = tool_code(tools, workspace, project)
     return LoadedFiles(
-        config=effective.config_path, prompt=Path(data["system_file"]) if data.get("system_file") else None,
+        config=effective.config_path, prompt=Path(data["system_file"]) if data.get("system_file") else None, read=read,
         tools=tuple(tools), skills=tuple(file for folder in skill_folders for file in skill_files(folder)),
         tool_folders=tuple(sorted({file.resolve().parent for file in tools})), skill_folders=tuple(skill_folders),
-        servers=tuple(server for server in servers if server.files or server.folders))
+        servers=tuple(server for server in servers if server.files or server.folders), tool_code=tuple(code))
 
 
 def server_code(name: str, entry: Mapping[str, Any], workspace: Path, project: Path) -> ServerCode:
@@ -119,14 +137,7 @@ def server_code(name: str, entry: Mapping[str, Any], workspace: Path, project: P
     folders: list[Path] = []
 
     def named(word: str) -> Path | None:
-        if not word or word.startswith("-") or "${" in word:
-            return None
-        try:  # any word of the file's: too long for a path, a NUL in it…
-            candidate = (base / os.path.expanduser(word)).resolve()
-            inside = candidate == project or project in candidate.parents
-            return candidate if inside and candidate.exists() else None
-        except (OSError, ValueError):
-            return None
+        return project_path(word, base, project)
 
     for word in [command, *args]:
         path = named(word)
@@ -136,7 +147,7 @@ def server_code(name: str, entry: Mapping[str, Any], workspace: Path, project: P
     first = next((arg for arg in args if not arg.startswith("-")), None)
     if first is not None and (path := named(first)) is not None and path.is_dir():
         folders.append(path)  # npx ./srv, node ./srv: a local package
-    if PYTHON.match(os.path.basename(command)) and (module := python_module(args)) is not None:
+    for module in modules([command, *args]):
         top = module.split(".")[0]
         for candidate in (base / top, base / f"{top}.py"):
             if (path := named(str(candidate))) is not None:
@@ -146,25 +157,182 @@ def server_code(name: str, entry: Mapping[str, Any], workspace: Path, project: P
     family = re.sub(r"[0-9.]+$", "", os.path.basename(command))
     if any(arg in INLINE_CODE.get(family, ()) for arg in args):
         folders.append(base)  # `python3 -c "import helper"` imports helper.py from there
-    for variable in CODE_PATH_VARIABLES:
-        for part in str((entry.get("env") or {}).get(variable, "")).split(os.pathsep):
-            if (path := named(part)) is not None and path.is_dir():
-                folders.append(path)
-    return ServerCode(name, tuple(dict.fromkeys(files)), tuple(_outermost(folders)))
+    folders += code_path_folders(entry.get("env"), base, project)
+    packages = node_packages(folders, project) if NODE.match(family) else []
+    packages += virtual_environments([command, *args], base, project)
+    return ServerCode(name, tuple(dict.fromkeys(files)), tuple(_outermost(folders)), tuple(packages))
+
+
+def virtual_environments(words: Iterable[str], base: Path, project: Path) -> list[Path]:
+    """The project's virtual environments a command line runs a program of (``.venv/bin/python``): their
+    interpreter is a link out of the project and the walk skips them, but what it imports is there."""
+    found: set[Path] = set()
+    for word in words:
+        if "/" not in word or word.startswith("-") or "${" in word:
+            continue
+        try:
+            path = Path(os.path.normpath(base / os.path.expanduser(word)))  # the link itself, not where it leads
+            for above in path.parents:
+                if above != project and project not in above.parents:
+                    break
+                if (above / "pyvenv.cfg").is_file():
+                    found.add(above)
+        except (OSError, ValueError):
+            continue
+    return sorted(found)
+
+
+def node_packages(folders: Iterable[Path], project: Path) -> list[Path]:
+    """The ``node_modules`` folders node requires from for code in ``folders``: beside each and in every
+    folder above it, up to the project's root. The walk skips them (they are large, and nami loads nothing
+    from them), but node runs their code."""
+    found: set[Path] = set()
+    for folder in folders:
+        for above in (folder, *folder.parents):
+            if above != project and project not in above.parents:
+                break
+            if (above / "node_modules").is_dir() and not (above / "node_modules").is_symlink():
+                found.add(above / "node_modules")
+    return sorted(found)
+
+
+def project_path(word: str, base: Path, project: Path) -> Path | None:
+    """The existing file or folder of ``project`` a word of a command line names (from ``base``), or None."""
+    if not word or word.startswith("-") or "${" in word:
+        return None
+    try:  # any word of the file's: too long for a path, a NUL in it…
+        candidate = (base / os.path.expanduser(word)).resolve()
+        inside = candidate == project or project in candidate.parents
+        return candidate if inside and candidate.exists() else None
+    except (OSError, ValueError):
+        return None
+
+
+def code_path_folders(env: object, base: Path, project: Path) -> list[Path]:
+    """The project's folders a ``PYTHONPATH`` or ``NODE_PATH`` of ``env`` names: an interpreter imports from them."""
+    if not isinstance(env, Mapping):
+        return []
+    parts = [part for variable in CODE_PATH_VARIABLES for part in str(env.get(variable, "")).split(os.pathsep)]
+    return [path for part in parts if (path := project_path(part, base, project)) is not None and path.is_dir()]
+
+
+# Programs that run the file they are given as code, importing (requiring, sourcing) from beside it. The
+# files other programs are given are what they work on (`jq . data/config.json`), not code.
+RUNS_FILES = re.compile(r"^(python|pypy|node|nodejs|deno|bun|tsx|ts-node|ruby|perl|php|lua|Rscript|bash|sh|dash|"
+                        r"zsh|ksh)[0-9.]*$")
+_SHELL_OPERATORS = frozenset(";&|()<>")
+
+
+def tool_code(files: Iterable[Path], workspace: Path, project: Path) -> list[ServerCode]:
+    """The project's code the tools of ``files`` run from outside their own folders: a program given by
+    its path (``./scripts/x``), a file an interpreter runs (``python3 scripts/report.py``) and the folder
+    it imports from, a ``-m`` module, a ``PYTHONPATH``; in ``command:``, ``docs:`` and the command lines
+    of a ``script:`` (read best effort: more than runs is only fingerprinted, never run)."""
+    found: list[ServerCode] = []
+    for file in files:
+        for entry in _tool_entries(file):
+            base = (workspace / str(entry.get("cwd") or ".")).resolve()
+            files_run: list[Path] = []
+            for words in _command_lines(entry):
+                runner = words[:1] in (["source"], ["."]) or any(RUNS_FILES.match(os.path.basename(word))
+                                                                 for word in words)
+                for index, word in enumerate(words):
+                    path = project_path(word, base, project)
+                    if path is not None and path.is_file() and (runner or (index == 0 and "/" in word)):
+                        files_run.append(path)
+                for module in modules(words):
+                    top = module.split(".")[0]
+                    files_run += [path for candidate in (top, f"{top}.py")
+                                  if (path := project_path(candidate, base, project)) is not None]
+            folders = [path if path.is_dir() else path.parent for path in files_run]
+            folders += code_path_folders(entry.get("env"), base, project)
+            if files_run or folders:
+                found.append(ServerCode(str(entry.get("name") or file.name),
+                                        tuple(dict.fromkeys(p for p in files_run if p.is_file())),
+                                        tuple(_outermost(folders))))
+    return found
+
+
+def _tool_entries(file: Path) -> list[Mapping[str, Any]]:
+    try:
+        doc, _ = parse_yaml(read_source(file), str(file))
+    except (OSError, ValueError):
+        return []
+    value = doc.value if doc is not None else None
+    entries = value.get("tools") if isinstance(value, Mapping) and isinstance(value.get("tools"), list) else [value]
+    return [entry for entry in entries if isinstance(entry, Mapping)]
+
+
+def _command_lines(entry: Mapping[str, Any]) -> list[list[str]]:
+    """The command lines of a tool, as words: its argv ``command:`` and ``docs:`` (without the placeholders
+    the model fills in) and each simple command of its ``script:``."""
+    lines: list[list[str]] = []
+    for key in ("command", "docs"):
+        value = entry.get(key)
+        if isinstance(value, list):
+            lines.append([word for word in _strings(value) if "{" not in word])
+    script = entry.get("script")
+    if isinstance(script, str):
+        lines += _script_commands(script)
+    return lines
+
+
+def _strings(value: list[Any]) -> list[str]:
+    """The words of an argv template, its optional groups (nested lists) included."""
+    return [word for item in value for word in (_strings(item) if isinstance(item, list) else [str(item)])]
+
+
+def _script_commands(script: str) -> list[list[str]]:
+    commands: list[list[str]] = []
+    for line in script.splitlines():
+        lexer = shlex.shlex(line, posix=True, punctuation_chars=True)
+        lexer.whitespace_split = True
+        words: list[str] = []
+        try:
+            tokens = list(lexer)
+        except ValueError:  # an unclosed quote on this line (a multi-line string): its words as they are
+            tokens = line.split()
+        for token in [*tokens, ";"]:
+            if token and set(token) <= _SHELL_OPERATORS:
+                if words:
+                    commands.append(words)
+                words = []
+            else:
+                words.append(token)
+    return commands
+
+
+def modules(words: list[str]) -> list[str]:
+    """The modules a command line may run with ``-m``: after each python in it (``env python3 -m x``, ``uv run
+    python -m x``), and after any ``-m``/``--module`` word at all (``uv run -m x``). More than python would
+    run is harmless here: it is only fingerprinted."""
+    found = [module for index, word in enumerate(words) if PYTHON.match(os.path.basename(word))
+             and (module := python_module(words[index + 1:])) is not None]
+    found += [words[index + 1] for index, word in enumerate(words[:-1]) if word in ("-m", "--module")]
+    return list(dict.fromkeys(module for module in found if module and not module.startswith("-")))
 
 
 def python_module(args: Iterable[str]) -> str | None:
-    """The module of ``python [options] -m MODULE``, or None (a script, ``-c`` code, or no argument)."""
+    """The module of ``python [options] -m MODULE``, or None (a script, ``-c`` code, or no argument). Short
+    options cluster as python reads them: ``-Bm mod``, ``-um mod``, ``-Wignore``."""
     words = iter(args)
     for word in words:
-        if word == "-m":
-            return next(words, None)
-        if word.startswith("-m") and not word.startswith("--"):
-            return word[2:]
         if word in _PYTHON_VALUE_OPTIONS:
             next(words, None)
-        elif word == "-c" or word == "--" or not word.startswith("-"):
+            continue
+        if word == "--" or not word.startswith("-") or word.startswith("--"):
+            if word.startswith("--") and word != "--":
+                continue  # --version, --help…: no module, but nothing to skip
             return None
+        for position, letter in enumerate(word[1:], 1):
+            if letter == "c":
+                return None
+            if letter == "m":
+                return word[position + 1:] or next(words, None)
+            if f"-{letter}" in _PYTHON_VALUE_OPTIONS:
+                if position == len(word) - 1:
+                    next(words, None)  # -X dev, -W ignore: the value is the next word
+                break  # -Xdev, -Wignore: the value is the rest of the word
     return None
 
 

@@ -169,10 +169,14 @@ def _hidden_match(rule: Rule, analysis: Analysis) -> tuple[tuple[str, ...], Simp
 
 def _in_order(wanted: tuple[str, ...], words: tuple[str | None, ...]) -> bool:
     """``wanted`` among ``words`` in order, with only options (and the word after an option, its
-    likely value) in between: ``git -C . push`` holds ``push``; ``git log --grep push`` does not. A word
-    computed when the line runs may be any words, so it holds the rest (``git push $f``)."""
+    likely value) in between: ``git -C . push`` holds ``push``; ``git log --grep push`` does not. The
+    options that end ``wanted`` may come anywhere after its last other word, as programs read them
+    after operands too (``git commit x --amend`` is a ``git commit --amend``). A word computed when the
+    line runs may be any words, so it holds the rest (``git push $f``)."""
+    operands = [i for i, word in enumerate(wanted) if not word.startswith("-")]
+    head, options = (wanted[: operands[-1] + 1], wanted[operands[-1] + 1:]) if operands else ((), wanted)
     index = 0
-    for word in wanted:
+    for word in head:
         while index < len(words) and not _same_word(word, words[index]):
             if words[index] is None:
                 return True
@@ -185,7 +189,8 @@ def _in_order(wanted: tuple[str, ...], words: tuple[str | None, ...]) -> bool:
         if index == len(words):
             return False
         index += 1
-    return True
+    rest = words[index:]
+    return None in rest or all(any(_same_word(option, word) for word in rest) for option in options)
 
 
 def _same_word(wanted: str, word: str | None) -> bool:

@@ -32,7 +32,7 @@ def server_entry(workdir: Path, *args: str, **extra: str) -> None:
     write(workdir / "agent.yaml", "tools: {builtin: []}\nmcp_servers:\n  fx: " + json.dumps(entry) + "\n")
 
 
-@pytest.mark.parametrize("layout", ["script beside agent.yaml", "python -m package"])
+@pytest.mark.parametrize("layout", ["script beside agent.yaml", "python -m package", "python -Bm module"])
 def test_code_a_server_imports_changed_after_trust_does_not_run(layout: str, workdir: Path) -> None:
     """`python3 server.py` importing helper.py, or `python -m srvpkg`: only the script file was fingerprinted,
     so `nami tools list` ran the changed helper after trust without a question."""
@@ -41,6 +41,9 @@ def test_code_a_server_imports_changed_after_trust_does_not_run(layout: str, wor
         helper = write(workdir / "helper.py", HELPER.format(marker=str(marker), value="reviewed"))
         write(workdir / "server.py", "import helper\n" + SERVE)
         server_entry(workdir, "server.py")
+    elif layout == "python -Bm module":  # fifth review: -m inside a cluster was not read, srvmod.py not covered
+        helper = write(workdir / "srvmod.py", HELPER.format(marker=str(marker), value="reviewed") + SERVE)
+        server_entry(workdir, "-Bm", "srvmod")
     else:
         helper = write(workdir / "srvpkg" / "helper.py", HELPER.format(marker=str(marker), value="reviewed"))
         write(workdir / "srvpkg" / "__init__.py", "")

@@ -50,6 +50,21 @@ def test_trust_then_any_change_asks_again(project: Path) -> None:
     assert nami("tools", "call", "hi").exit_code == 2
 
 
+def test_a_script_a_tool_runs_from_outside_its_folder_is_covered(project: Path) -> None:
+    """Fifth review: `command: [python3, scripts/report.py]` in tools/ ran a changed scripts/report.py after
+    trust, with no question: only the tool files' own folders were fingerprinted."""
+    (project / "scripts").mkdir()
+    (project / "scripts" / "report.py").write_text("print('reviewed')\n")
+    (project / "tools" / "report.yaml").write_text("name: report\ndescription: Report.\nrisk: read\n"
+                                                   "command: [python3, scripts/report.py]\n")
+    assert nami("trust", "--yes").exit_code == 0
+    assert nami("tools", "call", "report").output == "reviewed\n"
+    (project / "scripts" / "report.py").write_text("open('pwned', 'w'); print('changed')\n")
+    changed = nami("tools", "call", "report")
+    assert changed.exit_code == 2 and "scripts/report.py modified since you trusted" in changed.output
+    assert not (project / "pwned").exists()
+
+
 def ask_on_a_terminal(project: Path, keys: str) -> tuple[int, str]:
     """`nami trust` on a real terminal, answered with ``keys``: its exit status and the screen."""
     terminal = Terminal(None, ["trust"], project)

@@ -71,6 +71,23 @@ def test_git_log_filters(real_library: LibraryRunner, repo: Path) -> None:
 
 
 @needs("git")
+def test_a_folder_laid_out_as_a_git_directory_runs_none_of_its_config(real_library: LibraryRunner,
+                                                                       workdir: Path) -> None:
+    """Fifth review: a downloaded folder (no .git of its own) whose files are a git directory (HEAD,
+    objects/, refs/, a config with core.worktree) is a repository to git, and `git status` ran its
+    core.fsmonitor: a read tool ran the folder's code, trusted or not. nami's children open a bare
+    repository only when told where it is (safe.bareRepository=explicit)."""
+    subprocess.run(["git", "init", "-q", "--bare", "."], cwd=workdir, check=True)
+    for key, value in (("core.bare", "false"), ("core.worktree", "."),
+                       ("core.fsmonitor", "touch pwned; false"), ("log.showSignature", "true")):
+        subprocess.run(["git", "config", key, value], cwd=workdir, check=True)
+    status = real_library("git_status")
+    real_library("git_log")
+    assert not (workdir / "pwned").exists()
+    assert not status.ok and "bare" in status.content
+
+
+@needs("git")
 def test_git_log_refuses_an_injected_option(real_library: LibraryRunner, repo: Path, tmp_path: Path) -> None:
     target = tmp_path / "stolen"
     result = real_library("git_log", revision=f"--output={target}")

@@ -8,6 +8,7 @@ could match it.
 
 from __future__ import annotations
 
+import subprocess
 from collections.abc import Callable
 from pathlib import Path
 
@@ -15,6 +16,7 @@ import pytest
 
 from nami_yaml.agent.hooks import Decision
 from tests.policy.test_plain import harmed, run_in_bash
+from tests.programs import needs
 
 Decide = Callable[..., Decision]
 
@@ -103,6 +105,52 @@ def test_a_line_that_could_run_a_denied_program_is_denied(rules: Callable[[str],
 def test_a_denied_word_in_a_line_nami_cannot_read_is_denied(rules: Callable[[str], Decide], command: str) -> None:
     decision = rules(DENY_RM)("bash", command=command)
     assert (decision.action, decision.source) == ("deny", "rule agent.yaml:3:5"), (command, decision)
+
+
+DENY_OPTIONS = """\
+  - tool: bash
+    command: [git commit --amend, git add -f, git log -p]
+    decision: deny
+  - tool: bash
+    command: [git]
+    decision: allow
+"""
+# git (like getopt) reads options after operands: each of these does what the deny names (checked below).
+OPTION_AFTER_OPERAND = ["git commit x --amend -q -m amended", "git add ignored -f", "git log HEAD -p"]
+
+
+def _repo(folder: Path) -> Path:
+    def git(*args: str) -> None:
+        subprocess.run(["git", *args], cwd=folder, check=True, capture_output=True)
+
+    git("init", "-q")
+    git("config", "user.email", "ann@example.com")
+    git("config", "user.name", "Ann")
+    (folder / "x").write_text("1\n")
+    git("add", "x")
+    git("commit", "-q", "-m", "first")
+    (folder / "x").write_text("2\n")
+    (folder / ".gitignore").write_text("ignored\n")
+    (folder / "ignored").write_text("i\n")
+    return folder
+
+
+@needs("git")
+def test_git_reads_an_option_after_an_operand(tmp_path: Path) -> None:
+    repo = _repo(tmp_path)
+    for command in OPTION_AFTER_OPERAND:
+        run_in_bash(repo, command)
+    log = subprocess.run(["git", "log", "--format=%s"], cwd=repo, capture_output=True, text=True).stdout
+    staged = subprocess.run(["git", "diff", "--cached", "--name-only"], cwd=repo, capture_output=True, text=True)
+    assert log.split() == ["amended"] and "ignored" in staged.stdout
+
+
+@pytest.mark.parametrize("command", OPTION_AFTER_OPERAND)
+def test_a_denied_option_after_an_operand_is_denied(rules: Callable[[str], Decide], command: str) -> None:
+    """Fifth review: under `deny: git commit --amend` and `allow: git`, `git commit x --amend` was allowed
+    without a question: the deny matched options only between the prefix's words, git reads them anywhere."""
+    decision = rules(DENY_OPTIONS)("bash", command=command)
+    assert decision.action == "deny", (command, decision)
 
 
 @pytest.mark.parametrize("command", ["git push $f", "git push \"$(printf -- --force)\"", "git push origin $*",

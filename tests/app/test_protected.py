@@ -1,0 +1,23 @@
+"""Where a write needs exec approval because of this configuration (app/protected.py)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from nami_yaml.app.protected import TOOL_CODE, protected_paths
+from nami_yaml.config.settings import load_settings
+from nami_yaml.policy.sensitive_paths import sensitive_reason
+from tests.helpers import write
+
+
+def test_writing_the_code_a_tool_runs_from_outside_its_folder_needs_exec_approval(workdir: Path) -> None:
+    """Fifth review: with `write: allow`, writing scripts/report.py and calling a `risk: read` tool whose
+    command is `python3 scripts/report.py` ran the model's code without an exec approval."""
+    write(workdir / "scripts" / "report.py", "print('a report')\n")
+    write(workdir / "tools" / "report.yaml", "name: report\ndescription: R.\nrisk: read\n"
+                                             "command: [python3, scripts/report.py]\n")
+    write(workdir / "agent.yaml", "tools: {files: [tools/]}\n")
+    protected = protected_paths(load_settings(env={}, cwd=workdir, use_user_config=False))
+    assert sensitive_reason(workdir / "scripts" / "report.py", protected) == TOOL_CODE
+    assert sensitive_reason(workdir / "scripts" / "helper.py", protected) == TOOL_CODE  # imported from beside it
+    assert sensitive_reason(workdir / "notes.txt", protected) is None
