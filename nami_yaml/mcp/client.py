@@ -222,7 +222,9 @@ class McpServers:
         log = self._open_log(conn)
         try:
             argv = [spec.command or "", *spec.args]
-            visible: list[Path] = []
+            # The files its command line names, where the sandbox's private /tmp would hide them (a server
+            # installed under /tmp, a checkout there): shown read-only.
+            visible = named_paths(argv)
             if spec.name in self.vetting:
                 # The manifest of the code trusted, where the server's sandbox shows it (nami's own folders
                 # are hidden there): a private folder of its own under /tmp.
@@ -517,3 +519,22 @@ def _log_tail(path: Path | None, lines: int = 5) -> str:
     latest = text.rsplit("\n--- ", 1)[-1].split("\n", 1)[-1] if "\n--- " in text or text.startswith("--- ") else text
     last = [line for line in latest.splitlines() if line.strip()][-lines:]
     return "\n".join(f"  | {visible(line)}" for line in last)
+
+
+def named_paths(argv: list[str]) -> list[Path]:
+    """The existing absolute paths among ``argv``'s words: a file's folder, or the folder itself."""
+    found: list[Path] = []
+    for word in argv:
+        if not word.startswith("/") or "\x00" in word:
+            continue
+        path = Path(word)
+        if len(path.parts) < 3:  # never a whole /tmp or /run
+            continue
+        try:
+            if path.is_file():
+                found.append(path.parent)
+            elif path.is_dir():
+                found.append(path)
+        except (OSError, ValueError):
+            continue
+    return found

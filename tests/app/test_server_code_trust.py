@@ -28,7 +28,8 @@ def nami_here(workdir: Path, *args: str) -> subprocess.CompletedProcess[str]:
 
 
 def server_entry(workdir: Path, *args: str, **extra: str) -> None:
-    entry = {"command": sys.executable, "args": list(args), **extra}
+    # The server runs the fixture from nami's tests, which a checkout under /tmp keeps from its sandbox.
+    entry = {"command": sys.executable, "args": list(args), "sandbox": {"reads": [str(FIXTURE.parent)]}, **extra}
     write(workdir / "agent.yaml", "tools: {builtin: []}\nmcp_servers:\n  fx: " + json.dumps(entry) + "\n")
 
 

@@ -324,3 +324,27 @@ def test_the_dry_run_shows_the_sandbox(ctx: RuntimeContext) -> None:
     from nami_yaml.cli.tools import format_plan
 
     assert "sandbox: workspace-write, network on" in format_plan(prepared)
+
+
+def test_a_writable_folder_under_tmp_named_on_a_command_line_stays_writable(ctx: RuntimeContext, tmp_path: Path) -> None:
+    """An MCP server's command line names its files (shown read-only under the private /tmp); a folder
+    that is also writable keeps its write."""
+    import subprocess
+
+    from nami_yaml.mcp.client import named_paths
+    from nami_yaml.runners.sandbox.bwrap import close_all, wrap
+    from nami_yaml.runners.sandbox.plan import KIND_SERVER, plan_for
+    from nami_yaml.sandbox_settings import SandboxNeeds
+
+    out = tmp_path / "out"
+    out.mkdir()
+    (out / "log").write_text("")
+    argv = ["/bin/sh", "-c", f"echo more >> {out / 'log'}", str(out / "log")]
+    plan = plan_for(ctx, SandboxNeeds(writable=(str(out),)), kind=KIND_SERVER, visible=named_paths(argv))
+    command, keep = wrap(plan, argv, ctx.workspace)
+    try:
+        done = subprocess.run(command, cwd=ctx.workspace, capture_output=True, text=True, timeout=30, pass_fds=keep)
+    finally:
+        close_all(keep)
+    assert done.returncode == 0, done.stderr
+    assert (out / "log").read_text() == "more\n"

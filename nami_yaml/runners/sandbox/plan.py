@@ -201,7 +201,10 @@ def _build(ctx: RuntimeContext, settings: SandboxSettings, needs: SandboxNeeds, 
     if needs.network:
         reads.extend(_resolver_files())
     shown = [*_existing([home_folder(env), *visible]), *_code_folders(env.get("PATH", ""), tuple(sys.path))]
-    shown = [p for p in shown if _inside_any(p, (PRIVATE_TMP, *PRIVATE_FOLDERS)) and not _inside_any(p, hidden)]
+    # Shown read-only where nothing else mounts it: never hidden, and never over a writable area (a folder
+    # both named on a command line and writable stays writable).
+    shown = [p for p in shown if _inside_any(p, (PRIVATE_TMP, *PRIVATE_FOLDERS)) and not _inside_any(p, hidden)
+             and not _inside_any(p, [workspace, *writable])]
     spill = _real(ctx.spill_dir)
     if os.path.isdir(spill):
         shown.append(spill)  # this session's saved output only: results name its files, read tools read it
