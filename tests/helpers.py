@@ -94,3 +94,17 @@ parameters:
   required: [verb, resource]
 command: [echo, kubectl, --context, "{target.context}", "{verb}", "{resource}", "--token={api_token}"]
 """
+
+
+def pytest_without(tmp_path: Path, required: str, test_file: str, case: str, programs: tuple[str, ...] = (),
+                   **env: str) -> subprocess.CompletedProcess[str]:
+    """One case of ``test_file`` run by pytest in a child whose PATH holds only ``programs`` (linked from
+    /bin), with CI's ``required`` variable (NAMI_REQUIRE_RG, …) unset unless ``env`` sets it again."""
+    folder = tmp_path / "bin"
+    folder.mkdir()
+    for program in programs:
+        (folder / program).symlink_to(os.path.realpath(f"/bin/{program}"))
+    inherited = {k: v for k, v in os.environ.items() if k != required}  # CI sets it for its own run
+    return subprocess.run([sys.executable, "-m", "pytest", "-p", "no:cacheprovider", "-rs", "-k", case, test_file],
+                          cwd=Path(__file__).resolve().parents[1], env={**inherited, "PATH": str(folder), **env},
+                          capture_output=True, text=True, timeout=300)

@@ -277,10 +277,9 @@ class _Reading:
                 continue
             if variable in RESOLVING:
                 return f"`{name}` sets {variable}, which changes which program a command name runs"
-            if _SHELL_TEXT.intersection(value):
-                why = self.nested(value, depth)
-                if why:
-                    return f"{why} (in the variable {variable}, which a program may run as a command line)"
+            why = self._in_variable(variable, value, depth)
+            if why:
+                return why
         return None
 
     def _assignment(self, node: Any, parent: str, depth: int) -> str | None:
@@ -300,11 +299,14 @@ class _Reading:
         text = static_value(value)
         if text is None:
             return f"it gives a command the variable {name} computed when the line runs (a program may run it)"
-        if _SHELL_TEXT.intersection(text):
-            why = self.nested(text, depth)
-            if why:
-                return f"{why} (in the variable {name}, which a program may run as a command line)"
-        return None
+        return self._in_variable(name, text, depth)
+
+    def _in_variable(self, name: str, value: str, depth: int) -> str | None:
+        """Why the command line a variable's value may be run as is not plain (None: it is, or it is none)."""
+        if not _SHELL_TEXT.intersection(value):
+            return None
+        why = self.nested(value, depth)
+        return f"{why} (in the variable {name}, which a program may run as a command line)" if why else None
 
 
 def _filled(words: tuple[Word, ...]) -> str | None:

@@ -3,23 +3,17 @@ which sets NAMI_REQUIRE_RG=1, fails when rg is missing, so both engines are alwa
 
 from __future__ import annotations
 
-import os
 import subprocess
-import sys
 from pathlib import Path
+
+from tests.helpers import pytest_without
 
 ROOT = Path(__file__).resolve().parents[2]
 ONE_CASE = "test_glob_skips_and_explicit_hidden_path"
 
 
 def pytest_without_rg(tmp_path: Path, **env: str) -> subprocess.CompletedProcess[str]:
-    no_rg = tmp_path / "bin"
-    no_rg.mkdir()
-    inherited = {k: v for k, v in os.environ.items() if k != "NAMI_REQUIRE_RG"}  # CI sets it for this run
-    full_env = {**inherited, "PATH": str(no_rg), **env}
-    return subprocess.run([sys.executable, "-m", "pytest", "-p", "no:cacheprovider", "-k", ONE_CASE,
-                           "tests/builtins/test_search.py"], cwd=ROOT, env=full_env, capture_output=True,
-                          text=True, timeout=300)
+    return pytest_without(tmp_path, "NAMI_REQUIRE_RG", "tests/builtins/test_search.py", ONE_CASE, **env)
 
 
 def test_without_rg_the_rg_cases_skip_with_the_reason(tmp_path: Path) -> None:
