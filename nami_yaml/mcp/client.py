@@ -50,7 +50,7 @@ from nami_yaml.registry.tool import Tool
 from nami_yaml.runners.mcp import McpReply, McpRunner
 from nami_yaml.runners.process import exit_status, start_server, stop_server
 from nami_yaml.runners.sandbox.failure import classify_failure
-from nami_yaml.runners.sandbox.plan import KIND_SERVER, SandboxPlan, plan_for
+from nami_yaml.runners.sandbox.plan import KIND_SERVER, SandboxPlan, named_paths, plan_for
 from nami_yaml.runners.vetting import CodeVetting
 from nami_yaml.runtime import RuntimeContext
 from nami_yaml.spec.yamlpos import format_path
@@ -520,21 +520,3 @@ def _log_tail(path: Path | None, lines: int = 5) -> str:
     last = [line for line in latest.splitlines() if line.strip()][-lines:]
     return "\n".join(f"  | {visible(line)}" for line in last)
 
-
-def named_paths(argv: list[str]) -> list[Path]:
-    """The existing absolute paths among ``argv``'s words: a file's folder, or the folder itself."""
-    found: list[Path] = []
-    for word in argv:
-        if not word.startswith("/") or "\x00" in word:
-            continue
-        path = Path(word)
-        if len(path.parts) < 3:  # never a whole /tmp or /run
-            continue
-        try:
-            if path.is_file():
-                found.append(path.parent)
-            elif path.is_dir():
-                found.append(path)
-        except (OSError, ValueError):
-            continue
-    return found

@@ -331,9 +331,8 @@ def test_a_writable_folder_under_tmp_named_on_a_command_line_stays_writable(ctx:
     that is also writable keeps its write."""
     import subprocess
 
-    from nami_yaml.mcp.client import named_paths
     from nami_yaml.runners.sandbox.bwrap import close_all, wrap
-    from nami_yaml.runners.sandbox.plan import KIND_SERVER, plan_for
+    from nami_yaml.runners.sandbox.plan import KIND_SERVER, named_paths, plan_for
     from nami_yaml.sandbox_settings import SandboxNeeds
 
     out = tmp_path / "out"

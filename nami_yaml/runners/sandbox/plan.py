@@ -296,3 +296,22 @@ def _inside(path: PurePath, folder: PurePath) -> bool:
 
 def _inside_any(path: PurePath, folders: Iterable[PurePath]) -> bool:
     return any(_inside(path, folder) for folder in folders)
+
+
+def named_paths(argv: list[str]) -> list[Path]:
+    """The existing absolute paths among ``argv``'s words: a file's folder, or the folder itself."""
+    found: list[Path] = []
+    for word in argv:
+        if not word.startswith("/") or "\x00" in word:
+            continue
+        path = Path(word)
+        if len(path.parts) < 3:  # never a whole /tmp or /run
+            continue
+        try:
+            if path.is_file():
+                found.append(path.parent)
+            elif path.is_dir():
+                found.append(path)
+        except (OSError, ValueError):
+            continue
+    return found
