@@ -7,8 +7,11 @@ leaves the others running. Tools only ever poll ``is_set()`` or ``wait()``, the 
 
 from __future__ import annotations
 
+import contextlib
+import signal
 import threading
 import weakref
+from collections.abc import Iterator
 
 
 class CancelToken:
@@ -42,3 +45,32 @@ class CancelToken:
 
     def wait(self, timeout: float | None = None) -> bool:
         return self._event.wait(timeout)
+
+
+@contextlib.contextmanager
+def cancel_on_interrupt(token: CancelToken) -> Iterator[bool]:
+    """While the block runs, Ctrl-C (SIGINT) sets ``token`` instead of raising; a second one raises
+    KeyboardInterrupt as usual. For work done on the thread Ctrl-C interrupts that stops by itself once
+    cancelled, and keeps what it has so far (a tool's process, killed, and its output until then).
+
+    Yields whether the block may run such work here: on another thread always (signals are handled on
+    the main thread only), on the main thread only where Python's own handler is in place (one of
+    somebody else's, or SIGINT ignored, is theirs to keep)."""
+    if threading.current_thread() is not threading.main_thread():
+        yield True
+        return
+    previous = signal.getsignal(signal.SIGINT)
+    if previous is not signal.default_int_handler:
+        yield False
+        return
+
+    def interrupt(signum: int, frame: object) -> None:
+        if token.is_set():
+            raise KeyboardInterrupt
+        token.set()
+
+    signal.signal(signal.SIGINT, interrupt)
+    try:
+        yield True
+    finally:
+        signal.signal(signal.SIGINT, previous)

@@ -23,16 +23,22 @@ _INVISIBLE = (
 )
 _CONTROL = re.compile(f"[{_INVISIBLE}]")
 _CONTROL_OR_BREAK = re.compile(f"[{_INVISIBLE}\n\t]")
+# The same classes cut down to their ASCII members, for text that is all ASCII (most of it): a class this
+# small is searched ten times faster, and the audit line, the session file and every progress line of a
+# call go through one of these (bench/: per step).
+_ASCII = "".join(re.escape(chr(code)) for code in range(128) if _CONTROL.match(chr(code)))
+_ASCII_CONTROL = re.compile(f"[{_ASCII}]")
+_ASCII_CONTROL_OR_BREAK = re.compile(f"[{_ASCII}\n\t]")
 
 
 def visible(text: str) -> str:
     r"""``text`` with every control or invisible character shown as an escape, newlines and tabs kept."""
-    return _CONTROL.sub(_escape, text)
+    return (_ASCII_CONTROL if text.isascii() else _CONTROL).sub(_escape, text)
 
 
 def visible_line(text: str) -> str:
     r"""Like ``visible``, and newlines and tabs escaped too: for a field that must stay on one line."""
-    return _CONTROL_OR_BREAK.sub(_escape, text)
+    return (_ASCII_CONTROL_OR_BREAK if text.isascii() else _CONTROL_OR_BREAK).sub(_escape, text)
 
 
 def _escape(match: re.Match[str]) -> str:
@@ -64,7 +70,7 @@ def visible_json(text: str) -> str:
     """JSON text (a line of a log someone else may have written) with every control or invisible
     character written as a ``\\u`` escape: outside strings valid JSON is plain ASCII, so whatever
     matches sits inside a string, and a parser reads the same values."""
-    return _CONTROL.sub(_json_escape, text)
+    return (_ASCII_CONTROL if text.isascii() else _CONTROL).sub(_json_escape, text)
 
 
 def summarize_arguments(args: dict[str, Any], limit: int = 60) -> str:

@@ -4,10 +4,11 @@ per agent by nami_yaml.app; nothing here runs anything."""
 
 from __future__ import annotations
 
+import copy
 import os
 import threading
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Protocol
 
@@ -64,7 +65,7 @@ class ToolSettings:
 
     default_timeout: float = 120.0
     max_output: int = 50_000  # bytes of a tool's output the model sees (head + tail)
-    max_saved_output: int = 64_000_000  # bytes of one call's output saved to files; past it the tool stops
+    max_saved_output: int = 64_000_000  # bytes of one call's output saved to files; past it saving stops
     bash_timeout: float = 120.0
     bash_max_timeout: float = 600.0
     fetch_allow_hosts: tuple[str, ...] = ()
@@ -141,5 +142,8 @@ class RuntimeContext:
 
     def for_call(self, target: Target | None = None) -> RuntimeContext:
         """The same context with a cancel switch of the call's own, also set when the run is cancelled, and
-        the call's target (None: the tool runs on none)."""
-        return replace(self, cancel=self.cancel.child(), target=target)
+        the call's target (None: the tool runs on none). A copy, not ``replace()``: the workspace was
+        resolved once, and resolving it again at every call was most of preparing one (bench/: per step)."""
+        call = copy.copy(self)
+        call.cancel, call.target = self.cancel.child(), target
+        return call

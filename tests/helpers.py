@@ -108,3 +108,27 @@ def pytest_without(tmp_path: Path, required: str, test_file: str, case: str, pro
     return subprocess.run([sys.executable, "-m", "pytest", "-p", "no:cacheprovider", "-rs", "-k", case, test_file],
                           cwd=Path(__file__).resolve().parents[1], env={**inherited, "PATH": str(folder), **env},
                           capture_output=True, text=True, timeout=300)
+
+
+# A command tool that prints a line, then sleeps as long as it is told: a tool to interrupt.
+SLEEPER_TOOL = """\
+name: sleeper
+description: Says it started, then sleeps.
+risk: read
+parameters: {type: object, properties: {seconds: {type: string}}, required: [seconds]}
+command: [sh, -c, 'echo started; exec sleep "$1"', sh, "{seconds}"]
+"""
+
+
+def script_a_sleep(server: FakeOpenAIServer, tool: str, seconds: str, workdir: Path) -> list[str]:
+    """Script a model that runs `sleep SECONDS` (then would answer): through the bash built-in, which runs
+    on a worker thread, or the ``sleeper`` command tool, which running alone runs on the loop's own thread.
+    Returns the `nami run` options that load the tool."""
+    from nami_yaml.testing import call, text, tool_calls
+
+    if tool == "bash":
+        server.add(tool_calls(call("bash", {"command": f"echo started; sleep {seconds}"})), text("never"))
+        return []
+    (workdir / "sleeper.yaml").write_text(SLEEPER_TOOL)
+    server.add(tool_calls(call("sleeper", {"seconds": seconds})), text("never"))
+    return ["--tools", "sleeper.yaml"]

@@ -50,3 +50,14 @@ def test_plural_says_one_of_a_thing() -> None:
     assert [plural(n, "model") for n in (0, 1, 2, 1204)] == ["0 models", "1 model", "2 models", "1,204 models"]
     assert plural(1, "more entry", "more entries") == "1 more entry"
     assert plural(3, "more entry", "more entries") == "3 more entries"
+
+
+def test_ascii_text_is_escaped_as_any_other_text() -> None:
+    # All-ASCII text takes a smaller character class; the same text with one non-ASCII letter takes the
+    # whole one. Both must escape every ASCII character alike.
+    ascii_text = "".join(chr(code) for code in range(128)) * 2
+    for escape in (visible, visible_line):
+        assert escape(ascii_text + "é") == escape(ascii_text) + "é"
+    as_json = safe_json({"text": ascii_text})
+    assert safe_json({"text": ascii_text + "é"}) == as_json[:-2] + 'é"}'
+    assert json.loads(as_json) == {"text": ascii_text} and as_json.isprintable()

@@ -15,7 +15,7 @@ from nami_yaml.agent.events import ApprovalEvent, ErrorEvent, Event, ToolCallEve
 from nami_yaml.agent.history import History
 from nami_yaml.agent.hooks import CallRecord, Decision, Hooks, answer, strictest
 from nami_yaml.agent.toolbox import READ, PreparedCall, Toolbox
-from nami_yaml.cancel import CancelToken
+from nami_yaml.cancel import CancelToken, cancel_on_interrupt
 from nami_yaml.model.types import AssistantTurn, ToolCall
 from nami_yaml.result import ToolResult
 
@@ -29,6 +29,7 @@ TOO_MANY = ("Error: Not run: your response made {made} tool calls, more than the
             "needed in a later response.")
 INTERRUPTED = "Error: Interrupted by the user while this call was running."
 ABANDONED = "Error: Interrupted by the user; the call did not stop in time, so its outcome is unknown."
+STOPPED = "(nothing: a second Ctrl-C stopped it where it was, so its outcome is unknown)"
 RETRY_HINT = "Do not retry the same call; ask the user or try another way."
 
 _POLL = 0.2  # seconds between checks of the cancel switch while tools run
@@ -163,7 +164,9 @@ class ToolPhase:
                     elif running:
                         break
                     if self._approved(slot):
-                        self._start(slot, running)
+                        # Alone (nothing running, nothing to start beside it), it may run on this thread
+                        alone = not running and (not slot.parallel or i == len(slots) - 1)
+                        self._start(slot, running, here=alone)
                     else:
                         self._report(slot)
                     i += 1
@@ -207,7 +210,7 @@ class ToolPhase:
         self._start(slot, running)
         return True
 
-    def _start(self, slot: _Slot, running: dict[_Pending, _Slot]) -> None:
+    def _start(self, slot: _Slot, running: dict[_Pending, _Slot], here: bool = False) -> None:
         prepared = slot.prepared
         assert prepared is not None
         fut: _Pending = Future()
@@ -219,11 +222,22 @@ class ToolPhase:
         def work() -> tuple[ToolResult, bool]:
             try:
                 result = prepared.run()
+            except KeyboardInterrupt:  # only where it runs on this thread: a second Ctrl-C, or SIGTERM
+                cancel.set()
+                result = ToolResult(STOPPED, ok=False, details={"interrupted": True})
             except BaseException as exc:  # run() must not raise; if it does, the model still gets an answer
                 result = ToolResult.error(f"{prepared.name} failed unexpectedly: {type(exc).__name__}: {exc}")
             # A result that arrives after cancel was set is most likely the runner reporting the kill.
             return result, cancel.is_set()
 
+        # A call that runs alone and stops when cancelled (a process it kills) runs on this thread: handing
+        # it to a worker and waiting for it cost two thread wake-ups per call (bench/: per step). Ctrl-C
+        # then cancels it, as it cancels a call on a worker.
+        if here and getattr(prepared, "stops_when_cancelled", False):
+            with cancel_on_interrupt(cancel) as able:
+                if able:
+                    fut.set_result(work())
+                    return
         _WORKERS.run(work, fut.set_result, f"nami-tool-{prepared.name}")
 
     def _interrupt(self, slots: list[_Slot], running: dict[_Pending, _Slot]) -> None:

@@ -35,6 +35,9 @@ class PreparedCall(Protocol):
         """Cancel this call only; safe to call from any thread, before, during or after ``run``."""
         ...
 
+    # Optional: ``stops_when_cancelled`` (bool), true where run() returns soon once cancelled, keeping what
+    # it has (a process it kills). Such a call that runs alone runs on the loop's thread, else on a worker.
+
 
 class Toolbox(Protocol):
     def definitions(self) -> list[dict[str, Any]]:

@@ -51,6 +51,12 @@ class PreparedToolCall:
     def cancel(self) -> None:
         self.ctx.cancel.set()
 
+    @property
+    def stops_when_cancelled(self) -> bool:
+        """Whether run() returns soon once cancelled (a process it kills), with what it has so far: such a
+        call that runs alone runs on the loop's own thread (agent/tool_phase.py)."""
+        return bool(getattr(self.invocation, "stops_when_cancelled", False))
+
     def describe(self) -> str:
         return self.invocation.describe()
 
@@ -177,7 +183,7 @@ class Executor:
         if not text:  # several providers send "" for a call without arguments
             return {}
         try:
-            value = json.loads(text, parse_constant=_refuse_constant, parse_float=_finite_float)
+            value = _ARGUMENTS.decode(text)
         except ValueError as exc:
             if not isinstance(exc, json.JSONDecodeError):
                 return ToolResult.error(f"the arguments for '{tool.name}' are not valid JSON: {exc}")
@@ -261,6 +267,9 @@ def _finite_float(text: str) -> float:
     if not math.isfinite(number):  # 1e400 parses to inf
         raise ValueError(f"{text} is not a finite number")
     return number
+
+
+_ARGUMENTS = json.JSONDecoder(parse_constant=_refuse_constant, parse_float=_finite_float)  # made once, not per call
 
 
 def _example(tool: Tool) -> str:

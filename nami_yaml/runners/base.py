@@ -100,6 +100,7 @@ class ProcessInvocation:
     label: str | None = None  # replaces the argv in describe(), e.g. for scripts
     kind: str = "command"
     script: str | None = None  # the script text of a script tool, shown by approval and dry run
+    stops_when_cancelled = True  # run() only waits on its process, which it kills once cancelled
     output: OutputShape | None = None  # how its stdout is shaped for the model (runners/shape.py)
 
     def describe(self) -> str:

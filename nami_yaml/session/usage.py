@@ -48,7 +48,7 @@ class StepUsage:
     kind: str = "step"
 
     def to_record(self) -> dict[str, Any]:
-        return {"type": "usage", **asdict(self)}
+        return {"type": "usage", **vars(self)}  # the fields, in order (asdict() deep-copies every value)
 
     @classmethod
     def from_record(cls, record: dict[str, Any]) -> StepUsage:

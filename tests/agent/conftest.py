@@ -30,6 +30,7 @@ class Tool:
     risk: str
     parameters: dict[str, Any]
     func: Func
+    stops: bool = False  # run() returns soon once cancelled: the loop may run it on its own thread
 
 
 @dataclass
@@ -47,6 +48,10 @@ class Prepared:
         return self.tool.risk
 
     kind = "python"
+
+    @property
+    def stops_when_cancelled(self) -> bool:
+        return self.tool.stops
 
     def describe(self) -> str:
         return f"{self.name} " + " ".join(f"{k}={v}" for k, v in sorted(self.arguments.items()))
@@ -72,16 +77,17 @@ class Toolbox:
     tools: dict[str, Tool] = field(default_factory=dict)
     intervals: list[tuple[str, float, float]] = field(default_factory=list)  # (label, start, end)
     ran: list[str] = field(default_factory=list)
+    threads: list[str] = field(default_factory=list)  # the thread each blocking tool ran on
     pids: list[int] = field(default_factory=list)
     release: threading.Event = field(default_factory=threading.Event)  # frees the stubborn tool
     definitions_calls: int = 0
     _lock: threading.Lock = field(default_factory=threading.Lock)
 
     def add(self, name: str, risk: str, properties: dict[str, Any], func: Func,
-            required: list[str] | None = None) -> None:
+            required: list[str] | None = None, stops: bool = False) -> None:
         schema = {"type": "object", "properties": properties, "required": required or list(properties),
                   "additionalProperties": False}
-        self.tools[name] = Tool(name, risk, schema, func)
+        self.tools[name] = Tool(name, risk, schema, func, stops)
 
     def definitions(self) -> list[dict[str, Any]]:
         self.definitions_calls += 1
@@ -148,6 +154,7 @@ def _block(box: Toolbox, args: dict[str, Any]) -> ToolResult:
     """Runs a real child in its own process group and kills the group when the session is cancelled."""
     proc = subprocess.Popen(["sleep", "600"], start_new_session=True)
     box.pids.append(proc.pid)
+    box.threads.append(threading.current_thread().name)
     box.ran.append("block:started")
     while proc.poll() is None:
         if box.ctx.cancel.wait(0.05):
@@ -160,6 +167,7 @@ def _block(box: Toolbox, args: dict[str, Any]) -> ToolResult:
 def _stubborn(box: Toolbox, args: dict[str, Any]) -> ToolResult:
     """Ignores the cancel switch, like a badly written Python tool."""
     box.ran.append("stubborn:started")
+    box.threads.append(threading.current_thread().name)
     box.release.wait(60)
     box.ran.append("stubborn:ended")
     return ToolResult("finally done")
@@ -169,12 +177,15 @@ def _stubborn(box: Toolbox, args: dict[str, Any]) -> ToolResult:
 def toolbox(ctx: RuntimeContext) -> Toolbox:
     box = Toolbox(ctx)
     box.add("sleep_read", "read", {"seconds": {"type": "number"}, "label": {"type": "string"}}, _sleep_read)
+    box.add("nap", "read", {"seconds": {"type": "number"}, "label": {"type": "string"}}, _sleep_read, stops=True)
     box.add("echo", "read", {"text": {"type": "string"}}, _echo)
     box.add("fail", "read", {}, _fail)
     box.add("write_note", "write", {"path": {"type": "string"}, "text": {"type": "string"}}, _write_note)
     box.add("read_note", "read", {"path": {"type": "string"}}, _read_note)
     box.add("block", "exec", {}, _block)
+    box.add("block_here", "exec", {}, _block, stops=True)
     box.add("stubborn", "read", {}, _stubborn)
+    box.add("stubborn_here", "read", {}, _stubborn, stops=True)  # says it stops, and does not
     return box
 
 

@@ -7,12 +7,13 @@ import os
 import signal
 import threading
 import time
+from collections.abc import Iterator
 from typing import Any
 
 import pytest
 
 from nami_yaml.agent.loop import INTERRUPTED_MARK
-from nami_yaml.agent.tool_phase import ABANDONED, CUT_OFF, NOT_RUN
+from nami_yaml.agent.tool_phase import ABANDONED, CUT_OFF, INTERRUPTED, NOT_RUN, STOPPED
 from nami_yaml.testing.fake_server import FakeOpenAIServer, call, error, text, tool_calls
 from tests.helpers import json_span
 
@@ -279,6 +280,60 @@ def test_ctrl_c_while_a_tool_runs_answers_every_call(harness: Any, server: FakeO
     server.add(text("resumed"))
     again = loop.run(messages)
     assert again.status == "answered" and not harness.ctx.cancel.is_set()
+
+
+@pytest.fixture
+def python_sigint() -> Iterator[None]:
+    """Python's own SIGINT handler, as `nami run` has it (a test runner may have put one of its own)."""
+    previous = signal.signal(signal.SIGINT, signal.default_int_handler)
+    yield
+    signal.signal(signal.SIGINT, previous)
+
+
+def test_a_lone_call_that_stops_when_cancelled_runs_on_the_loop_thread(harness: Any, server: FakeOpenAIServer,
+                                                                       python_sigint: None) -> None:
+    server.add(tool_calls(call("echo", {"text": "first"}), call("block_here", {})))
+    messages = _history()
+    _ctrl_c_when(lambda: "block:started" in harness.toolbox.ran)
+    outcome = harness.loop().run(messages)
+
+    # Ctrl-C on the loop's thread cancelled the call instead of raising: it kept what it had.
+    assert harness.toolbox.threads == ["MainThread"]
+    assert outcome.status == "interrupted" and harness.ctx.cancel.is_set()
+    first, blocked = (m["content"] for m in _tool_messages(messages))
+    assert first == "first"
+    assert blocked.startswith(INTERRUPTED) and "partial output: tick" in blocked
+    [pid] = harness.toolbox.pids
+    with pytest.raises(ProcessLookupError):
+        os.kill(pid, 0)
+    assert signal.getsignal(signal.SIGINT) is signal.default_int_handler  # given back
+
+
+def test_a_second_ctrl_c_stops_a_call_on_the_loop_thread_where_it_is(harness: Any, server: FakeOpenAIServer,
+                                                                    python_sigint: None) -> None:
+    server.add(tool_calls(call("stubborn_here", {})))
+    messages = _history()
+    _ctrl_c_when(lambda: "stubborn:started" in harness.toolbox.ran)
+    _ctrl_c_when(lambda: harness.ctx.cancel.is_set())
+    try:
+        outcome = harness.loop().run(messages)
+    finally:
+        harness.toolbox.release.set()
+
+    assert harness.toolbox.threads == ["MainThread"] and "stubborn:ended" not in harness.toolbox.ran
+    assert outcome.status == "interrupted"
+    [result] = _tool_messages(messages)
+    assert result["content"] == f"{INTERRUPTED} What it returned:\n{STOPPED}"
+
+
+def test_calls_that_run_side_by_side_stay_on_workers(harness: Any, server: FakeOpenAIServer,
+                                                     python_sigint: None) -> None:
+    server.add(tool_calls(call("nap", {"seconds": 0.6, "label": "a"}), call("nap", {"seconds": 0.6, "label": "b"})),
+               text("done"))
+    outcome = harness.loop().run(_history())
+    assert outcome.status == "answered"
+    (_, start_a, end_a), (_, start_b, end_b) = sorted(harness.toolbox.intervals)
+    assert start_b < end_a and start_a < end_b  # they overlapped
 
 
 def test_a_tool_ignoring_cancel_is_abandoned_after_the_grace_period(harness: Any,

@@ -14,7 +14,8 @@ import pytest
 from click.testing import CliRunner
 
 from nami_yaml.cli.main import COMMANDS, cli
-from nami_yaml.testing import FakeOpenAIServer, call, text, tool_calls
+from nami_yaml.testing import FakeOpenAIServer
+from tests.helpers import script_a_sleep
 from tests.sandboxing import gone, running
 
 
@@ -43,13 +44,15 @@ def test_help_imports_neither_the_loader_nor_openai() -> None:
     assert result.stdout.strip().endswith("[]"), result.stdout + result.stderr
 
 
+# bash runs on a worker thread, a command tool running alone on the loop's own: SIGTERM stops both.
+@pytest.mark.parametrize("tool", ["bash", "command"])
 def test_sigterm_ends_nami_like_ctrl_c_and_kills_the_running_tool(fake_openai: FakeOpenAIServer,
-                                                                   workdir: Path) -> None:
+                                                                   workdir: Path, tool: str) -> None:
     """Tools run in sessions of their own, out of reach of a signal sent to nami: SIGTERM must stop them too."""
-    marker = f"60.{os.getpid() % 1000:03d}6"  # its sleep is found by its argument (pids are the sandbox's own)
-    fake_openai.add(tool_calls(call("bash", {"command": f"sleep {marker}"})), text("never"))
+    marker = f"60.{os.getpid() % 1000:03d}{6 if tool == 'bash' else 8}"  # its sleep is found by its argument
+    extra = script_a_sleep(fake_openai, tool, marker, workdir)
     env = dict(os.environ, NAMI_BASE_URL=fake_openai.base_url)
-    process = subprocess.Popen([sys.executable, "-m", "nami_yaml", "run", "--yes", "sleep"], cwd=workdir, env=env,
+    process = subprocess.Popen([sys.executable, "-m", "nami_yaml", "run", "--yes", *extra, "sleep"], cwd=workdir, env=env,
                                stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     try:
         deadline = time.monotonic() + 30

@@ -15,7 +15,7 @@ from typing import Any
 import pytest
 
 from nami_yaml.testing import FakeOpenAIServer, call, error, text, tool_calls
-from tests.helpers import NAMI, run_nami
+from tests.helpers import NAMI, run_nami, script_a_sleep
 from tests.sandboxing import gone, need_bwrap, running
 
 
@@ -198,11 +198,16 @@ def test_request_prefix_is_stable_over_twenty_steps(fake_openai: FakeOpenAIServe
     assert all(json.dumps(b["messages"][:2]) == first_messages for b in bodies)
 
 
-def test_ctrl_c_kills_the_running_tool_and_exits_130(fake_openai: FakeOpenAIServer, workdir: Path) -> None:
-    marker = f"60.{os.getpid() % 1000:03d}5"  # its sleep is found by its argument (pids are the sandbox's own)
-    fake_openai.add(tool_calls(call("bash", {"command": f"touch started; sleep {marker}"})), text("never"))
+
+
+# The bash built-in runs on a worker thread; a command tool running alone runs on the loop's own thread,
+# where Ctrl-C cancels it instead of raising: both are stopped, their process killed, their output kept.
+@pytest.mark.parametrize("tool", ["bash", "command"])
+def test_ctrl_c_kills_the_running_tool_and_exits_130(fake_openai: FakeOpenAIServer, workdir: Path, tool: str) -> None:
+    marker = f"60.{os.getpid() % 1000:03d}{5 if tool == 'bash' else 7}"  # its sleep is found by its argument
+    extra = script_a_sleep(fake_openai, tool, marker, workdir)
     env = dict(os.environ, NAMI_BASE_URL=fake_openai.base_url)
-    process = subprocess.Popen([*NAMI, "run", "--yes", "--json", "sleep"], cwd=workdir, env=env,
+    process = subprocess.Popen([*NAMI, "run", "--yes", "--json", *extra, "sleep"], cwd=workdir, env=env,
                                stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     try:
         deadline = time.monotonic() + 30
@@ -220,6 +225,9 @@ def test_ctrl_c_kills_the_running_tool_and_exits_130(fake_openai: FakeOpenAIServ
     results = [e for e in events if e["type"] == "tool_result"]
     assert len(results) == 1 and not results[0]["ok"]
     assert "nterrupted" in results[0]["content"]
+    if tool == "command":
+        assert results[0]["content"].startswith("Error: Interrupted by the user while this call was running")
+        assert "started" in results[0]["content"]  # what it printed before Ctrl-C
     assert events[-1]["type"] == "final" and events[-1]["status"] == "interrupted"
     assert gone(f"sleep {marker}")
 

@@ -138,9 +138,10 @@ def plan_for(ctx: RuntimeContext, needs: SandboxNeeds | None = None, *, kind: st
     they are where not, whatever the mode."""
     settings = ctx.sandbox
     needs = needs or SandboxNeeds()
-    base = replace(_empty(ctx, kind, needs), escalate=settings.escalate)
     if settings.mode == OFF:
-        return replace(base, reason=settings.reason or "sandbox.mode is off")
+        return _off(ctx.workspace, kind, needs, ctx.host_env.get("HOME", ""), settings.escalate,
+                    settings.reason or "sandbox.mode is off")
+    base = replace(_empty(ctx, kind, needs), escalate=settings.escalate)
     found = availability(ctx.host_env)
     if not found.available:
         if settings.mode in ("required", READ_ONLY) and kind != KIND_NAMI:
@@ -164,6 +165,14 @@ BASH_BUILTIN = "nami_yaml.builtins.shell:bash"
 def builtin_plan(target: str, ctx: RuntimeContext) -> SandboxPlan | None:
     """The sandbox a built-in's process will run in, shown before the call (dry run, approval): bash's."""
     return plan_for(ctx, bash_needs(ctx), kind=KIND_BASH) if target == BASH_BUILTIN else None
+
+
+@functools.lru_cache(maxsize=64)
+def _off(workspace: Path, kind: str, needs: SandboxNeeds, home: str, escalate: str, reason: str) -> SandboxPlan:
+    """The plan of a process run as it is: made of settings alone (no file is looked at), so one object
+    serves every call of a tool (plans are frozen); making it anew took a third of preparing a call."""
+    return SandboxPlan(mode=OFF, workspace=workspace, network=True, kind=kind, origin=needs.origin,
+                       declared=needs, home=home_folder({"HOME": home}), escalate=escalate, reason=reason)
 
 
 def _empty(ctx: RuntimeContext, kind: str, needs: SandboxNeeds) -> SandboxPlan:
