@@ -210,9 +210,12 @@ def test_without_the_network_even_the_loopback_is_its_own(ctx: RuntimeContext) -
 # -- processes ---------------------------------------------------------------------------------------------
 
 def daemon(marker: str) -> str:
-    """A command line leaving ``sleep marker`` behind in a session of its own, returning only once it runs."""
+    """A command line leaving ``sleep marker`` behind in a session of its own, returning only once it runs.
+    It waits for the command line to be exactly that (setsid has made the session and run sleep): the
+    forked shell's own command line, this script, holds the words too, and a call ending before the
+    setsid killed it with its process group (so the daemon never escaped, on a busy machine)."""
     return (f"setsid sleep {marker} >/dev/null 2>&1 < /dev/null & p=$!; "
-            f"until tr '\\0' ' ' < /proc/$p/cmdline 2>/dev/null | grep -q 'sleep {marker}'; do sleep 0.01; done; "
+            f"until [ \"$(tr '\\0' ' ' < /proc/$p/cmdline 2>/dev/null)\" = 'sleep {marker} ' ]; do sleep 0.01; done; "
             "echo started")
 
 
