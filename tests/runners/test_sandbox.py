@@ -7,7 +7,6 @@ sets NAMI_REQUIRE_BWRAP=1, and there they fail instead).
 from __future__ import annotations
 
 import os
-import signal
 import sys
 import threading
 from dataclasses import replace
@@ -23,7 +22,7 @@ from nami_yaml.registry.registry import Registry
 from nami_yaml.runtime import RuntimeContext
 from nami_yaml.sandbox_settings import SandboxSettings
 from tests.local_http import QuietHandler, serving
-from tests.sandboxing import gone, need_bwrap, running
+from tests.sandboxing import gone, kill, need_bwrap, running
 
 pytestmark = pytest.mark.usefixtures("bwrap")
 
@@ -234,8 +233,7 @@ def test_unsandboxed_the_setsid_daemon_would_have_escaped(ctx: RuntimeContext) -
     try:
         assert left, "mode off should run it as it is"
     finally:
-        for pid in left:
-            os.kill(pid, signal.SIGKILL)
+        kill(left)
 
 
 def test_a_timeout_and_a_cancel_end_the_whole_sandbox(ctx: RuntimeContext) -> None:
