@@ -1,7 +1,9 @@
-"""Shared fixtures: every test gets its own HOME, XDG folders and working directory."""
+"""Shared fixtures: every test gets its own HOME, XDG folders and working directory; and how many xdist workers
+`-n auto` starts."""
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 import pytest
@@ -9,6 +11,16 @@ import pytest
 from nami_yaml.runtime import RuntimeContext
 
 pytest_plugins = ["nami_yaml.testing.pytest_plugin"]
+
+
+def pytest_xdist_auto_num_workers(config: pytest.Config) -> int | None:
+    """How many workers `-n auto` (the project's addopts) starts: one more than the cores this process may
+    use. Many tests spend seconds waiting (a wall time running out, a scripted server's delay, a child
+    process starting), and the extra worker runs another file on the core that would sit idle meanwhile."""
+    if os.environ.get("PYTEST_XDIST_AUTO_NUM_WORKERS"):
+        return None  # xdist's own hook reads it
+    cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1
+    return cores + 1
 
 
 @pytest.fixture(autouse=True)

@@ -105,7 +105,9 @@ def pytest_without(tmp_path: Path, required: str, test_file: str, case: str, pro
     for program in programs:
         (folder / program).symlink_to(os.path.realpath(f"/bin/{program}"))
     inherited = {k: v for k, v in os.environ.items() if k != required}  # CI sets it for its own run
-    return subprocess.run([sys.executable, "-m", "pytest", "-p", "no:cacheprovider", "-rs", "-k", case, test_file],
+    # -n 0: one case needs no xdist workers (the project's addopts, -n auto, would start several).
+    return subprocess.run([sys.executable, "-m", "pytest", "-p", "no:cacheprovider", "-n", "0", "-rs", "-k", case,
+                           test_file],
                           cwd=Path(__file__).resolve().parents[1], env={**inherited, "PATH": str(folder), **env},
                           capture_output=True, text=True, timeout=300)
 

@@ -3,13 +3,15 @@ look for its command line on the host. (need_bwrap, for tests of the real bwrap,
 
 from __future__ import annotations
 
+import contextlib
 import os
+import signal
 import time
 from pathlib import Path
 
 from tests.programs import need_bwrap
 
-__all__ = ["gone", "need_bwrap", "running"]
+__all__ = ["gone", "kill", "need_bwrap", "running"]
 
 
 def running(marker: str) -> list[int]:
@@ -35,3 +37,11 @@ def gone(marker: str, within: float = 5.0) -> bool:
     while running(marker) and time.monotonic() < deadline:
         time.sleep(0.05)
     return not running(marker)
+
+
+def kill(pids: list[int]) -> None:
+    """SIGKILL these processes (a test's leftovers), those that ended meanwhile (dying with their sandbox)
+    as well: found a moment ago is not still there."""
+    for pid in pids:
+        with contextlib.suppress(ProcessLookupError):
+            os.kill(pid, signal.SIGKILL)

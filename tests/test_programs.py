@@ -43,8 +43,10 @@ def pytest_without_mcp(tmp_path: Path, required: str) -> subprocess.CompletedPro
     shadow.mkdir(parents=True)
     (shadow / "__init__.py").write_text("raise ImportError('hidden for this test')\n")
     env = {**os.environ, "PYTHONPATH": f"{shadow.parent}{os.pathsep}{ROOT}", "NAMI_REQUIRE_MCP": required}
-    return subprocess.run([sys.executable, "-m", "pytest", "-q", "-rs", "-p", "no:cacheprovider",
-                           "tests/mcp/test_client.py", "tests/test_paths.py"], cwd=ROOT, env=env, capture_output=True, text=True, timeout=300)
+    # -n 0: two files need no xdist workers (the project's addopts, -n auto, would start several).
+    return subprocess.run([sys.executable, "-m", "pytest", "-q", "-rs", "-p", "no:cacheprovider", "-n", "0",
+                           "tests/mcp/test_client.py", "tests/test_paths.py"], cwd=ROOT, env=env, capture_output=True,
+                          text=True, timeout=300)
 
 
 def test_without_the_mcp_extra_its_tests_skip_with_the_reason(tmp_path: Path) -> None:

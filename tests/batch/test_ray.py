@@ -54,15 +54,15 @@ def mixed_tasks(project: BatchProject, runs: int) -> list[dict[str, Any]]:
     fixture.mkdir(parents=True)
     (fixture / "config.ini").write_text("debug = true\n")
     tasks: list[dict[str, Any]] = []
-    for n in range(6):
+    for n in range(3):  # one task of each kind: each runs in a worker process of its own, on Ray as locally
         marker = f"[r{n}]"
-        if n % 3 == 0:
+        if n == 0:
             script = [tool_calls(call("edit_file", {"path": "config.ini", "old_text": "true", "new_text": "false"})),
                       text("turned debug off")]
             task = {"workspace": "fixtures/app", "setup": ["test -f config.ini"],
                     "checks": [{"file_contains": {"path": "config.ini", "text": "debug = false"}},
                                {"command": "! grep -q true config.ini"}, {"called": "edit_file"}]}
-        elif n % 3 == 1:
+        elif n == 1:
             script = [text(f"it is {n}")]
             task = {"checks": [{"answer_matches": rf"\b{n}\b"}, {"not_called": "bash"}]}
         else:
@@ -80,11 +80,11 @@ def test_ray_gives_the_results_of_local_workers(local_ray: Any, batch_project: B
                                           "-o", str(batch_project.folder / "local.jsonl"))
     on_ray, ray_rows = batch_project.run(str(tasks_file), "--ray", "--approve", "write",
                                          "-o", str(batch_project.folder / "ray.jsonl"))
-    assert "6 tasks on local Ray" in on_ray.output
-    assert local.exit_code == on_ray.exit_code == 1  # r2 and r5 fail their check
-    assert len(ray_rows) == 6
+    assert "3 tasks on local Ray" in on_ray.output
+    assert local.exit_code == on_ray.exit_code == 1  # r2 fails its check
+    assert len(ray_rows) == 3
     assert comparable(ray_rows) == comparable(local_rows)
-    assert sum(r["passed"] for r in ray_rows) == 4, [(r["id"], r["status"], r["error"], r["checks"]) for r in ray_rows]
+    assert sum(r["passed"] for r in ray_rows) == 2, [(r["id"], r["status"], r["error"], r["checks"]) for r in ray_rows]
     assert all(r["session"] for r in ray_rows)
     assert batch_project.server.remaining == 0
     assert local_ray.is_initialized()  # a Ray started by the caller is left running

@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import json
 import os
-import signal
 import subprocess
 import time
 from html.parser import HTMLParser
@@ -16,7 +15,7 @@ import pytest
 from nami_yaml.session.store import SessionStore
 from nami_yaml.testing import FakeOpenAIServer, call, text, tool_calls, usage
 from tests.helpers import NAMI, run_nami
-from tests.sandboxing import running
+from tests.sandboxing import kill, running
 
 
 def script() -> list:
@@ -72,8 +71,7 @@ def test_a_killed_run_continues_with_a_valid_request(workdir: Path) -> None:
         finally:
             if process.poll() is None:
                 process.kill()
-            for pid in running(f"sleep {marker}"):  # (the sandbox dies with nami; unsandboxed it would not)
-                os.kill(pid, signal.SIGKILL)
+            kill(running(f"sleep {marker}"))  # (the sandbox dies with nami; unsandboxed it would not)
         server.add(text("The build was cut short."))
         result = run_nami(server, "run", "--continue", "what happened?", cwd=workdir)
     assert result.returncode == 0, result.stderr

@@ -7,7 +7,6 @@ sets NAMI_REQUIRE_BWRAP=1, and there they fail instead).
 from __future__ import annotations
 
 import os
-import signal
 import sys
 import threading
 from dataclasses import replace
@@ -23,7 +22,7 @@ from nami_yaml.registry.registry import Registry
 from nami_yaml.runtime import RuntimeContext
 from nami_yaml.sandbox_settings import SandboxSettings
 from tests.local_http import QuietHandler, serving
-from tests.sandboxing import gone, need_bwrap, running
+from tests.sandboxing import gone, kill, need_bwrap, running
 
 pytestmark = pytest.mark.usefixtures("bwrap")
 
@@ -210,9 +209,12 @@ def test_without_the_network_even_the_loopback_is_its_own(ctx: RuntimeContext) -
 # -- processes ---------------------------------------------------------------------------------------------
 
 def daemon(marker: str) -> str:
-    """A command line leaving ``sleep marker`` behind in a session of its own, returning only once it runs."""
+    """A command line leaving ``sleep marker`` behind in a session of its own, returning only once it runs.
+    It waits for the command line to be exactly that (setsid has made the session and run sleep): the
+    forked shell's own command line, this script, holds the words too, and a call ending before the
+    setsid killed it with its process group (so the daemon never escaped, on a busy machine)."""
     return (f"setsid sleep {marker} >/dev/null 2>&1 < /dev/null & p=$!; "
-            f"until tr '\\0' ' ' < /proc/$p/cmdline 2>/dev/null | grep -q 'sleep {marker}'; do sleep 0.01; done; "
+            f"until [ \"$(tr '\\0' ' ' < /proc/$p/cmdline 2>/dev/null)\" = 'sleep {marker} ' ]; do sleep 0.01; done; "
             "echo started")
 
 
@@ -231,8 +233,7 @@ def test_unsandboxed_the_setsid_daemon_would_have_escaped(ctx: RuntimeContext) -
     try:
         assert left, "mode off should run it as it is"
     finally:
-        for pid in left:
-            os.kill(pid, signal.SIGKILL)
+        kill(left)
 
 
 def test_a_timeout_and_a_cancel_end_the_whole_sandbox(ctx: RuntimeContext) -> None:
