@@ -6,6 +6,7 @@
 from __future__ import annotations
 
 import contextlib
+import inspect
 import itertools
 import json
 import operator
@@ -19,6 +20,7 @@ from nami_yaml.errors import ConfigError
 from nami_yaml.model.assembly import BrokenResponse, StreamAssembly, TextEcho, TooLarge, read_completion
 from nami_yaml.model.error_body import server_detail
 from nami_yaml.model.presets import resolve_quirks
+from nami_yaml.model.request_body import BodyEncoder
 from nami_yaml.model.types import AssistantTurn, ModelError
 
 if TYPE_CHECKING:
@@ -78,6 +80,8 @@ class OpenAIChatModel:
         self._sdk: openai.OpenAI | None = None
         # The messages of the last request as given, and as sent (see _messages).
         self._sent: tuple[list[dict[str, Any]], list[dict[str, Any]]] = ([], [])
+        self._body = BodyEncoder()  # the request's bytes, each message encoded once
+        self._takes_bytes = False  # whether the SDK's post() sends bytes given to it (content=)
         self.retry_delay = 0.5  # seconds before the first retry of a broken response; doubles each time
 
     def __repr__(self) -> str:  # never shows the key
@@ -125,6 +129,7 @@ class OpenAIChatModel:
 
             self._sdk = openai.OpenAI(api_key=self._api_key, base_url=self.base_url,
                                       max_retries=self.max_retries, timeout=self.timeout)
+            self._takes_bytes = "content" in inspect.signature(self._sdk.post).parameters
         return self._sdk
 
     def _request(self, messages: list[dict[str, Any]], tools: list[dict[str, Any]]) -> _Request:
@@ -158,8 +163,18 @@ class OpenAIChatModel:
         hands each event over as the dict ``json.loads`` made of it (StreamAssembly reads dicts)."""
         from openai import Stream
 
-        return sdk.post("/chat/completions", body=request.body, options=request.options,  # type: ignore[arg-type]
+        return sdk.post("/chat/completions", **self._payload(request.body), options=request.options,  # type: ignore[arg-type]
                         cast_to=object, stream=self.stream, stream_cls=Stream[object])
+
+    def _payload(self, body: dict[str, Any]) -> dict[str, Any]:
+        """The body's bytes, encoded here with each message encoded once (request_body.py), where the SDK's
+        post() sends bytes as given (``content=``); for older SDKs, the body, which they encode."""
+        try:
+            content = self._body.encode(body)
+        except (TypeError, ValueError) as exc:
+            raise ModelError(f"the request to {self._where()} cannot be sent as JSON: {exc} (YAML reads an "
+                             "unquoted date or time as one: quote it in model.options or the tool's parameters)") from None
+        return {"content": content} if self._takes_bytes else {"body": body}
 
     def _read_body(self, sdk: openai.OpenAI, request: _Request) -> Any:
         """The body of a response that was not streamed, read in pieces up to max_response_bytes (the
