@@ -183,10 +183,13 @@ class OpenAIChatModel:
         response = self._send(sdk, _Request(request.body, {**request.options, "headers": headers}))
         body, limit = bytearray(), self.max_response_bytes
         try:
-            for piece in response.iter_bytes():
-                body += piece
-                if limit is not None and len(body) > limit:
-                    raise TooLarge(limit)
+            if limit is None or _declared_within(response.headers, limit):
+                body += response.read()  # in one piece, as the SDK reads it: HTTP holds it to its declared length
+            else:
+                for piece in response.iter_bytes():
+                    body += piece
+                    if limit is not None and len(body) > limit:
+                        raise TooLarge(limit)
         except TooLarge:
             raise
         except Exception as exc:  # the transport's own errors (httpx's), the only thing this loop calls
@@ -309,6 +312,14 @@ class OpenAIChatModel:
             text = text.replace(self._api_key, "***")
         text = re.sub(r"\s+", " ", text).strip()
         return text if len(text) <= 500 else text[:497] + "..."
+
+
+def _declared_within(headers: Any, limit: int) -> bool:
+    """Whether a body says up front that it is at most ``limit`` bytes as read: a Content-Length within it,
+    and no content encoding (a compressed body may unpack to any size)."""
+    length = headers.get("content-length", "")
+    encoding = headers.get("content-encoding", "").strip().lower()
+    return length.isascii() and length.isdigit() and int(length) <= limit and encoding in ("", "identity")
 
 
 def _json_body(reply: str) -> Any:

@@ -95,3 +95,35 @@ def test_multibyte_text_is_counted_in_utf8_bytes() -> None:
     # 80,000 characters of three bytes each: 240,000 bytes, past a 200,000-byte limit.
     with FakeOpenAIServer([text("語" * 80_000)]) as server:
         _expect_cut(server)
+
+
+def _completion_body(answer: str) -> bytes:
+    return json.dumps({"id": "c1", "object": "chat.completion", "model": "m", "choices": [
+        {"index": 0, "message": {"role": "assistant", "content": answer}, "finish_reason": "stop"}]}).encode()
+
+
+@pytest.mark.parametrize("encoded", [True, False], ids=["gzip", "plain"])
+def test_a_body_is_read_whole_only_when_its_declared_length_is_within_the_limit(encoded: bool) -> None:
+    """A body declaring a Content-Length within the limit is read in one piece (HTTP holds the server to that
+    length); a compressed one may unpack to any size, so it is still read in pieces and cut at the limit."""
+    import gzip
+
+    from tests.local_http import QuietHandler, serving
+
+    body = _completion_body("z" * (4 * LIMIT) if encoded else "small")
+
+    class Handler(QuietHandler):
+        def do_POST(self) -> None:  # noqa: N802 - http.server's name
+            self.rfile.read(int(self.headers["Content-Length"]))
+            packed = gzip.compress(body) if encoded else body
+            self.reply(200, packed, {"Content-Type": "application/json",
+                                     **({"Content-Encoding": "gzip"} if encoded else {})})
+
+    with serving(Handler) as url:
+        model = OpenAIChatModel("m", f"{url}/v1", "k", max_retries=0, stream=False, max_response_bytes=LIMIT)
+        if encoded:
+            assert len(gzip.compress(body)) < LIMIT  # what it declares is within the limit
+            with pytest.raises(ModelError, match="limits.max_response_bytes"):
+                model.complete(USER, [])
+        else:
+            assert model.complete(USER, []).content == "small"
