@@ -13,14 +13,22 @@ import threading
 import weakref
 from collections.abc import Iterator
 
+try:  # signal's own functions, without the wrappers that turn every handler into an enum member and back
+    import _signal as _raw_signal
+except ImportError:  # not CPython
+    _raw_signal = signal  # type: ignore[no-redef]
+
 
 class CancelToken:
     def __init__(self, parent: CancelToken | None = None):
         self._event = threading.Event()
-        self._children: weakref.WeakSet[CancelToken] = weakref.WeakSet()
+        # Made with the first child: a call's own token (one per tool call) never has any.
+        self._children: weakref.WeakSet[CancelToken] | None = None
         self._lock = threading.Lock()
         if parent is not None:
             with parent._lock:
+                if parent._children is None:
+                    parent._children = weakref.WeakSet()
                 parent._children.add(self)
                 if parent.is_set():
                     self._event.set()
@@ -32,7 +40,7 @@ class CancelToken:
     def set(self) -> None:
         with self._lock:
             self._event.set()
-            children = list(self._children)
+            children = list(self._children or ())
         for child in children:
             child.set()
 
@@ -59,7 +67,9 @@ def cancel_on_interrupt(token: CancelToken) -> Iterator[bool]:
     if threading.current_thread() is not threading.main_thread():
         yield True
         return
-    previous = signal.getsignal(signal.SIGINT)
+    # Once per tool call that runs here: signal.signal()'s conversions of each handler to an enum member
+    # (and the ValueError a function raises on the way) were most of this function's cost (bench/: per step).
+    previous = _raw_signal.getsignal(signal.SIGINT)
     if previous is not signal.default_int_handler:
         yield False
         return
@@ -69,8 +79,8 @@ def cancel_on_interrupt(token: CancelToken) -> Iterator[bool]:
             raise KeyboardInterrupt
         token.set()
 
-    signal.signal(signal.SIGINT, interrupt)
+    _raw_signal.signal(signal.SIGINT, interrupt)
     try:
         yield True
     finally:
-        signal.signal(signal.SIGINT, previous)
+        _raw_signal.signal(signal.SIGINT, previous)

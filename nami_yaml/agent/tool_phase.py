@@ -73,10 +73,11 @@ class ToolPhase:
         """Answer every call of ``turn`` with one tool message, in call order. False if interrupted."""
         calls, limit = turn.tool_calls, self.max_calls
         slots = [self._prepare(call) for call in calls[:limit]]
-        # Past the limit, calls are answered without being looked at: one response cannot run thousands.
-        over = ToolResult(TOO_MANY.format(made=len(calls), limit=limit), ok=False,
-                          details={"not_run": "too_many_calls"})
-        slots += (_Slot(call, None, over) for call in calls[limit:])
+        if len(calls) > limit:
+            # Past the limit, calls are answered without being looked at: one response cannot run thousands.
+            over = ToolResult(TOO_MANY.format(made=len(calls), limit=limit), ok=False,
+                              details={"not_run": "too_many_calls"})
+            slots += (_Slot(call, None, over) for call in calls[limit:])
         for slot in slots:
             arguments = slot.prepared.arguments if slot.prepared is not None else slot.call.arguments
             self.emit(ToolCallEvent(slot.call.id, slot.call.name, arguments, _describe(slot)))
@@ -150,6 +151,8 @@ class ToolPhase:
                 if self.cancel.is_set():
                     raise Interrupted
                 while i < len(slots):
+                    if self.cancel.is_set():  # (a call that ran on this thread may have been interrupted)
+                        raise Interrupted
                     slot = slots[i]
                     if slot.prepared is None:  # already answered by prepare()
                         self._report(slot)
@@ -163,20 +166,20 @@ class ToolPhase:
                             break
                     elif running:
                         break
-                    if self._approved(slot):
-                        # Alone (nothing running, nothing to start beside it), it may run on this thread
-                        alone = not running and (not slot.parallel or i == len(slots) - 1)
-                        self._start(slot, running, here=alone)
-                    else:
+                    if not self._approved(slot):
                         self._report(slot)
+                    # Alone (nothing running, nothing to start beside it), it may run on this thread.
+                    elif not running and (not slot.parallel or i == len(slots) - 1) and self._ran_here(slot):
+                        self._finish(slot, running)
+                    else:
+                        self._start(slot, running)
                     i += 1
                 if running:
                     done, _ = wait(list(running), timeout=_POLL, return_when=FIRST_COMPLETED)
                     for fut in done:
                         slot = running.pop(fut)
                         slot.result = _collect(fut)
-                        if not self._rerun(slot, running):
-                            self._report(slot)
+                        self._finish(slot, running)
         except (KeyboardInterrupt, Interrupted):
             self._interrupt(slots, running)
             return False
@@ -210,7 +213,26 @@ class ToolPhase:
         self._start(slot, running)
         return True
 
-    def _start(self, slot: _Slot, running: dict[_Pending, _Slot], here: bool = False) -> None:
+    def _finish(self, slot: _Slot, running: dict[_Pending, _Slot]) -> None:
+        """A call has its result: report it, unless the rerun hook starts it again."""
+        if not self._rerun(slot, running):
+            self._report(slot)
+
+    def _ran_here(self, slot: _Slot) -> bool:
+        """Run a call that stops when cancelled (a process it kills) on this thread, if it can be: handing it
+        to a worker and waiting for it cost two thread wake-ups per call, and a future and a wait for it more
+        (bench/: per step). Ctrl-C then cancels it, as it cancels a call on a worker. False: not run."""
+        prepared = slot.prepared
+        if prepared is None or not getattr(prepared, "stops_when_cancelled", False):
+            return False
+        with cancel_on_interrupt(self.cancel) as able:
+            if not able:
+                return False
+            slot.started = time.time()
+            slot.result = _settled(_work(prepared, self.cancel))
+        return True
+
+    def _start(self, slot: _Slot, running: dict[_Pending, _Slot]) -> None:
         prepared = slot.prepared
         assert prepared is not None
         fut: _Pending = Future()
@@ -218,27 +240,7 @@ class ToolPhase:
         running[fut] = slot
         slot.started = time.time()
         cancel = self.cancel
-
-        def work() -> tuple[ToolResult, bool]:
-            try:
-                result = prepared.run()
-            except KeyboardInterrupt:  # only where it runs on this thread: a second Ctrl-C, or SIGTERM
-                cancel.set()
-                result = ToolResult(STOPPED, ok=False, details={"interrupted": True})
-            except BaseException as exc:  # run() must not raise; if it does, the model still gets an answer
-                result = ToolResult.error(f"{prepared.name} failed unexpectedly: {type(exc).__name__}: {exc}")
-            # A result that arrives after cancel was set is most likely the runner reporting the kill.
-            return result, cancel.is_set()
-
-        # A call that runs alone and stops when cancelled (a process it kills) runs on this thread: handing
-        # it to a worker and waiting for it cost two thread wake-ups per call (bench/: per step). Ctrl-C
-        # then cancels it, as it cancels a call on a worker.
-        if here and getattr(prepared, "stops_when_cancelled", False):
-            with cancel_on_interrupt(cancel) as able:
-                if able:
-                    fut.set_result(work())
-                    return
-        _WORKERS.run(work, fut.set_result, f"nami-tool-{prepared.name}")
+        _WORKERS.run(lambda: _work(prepared, cancel), fut.set_result, f"nami-tool-{prepared.name}")
 
     def _interrupt(self, slots: list[_Slot], running: dict[_Pending, _Slot]) -> None:
         """Stop everything, wait a bounded time for running tools, and give every call a result."""
@@ -322,8 +324,25 @@ _WORKERS = _Workers()
 os.register_at_fork(after_in_child=_WORKERS._forget)
 
 
+def _work(prepared: PreparedCall, cancel: CancelToken) -> tuple[ToolResult, bool]:
+    """Run the call: its result, never an exception, and whether the run was cancelled when it came back."""
+    try:
+        result = prepared.run()
+    except KeyboardInterrupt:  # only where it runs on the loop's thread: a second Ctrl-C, or SIGTERM
+        cancel.set()
+        result = ToolResult(STOPPED, ok=False, details={"interrupted": True})
+    except BaseException as exc:  # run() must not raise; if it does, the model still gets an answer
+        result = ToolResult.error(f"{prepared.name} failed unexpectedly: {type(exc).__name__}: {exc}")
+    # A result that arrives after cancel was set is most likely the runner reporting the kill.
+    return result, cancel.is_set()
+
+
 def _collect(fut: _Pending) -> ToolResult:
-    result, cancelled = fut.result()
+    return _settled(fut.result())
+
+
+def _settled(outcome: tuple[ToolResult, bool]) -> ToolResult:
+    result, cancelled = outcome
     if not cancelled:
         return result
     # Keep what the tool said: for a half-done deploy, its partial output is what the model needs most.

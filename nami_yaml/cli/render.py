@@ -28,6 +28,12 @@ def _one_line(text: str, limit: int = 100) -> str:
 
 
 PREVIEW_LINES = 4  # lines of a tool's result shown under it (all with -v, none with -q)
+_MIN_SUMMARY = 20  # characters of a one-line result always shown, however narrow the terminal
+
+
+def _width() -> int:
+    """Columns for a line under a tool's call (the terminal's, as it is now, less the indent)."""
+    return shutil.get_terminal_size((100, 24)).columns - 6
 QUIET, NORMAL, VERBOSE = -1, 0, 1
 
 
@@ -229,11 +235,12 @@ class HumanRenderer:
         content = visible(event.content)
         lines = content.split("\n") if content else []
         name = visible(event.name)
-        width = shutil.get_terminal_size((100, 24)).columns - 6
         if event.ok and len(lines) == 1:  # a one-line result is its own summary
-            head = f"  {paint.green('✓')} {name}: {_one_line(lines[0], max(20, width - len(name)))}{tail}"
-            body = []
-        elif event.ok:
+            # The terminal's width matters only to a line longer than the least it always leaves room for.
+            room = _MIN_SUMMARY if len(lines[0]) <= _MIN_SUMMARY else max(_MIN_SUMMARY, _width() - len(name))
+            return [f"  {paint.green('✓')} {name}: {_one_line(lines[0], room)}{tail}"]
+        width = _width()
+        if event.ok:
             count = f"{len(lines)} line{'s' if len(lines) != 1 else ''}"
             head = f"  {paint.green('✓')} {name}: {count}{tail}"
             body = lines

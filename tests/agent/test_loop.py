@@ -309,6 +309,19 @@ def test_a_lone_call_that_stops_when_cancelled_runs_on_the_loop_thread(harness: 
     assert signal.getsignal(signal.SIGINT) is signal.default_int_handler  # given back
 
 
+def test_after_a_ctrl_c_on_the_loop_thread_no_further_call_starts(harness: Any, server: FakeOpenAIServer,
+                                                                  python_sigint: None) -> None:
+    server.add(tool_calls(call("block_here", {}), call("block_here", {})))
+    messages = _history()
+    _ctrl_c_when(lambda: "block:started" in harness.toolbox.ran)
+    outcome = harness.loop().run(messages)
+
+    assert outcome.status == "interrupted"
+    assert harness.toolbox.ran.count("block:started") == 1 and harness.toolbox.threads == ["MainThread"]
+    first, second = (m["content"] for m in _tool_messages(messages))
+    assert first.startswith(INTERRUPTED) and second == NOT_RUN
+
+
 def test_a_second_ctrl_c_stops_a_call_on_the_loop_thread_where_it_is(harness: Any, server: FakeOpenAIServer,
                                                                     python_sigint: None) -> None:
     server.add(tool_calls(call("stubborn_here", {})))

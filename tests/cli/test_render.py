@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import io
 
+import pytest
+
 from nami_yaml.agent.events import FinalEvent, MessageEvent, TextDelta, ToolCallEvent, ToolResultEvent
 from nami_yaml.cli.render import QUIET, VERBOSE, HumanRenderer
 from nami_yaml.cli.style import Terminal
@@ -35,6 +37,20 @@ def test_results_show_their_first_lines_and_a_count_of_the_rest() -> None:
     tool_events(render, True, "\n".join(f"row {n}" for n in range(10)))
     assert err.getvalue().splitlines()[1:] == ["  ✓ bash: 10 lines", "    │ row 0", "    │ row 1", "    │ row 2",
                                                "    │ row 3", "    … 6 more lines"]
+
+
+@pytest.mark.parametrize("columns", [40, 200])
+def test_a_one_line_result_is_its_summary_cut_to_the_terminal(monkeypatch: pytest.MonkeyPatch, columns: int) -> None:
+    monkeypatch.setenv("COLUMNS", str(columns))
+    long, short = "word " * 60, "a  short\tline"
+    err = io.StringIO()
+    render = HumanRenderer(io.StringIO(), err, live_stdout=False)
+    tool_events(render, True, long)
+    tool_events(render, True, short)
+    summary, short_summary = err.getvalue().splitlines()[1], err.getvalue().splitlines()[3]
+    room = columns - 6 - len("bash")  # the line's indent, and the name before the text
+    assert summary == "  ✓ bash: " + ("word " * 60).strip()[: room - 1] + "…"
+    assert short_summary == "  ✓ bash: a short line"  # its spacing folded, whatever the width
 
 
 def test_verbose_shows_whole_results_and_quiet_none() -> None:
