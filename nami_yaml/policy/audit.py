@@ -15,6 +15,7 @@ from __future__ import annotations
 import contextlib
 import errno
 import fcntl
+import functools
 import getpass
 import hashlib
 import json
@@ -30,7 +31,7 @@ from typing import Any
 
 from nami_yaml.agent.hooks import CallRecord, Decision
 from nami_yaml.agent.toolbox import PreparedCall
-from nami_yaml.display import safe_json
+from nami_yaml.display import visible_json
 from nami_yaml.env_secrets import NON_INTERACTIVE_ENV, is_secret, is_secret_name, is_secret_value
 from nami_yaml.errors import NamiError
 from nami_yaml.xdg import default_state_dir
@@ -40,6 +41,10 @@ MIN_FREE_BYTES = 1 << 20  # below this the log is treated as full before anythin
 # Shorter secret values are replaced only where they are a whole value: a variable such as Ray's
 # RAY_AUTH_MODE=token has a secret-looking name, and replacing "token" inside every text would garble the log.
 MIN_SECRET_LENGTH = 8
+
+
+# One encoder for every line (json.dumps with options makes one per call): compact, text as it is.
+_encode_line = json.JSONEncoder(ensure_ascii=False, separators=(",", ":"), default=str).encode
 
 
 class AuditError(NamiError):
@@ -115,8 +120,11 @@ class AuditLog:
 
     def entry(self, record: CallRecord) -> dict[str, Any]:
         prepared, decision, result = record.prepared, record.decision, record.result
-        secrets = [] if prepared is None else sorted({*secret_values(prepared.arguments), *self.host_secrets()},
-                                                    key=len, reverse=True)  # "abcd" in "abcdef": longest first
+        secrets: list[str] = []
+        if prepared is not None:
+            secrets = self.host_secrets()
+            if named := secret_values(prepared.arguments):  # "abcd" in "abcdef": longest first
+                secrets = sorted({*named, *secrets}, key=len, reverse=True)
         content = _bytes(result.content)
         line: dict[str, Any] = {
             "time": iso_time(time.time()),
@@ -176,7 +184,7 @@ class AuditLog:
         # Lone surrogates (JSON from the model may hold "\ud800") and invisible or control characters are
         # written as \u escapes: a line is always valid UTF-8, reads back to the same values, and
         # `nami log --json` prints nothing live on a terminal.
-        data = (safe_json(entry, separators=(",", ":"), default=str) + "\n").encode("utf-8")
+        data = (visible_json(_encode_line(entry)) + "\n").encode("utf-8")
         with self._lock:
             append_line(self.path, data)
 
@@ -292,7 +300,13 @@ def _bytes(text: str) -> bytes:
 
 def iso_time(seconds: float) -> str:
     whole = int(seconds)
-    return time.strftime("%Y-%m-%dT%H:%M:%S", time.gmtime(whole)) + f".{int((seconds - whole) * 1000):03d}Z"
+    return _whole_second(whole) + f".{int((seconds - whole) * 1000):03d}Z"
+
+
+@functools.lru_cache(maxsize=4)
+def _whole_second(whole: int) -> str:
+    """(A call's two times, and the next call's, mostly fall in the same second.)"""
+    return time.strftime("%Y-%m-%dT%H:%M:%S", time.gmtime(whole))
 
 
 def _user() -> str:

@@ -5,6 +5,7 @@ from __future__ import annotations
 import os
 import re
 import shlex
+from collections import ChainMap
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
@@ -196,6 +197,7 @@ def build_invocation(
         output=options.output,
         # A path the tool declares (`reads: [$KUBECONFIG]`) is read from the environment it runs in: its own
         # fixed env and its target's, written in trusted files; never from values the model passes.
+        # (A view, not a merged copy of the whole environment at every call: only a planned sandbox reads it.)
         sandbox=plan_for(ctx, options.sandbox if sandbox is None else sandbox, kind=sandbox_kind,
-                         env={**ctx.host_env, **fixed, **target_variables(ctx)}),
+                         env=ChainMap(target_variables(ctx), fixed, ctx.host_env)),
     )

@@ -9,8 +9,9 @@ each child in the sandbox its request's plan describes (runners/sandbox): the pl
 from __future__ import annotations
 
 import contextlib
+import math
 import os
-import selectors
+import select
 import shutil
 import signal
 import subprocess
@@ -23,6 +24,7 @@ from typing import IO
 
 from nami_yaml.procfs import processes
 from nami_yaml.runners.output import MAX_SAVED_OUTPUT, OutputCapture, SaveBudget
+from nami_yaml.runners.program_path import forget, located
 from nami_yaml.runners.sandbox.bwrap import close_all, wrap
 from nami_yaml.runners.sandbox.failure import SandboxFailure, classify_failure
 from nami_yaml.runners.sandbox.plan import SandboxPlan
@@ -33,7 +35,8 @@ _POLL = 0.1  # how often the cancel switch and the child's state are checked
 _DRAIN_WINDOW = 1.0  # after the child exits, how long descendants may keep its pipes open
 _KILL_GRACE = 0.75  # between SIGTERM and SIGKILL
 _FINAL_DRAIN = 0.5  # after a kill, how long to collect what is still in the pipes
-_EXIT = object()  # selector tag of the pidfd that signals the child's exit
+_EXIT = object()  # the role of the pidfd that signals the child's exit
+_STDIN = object()  # the role of the child's stdin, fed while it is open
 _STDERR_SHARE = 4  # stderr gets a quarter of the output budget (at least 2,000 bytes)
 
 
@@ -150,19 +153,16 @@ def _spawn(request: ProcessRequest, started: float) -> subprocess.Popen[bytes] |
             return _failed_start(missing[0], missing[1], started, request.timeout)
     command, keep = wrap(plan, argv, Path(request.cwd))  # bwrap's argv where sandboxed; messages name the tool's
     try:
-        return subprocess.Popen(
-            command,
-            cwd=request.cwd,
-            env=request.env,
-            stdin=subprocess.DEVNULL if request.stdin is None else subprocess.PIPE,
-            stdout=subprocess.PIPE,
-            stderr=subprocess.PIPE,
-            # Own session: no controlling terminal (a password prompt fails instead of hanging), our
-            # Ctrl-C does not reach it, and its pid names a process group we can kill as a whole.
-            start_new_session=True,
-            close_fds=True,
-            pass_fds=keep,
-        )
+        # Unsandboxed, a program named on the PATH starts from where it was found before (runners/program_path);
+        # if that fails, nothing ran, and it is looked for again.
+        program = str(argv[0]) if not keep and command is argv else ""
+        where = located(program, request.env) if program else None
+        if where is not None:
+            try:
+                return _popen(command, request, keep, where)
+            except OSError:
+                forget(program, request.env)
+        return _popen(command, request, keep, None)
     except FileNotFoundError:
         program = str(argv[0])
         if os.sep in program and Path(request.cwd, program).is_file():
@@ -177,6 +177,24 @@ def _spawn(request: ProcessRequest, started: float) -> subprocess.Popen[bytes] |
         return _failed_start(f"cannot run {argv[0]!s}: {exc}", 126, started, request.timeout)
     finally:
         close_all(keep)
+
+
+def _popen(command: list[str], request: ProcessRequest, keep: tuple[int, ...],
+           executable: str | None) -> subprocess.Popen[bytes]:
+    return subprocess.Popen(
+        command,
+        executable=executable,
+        cwd=request.cwd,
+        env=request.env,
+        stdin=subprocess.DEVNULL if request.stdin is None else subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        # Own session: no controlling terminal (a password prompt fails instead of hanging), our
+        # Ctrl-C does not reach it, and its pid names a process group we can kill as a whole.
+        start_new_session=True,
+        close_fds=True,
+        pass_fds=keep,
+    )
 
 
 def _start_problem(argv: list[str], cwd: Path, env: Mapping[str, str]) -> tuple[str, int] | None:
@@ -271,26 +289,29 @@ def _kill_group(proc: subprocess.Popen[bytes]) -> None:
 
 
 class _Pump:
-    """Moves bytes between us and the child's pipes with one selector: no thread per pipe, no deadlock."""
+    """Moves bytes between us and the child's pipes with one poll(): no thread per pipe, no deadlock."""
 
     def __init__(self, proc: subprocess.Popen[bytes], request: ProcessRequest):
-        # poll(), as subprocess's own communicate() uses: for three or four descriptors it needs no kernel
-        # object and no registration calls (epoll's cost eight more system calls per process: bench/, per step).
-        self.selector = selectors.PollSelector() if hasattr(selectors, "PollSelector") else selectors.DefaultSelector()
+        # poll() itself, as subprocess's own communicate() uses: for three or four descriptors it needs no
+        # kernel object and no registration calls (epoll's cost eight more system calls per process), and
+        # without the selectors module's keys and maps around it (bench/: per step).
+        self._poll = select.poll()
         self._files: dict[int, IO[bytes]] = {}
+        self._roles: dict[int, OutputCapture | object] = {}  # what each registered descriptor is for
         cap = max(0, request.max_output)
         self.budget = SaveBudget(request.max_saved)
         self.out = OutputCapture(cap, request.spill_dir, "stdout", self.budget)
         self.err = OutputCapture(min(cap, max(2_000, cap // _STDERR_SHARE)), request.spill_dir, "stderr",
                                  self.budget)
         assert proc.stdout is not None and proc.stderr is not None
-        self._watch(proc.stdout, selectors.EVENT_READ, self.out)
-        self._watch(proc.stderr, selectors.EVENT_READ, self.err)
+        self._watch(proc.stdout, select.POLLIN, self.out)
+        self._watch(proc.stderr, select.POLLIN, self.err)
         self._exit_fd: int | None = None
         with contextlib.suppress(AttributeError, OSError):  # pidfds need Linux >= 5.3
             self._exit_fd = os.pidfd_open(proc.pid)
             # Readable once the child exits: the loop wakes at once instead of on its next poll.
-            self.selector.register(self._exit_fd, selectors.EVENT_READ, _EXIT)
+            self._poll.register(self._exit_fd, select.POLLIN)
+            self._roles[self._exit_fd] = _EXIT
         self._stdin_data = memoryview(request.stdin or b"")
         self._stdin_sent = 0
         if proc.stdin is not None:
@@ -298,37 +319,40 @@ class _Pump:
                 # Non-blocking writes, interleaved with reads: a child that answers while we are still
                 # feeding it can never fill its stdout pipe while we sit blocked on its stdin.
                 os.set_blocking(proc.stdin.fileno(), False)
-                self._watch(proc.stdin, selectors.EVENT_WRITE, None)
+                self._watch(proc.stdin, select.POLLOUT, _STDIN)
             else:
                 proc.stdin.close()
 
-    def _watch(self, pipe: IO[bytes], events: int, capture: OutputCapture | None) -> None:
-        self._files[pipe.fileno()] = pipe
-        self.selector.register(pipe.fileno(), events, capture)
+    def _watch(self, pipe: IO[bytes], events: int, role: OutputCapture | object) -> None:
+        fd = pipe.fileno()
+        self._files[fd] = pipe
+        self._roles[fd] = role
+        self._poll.register(fd, events)
 
     @property
     def open(self) -> bool:
         return bool(self._files)
 
     def step(self, wait: float) -> None:
-        if not self.selector.get_map():
+        if not self._roles:
             time.sleep(max(0.0, wait))
             return
-        for key, _events in self.selector.select(max(0.0, wait)):
-            if key.data is _EXIT:
+        # In milliseconds, rounded up (as selectors does): rounding down would spin until the deadline.
+        for fd, _events in self._poll.poll(math.ceil(max(0.0, wait) * 1000)):
+            role = self._roles.get(fd)  # (None: dropped by an earlier event of this round)
+            if role is _EXIT:
                 self._forget_exit_fd()
-                continue
-            if key.data is None:
-                self._write_stdin(key.fd)
-                continue
-            try:
-                chunk = os.read(key.fd, _READ_SIZE)
-            except OSError:
-                chunk = b""
-            if chunk:
-                key.data.feed(chunk)
-            else:
-                self._drop(key.fd)
+            elif role is _STDIN:
+                self._write_stdin(fd)
+            elif isinstance(role, OutputCapture):
+                try:
+                    chunk = os.read(fd, _READ_SIZE)
+                except OSError:
+                    chunk = b""
+                if chunk:
+                    role.feed(chunk)
+                else:
+                    self._drop(fd)
 
     def _write_stdin(self, fd: int) -> None:
         start = self._stdin_sent
@@ -343,20 +367,23 @@ class _Pump:
         if self._stdin_sent >= len(self._stdin_data):
             self._drop(fd)
 
+    def _unregister(self, fd: int) -> None:
+        if self._roles.pop(fd, None) is not None:
+            with contextlib.suppress(KeyError, ValueError):
+                self._poll.unregister(fd)
+
     def _drop(self, fd: int) -> None:
         pipe = self._files.pop(fd, None)
         if pipe is None:
             return
-        with contextlib.suppress(KeyError, ValueError):
-            self.selector.unregister(fd)
+        self._unregister(fd)
         with contextlib.suppress(OSError):
             pipe.close()
 
     def _forget_exit_fd(self) -> None:
         if self._exit_fd is None:
             return
-        with contextlib.suppress(KeyError, ValueError):
-            self.selector.unregister(self._exit_fd)
+        self._unregister(self._exit_fd)
         with contextlib.suppress(OSError):
             os.close(self._exit_fd)
         self._exit_fd = None
@@ -371,7 +398,6 @@ class _Pump:
         for fd in list(self._files):
             self._drop(fd)
         self._forget_exit_fd()
-        self.selector.close()
         self.out.close()
         self.err.close()
 

@@ -33,9 +33,13 @@ def now_iso() -> str:
     return datetime.datetime.now().astimezone().isoformat(timespec="seconds")
 
 
+# Compact, and non-ASCII kept as is: a message's text is stored once, readable with grep. (One encoder for
+# every record: json.dumps with options makes one per call.)
+_encode_record = json.JSONEncoder(ensure_ascii=False, separators=(",", ":"), default=str).encode
+
+
 def encode(record: dict[str, Any]) -> bytes:
-    # Compact, and non-ASCII kept as is: a message's text is stored once, readable with grep.
-    return (json.dumps(record, ensure_ascii=False, separators=(",", ":"), default=str) + "\n").encode("utf-8")
+    return (_encode_record(record) + "\n").encode("utf-8")
 
 
 class SessionWriter:
