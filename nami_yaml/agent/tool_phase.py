@@ -158,6 +158,8 @@ class ToolPhase:
                         self._report(slot)
                         i += 1
                         continue
+                    if running and any(not s.parallel for s in running.values()):
+                        break  # decided only once what runs alone is answered: its after_tool hooks first
                     if slot.decision is None:
                         slot.decision = self._decide(slot)
                         slot.parallel = slot.prepared.risk == READ and slot.decision.action == "allow"

@@ -181,6 +181,8 @@ def toolbox(ctx: RuntimeContext) -> Toolbox:
     box.add("echo", "read", {"text": {"type": "string"}}, _echo)
     box.add("fail", "read", {}, _fail)
     box.add("write_note", "write", {"path": {"type": "string"}, "text": {"type": "string"}}, _write_note)
+    box.add("write_note_here", "write", {"path": {"type": "string"}, "text": {"type": "string"}}, _write_note,
+            stops=True)
     box.add("read_note", "read", {"path": {"type": "string"}}, _read_note)
     box.add("block", "exec", {}, _block)
     box.add("block_here", "exec", {}, _block, stops=True)

@@ -12,6 +12,7 @@ from typing import Any
 
 import pytest
 
+from nami_yaml.agent.hooks import CallRecord, Decision, Hooks
 from nami_yaml.agent.loop import INTERRUPTED_MARK
 from nami_yaml.agent.tool_phase import ABANDONED, CUT_OFF, INTERRUPTED, NOT_RUN, STOPPED
 from nami_yaml.testing.fake_server import FakeOpenAIServer, call, error, text, tool_calls
@@ -182,6 +183,30 @@ def test_write_calls_run_one_by_one_after_approval(harness: Any, server: FakeOpe
     assert [m["content"] for m in _tool_messages(messages)] == [
         "wrote 5 chars to a.txt", "wrote 4 chars to b.txt", "beta", "wrote 5 chars to c.txt"]
     assert (harness.ctx.workspace / "c.txt").read_text() == "gamma"
+
+
+@pytest.mark.parametrize("tool", ["write_note", "write_note_here"], ids=["on a worker", "on the loop's thread"])
+def test_a_call_is_decided_after_the_one_before_it_was_recorded(harness: Any, server: FakeOpenAIServer,
+                                                                 tool: str) -> None:
+    """An audit log that failed on one call refuses the next (no tool runs without a record): the next call
+    is decided only after the after_tool hooks of the one before it, wherever that one ran."""
+    order: list[str] = []
+    failed: list[bool] = []
+
+    def before(call: Any) -> Decision | None:
+        order.append(f"decide {call.arguments['path']}")
+        return Decision.deny("the audit log cannot be written", "audit log") if failed else Decision.allow()
+
+    def after(record: CallRecord) -> None:
+        order.append(f"recorded {record.call.id}")
+        failed.append(True)
+
+    server.add(tool_calls(call(tool, {"path": "a.txt", "text": "1"}), call(tool, {"path": "b.txt", "text": "2"})))
+    messages = _history()
+    harness.loop(hooks=Hooks(before_tool=[before], after_tool=[after], ask=harness.approve)).run(messages)
+    assert order[:3] == ["decide a.txt", "recorded call_1_0", "decide b.txt"]
+    assert (harness.ctx.workspace / "a.txt").exists() and not (harness.ctx.workspace / "b.txt").exists()
+    assert "audit log" in _tool_messages(messages)[1]["content"]
 
 
 def test_denied_approval_is_a_result(harness: Any, server: FakeOpenAIServer) -> None:
