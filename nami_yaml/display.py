@@ -60,6 +60,11 @@ def _json_escape(match: re.Match[str]) -> str:
     return f"\\u{0xD800 + (code >> 10):04x}\\u{0xDC00 + (code & 0x3FF):04x}"
 
 
+# Compact JSON with text as it is (non-ASCII unescaped), anything else JSON cannot hold as its str(): the
+# lines of the audit log and of session files. Made once: json.dumps() with options makes an encoder per call.
+compact_json = json.JSONEncoder(ensure_ascii=False, separators=(",", ":"), default=str).encode
+
+
 def safe_json(value: Any, **options: Any) -> str:
     """``json.dumps`` that keeps readable text readable (``ensure_ascii=False``) but writes every control
     or invisible character as a ``\\u`` escape: the same JSON to a parser, nothing live on a terminal."""

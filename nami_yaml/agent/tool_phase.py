@@ -164,7 +164,7 @@ class ToolPhase:
                         slot.decision = self._decide(slot)
                         slot.parallel = slot.prepared.risk == READ and slot.decision.action == "allow"
                     if slot.parallel:
-                        if len(running) >= self.limit or any(not s.parallel for s in running.values()):
+                        if len(running) >= self.limit:  # (what runs is reads only: see above)
                             break
                     elif running:
                         break

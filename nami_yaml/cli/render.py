@@ -29,12 +29,12 @@ def _one_line(text: str, limit: int = 100) -> str:
 
 PREVIEW_LINES = 4  # lines of a tool's result shown under it (all with -v, none with -q)
 _MIN_SUMMARY = 20  # characters of a one-line result always shown, however narrow the terminal
+QUIET, NORMAL, VERBOSE = -1, 0, 1
 
 
 def _width() -> int:
     """Columns for a line under a tool's call (the terminal's, as it is now, less the indent)."""
     return shutil.get_terminal_size((100, 24)).columns - 6
-QUIET, NORMAL, VERBOSE = -1, 0, 1
 
 
 class HumanRenderer:

@@ -31,7 +31,7 @@ from typing import Any
 
 from nami_yaml.agent.hooks import CallRecord, Decision
 from nami_yaml.agent.toolbox import PreparedCall
-from nami_yaml.display import visible_json
+from nami_yaml.display import compact_json, visible_json
 from nami_yaml.env_secrets import NON_INTERACTIVE_ENV, is_secret, is_secret_name, is_secret_value
 from nami_yaml.errors import NamiError
 from nami_yaml.xdg import default_state_dir
@@ -41,10 +41,6 @@ MIN_FREE_BYTES = 1 << 20  # below this the log is treated as full before anythin
 # Shorter secret values are replaced only where they are a whole value: a variable such as Ray's
 # RAY_AUTH_MODE=token has a secret-looking name, and replacing "token" inside every text would garble the log.
 MIN_SECRET_LENGTH = 8
-
-
-# One encoder for every line (json.dumps with options makes one per call): compact, text as it is.
-_encode_line = json.JSONEncoder(ensure_ascii=False, separators=(",", ":"), default=str).encode
 
 
 class AuditError(NamiError):
@@ -184,7 +180,7 @@ class AuditLog:
         # Lone surrogates (JSON from the model may hold "\ud800") and invisible or control characters are
         # written as \u escapes: a line is always valid UTF-8, reads back to the same values, and
         # `nami log --json` prints nothing live on a terminal.
-        data = (visible_json(_encode_line(entry)) + "\n").encode("utf-8")
+        data = (visible_json(compact_json(entry)) + "\n").encode("utf-8")
         with self._lock:
             append_line(self.path, data)
 

@@ -155,7 +155,7 @@ def _spawn(request: ProcessRequest, started: float) -> subprocess.Popen[bytes] |
     try:
         # Unsandboxed, a program named on the PATH starts from where it was found before (runners/program_path);
         # if that fails, nothing ran, and it is looked for again.
-        program = str(argv[0]) if not keep and command is argv else ""
+        program = str(argv[0]) if plan is None or not plan.active else ""
         where = located(program, request.env) if program else None
         if where is not None:
             try:

@@ -17,13 +17,13 @@ from __future__ import annotations
 import contextlib
 import datetime
 import fcntl
-import json
 import os
 from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
 from nami_yaml.agent.events import Event
+from nami_yaml.display import compact_json
 from nami_yaml.session.store import SessionError
 
 VERSION = 1
@@ -33,13 +33,9 @@ def now_iso() -> str:
     return datetime.datetime.now().astimezone().isoformat(timespec="seconds")
 
 
-# Compact, and non-ASCII kept as is: a message's text is stored once, readable with grep. (One encoder for
-# every record: json.dumps with options makes one per call.)
-_encode_record = json.JSONEncoder(ensure_ascii=False, separators=(",", ":"), default=str).encode
-
-
 def encode(record: dict[str, Any]) -> bytes:
-    return (_encode_record(record) + "\n").encode("utf-8")
+    # Compact, and non-ASCII kept as is: a message's text is stored once, readable with grep.
+    return (compact_json(record) + "\n").encode("utf-8")
 
 
 class SessionWriter:

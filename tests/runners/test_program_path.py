@@ -4,12 +4,17 @@ remembered file no longer starts."""
 from __future__ import annotations
 
 import os
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
 
-from nami_yaml.runners import program_path
+from nami_yaml.runners import process, program_path
 from nami_yaml.runners.process import ProcessRequest, ProcessResult, run_process
+from nami_yaml.runners.sandbox.plan import plan_for
+from nami_yaml.runtime import RuntimeContext
+from nami_yaml.sandbox_settings import SandboxSettings
+from tests.programs import need_bwrap
 
 
 def _program(folder: Path, name: str, says: str, mode: int = 0o755) -> Path:
@@ -82,3 +87,20 @@ def test_the_child_sees_the_name_it_was_called_by(workdir: Path) -> None:
         result = run_process(ProcessRequest(argv=["python3", "-c", "import sys; print(sys.orig_argv[0])"],
                                             cwd=workdir, env=env, sandbox=None))
         assert result.stdout == "python3\n"
+
+
+def test_a_sandboxed_call_is_never_started_from_a_remembered_place(ctx: RuntimeContext,
+                                                                   monkeypatch: pytest.MonkeyPatch) -> None:
+    """In the sandbox bubblewrap looks the name up, inside its own view of the file system."""
+    need_bwrap()
+    asked: list[str] = []
+    monkeypatch.setattr(process, "located", lambda program, env: asked.append(program))
+    plan = plan_for(replace(ctx, sandbox=SandboxSettings(mode="required")))
+    assert plan.active
+    result = run_process(ProcessRequest(argv=["echo", "inside"], cwd=ctx.workspace,
+                                        env={"PATH": os.environ.get("PATH", os.defpath)}, sandbox=plan))
+    assert result.ok and result.stdout == "inside\n"
+    assert asked == []
+    unsandboxed = run_process(ProcessRequest(argv=["echo", "outside"], cwd=ctx.workspace,
+                                             env={"PATH": os.environ.get("PATH", os.defpath)}, sandbox=None))
+    assert unsandboxed.stdout == "outside\n" and asked == ["echo"]
