@@ -27,7 +27,7 @@ class Row:
 
     key: str  # stable name: the CI test checks that every key is present
     label: str
-    value: float
+    value: float | None  # None: not measured here (the label says why); never a figure standing in for one
     unit: str  # "ms", "s", "MB", "chars", "%", "tasks/min", …
     baseline: float | None = None
     baseline_label: str = ""
@@ -36,7 +36,7 @@ class Row:
 
     @property
     def ratio(self) -> float | None:
-        if self.baseline is None or self.baseline == 0:
+        if self.value is None or self.baseline is None or self.baseline == 0:
             return None
         return self.value / self.baseline
 

@@ -34,7 +34,7 @@ def medians(repeat: int) -> dict[str, float]:
 def measure(settings: Settings) -> list[Row]:
     found = availability(os.environ)
     if not found.available:
-        return [Row("sandbox.extra", f"sandbox: extra time per call (not measured: {found.reason})", 0.0, "ms")]
+        return [Row("sandbox.extra", f"sandbox: extra time per call (not measured: {found.reason})", None, "ms")]
     times = medians(max(settings.repeat, 5) * (1 if settings.quick else 20))
     extra = (times["sandboxed"] - times["unsandboxed"]) * 1000
     return [Row("sandbox.extra", "sandbox: median extra time per call (bash `true`, bwrap vs none)", extra, "ms",

@@ -12,7 +12,9 @@ from bench.common import Row
 BEGIN, END = "<!-- bench:begin -->", "<!-- bench:end -->"
 
 
-def figure(value: float, unit: str) -> str:
+def figure(value: float | None, unit: str) -> str:
+    if value is None:
+        return "not measured"
     if unit == "yes/no":
         return "yes" if value else "no"
     if unit in ("chars", "tokens", "tasks/min", "MB", "lines", "bytes"):

@@ -84,7 +84,7 @@ def pi_rows(prompt: list[Part], tools: list[Part], pi: PiWeight | NotMeasured) -
                         f"{names[key]}, estimated the same way" if baseline is not None else names[key]))
     total = rows[-2]
     total.target = "≤ 1.0× Pi's"
-    total.met = None if total.baseline is None else total.value <= total.baseline
+    total.met = None if total.baseline is None or total.value is None else total.value <= total.baseline
     return rows
 
 

@@ -135,3 +135,16 @@ def test_an_impossible_figure_is_an_error_not_a_target_met(monkeypatch: pytest.M
 def test_a_possible_figure_passes() -> None:
     assert Row("x", "t", 0.01, "ms", 0.02, "b").problem() is None
     assert Row("x", "t", 0, "yes/no").problem() is None and Row("x", "t", 100, "%").problem() is None
+
+
+def test_a_program_missing_here_is_not_measured_not_an_error(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Without bubblewrap the sandbox row says why it has no figure; the run is not failed for it."""
+    import bench.sandbox
+    from nami_yaml.runners.sandbox.probe import Availability
+
+    monkeypatch.setattr(bench.sandbox, "availability",
+                        lambda env: Availability(False, "bubblewrap (bwrap) is not installed (not on PATH)"))
+    [row] = collect(Settings(quick=True, repeat=1), ("sandbox",), progress=False)
+    assert row.value is None and row.problem() is None and row.ratio is None
+    assert "| sandbox: extra time per call (not measured: bubblewrap (bwrap) is not installed (not on PATH)) " \
+           "| not measured |" in markdown([row])

@@ -15,7 +15,7 @@ from typing import Any
 import pytest
 
 from nami_yaml.testing import FakeOpenAIServer, call, error, text, tool_calls
-from tests.helpers import NAMI, run_nami, script_a_sleep
+from tests.helpers import NAMI, run_nami, script_a_sleep, without_sandbox_notice
 from tests.sandboxing import gone, need_bwrap, running
 
 
@@ -50,7 +50,7 @@ def test_with_stdout_and_stderr_both_redirected_the_answer_is_in_stdout_only(fak
     assert result.returncode == 0, result.stderr
     assert result.stdout == "The notes say: three notes.\n"
     assert "The notes say" not in result.stderr
-    assert result.stderr.splitlines()[:2] == ["Let me read the notes.", '→ read_file path="notes.txt" offset=1 limit=2000']
+    assert without_sandbox_notice(result.stderr).splitlines()[:2] == ["Let me read the notes.", '→ read_file path="notes.txt" offset=1 limit=2000']
     assert result.stderr.splitlines()[-1].startswith("tokens: ")
 
 

@@ -15,7 +15,7 @@ from click.testing import CliRunner
 from nami_yaml.cli.main import cli
 from nami_yaml.env_secrets import NON_INTERACTIVE_ENV
 from nami_yaml.registry.loader import load_tools
-from tests.helpers import fake_programs, nami
+from tests.helpers import fake_programs, nami, without_sandbox_notice
 
 OPS = """\
 tools:
@@ -138,7 +138,7 @@ def test_tools_call_with_args_json_and_overrides(project: Path) -> None:
 def test_tools_call_exit_codes(project: Path) -> None:
     failed = nami("tools", "call", "fail")
     assert failed.exit_code == 1
-    assert (failed.stdout, failed.stderr) == ("", "it broke\n[exit code: 1]\n")
+    assert (failed.stdout, without_sandbox_notice(failed.stderr)) == ("", "it broke\n[exit code: 1]\n")
     invalid = nami("tools", "call", "show_args", "count=0")
     assert invalid.exit_code == 1
     assert invalid.stdout == ""
@@ -377,9 +377,9 @@ def test_tools_call_keeps_stdout_and_stderr_apart(split_project: Path) -> None:
     result = nami("tools", "call", "both_streams")
     assert result.exit_code == 1
     assert result.stdout == "to stdout\n"
-    assert result.stderr == "to stderr\n[exit code: 3]\n"
+    assert without_sandbox_notice(result.stderr) == "to stderr\n[exit code: 3]\n"
     real = run_nami(split_project, "tools", "call", "both_streams")
-    assert (real.returncode, real.stdout, real.stderr) == (1, "to stdout\n", "to stderr\n[exit code: 3]\n")
+    assert (real.returncode, real.stdout, without_sandbox_notice(real.stderr)) == (1, "to stdout\n", "to stderr\n[exit code: 3]\n")
 
 
 def test_tools_call_json_prints_the_whole_result(split_project: Path) -> None:

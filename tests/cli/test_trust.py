@@ -16,7 +16,7 @@ from nami_yaml.config.settings import load_settings
 from nami_yaml.config.trust import covered_files, fingerprint
 from nami_yaml.registry.executor import Executor
 from tests.cli.terminal import Terminal
-from tests.helpers import nami
+from tests.helpers import nami, without_sandbox_notice
 
 
 @pytest.fixture
@@ -41,7 +41,7 @@ def test_trust_then_any_change_asks_again(project: Path) -> None:
     assert trusted.exit_code == 0
     assert "sets permissions.exec = \"allow\"" in trusted.output
     assert "hi (exec, command) from tools/hi.yaml:1:1" in trusted.output
-    assert nami("tools", "call", "hi").output == "hi\n"
+    assert without_sandbox_notice(nami("tools", "call", "hi").output) == "hi\n"
     (project / "tools" / "helper.py").write_text("VALUE = 2  # entry-point code changed\n")
     changed = nami("tools", "call", "hi")
     assert changed.exit_code == 2 and "tools/helper.py modified since you trusted" in changed.output
@@ -58,7 +58,7 @@ def test_a_script_a_tool_runs_from_outside_its_folder_is_covered(project: Path) 
     (project / "tools" / "report.yaml").write_text("name: report\ndescription: Report.\nrisk: read\n"
                                                    "command: [python3, scripts/report.py]\n")
     assert nami("trust", "--yes").exit_code == 0
-    assert nami("tools", "call", "report").output == "reviewed\n"
+    assert without_sandbox_notice(nami("tools", "call", "report").output) == "reviewed\n"
     (project / "scripts" / "report.py").write_text("open('pwned', 'w'); print('changed')\n")
     changed = nami("tools", "call", "report")
     assert changed.exit_code == 2 and "scripts/report.py modified since you trusted" in changed.output
@@ -125,8 +125,8 @@ def test_a_change_names_the_files_that_changed_not_agent_yaml(project: Path) -> 
 
 
 def test_a_config_named_explicitly_needs_no_trust(project: Path) -> None:
-    assert nami("tools", "call", "hi", env={"NAMI_CONFIG": str(project / "agent.yaml")}).output == "hi\n"
-    assert nami("tools", "call", "hi", "--config", "agent.yaml").output == "hi\n"
+    assert without_sandbox_notice(nami("tools", "call", "hi", env={"NAMI_CONFIG": str(project / "agent.yaml")}).output) == "hi\n"
+    assert without_sandbox_notice(nami("tools", "call", "hi", "--config", "agent.yaml").output) == "hi\n"
 
 
 def test_summary_flags_paths_outside_the_project(project: Path, tmp_path: Path) -> None:
@@ -143,7 +143,7 @@ def test_python_anywhere_below_the_tool_folder_is_covered(project: Path) -> None
     (package / "mod.py").write_text("def run() -> str:\n    return 'reviewed'\n")
     (project / "tools" / "sub.yaml").write_text("name: sub\ndescription: d\nentrypoint: pkg.mod:run\n")
     assert nami("trust", "--yes").exit_code == 0
-    assert nami("tools", "call", "sub").output == "reviewed\n"
+    assert without_sandbox_notice(nami("tools", "call", "sub").output) == "reviewed\n"
     (package / "mod.py").write_text("def run() -> str:\n    return 'EVIL'\n")
     changed = nami("tools", "call", "sub")
     assert changed.exit_code == 2 and "mod.py modified since you trusted" in changed.output
@@ -163,8 +163,8 @@ def test_your_own_extra_tools_do_not_change_the_projects_trust(project: Path, tm
     mine = tmp_path / "mine.yaml"
     mine.write_text("name: mine\ndescription: d\ncommand: [echo, mine]\n")
     assert nami("trust", "--yes").exit_code == 0
-    assert nami("tools", "call", "--tools", str(mine), "mine").output == "mine\n"
-    assert nami("tools", "call", "hi").output == "hi\n"
+    assert without_sandbox_notice(nami("tools", "call", "--tools", str(mine), "mine").output) == "mine\n"
+    assert without_sandbox_notice(nami("tools", "call", "hi").output) == "hi\n"
 
 
 def test_the_summary_cannot_carry_escape_codes(project: Path) -> None:
@@ -253,10 +253,10 @@ def test_nami_writes_no_bytecode_into_the_project_and_trust_holds(project: Path,
     monkeypatch.setattr(sys, "dont_write_bytecode", False)  # as for most users (PYTHONDONTWRITEBYTECODE unset)
     _entry_project(project, "greeter_bytecode", "greeter_bytecode.py")
     first = nami("tools", "call", "greet", "name=a")
-    assert (first.exit_code, first.output) == (0, "hello a\n")
+    assert (first.exit_code, without_sandbox_notice(first.output)) == (0, "hello a\n")
     assert not list(project.rglob("__pycache__"))
     second = nami("tools", "call", "greet", "name=b")
-    assert (second.exit_code, second.output) == (0, "hello b\n")
+    assert (second.exit_code, without_sandbox_notice(second.output)) == (0, "hello b\n")
 
 
 def test_a_tool_changed_in_the_same_session_is_not_imported(project: Path) -> None:
@@ -362,7 +362,7 @@ def test_the_snapshot_never_decides_trust(project: Path, temp_home: Path) -> Non
 
     assert nami("trust", "--yes").exit_code == 0
     shutil.rmtree(temp_home / ".local" / "state" / "nami" / "trusted")
-    assert nami("tools", "call", "hi").output == "hi\n"  # still trusted: the digest decides
+    assert without_sandbox_notice(nami("tools", "call", "hi").output) == "hi\n"  # still trusted: the digest decides
     (project / "tools" / "hi.yaml").write_text("name: hi\ndescription: Say hi.\ncommand: [echo, bye]\n")
     changed = CliRunner().invoke(cli, ["trust"])
     assert changed.exit_code == 2

@@ -18,6 +18,7 @@ from nami_yaml.agent.hooks import Decision
 from nami_yaml.app.agent import Agent
 from nami_yaml.policy.audit import AuditError, default_audit_path
 from nami_yaml.testing import FakeOpenAIServer, ScriptedModel, call, text, tool_calls
+from tests.helpers import without_sandbox_notice
 
 DEPLOY = """\
 tools:
@@ -98,7 +99,7 @@ def test_tools_call_writes_a_line_and_honours_the_rules(project: Path) -> None:
                              cwd=project, capture_output=True, text=True)
     assert refused.returncode == 1
     assert refused.stdout == ""  # a refusal is nami's message, on stderr
-    assert refused.stderr.startswith("Error: denied by rule agent.yaml:3:5: ") and "change freeze" in refused.stderr
+    assert without_sandbox_notice(refused.stderr).startswith("Error: denied by rule agent.yaml:3:5: ") and "change freeze" in refused.stderr
     web, payments = read_lines()
     assert (web["via"], web["status"], web["decided_by"]) == ("tools call", "ran", "tools call (by hand)")
     assert web["config_trust"] == "trusted"
