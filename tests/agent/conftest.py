@@ -168,7 +168,11 @@ def _stubborn(box: Toolbox, args: dict[str, Any]) -> ToolResult:
     """Ignores the cancel switch, like a badly written Python tool."""
     box.ran.append("stubborn:started")
     box.threads.append(threading.current_thread().name)
-    box.release.wait(60)
+    # Short waits, not one long one: a Ctrl-C that lands between CPython running the signal handlers of an
+    # interrupted wait and waiting again is only handled when the wait ends (on the loop thread).
+    deadline = time.monotonic() + 60
+    while not box.release.wait(0.05) and time.monotonic() < deadline:
+        pass
     box.ran.append("stubborn:ended")
     return ToolResult("finally done")
 
