@@ -62,11 +62,12 @@ def settings(config: str | None, flags: dict[str, Any] | None = None) -> Effecti
 
 
 def load_project(config: str | None, flags: dict[str, Any] | None = None, extra_tools: list[str] | None = None,
-                 *, will_run: bool = False, tool_servers: bool | None = None) -> Project:
+                 *, will_run: bool = False, tool_servers: bool | None = None, target: str | None = None) -> Project:
     """The project for a command. ``will_run``: tools are about to run, so an untrusted project agent.yaml
-    is shown and the user asked (on a terminal), else refused. ``tool_servers``: see ``open_project``."""
+    is shown and the user asked (on a terminal), else refused. ``tool_servers`` and ``target`` (--target):
+    see ``open_project``."""
     return open_project(config, flags=flags, extra_tools=extra_tools or (), trust=prompt_trust, will_run=will_run,
-                        tool_servers=tool_servers)
+                        tool_servers=tool_servers, target=target)
 
 
 def report_notices(project: Project) -> None:

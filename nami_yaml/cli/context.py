@@ -18,18 +18,20 @@ from nami_yaml.session.usage import CHARS_PER_TOKEN, estimate_tokens
 @click.command("context")
 @config_option
 @tools_option
+@click.option("--target", metavar="NAME",
+              help="Count the requests of `nami run --target NAME`: targeted tools are sent without their target parameter.")
 @click.option("--json", "as_json", is_flag=True, help="The parts as JSON.")
 @handle_errors
-def context(config: str | None, extra_tools: tuple[str, ...], as_json: bool) -> None:
+def context(config: str | None, extra_tools: tuple[str, ...], target: str | None, as_json: bool) -> None:
     """Show what every request sends before the conversation: the system prompt and each tool definition
     (MCP servers' too, once agent.yaml is trusted), in characters (as sent) and estimated tokens, largest
     first, with the total and its cost."""
-    with load_project(config, extra_tools=list(extra_tools), tool_servers=True) as project:  # their tools count
-        report_notices(project)
-        show_context(project, as_json)
+    with load_project(config, extra_tools=list(extra_tools), tool_servers=True, target=target) as project:
+        report_notices(project)  # (the MCP servers' tools count too)
+        show_context(project, as_json, target)
 
 
-def show_context(project: Project, as_json: bool) -> None:
+def show_context(project: Project, as_json: bool, target: str | None = None) -> None:
     parts = request_parts(project.system_prompt(), project.registry.definitions())
     chars = total_chars(parts)
     tokens = estimate_tokens(chars)
@@ -41,7 +43,7 @@ def show_context(project: Project, as_json: bool) -> None:
     shaped = shaping_samples(project.registry)
     if as_json:
         click.echo(json.dumps({"parts": [{"label": p.label, "chars": p.chars, "tokens": p.tokens} for p in parts],
-                               "chars": chars, "tokens": tokens,
+                               "chars": chars, "tokens": tokens, "target": target,
                                "cost": None if pricing is None else pricing.cost(tokens, 0, 0),
                                "docs_on_demand": on_demand, "skills": skills,
                                "tool_groups_on_demand": groups, "chars_with_every_group_loaded": loaded_chars,
@@ -63,6 +65,8 @@ def show_context(project: Project, as_json: bool) -> None:
     if unsent:
         notes.append(f"not sent: {' and '.join(unsent)}, read on demand")
     click.echo("; ".join(notes))
+    if target is not None:
+        click.echo(_pinned(project, target))
     if groups:
         count = sum(len(names) for names in groups.values())
         click.echo(f"sent on demand: {count} tool{'s' if count != 1 else ''} of {len(groups)} group"
@@ -70,6 +74,15 @@ def show_context(project: Project, as_json: bool) -> None:
                    f"with every group loaded a request starts with {loaded_chars:,} characters (~"
                    f"{estimate_tokens(loaded_chars):,} tokens)")
     show_shaping(shaped)
+
+
+def _pinned(project: Project, target: str) -> str:
+    targeted = [t.name for t in project.registry if t.targeted]
+    if not targeted:
+        return f"every call of a targeted tool runs on target {visible(target)} (--target); no tool here runs on targets"
+    one = len(targeted) == 1
+    return (f"every call of a targeted tool runs on target {visible(target)} (--target): {', '.join(targeted)} "
+            f"{'is' if one else 'are'} sent without {'its' if one else 'their'} target parameter")
 
 
 def show_shaping(samples: list[ShapingSample]) -> None:

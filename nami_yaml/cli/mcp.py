@@ -31,6 +31,8 @@ def mcp_group() -> None:
               help="Serve the tool files at PATH (file, folder or glob) without an agent.yaml; repeatable.")
 @click.option("--approve", "approve_risks", metavar="RISKS", callback=parse_risks,
               help="Run calls of these risks that the policy would ask about, e.g. read,write (never a deny).")
+@click.option("--target", metavar="NAME",
+              help="Run every call of a targeted tool on this target of agent.yaml (clients are not offered the choice).")
 @click.option("--builtins", "include_builtins", is_flag=True,
               help="Also serve the agent's built-in tools (read_file, bash…), which clients usually have already.")
 @click.option("--agents", "serve_agents", is_flag=True,
@@ -44,8 +46,8 @@ def mcp_group() -> None:
               help="Over HTTP, also accept requests naming NAME in Host (a DNS name or proxy clients use); "
                    "repeatable. The addresses served are always accepted.")
 @handle_errors
-def serve(config: str | None, tool_paths: tuple[str, ...], approve_risks: tuple[str, ...], include_builtins: bool,
-          serve_agents: bool, address: str | None, allow_remote: bool, token_env: str | None,
+def serve(config: str | None, tool_paths: tuple[str, ...], approve_risks: tuple[str, ...], target: str | None,
+          include_builtins: bool, serve_agents: bool, address: str | None, allow_remote: bool, token_env: str | None,
           allowed_hosts: tuple[str, ...]) -> None:
     """Serve the tools of this project's agent.yaml (or of --tools PATH) to an MCP client, over stdio (the
     default: the client starts `nami mcp serve`) or streamable HTTP (--http).
@@ -67,12 +69,14 @@ def serve(config: str | None, tool_paths: tuple[str, ...], approve_risks: tuple[
     from nami_yaml.app.serving import serve_tools
     from nami_yaml.mcp.server import serve_http, serve_stdio
 
-    served = serve_tools(_options(config, tool_paths, approve_risks), include_builtins=include_builtins,
+    served = serve_tools(_options(config, tool_paths, approve_risks, target), include_builtins=include_builtins,
                          agents=serve_agents)
     if not served.tools:
         raise ConfigError("there are no tools to serve" + ("" if include_builtins else
                                                            " (built-in tools are served only with --builtins)"))
     names = ", ".join(tool.name for tool in served.tools)
+    if target is not None:
+        names += f" (every call of a targeted tool runs on target {target})"
     if listen is None:
         click.echo(f"nami mcp: serving {plural(len(served.tools), 'tool')} over stdio: {names}", err=True)
         serve_stdio(served)
@@ -86,12 +90,13 @@ def serve(config: str | None, tool_paths: tuple[str, ...], approve_risks: tuple[
     serve_http(served, host, port, token=token, on_ready=ready, allowed_hosts=allowed_hosts)
 
 
-def _options(config: str | None, tool_paths: tuple[str, ...], approve_risks: tuple[str, ...]) -> AgentOptions:
+def _options(config: str | None, tool_paths: tuple[str, ...], approve_risks: tuple[str, ...],
+             target: str | None) -> AgentOptions:
     """What to serve: the project's agent.yaml, which must be trusted (nobody is asked); or, with --tools
     and no --config, only those tool files (no agent.yaml is looked for, no built-ins)."""
     alone = bool(tool_paths) and not config
     return AgentOptions(config=config, tools=tool_paths, approve_risks=approve_risks, via="mcp", start_servers=False,
-                        discover=not alone, settings={"tools.builtin": []} if alone else {})
+                        discover=not alone, settings={"tools.builtin": []} if alone else {}, target=target)
 
 
 def _listen_address(address: str, allow_remote: bool, token_env: str | None) -> tuple[str, int]:

@@ -112,3 +112,23 @@ def test_the_trust_summary_and_tools_show_name_the_targets(project: Path, temp_h
     assert f"    prod: APP_CONFIG={temp_home}/prod.conf\n" in summary
     shown = run_nami(None, "tools", "show", "where", cwd=project).stdout
     assert "targets:    dev, prod (the model chooses)\n" in shown
+
+
+def test_context_counts_the_requests_of_a_pinned_target_as_run_sends_them(fake_openai: FakeOpenAIServer,
+                                                                         project: Path) -> None:
+    free = json.loads(run_nami(None, "context", "--json", cwd=project).stdout)
+    pinned = run_nami(None, "context", "--json", "--target", "dev", cwd=project)
+    assert pinned.returncode == 0, pinned.stderr
+    counted = json.loads(pinned.stdout)
+    assert (free["target"], counted["target"]) == (None, "dev")
+    fake_openai.add(text("done"))
+    assert run_nami(fake_openai, "run", "--target", "dev", "hi", cwd=project).returncode == 0
+    [sent] = fake_openai.requests[0]["tools"]
+    chars = {p["label"]: p["chars"] for p in counted["parts"]}
+    assert chars["tool where"] == len(json.dumps(sent, ensure_ascii=False, separators=(",", ":")))
+    assert chars["tool where"] < {p["label"]: p["chars"] for p in free["parts"]}["tool where"]
+    table = run_nami(None, "context", "--target", "dev", cwd=project).stdout
+    assert ("every call of a targeted tool runs on target dev (--target): where is sent without its target "
+            "parameter\n") in table
+    unknown = run_nami(None, "context", "--target", "staging", cwd=project)
+    assert unknown.returncode == 2 and "no target is named so (targets: dev, prod)" in unknown.stderr

@@ -326,6 +326,38 @@ def test_tools_serves_a_folder_without_agent_yaml(project: Path, tmp_path: Path)
     assert "refused by permissions.write" in removed  # no agent.yaml: the default permissions ask, nobody answers
 
 
+def test_a_pinned_target_takes_every_call_and_clients_are_not_offered_the_choice(workdir: Path, tmp_path: Path,
+                                                                                temp_home: Path) -> None:
+    (workdir / "agent.yaml").write_text(
+        "targets:\n  dev: {env: {APP_CONFIG: ~/dev.conf}}\n  prod: {env: {APP_CONFIG: ~/prod.conf}}\n"
+        "tools: {builtin: [], files: [where.yaml]}\naudit: {path: audit.jsonl}\n"
+        "rules:\n  - {tool: where, args: {target: prod}, decision: deny, reason: not prod}\n")
+    (workdir / "where.yaml").write_text("name: where\ndescription: Say where a call runs.\nrisk: read\ntarget: true\n"
+                                        "command: [sh, -c, 'echo \"$APP_CONFIG on $NAMI_TARGET\"']\n")
+
+    async def scenario(*flags: str) -> tuple[dict[str, Any], list[str]]:
+        with open(tmp_path / "server.err", "w") as errlog:
+            async with stdio_session(["mcp", "serve", "-c", "agent.yaml", *flags], workdir, errlog) as session:
+                [tool] = (await session.list_tools()).tools
+                answers = [text_of(await session.call_tool("where", arguments)) for arguments in
+                           ({}, {"target": "prod"})]
+                return tool.input_schema, answers
+
+    schema, (pinned, moved) = anyio.run(scenario, "--target", "dev")
+    assert "target" not in schema.get("properties", {})
+    assert pinned == f"{temp_home}/dev.conf on dev"
+    assert "unknown parameter(s) 'target'" in moved  # a client cannot move a pinned server elsewhere
+    assert "every call of a targeted tool runs on target dev" in (tmp_path / "server.err").read_text()
+    _, (on_prod, _) = anyio.run(scenario, "--target", "prod")
+    assert "Error: refused by rule agent.yaml:7:5" in on_prod  # the pinned target is among the arguments decided
+    schema, (missing, chosen) = anyio.run(scenario)
+    assert schema["properties"]["target"]["enum"] == ["dev", "prod"] and "target" in missing
+    assert "refused by rule agent.yaml:7:5" in chosen
+    lines = audit_lines(workdir / "audit.jsonl")
+    assert [(line.get("target"), line["status"]) for line in lines] == [
+        ("dev", "ran"), (None, "invalid"), ("prod", "denied"), (None, "invalid"), (None, "invalid"), ("prod", "denied")]
+
+
 @pytest.mark.parametrize(("args", "env", "message"), [
     (["--http", "0.0.0.0:8765"], {}, "is not a loopback address"),
     (["--http", "0.0.0.0:8765", "--allow-remote"], {}, "--allow-remote needs --token-env NAME"),
