@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING, Any
 from nami_yaml.errors import ConfigError
 from nami_yaml.model.assembly import BrokenResponse, StreamAssembly, TextEcho, TooLarge, read_completion
 from nami_yaml.model.error_body import server_detail
+from nami_yaml.model.event_limit import hold_events
 from nami_yaml.model.presets import resolve_quirks
 from nami_yaml.model.request_body import BodyEncoder
 from nami_yaml.model.types import AssistantTurn, ModelError
@@ -224,6 +225,7 @@ class OpenAIChatModel:
         assembly = StreamAssembly(self.max_response_bytes)
         # The context manager closes the HTTP response on any exit, KeyboardInterrupt included.
         with self._send(sdk, request) as stream, self._mid_stream(assembly):
+            hold_events(stream.response, self.max_response_bytes)  # what the SDK buffers before we see it
             chunks = iter(stream)
             while True:
                 try:

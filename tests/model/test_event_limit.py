@@ -1,0 +1,117 @@
+"""One server-sent event held to a size (model/event_limit.py): a server that never ends an event is cut off
+at the limit, as one whose events say too much is; real HTTP, the real openai SDK; and where an event ends,
+however the bytes are split."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+
+import pytest
+
+from nami_yaml.model import ModelError, OpenAIChatModel
+from nami_yaml.model.assembly import TooLarge
+from nami_yaml.model.event_limit import bounded, event_limit
+from tests.local_http import QuietHandler, serving
+
+USER = [{"role": "user", "content": "hi"}]
+LIMIT = 10_000
+PIECE = 16 * 1024
+PIECES = 3_000  # 48 MB: as good as endless next to the limit, and a test without the limit fails, not hangs
+
+
+class Endless(QuietHandler):
+    """An event stream whose one event never ends: ``data: `` and then bytes (or lines) without end."""
+
+    piece = b"x" * PIECE
+    sent: list[int] = []
+
+    def do_POST(self) -> None:  # noqa: N802 - http.server's name
+        self.rfile.read(int(self.headers["Content-Length"]))
+        self.send_response(200)
+        self.send_header("Content-Type", "text/event-stream")
+        self.send_header("Connection", "close")
+        self.end_headers()
+        self.sent.append(0)
+        try:
+            self.wfile.write(b"data: ")
+            for _ in range(PIECES):
+                self.wfile.write(self.piece)
+                self.sent[-1] += 1
+        except OSError:
+            pass  # the client hung up: what it is meant to do
+
+
+class EndlessLines(Endless):
+    piece = b"x" * (PIECE - 7) + b"\ndata: "  # lines of one event: SSE joins them until an empty line
+
+
+@pytest.mark.parametrize("handler", [Endless, EndlessLines], ids=["one-line", "many-lines"])
+def test_an_event_that_never_ends_is_cut_at_the_limit(handler: type[Endless]) -> None:
+    handler.sent = []
+    with serving(handler) as url:
+        model = OpenAIChatModel("m", f"{url}/v1", "k", max_retries=2, max_response_bytes=LIMIT)
+        with pytest.raises(ModelError) as failure:
+            model.complete(USER, [])
+    assert failure.value.kind == "response_too_large"
+    assert f"limits.max_response_bytes ({LIMIT:,} bytes)" in str(failure.value)
+    [sent] = handler.sent  # not retried
+    # The client hung up after the event limit and what the sockets buffer, not the 48 MB there were.
+    assert event_limit(LIMIT) // PIECE <= sent < PIECES
+
+
+def _event(delta: dict, finish: str | None = None) -> bytes:
+    return b"data: " + json.dumps({"id": "c1", "object": "chat.completion.chunk", "model": "m",
+                                   "choices": [{"index": 0, "delta": delta, "finish_reason": finish}]}).encode() + b"\n\n"
+
+
+def test_one_event_longer_than_the_limit_on_the_wire_passes_when_what_it_says_fits() -> None:
+    answer = "\x01" * (LIMIT - 1_000)  # 9,000 bytes of text, spelled "\u0001" on the wire: 54,000
+
+    class Whole(QuietHandler):
+        def do_POST(self) -> None:  # noqa: N802 - http.server's name
+            self.rfile.read(int(self.headers["Content-Length"]))
+            body = _event({"role": "assistant", "content": answer}) + _event({}, "stop") + b"data: [DONE]\n\n"
+            assert len(body) > 5 * LIMIT
+            self.reply(200, body, {"Content-Type": "text/event-stream"})
+
+    with serving(Whole) as url:
+        turn = OpenAIChatModel("m", f"{url}/v1", "k", max_retries=0, max_response_bytes=LIMIT).complete(USER, [])
+    assert turn.content == answer
+
+
+def _through(chunks: list[bytes], limit: int) -> list[bytes]:
+    return list(bounded(iter(chunks), limit, 1))
+
+
+@pytest.mark.parametrize("end", [b"\n\n", b"\r\n\r\n", b"\r\r", b"\n\r\n", b"\r\n\n"],
+                         ids=["lf", "crlf", "cr", "lf-crlf", "crlf-lf"])
+def test_every_way_an_event_can_end_starts_the_count_again(end: bytes) -> None:
+    event = b"data: " + b"y" * 50
+    assert _through([event + end] * 20, limit=70) == [event + end] * 20
+    # split inside its end: the two halves still end it
+    head, tail = end[:1], end[1:]
+    assert len(_through([event + head, tail] * 20, limit=70)) == 40
+    with pytest.raises(TooLarge):
+        _through([event] * 20, limit=70)  # no end at all
+
+
+def test_the_count_is_of_what_came_after_the_last_end() -> None:
+    assert _through([b"data: a\n\n" + b"z" * 60, b"z" * 10], limit=70)
+    with pytest.raises(TooLarge) as cut:
+        _through([b"data: a\n\n" + b"z" * 60, b"z" * 11], limit=70)
+    assert cut.value.limit == 1
+
+
+def test_no_limit_leaves_the_response_as_it_is() -> None:
+    from nami_yaml.model.event_limit import hold_events
+
+    class Response:
+        def iter_bytes(self) -> Iterator[bytes]:
+            yield b"x" * 10
+
+    response = Response()
+    hold_events(response, None)
+    assert "iter_bytes" not in vars(response)
+    hold_events(response, 1)
+    assert list(response.iter_bytes()) == [b"x" * 10]  # within 6 + 64 KiB
