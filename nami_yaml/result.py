@@ -30,3 +30,10 @@ class ToolResult:
     def error(cls, message: str, **details: Any) -> ToolResult:
         text = message if message.startswith("Error:") else f"Error: {message}"
         return cls(content=text, ok=False, details=details)
+
+
+def escalation(source: str | None, reason: str | None, first: ToolResult) -> dict[str, Any]:
+    """``details["escalated"]`` of a call run again without the sandbox once approved: who approved it and
+    why, and how its sandboxed run ended."""
+    return {"source": source, "reason": reason,
+            "first": {key: first.details[key] for key in ("exit_code", "sandbox_failure") if key in first.details}}

@@ -17,7 +17,7 @@ from nami_yaml.agent.hooks import CallRecord, Decision, Hooks, answer, strictest
 from nami_yaml.agent.toolbox import READ, PreparedCall, Toolbox
 from nami_yaml.cancel import CancelToken, cancel_on_interrupt
 from nami_yaml.model.types import AssistantTurn, ToolCall
-from nami_yaml.result import ToolResult
+from nami_yaml.result import ToolResult, escalation
 
 CUT_OFF = (
     "Error: Not run: your response was cut off (finish_reason: length) before this tool call was complete. "
@@ -192,10 +192,10 @@ class ToolPhase:
         Its result, when it comes, is the call's; the first is kept in its details."""
         if slot.first is not None:
             assert slot.result is not None
-            slot.result.details["escalated"] = {"source": slot.decision.source if slot.decision else None,
-                                                "reason": slot.decision.reason if slot.decision else None,
-                                                "first": _first_details(slot.first)}
-            reason = slot.decision.reason if slot.decision and slot.decision.reason else "rerun, approved"
+            decision = slot.decision
+            slot.result.details["escalated"] = escalation(decision.source if decision else None,
+                                                          decision.reason if decision else None, slot.first)
+            reason = decision.reason if decision and decision.reason else "rerun, approved"
             slot.result.content += f"\n[{reason}]"  # the model learns why it worked this time, and that it was once
             return False
         result = slot.result
@@ -353,10 +353,6 @@ def _settled(outcome: tuple[ToolResult, bool]) -> ToolResult:
         ok=False,
         details={**result.details, "interrupted": True},
     )
-
-
-def _first_details(first: ToolResult) -> dict[str, Any]:
-    return {key: first.details[key] for key in ("exit_code", "sandbox_failure") if key in first.details}
 
 
 def _refusal(decision: Decision, described: str) -> str:

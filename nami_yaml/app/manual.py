@@ -17,7 +17,7 @@ from nami_yaml.model.types import ToolCall
 from nami_yaml.policy.approval import Approver
 from nami_yaml.policy.permissions import BY_HAND
 from nami_yaml.registry.executor import Executor, PreparedToolCall
-from nami_yaml.result import ToolResult
+from nami_yaml.result import ToolResult, escalation
 
 
 @dataclass
@@ -54,9 +54,7 @@ def call_by_hand(executor: Executor, guards: Guards, name: str, arguments: dict[
         assert isinstance(again, PreparedToolCall)
         prepared, started = again, time.time()
         result = prepared.run()
-        result.details["escalated"] = {"source": decision.source, "reason": decision.reason,
-                                       "first": {k: first.details[k] for k in ("exit_code", "sandbox_failure")
-                                                 if k in first.details}}
+        result.details["escalated"] = escalation(decision.source, decision.reason, first)
     guards.record(CallRecord(call, prepared, decision, result, started, round(time.time() - started, 3), asked))
     audit = guards.audit
     if audit is not None and audit.failure:
