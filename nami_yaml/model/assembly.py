@@ -33,6 +33,9 @@ def utf8_size(text: str) -> int:
     return len(text) if text.isascii() else len(text.encode("utf-8", "surrogatepass"))
 
 
+# What a tool call of a streamed response counts against the limit besides its id, name and arguments: about
+# the envelope of it in the assistant message sent back with every later request.
+CALL_OVERHEAD = 64
 _KINDS = {str: "text", int: "a whole number", list: "a list", dict: "an object"}
 
 
@@ -111,7 +114,7 @@ class StreamAssembly:
 
     def __init__(self, limit: int | None = None) -> None:
         self.limit = limit
-        self.size = 0  # UTF-8 bytes of text, reasoning, tool names and arguments received so far
+        self.size = 0  # UTF-8 bytes of text, reasoning, tool calls' ids, names and arguments so far (and CALL_OVERHEAD a call)
         self.events = 0
         self.text: list[str] = []
         self.slots: dict[int, dict[str, Any]] = {}
@@ -157,8 +160,12 @@ class StreamAssembly:
             # Some servers omit the index: a new id starts a new call, anything else continues the last one.
             last = max(self.slots, default=0)
             index = last + 1 if call_id and self.slots.get(last, {}).get("id") not in (None, call_id) else last
-        slot = self.slots.setdefault(index, {"id": None, "name": "", "arguments": []})
+        slot = self.slots.get(index)
+        if slot is None:  # each call costs its message's envelope too: endless empty calls are not free
+            self._add(CALL_OVERHEAD)
+            slot = self.slots[index] = {"id": None, "name": "", "arguments": []}
         if call_id and not slot["id"]:
+            self._count(call_id)  # kept, and sent back with every later request
             slot["id"] = call_id
         function = read.get(call, at, "function", None)
         if function is not None:
@@ -174,9 +181,12 @@ class StreamAssembly:
 
     def _count(self, piece: str | None) -> None:
         if piece:
-            self.size += utf8_size(piece)
-            if self.limit is not None and self.size > self.limit:
-                raise TooLarge(self.limit)
+            self._add(utf8_size(piece))
+
+    def _add(self, size: int) -> None:
+        self.size += size
+        if self.limit is not None and self.size > self.limit:
+            raise TooLarge(self.limit)
 
     def turn(self, where: str) -> AssistantTurn:
         """The assembled turn; a stream that ended before a finish_reason is a BrokenResponse."""

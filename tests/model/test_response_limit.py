@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Iterator
+from typing import Any
 
 import pytest
 
@@ -127,3 +128,22 @@ def test_a_body_is_read_whole_only_when_its_declared_length_is_within_the_limit(
                 model.complete(USER, [])
         else:
             assert model.complete(USER, []).content == "small"
+
+
+@pytest.mark.parametrize("call_of", [
+    lambda i: {"index": i, "id": f"call_{i}_" + "i" * 10_000},  # ids: kept, and sent back every request
+    lambda i: {"index": i},  # empty calls: each would still be a tool message
+], ids=["long-ids", "empty-calls"])
+def test_tool_calls_count_with_their_ids_and_each_call(call_of: Any) -> None:
+    asked = [0]
+
+    def events() -> Iterator[bytes]:
+        for i in range(50_000):  # 50,000 calls: past the limit either way
+            asked[0] += 1
+            yield _chunk({"tool_calls": [call_of(i)]}, None)
+        yield _chunk({}, "tool_calls")
+        yield b"[DONE]"
+
+    with FakeOpenAIServer([ScriptedResponse(raw_events=events())]) as server:
+        _expect_cut(server)
+    assert asked[0] < 50_000  # nami hung up
