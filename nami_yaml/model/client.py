@@ -6,6 +6,7 @@
 from __future__ import annotations
 
 import contextlib
+import functools
 import inspect
 import itertools
 import json
@@ -19,10 +20,10 @@ from typing import TYPE_CHECKING, Any
 from nami_yaml.errors import ConfigError
 from nami_yaml.model.assembly import BrokenResponse, StreamAssembly, TextEcho, TooLarge, read_completion
 from nami_yaml.model.error_body import server_detail
-from nami_yaml.model.event_limit import hold_events
 from nami_yaml.model.presets import resolve_quirks
 from nami_yaml.model.request_body import BodyEncoder
 from nami_yaml.model.types import AssistantTurn, ModelError
+from nami_yaml.model.wire_limits import hold_error_body, hold_events
 
 if TYPE_CHECKING:
     import openai
@@ -129,7 +130,7 @@ class OpenAIChatModel:
             import openai
 
             self._sdk = openai.OpenAI(api_key=self._api_key, base_url=self.base_url,
-                                      max_retries=self.max_retries, timeout=self.timeout)
+                                      max_retries=self.max_retries, timeout=self.timeout, http_client=_http_client())
             self._takes_bytes = "content" in inspect.signature(self._sdk.post).parameters
         return self._sdk
 
@@ -365,3 +366,29 @@ def _root_cause(exc: BaseException) -> str:
     while cause.__cause__ is not None or cause.__context__ is not None:
         cause = cause.__cause__ or cause.__context__  # type: ignore[assignment]
     return str(cause) or type(cause).__name__
+
+
+@functools.cache
+def _http_client_class() -> type | None:
+    import openai
+
+    base = getattr(openai, "DefaultHttpxClient", None)  # the SDK's HTTP client with the SDK's defaults
+    if base is None:
+        return None
+
+    class HttpClient(base):  # type: ignore[misc, valid-type]
+        def __del__(self) -> None:  # closed with the model, as the SDK closes the client it makes itself
+            try:
+                if not self.is_closed:
+                    self.close()
+            except Exception:
+                pass
+
+    return HttpClient
+
+
+def _http_client() -> Any:
+    """The SDK's own HTTP client, whose error responses' bodies are held to a size (model/wire_limits.py);
+    None (the SDK makes its own) where the SDK has no such class."""
+    made = _http_client_class()
+    return None if made is None else made(event_hooks={"response": [hold_error_body]})

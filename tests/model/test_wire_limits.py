@@ -1,6 +1,6 @@
-"""One server-sent event held to a size (model/event_limit.py): a server that never ends an event is cut off
-at the limit, as one whose events say too much is; real HTTP, the real openai SDK; and where an event ends,
-however the bytes are split."""
+"""What the SDK would read whole, held to a size (model/wire_limits.py): a server that never ends an event is
+cut off at the limit, as one whose events say too much is; an endless error body or redirect is read only as
+far as its start; real HTTP, the real openai SDK; and where an event ends, however the bytes are split."""
 
 from __future__ import annotations
 
@@ -11,7 +11,7 @@ import pytest
 
 from nami_yaml.model import ModelError, OpenAIChatModel
 from nami_yaml.model.assembly import TooLarge
-from nami_yaml.model.event_limit import bounded, event_limit
+from nami_yaml.model.wire_limits import bounded, event_limit
 from tests.local_http import QuietHandler, serving
 
 USER = [{"role": "user", "content": "hi"}]
@@ -104,7 +104,7 @@ def test_the_count_is_of_what_came_after_the_last_end() -> None:
 
 
 def test_no_limit_leaves_the_response_as_it_is() -> None:
-    from nami_yaml.model.event_limit import hold_events
+    from nami_yaml.model.wire_limits import hold_events
 
     class Response:
         def iter_bytes(self) -> Iterator[bytes]:
@@ -115,3 +115,58 @@ def test_no_limit_leaves_the_response_as_it_is() -> None:
     assert "iter_bytes" not in vars(response)
     hold_events(response, 1)
     assert list(response.iter_bytes()) == [b"x" * 10]  # within 6 + 64 KiB
+
+
+class EndlessError(QuietHandler):
+    """An error response (or a redirect) whose body goes on: the SDK reads an error's body whole."""
+
+    status = 400
+    sent: list[int] = []
+
+    def do_POST(self) -> None:  # noqa: N802 - http.server's name
+        self.rfile.read(int(self.headers["Content-Length"]))
+        self.send_response(self.status)
+        self.send_header("Content-Type", "application/json")
+        self.send_header("Location", "/v1/chat/completions")
+        self.send_header("Connection", "close")
+        self.end_headers()
+        self.sent.append(0)
+        try:
+            self.wfile.write(b'{"error": {"message": "the request was refused: ')
+            for _ in range(PIECES):
+                self.wfile.write(b"x" * PIECE)
+                self.sent[-1] += 1
+        except OSError:
+            pass
+
+
+class EndlessRedirect(EndlessError):
+    status = 307
+
+
+@pytest.mark.parametrize("handler", [EndlessError, EndlessRedirect], ids=["error", "redirect"])
+@pytest.mark.parametrize("stream", [True, False], ids=["stream", "plain"])
+def test_an_endless_error_body_is_read_only_as_far_as_its_start(handler: type[EndlessError], stream: bool) -> None:
+    handler.sent = []
+    with serving(handler) as url:
+        model = OpenAIChatModel("m", f"{url}/v1", "k", max_retries=0, stream=stream, max_response_bytes=LIMIT)
+        with pytest.raises(ModelError) as failure:
+            model.complete(USER, [])
+    message = str(failure.value)
+    assert "\n" not in message and len(message) < 2_000
+    if handler is EndlessError:
+        assert "(400)" in message and "the request was refused: xxx" in message
+    # Hung up on after ERROR_BODY_LIMIT bytes and what the sockets buffer (a few MB), not the 48 MB there were.
+    assert handler.sent and all(sent < PIECES // 2 for sent in handler.sent)
+
+
+def test_an_error_body_within_the_limit_is_read_whole() -> None:
+    class Refusal(QuietHandler):
+        def do_POST(self) -> None:  # noqa: N802 - http.server's name
+            self.rfile.read(int(self.headers["Content-Length"]))
+            self.reply(400, json.dumps({"error": {"message": "model 'm' does not exist"}}).encode(),
+                       {"Content-Type": "application/json"})
+
+    with serving(Refusal) as url, pytest.raises(ModelError) as failure:
+        OpenAIChatModel("m", f"{url}/v1", "k", max_retries=0).complete(USER, [])
+    assert "model 'm' does not exist" in str(failure.value)

@@ -1,6 +1,8 @@
-"""One server-sent event held to a size. The SDK's SSE decoder keeps an event's lines until the empty line that
-ends it, so a server that never sends one (a single endless ``data:`` line) would grow memory without end
-before StreamAssembly, which counts what the events say, has seen a byte of it."""
+"""What the openai SDK reads whole before nami sees any of it, held to a size: the lines of one server-sent event
+(its SSE decoder keeps them until the empty line that ends the event, so one endless ``data:`` line would grow
+memory without end before StreamAssembly, which counts what the events say, has seen a byte of it), and the
+body of an error response or a redirect (read whole, however long, to make the exception or to follow it).
+"""
 
 from __future__ import annotations
 
@@ -12,6 +14,8 @@ from nami_yaml.model.assembly import TooLarge
 # A line's end followed by another's start: an empty line, which ends an event (a line ends with \n, \r or
 # \r\n; "\r\n" alone is one line's end).
 _ENDS = (b"\n\n", b"\n\r", b"\r\r")
+# An error's message is at the start of its body; the SDK shows only that.
+ERROR_BODY_LIMIT = 64 * 1024
 # JSON may spell one byte of text in six ("\u0001"), and an event carries its envelope besides.
 _ESCAPED = 6
 _ENVELOPE = 64 * 1024
@@ -53,3 +57,29 @@ def bounded(chunks: Iterator[bytes], limit: int, max_response_bytes: int) -> Ite
         if chunk:
             last = chunk[-1:]
         yield chunk
+
+
+def hold_error_body(response: Any) -> None:
+    """A response event hook of the SDK's HTTP client (called before the body is read): the body of an error
+    response or a redirect is read up to ERROR_BODY_LIMIT bytes, and the rest is left unread (its connection
+    is closed, not reused)."""
+    if response.status_code < 300:
+        return
+    read: Callable[..., Iterator[bytes]] = response.iter_bytes
+
+    def iter_bytes(*args: Any, **kwargs: Any) -> Iterator[bytes]:
+        pieces = read(*args, **kwargs)
+        left = ERROR_BODY_LIMIT
+        try:
+            for piece in pieces:
+                if len(piece) > left:
+                    yield piece[:left]
+                    pieces.close()
+                    response.stream.close()  # (not response.close(): the SDK reads the part kept as the body)
+                    return
+                left -= len(piece)
+                yield piece
+        finally:
+            pieces.close()
+
+    response.iter_bytes = iter_bytes
