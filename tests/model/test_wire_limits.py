@@ -21,20 +21,23 @@ PIECES = 3_000  # 48 MB: as good as endless next to the limit, and a test withou
 
 
 class Endless(QuietHandler):
-    """An event stream whose one event never ends: ``data: `` and then bytes (or lines) without end."""
+    """An event stream whose one event never ends: ``data: `` and then bytes (or lines) without end; counts
+    the pieces sent to each request before the client hung up."""
 
+    status, kind, start = 200, "text/event-stream", b"data: "
     piece = b"x" * PIECE
     sent: list[int] = []
 
     def do_POST(self) -> None:  # noqa: N802 - http.server's name
         self.rfile.read(int(self.headers["Content-Length"]))
-        self.send_response(200)
-        self.send_header("Content-Type", "text/event-stream")
+        self.send_response(self.status)
+        self.send_header("Content-Type", self.kind)
+        self.send_header("Location", "/v1/chat/completions")  # (where a redirect sends the client)
         self.send_header("Connection", "close")
         self.end_headers()
         self.sent.append(0)
         try:
-            self.wfile.write(b"data: ")
+            self.wfile.write(self.start)
             for _ in range(PIECES):
                 self.wfile.write(self.piece)
                 self.sent[-1] += 1
@@ -117,27 +120,10 @@ def test_no_limit_leaves_the_response_as_it_is() -> None:
     assert list(response.iter_bytes()) == [b"x" * 10]  # within 6 + 64 KiB
 
 
-class EndlessError(QuietHandler):
+class EndlessError(Endless):
     """An error response (or a redirect) whose body goes on: the SDK reads an error's body whole."""
 
-    status = 400
-    sent: list[int] = []
-
-    def do_POST(self) -> None:  # noqa: N802 - http.server's name
-        self.rfile.read(int(self.headers["Content-Length"]))
-        self.send_response(self.status)
-        self.send_header("Content-Type", "application/json")
-        self.send_header("Location", "/v1/chat/completions")
-        self.send_header("Connection", "close")
-        self.end_headers()
-        self.sent.append(0)
-        try:
-            self.wfile.write(b'{"error": {"message": "the request was refused: ')
-            for _ in range(PIECES):
-                self.wfile.write(b"x" * PIECE)
-                self.sent[-1] += 1
-        except OSError:
-            pass
+    status, kind, start = 400, "application/json", b'{"error": {"message": "the request was refused: '
 
 
 class EndlessRedirect(EndlessError):
@@ -146,7 +132,7 @@ class EndlessRedirect(EndlessError):
 
 @pytest.mark.parametrize("handler", [EndlessError, EndlessRedirect], ids=["error", "redirect"])
 @pytest.mark.parametrize("stream", [True, False], ids=["stream", "plain"])
-def test_an_endless_error_body_is_read_only_as_far_as_its_start(handler: type[EndlessError], stream: bool) -> None:
+def test_an_endless_error_body_is_read_only_as_far_as_its_start(handler: type[Endless], stream: bool) -> None:
     handler.sent = []
     with serving(handler) as url:
         model = OpenAIChatModel("m", f"{url}/v1", "k", max_retries=0, stream=stream, max_response_bytes=LIMIT)
