@@ -10,8 +10,9 @@ because the seeds measured it).
 
 Every figure is the steady state: the mean time between two requests reaching the fake server, over the
 run's requests after the first tenth (which pay for imports and warm caches), in the least disturbed of the
-runs (the lowest such mean, for every loop alike). Start-up is not in it; the whole-process row shows it
-(a median). The loops take turns in every round, on the same scripted server.
+runs (the lowest such mean, for every loop alike; three runs per repeat of nami and the direct-post loop).
+Start-up is not in it; the whole-process row shows it (a median). The loops take turns in every round, on
+the same scripted server.
 
     python -m bench.steps
 """
@@ -101,6 +102,11 @@ def keep_body(request: dict[str, Any], path: Path) -> None:
 
 def measure(settings: Settings) -> list[Row]:
     steps = settings.size(200, 12)
+    # The lowest of more runs than elsewhere: on this VM one loop's steady mean moved by a third between runs
+    # a few seconds apart (3.99-5.32 ms, six runs of nami not streaming), and the two loops' lowest of five
+    # came 1.00x-1.13x apart from one run of the section to the next. Three runs per repeat of nami and the
+    # direct-post loop (1-2 s each) narrow that, for both alike.
+    rounds = settings.repeat if settings.quick else 3 * settings.repeat
     seeds_rounds = min(settings.repeat, 3)  # a 200-step run of the seeds' loop takes many seconds
     rows = []
     with scratch() as home, FakeOpenAIServer(responder=steps_responder) as server:
@@ -119,7 +125,7 @@ def measure(settings: Settings) -> list[Row]:
             for name in LOOPS[:2] * settings.warmup:
                 runs.run(commands[name], keep.get(name))  # page cache and .pyc files
             samples: dict[str, list[tuple[float, float]]] = {name: [] for name in LOOPS}
-            for round_ in range(settings.repeat):
+            for round_ in range(rounds):
                 for name in LOOPS:  # in turns (nami first), so a burst of load from elsewhere hits all of them
                     if name != "seeds" or round_ < seeds_rounds:
                         samples[name].append(runs.run(commands[name], keep.get(name)))
