@@ -28,6 +28,15 @@ class TooLarge(Exception):
         self.limit = limit
 
 
+class Silent(Exception):
+    """A stream that kept its connection busy (keep-alive comments, events that carry nothing), so no read
+    timed out, yet said nothing for longer than the client's timeout. Not retried: it would again."""
+
+    def __init__(self, seconds: float):
+        super().__init__(seconds)
+        self.seconds = seconds
+
+
 def utf8_size(text: str) -> int:
     # Lone surrogates (a JSON "\ud800") have no UTF-8 form; they are counted as written, never refused here.
     return len(text) if text.isascii() else len(text.encode("utf-8", "surrogatepass"))
@@ -150,6 +159,10 @@ class StreamAssembly:
             if finish:
                 self.finish_reason = finish
         return shown
+
+    def said(self) -> tuple[int, bool]:
+        """How much the stream has said: grows with each piece of text, reasoning or tool call, and at the finish."""
+        return self.size, self.finish_reason is not None
 
     def _merge_call(self, read: Reader, at: str, call: Any) -> None:
         if not _is_object(call):

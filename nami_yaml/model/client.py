@@ -18,12 +18,19 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from nami_yaml.errors import ConfigError
-from nami_yaml.model.assembly import BrokenResponse, StreamAssembly, TextEcho, TooLarge, read_completion
+from nami_yaml.model.assembly import (
+    BrokenResponse,
+    Silent,
+    StreamAssembly,
+    TextEcho,
+    TooLarge,
+    read_completion,
+)
 from nami_yaml.model.error_body import server_detail
 from nami_yaml.model.presets import resolve_quirks
 from nami_yaml.model.request_body import BodyEncoder
 from nami_yaml.model.types import AssistantTurn, ModelError
-from nami_yaml.model.wire_limits import hold_error_body, hold_events
+from nami_yaml.model.wire_limits import hold_error_body, hold_events, hold_silence
 
 if TYPE_CHECKING:
     import openai
@@ -111,6 +118,11 @@ class OpenAIChatModel:
                                  f"({exc.limit:,} bytes) and was cut off there; nothing of it was kept. "
                                  "Raise the limit if the model's answers are really this long",
                                  kind="response_too_large") from None
+            except Silent as exc:
+                raise ModelError(f"the stream from {self._where()} said nothing for {exc.seconds:g} s (model.timeout), "
+                                 "only keep-alives or empty events; it was closed and not retried. Try again, or "
+                                 "raise model.timeout if the model really works that long in silence",
+                                 kind="stream_silent") from None
             except BrokenResponse as exc:
                 # The server answered 200 and then broke off or sent garbage: retried like a 5xx.
                 if attempt >= self.max_retries:
@@ -227,12 +239,17 @@ class OpenAIChatModel:
         # The context manager closes the HTTP response on any exit, KeyboardInterrupt included.
         with self._send(sdk, request) as stream, self._mid_stream(assembly):
             hold_events(stream.response, self.max_response_bytes)  # what the SDK buffers before we see it
+            hold_silence(stream.response, self.timeout, assembly.said)  # and what it drops
             chunks = iter(stream)
             while True:
                 try:
                     chunk = next(chunks)
                 except StopIteration:
                     break
+                except Silent:
+                    if assembly.finish_reason is None:
+                        raise
+                    break  # the answer is whole; the server only failed to end the stream
                 except (ValueError, TypeError) as exc:  # the SDK could not decode an event (bad JSON or UTF-8)
                     raise BrokenResponse(f"malformed stream from {self._where()}: event {assembly.events + 1} "
                                          f"{_decode_problem(exc)}") from None

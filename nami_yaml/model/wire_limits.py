@@ -2,14 +2,16 @@
 (its SSE decoder keeps them until the empty line that ends the event, so one endless ``data:`` line would grow
 memory without end before StreamAssembly, which counts what the events say, has seen a byte of it), and the
 body of an error response or a redirect (read whole, however long, to make the exception or to follow it).
+And what it drops without a word: keep-alive comments, which hold a run as long as they keep coming.
 """
 
 from __future__ import annotations
 
+import time
 from collections.abc import Callable, Iterator
 from typing import Any
 
-from nami_yaml.model.assembly import TooLarge
+from nami_yaml.model.assembly import Silent, TooLarge
 
 # A line's end followed by another's start: an empty line, which ends an event (a line ends with \n, \r or
 # \r\n; "\r\n" alone is one line's end).
@@ -56,6 +58,29 @@ def bounded(chunks: Iterator[bytes], limit: int, max_response_bytes: int) -> Ite
             raise TooLarge(max_response_bytes)
         if chunk:
             last = chunk[-1:]
+        yield chunk
+
+
+def hold_silence(response: Any, seconds: float, said: Callable[[], object]) -> None:
+    """Make ``response`` (as for hold_events) raise Silent once bytes kept coming for more than ``seconds``
+    while ``said()`` stayed the same: a read times out after ``seconds`` of nothing at all, and a server that
+    sends keep-alive comments (which the SDK drops) or empty events is held to the same time."""
+    read: Callable[..., Iterator[bytes]] = response.iter_bytes
+
+    def iter_bytes(*args: Any, **kwargs: Any) -> Iterator[bytes]:
+        return _watched(read(*args, **kwargs), seconds, said)
+
+    response.iter_bytes = iter_bytes
+
+
+def _watched(chunks: Iterator[bytes], seconds: float, said: Callable[[], object]) -> Iterator[bytes]:
+    last, since = said(), time.monotonic()
+    for chunk in chunks:
+        now, now_said = time.monotonic(), said()
+        if now_said != last:
+            last, since = now_said, now
+        elif now - since > seconds:
+            raise Silent(seconds)
         yield chunk
 
 

@@ -1,16 +1,18 @@
 """What the SDK would read whole, held to a size (model/wire_limits.py): a server that never ends an event is
 cut off at the limit, as one whose events say too much is; an endless error body or redirect is read only as
-far as its start; real HTTP, the real openai SDK; and where an event ends, however the bytes are split."""
+far as its start; a stream of keep-alives that says nothing is held to model.timeout; real HTTP, the real
+openai SDK; and where an event ends, however the bytes are split."""
 
 from __future__ import annotations
 
 import json
+import time
 from collections.abc import Iterator
 
 import pytest
 
-from nami_yaml.model import ModelError, OpenAIChatModel
-from nami_yaml.model.assembly import TooLarge
+from nami_yaml.model import ModelError, OpenAIChatModel, wire_limits
+from nami_yaml.model.assembly import Silent, TooLarge
 from nami_yaml.model.wire_limits import bounded, event_limit
 from tests.local_http import QuietHandler, serving
 
@@ -156,3 +158,95 @@ def test_an_error_body_within_the_limit_is_read_whole() -> None:
     with serving(Refusal) as url, pytest.raises(ModelError) as failure:
         OpenAIChatModel("m", f"{url}/v1", "k", max_retries=0).complete(USER, [])
     assert "model 'm' does not exist" in str(failure.value)
+
+
+KEEP_ALIVE = b": keep-alive\n\n"
+NOTHING = b'data: {"id": "c1", "object": "chat.completion.chunk", "model": "m", "choices": []}\n\n'
+
+
+class Chatter(QuietHandler):
+    """A stream that begins with ``said`` and then sends ``filler`` every 10 ms, for 20 s, then ``late``: the
+    connection never goes quiet long enough for a read to time out."""
+
+    said, filler, late = b"", KEEP_ALIVE, b""
+    requests: list[int] = []
+
+    def do_POST(self) -> None:  # noqa: N802 - http.server's name
+        self.rfile.read(int(self.headers["Content-Length"]))
+        self.requests.append(1)
+        self.send_response(200)
+        self.send_header("Content-Type", "text/event-stream")
+        self.send_header("Connection", "close")
+        self.end_headers()
+        try:
+            self.wfile.write(self.said)
+            for _ in range(2_000):
+                self.wfile.write(self.filler)
+                self.wfile.flush()
+                time.sleep(0.01)
+            self.wfile.write(self.late)
+        except OSError:
+            pass  # the client hung up: what it is meant to do
+
+
+@pytest.mark.parametrize("filler", [KEEP_ALIVE, NOTHING], ids=["keep-alives", "empty-events"])
+@pytest.mark.parametrize("said", [b"", _event({"role": "assistant", "content": "Let me"})], ids=["at-once", "mid-answer"])
+def test_a_stream_that_says_nothing_for_the_timeout_is_closed_and_not_retried(filler: bytes, said: bytes) -> None:
+    handler = type("Handler", (Chatter,), {"said": said, "filler": filler, "requests": []})
+    with serving(handler) as url:
+        model = OpenAIChatModel("m", f"{url}/v1", "k", max_retries=2, timeout=0.3)
+        with pytest.raises(ModelError) as failure:
+            model.complete(USER, [])
+    assert failure.value.kind == "stream_silent"
+    assert "said nothing for 0.3 s (model.timeout)" in str(failure.value)
+    assert handler.requests == [1]
+
+
+def test_a_finished_answer_is_kept_when_the_server_does_not_end_the_stream() -> None:
+    said = _event({"role": "assistant", "content": "done"}) + _event({}, "stop")
+    late = _event({"content": " (read 20 s later)"})  # what a client reading to the end would add
+    handler = type("Handler", (Chatter,), {"said": said, "late": late, "requests": []})
+    with serving(handler) as url:
+        turn = OpenAIChatModel("m", f"{url}/v1", "k", max_retries=2, timeout=0.3).complete(USER, [])
+    assert (turn.content, turn.finish_reason, handler.requests) == ("done", "stop", [1])
+
+
+def test_a_slow_answer_between_keep_alives_is_not_silence() -> None:
+    class Slow(QuietHandler):
+        def do_POST(self) -> None:  # noqa: N802 - http.server's name
+            self.rfile.read(int(self.headers["Content-Length"]))
+            self.send_response(200)
+            self.send_header("Content-Type", "text/event-stream")
+            self.send_header("Connection", "close")
+            self.end_headers()
+            for n in range(10):
+                self.wfile.write(_event({"content": f"{n} "}) + KEEP_ALIVE * 3)
+                self.wfile.flush()
+                time.sleep(0.05)
+            self.wfile.write(_event({}, "stop") + b"data: [DONE]\n\n")
+
+    with serving(Slow) as url:
+        turn = OpenAIChatModel("m", f"{url}/v1", "k", max_retries=0, timeout=5).complete(USER, [])
+    assert turn.content == "0 1 2 3 4 5 6 7 8 9 "
+
+
+def test_silence_is_counted_from_the_last_thing_said(monkeypatch: pytest.MonkeyPatch) -> None:
+    clock = [0.0]
+    monkeypatch.setattr(wire_limits.time, "monotonic", lambda: clock[0])
+    said = [0]
+
+    def chunks() -> Iterator[bytes]:
+        for second in range(1, 13):  # a chunk a second
+            clock[0] = float(second)
+            if second == 3:
+                said[0] += 1  # something was said: the 4 s start again from here
+            yield b"x"
+
+    watched = wire_limits._watched(chunks(), 4.0, lambda: said[0])
+    got = []
+    with pytest.raises(Silent) as silent:
+        for chunk in watched:
+            got.append(chunk)
+    assert silent.value.seconds == 4.0
+    # seconds 1-2, 3 (said), 4-7 (7 is 4 s after it, not over), and at second 8 the silence was over 4 s
+    assert len(got) == 7
