@@ -64,13 +64,15 @@ def bounded(chunks: Iterator[bytes], limit: int, max_response_bytes: int) -> Ite
 def hold_silence(response: Any, seconds: float, said: Callable[[], object]) -> None:
     """Make ``response`` (as for hold_events) raise Silent once bytes kept coming for more than ``seconds``
     while ``said()`` stayed the same: a read times out after ``seconds`` of nothing at all, and a server that
-    sends keep-alive comments (which the SDK drops) or empty events is held to the same time."""
-    read: Callable[..., Iterator[bytes]] = response.iter_bytes
+    sends keep-alive comments (which the SDK drops) or empty events is held to the same time. The bytes are
+    watched as they arrive, before any content decoding (httpx's iter_bytes reads them from iter_raw): gzip
+    blocks that inflate to nothing keep a read from timing out as well, without ever reaching iter_bytes."""
+    read: Callable[..., Iterator[bytes]] = response.iter_raw
 
-    def iter_bytes(*args: Any, **kwargs: Any) -> Iterator[bytes]:
+    def iter_raw(*args: Any, **kwargs: Any) -> Iterator[bytes]:
         return _watched(read(*args, **kwargs), seconds, said)
 
-    response.iter_bytes = iter_bytes
+    response.iter_raw = iter_raw
 
 
 def _watched(chunks: Iterator[bytes], seconds: float, said: Callable[[], object]) -> Iterator[bytes]:

@@ -169,6 +169,7 @@ class Chatter(QuietHandler):
     connection never goes quiet long enough for a read to time out."""
 
     said, filler, late = b"", KEEP_ALIVE, b""
+    encoding: str | None = None
     requests: list[int] = []
 
     def do_POST(self) -> None:  # noqa: N802 - http.server's name
@@ -176,6 +177,8 @@ class Chatter(QuietHandler):
         self.requests.append(1)
         self.send_response(200)
         self.send_header("Content-Type", "text/event-stream")
+        if self.encoding:
+            self.send_header("Content-Encoding", self.encoding)
         self.send_header("Connection", "close")
         self.end_headers()
         try:
@@ -199,6 +202,18 @@ def test_a_stream_that_says_nothing_for_the_timeout_is_closed_and_not_retried(fi
             model.complete(USER, [])
     assert failure.value.kind == "stream_silent"
     assert "said nothing for 0.3 s (model.timeout)" in str(failure.value)
+    assert handler.requests == [1]
+
+
+def test_gzip_blocks_that_inflate_to_nothing_are_no_escape_from_the_silence_limit() -> None:
+    # A gzip header, then empty deflate blocks: bytes on the wire that the decoder turns into nothing at all.
+    handler = type("Handler", (Chatter,), {"said": b"\x1f\x8b\x08\x00\x00\x00\x00\x00\x00\xff",
+                                           "filler": b"\x00\x00\x00\xff\xff", "encoding": "gzip", "requests": []})
+    with serving(handler) as url:
+        model = OpenAIChatModel("m", f"{url}/v1", "k", max_retries=2, timeout=0.3)
+        with pytest.raises(ModelError) as failure:
+            model.complete(USER, [])
+    assert failure.value.kind == "stream_silent"
     assert handler.requests == [1]
 
 
