@@ -16,9 +16,9 @@ import shlex
 import time
 
 from bench.common import Row, Settings, median_time
-from nami_yaml.policy.bash import Analysis, analysed
-from nami_yaml.policy.hidden import hidden_reason, names_in
-from nami_yaml.policy.plain import not_plain, read_plainly
+from nami_yaml.shell.bash import Analysis, analysed
+from nami_yaml.shell.hidden import hidden_reason, names_in
+from nami_yaml.shell.plain import not_plain, read_plainly
 
 LINES = {
     "find -exec x300": "find -exec " * 300 + "x",

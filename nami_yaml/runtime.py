@@ -9,16 +9,13 @@ import threading
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Protocol
+from typing import Any, Protocol
 
 from nami_yaml.cancel import CancelToken
 from nami_yaml.env_secrets import EnvScrub
-from nami_yaml.policy.sensitive_paths import ProtectedPaths
 from nami_yaml.sandbox_settings import SandboxSettings
+from nami_yaml.sensitive_paths import ProtectedPaths
 from nami_yaml.xdg import default_state_dir
-
-if TYPE_CHECKING:
-    from nami_yaml.runners.options import DocSource
 
 
 class SkillText(Protocol):
@@ -128,7 +125,8 @@ class RuntimeContext:
     cancel: CancelToken = field(default_factory=CancelToken)
     # Text the model reads only when it asks (the tool_docs and skill built-ins): tools' docs by tool
     # name, and the agent's skills by name.
-    tool_docs: Mapping[str, DocSource] = field(default_factory=dict)
+    # (runners.options.DocSource values: runtime imports only the leaves, never the runners)
+    tool_docs: Mapping[str, Any] = field(default_factory=dict)
     skills: Mapping[str, SkillText] = field(default_factory=dict)
     # Tools sent on demand: each group's tool names (what load_tools offers), and the groups loaded so far.
     tool_groups: Mapping[str, list[str]] = field(default_factory=dict)

@@ -104,14 +104,14 @@ def _policy_test_problems(config: str | None, tool_paths: list[str], report: Che
 
 def _split_task_files(paths: Sequence[str]) -> tuple[list[Path], list[str]]:
     """Batch task files apart from tool files and folders."""
-    from nami_yaml.batch.tasks import is_task_file
+    from nami_yaml.spec.tasks import is_task_file
 
     task_files = [Path(p) for p in paths if is_task_file(Path(p))]
     return task_files, [p for p in paths if Path(p) not in task_files]
 
 
 def _check_task_files(files: list[Path], counts: dict[str, int]) -> list[Problem]:
-    from nami_yaml.batch.tasks import check_task_file
+    from nami_yaml.spec.tasks import check_task_file
 
     problems: list[Problem] = []
     for path in files:

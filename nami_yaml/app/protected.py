@@ -1,4 +1,4 @@
-"""The paths of this configuration where a write needs exec approval (see policy/sensitive_paths.py)."""
+"""The paths of this configuration where a write needs exec approval (see sensitive_paths.py)."""
 
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ from nami_yaml.app.toolset import tool_files
 from nami_yaml.config.effective import Effective
 from nami_yaml.config.files import user_config_path
 from nami_yaml.config.loaded import loaded_files
-from nami_yaml.policy.sensitive_paths import ProtectedPaths
+from nami_yaml.sensitive_paths import ProtectedPaths
 from nami_yaml.xdg import default_state_dir
 
 CONFIG = "nami reads its configuration (tools, permissions, endpoint) from it"

@@ -18,8 +18,8 @@ from nami_yaml.app.project import Project, Trust, open_project
 from nami_yaml.batch.job import DEFAULT_WALL_TIME, Job, ProjectRef
 from nami_yaml.batch.records import RECORDS_KEY, store
 from nami_yaml.batch.results import ResultsFile, Summary, summarize
-from nami_yaml.batch.tasks import TaskFile
 from nami_yaml.errors import NamiError
+from nami_yaml.spec.tasks import TaskFile
 
 Emit = Callable[[str, Any], None]
 

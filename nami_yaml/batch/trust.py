@@ -17,12 +17,12 @@ from pathlib import Path
 from typing import Any
 
 from nami_yaml.app.project import Trust, TrustRequest, UntrustedProject
-from nami_yaml.batch.tasks import Task, TaskFile
 from nami_yaml.batch.workspace import is_remote
 from nami_yaml.config.trust import TrustState, fingerprint, known_digest, remember
 from nami_yaml.config.trust_diff import changes_since_trusted, shown
 from nami_yaml.display import visible_line
 from nami_yaml.paths import walk
+from nami_yaml.spec.tasks import Task, TaskFile
 
 MAX_SUMMARY_LINES = 400  # of commands; past that the file itself is the thing to read
 

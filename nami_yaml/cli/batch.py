@@ -70,10 +70,10 @@ def run(tasks_file: Path, output: Path | None, workers: int | None, ray_address:
     from nami_yaml.batch.pool import LocalPool
     from nami_yaml.batch.results import ResultsFile
     from nami_yaml.batch.runner import BatchOptions, make_jobs, open_batch_project, run_batch
-    from nami_yaml.batch.tasks import load_tasks
     from nami_yaml.batch.trust import ensure_task_file_trusted
     from nami_yaml.cli.batch_view import ProgressView, echo_lines, summary_lines
     from nami_yaml.policy.audit import configured_path
+    from nami_yaml.spec.tasks import load_tasks
 
     task_file = load_tasks(tasks_file)
     ensure_task_file_trusted(task_file, (lambda request: True) if trust_tasks else prompt_trust)

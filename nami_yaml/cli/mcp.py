@@ -66,8 +66,8 @@ def serve(config: str | None, tool_paths: tuple[str, ...], approve_risks: tuple[
         raise click.UsageError("--token-env protects --http; over stdio the client that starts nami is the only one")
     if allowed_hosts and not address:
         raise click.UsageError("--allow-host is for --http")
-    from nami_yaml.app.serving import serve_tools
-    from nami_yaml.mcp.server import serve_http, serve_stdio
+    from nami_yaml.serve.server import serve_http, serve_stdio
+    from nami_yaml.serve.serving import serve_tools
 
     served = serve_tools(_options(config, tool_paths, approve_risks, target), include_builtins=include_builtins,
                          agents=serve_agents)
@@ -100,7 +100,7 @@ def _options(config: str | None, tool_paths: tuple[str, ...], approve_risks: tup
 
 
 def _listen_address(address: str, allow_remote: bool, token_env: str | None) -> tuple[str, int]:
-    from nami_yaml.mcp.hosts import is_loopback
+    from nami_yaml.serve.hosts import is_loopback
 
     host, sep, port_text = address.rpartition(":")
     if not sep or not host or not port_text.isdigit() or int(port_text) > 65535:

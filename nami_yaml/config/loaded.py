@@ -26,13 +26,13 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from nami_yaml.paths import expand_tool_paths, walk
+from nami_yaml.shell.command_risks import PYTHON
 from nami_yaml.spec.yamlpos import parse_yaml, read_source
 
 if TYPE_CHECKING:  # config.effective reads nothing of this module; only the type is needed
     from nami_yaml.config.effective import Effective
 
 SKILL_FILE = "SKILL.md"
-PYTHON = re.compile(r"^(python|pypy)[0-9.]*$")  # python, python3, python3.12, pypy3
 _PYTHON_VALUE_OPTIONS = frozenset({"-X", "-W", "--check-hash-based-pycs"})
 CODE_PATH_VARIABLES = ("PYTHONPATH", "NODE_PATH")  # folders an interpreter imports from
 NODE = re.compile(r"^(node|nodejs|npx|npm|pnpm|pnpx|yarn|bun|bunx|deno|tsx|ts-node)$")  # they require node_modules
@@ -306,7 +306,7 @@ def modules(words: list[str]) -> list[str]:
     """The modules a command line may run with ``-m``: after each python in it (``env python3 -m x``, ``uv run
     python -m x``), and after any ``-m``/``--module`` word at all (``uv run -m x``). More than python would
     run is harmless here: it is only fingerprinted."""
-    found = [module for index, word in enumerate(words) if PYTHON.match(os.path.basename(word))
+    found = [module for index, word in enumerate(words) if PYTHON.fullmatch(os.path.basename(word))
              and (module := python_module(words[index + 1:])) is not None]
     found += [words[index + 1] for index, word in enumerate(words[:-1]) if word in ("-m", "--module")]
     return list(dict.fromkeys(module for module in found if module and not module.startswith("-")))

@@ -1,5 +1,6 @@
-"""MCP both ways, over the official ``mcp`` SDK (the optional ``mcp`` extra): ``nami mcp serve`` hands nami's
-tools to other agents, and agent.yaml's ``mcp_servers:`` hands other servers' tools to nami.
+"""The MCP client, over the official ``mcp`` SDK (the optional ``mcp`` extra): agent.yaml's ``mcp_servers:``
+hand other servers' tools to nami, a tool source like the others. The server side (``nami mcp serve``, which
+hands nami's tools to other agents) is ``nami_yaml.serve``; both check the SDK with :func:`require_sdk`.
 
 Nothing here is imported unless one of those is used; :func:`require_sdk` says what to install.
 """

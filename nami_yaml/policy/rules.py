@@ -18,12 +18,12 @@ from nami_yaml.agent.hooks import Action, Decision, strictest
 from nami_yaml.agent.toolbox import PreparedCall
 from nami_yaml.config.effective import ConfigFile
 from nami_yaml.errors import Problem
-from nami_yaml.policy.bash import Analysis, SimpleCommand, analysed, prefix_words
-from nami_yaml.policy.command_risks import command_problem
-from nami_yaml.policy.hidden import hidden_reason, names_in
 from nami_yaml.policy.matchers import Matcher, MatcherError, compile_matcher, condition_holds
-from nami_yaml.policy.plain import not_plain, read_plainly
 from nami_yaml.registry.registry import Registry
+from nami_yaml.shell.bash import Analysis, SimpleCommand, analysed, prefix_words
+from nami_yaml.shell.command_risks import command_problem
+from nami_yaml.shell.hidden import hidden_reason, names_in
+from nami_yaml.shell.plain import not_plain, read_plainly
 from nami_yaml.spec.validate import did_you_mean
 
 BASH = "bash"

@@ -13,7 +13,6 @@ from typing import Any
 from referencing.exceptions import Unresolvable
 
 from nami_yaml.errors import ToolError
-from nami_yaml.policy.sensitive_paths import write_reason
 from nami_yaml.registry.defaults import Defaults, applied_defaults
 from nami_yaml.registry.patterns import PatternTimeout, additional_keys, argument_validator, pattern_budget
 from nami_yaml.registry.ref_cycles import ref_problems
@@ -23,6 +22,7 @@ from nami_yaml.registry.tool import Invocation, Tool
 from nami_yaml.result import ToolResult
 from nami_yaml.runners.sandbox.plan import SandboxPlan
 from nami_yaml.runtime import RuntimeContext, Target, TargetSet
+from nami_yaml.sensitive_paths import write_reason
 from nami_yaml.spec.validate import describe_type, error_message
 from nami_yaml.spec.yamlpos import format_path
 
@@ -150,7 +150,7 @@ class Executor:
         return arguments, targets.get(arguments.get(TARGET_PARAMETER))
 
     def _with_write_risk(self, call: PreparedToolCall, tool: Tool) -> PreparedToolCall:
-        """A write into a path where writing runs code (policy/sensitive_paths) needs exec approval."""
+        """A write into a path where writing runs code (sensitive_paths) needs exec approval."""
         if not tool.writes:
             return call
 

@@ -4,7 +4,7 @@ it with before anything selects or cuts, a JMESPath expression that parses, a us
 from __future__ import annotations
 
 from nami_yaml.registry.draft import ToolDraft
-from nami_yaml.runners.shape import expression_problem
+from nami_yaml.spec.expressions import expression_problem
 from nami_yaml.spec.json_schemas import schema_problems
 
 

@@ -15,6 +15,7 @@ from typing import Any
 from nami_yaml.runners.options import OutputShape
 from nami_yaml.runners.output import save_text, truncate_text
 from nami_yaml.runners.process import ProcessResult
+from nami_yaml.spec.expressions import compiled
 
 # Bytes of stdout read for shaping. Past this (it can only be in a saved file) the output goes as text.
 MAX_SHAPED_INPUT = 32_000_000
@@ -36,31 +37,6 @@ class Shaped:
     def dropped(self) -> bool:
         """Whether the model sees less than the output held (compacted whitespace aside)."""
         return self.selected or (self.items is not None and self.shown is not None and self.shown < self.items)
-
-
-@cache
-def compiled(expression: str) -> Any:
-    """The parsed JMESPath expression (jmespath is imported only by tools that select)."""
-    import jmespath
-
-    return jmespath.compile(expression)
-
-
-def expression_problem(expression: str) -> str | None:
-    """Why ``expression`` is not a JMESPath expression, or None."""
-    from jmespath.exceptions import JMESPathError
-
-    try:
-        compiled(expression)
-    except JMESPathError as exc:
-        first = str(exc).splitlines()[0].rstrip(":").removesuffix(", for expression")
-        head, _, rest = first.partition(": ")
-        if rest and head.lower() in ("invalid jmespath expression", "bad jmespath expression"):
-            first = rest
-        where = getattr(exc, "lex_position", None)
-        at = f" (at character {where + 1})" if isinstance(where, int) and "column" not in first else ""
-        return f"not a valid JMESPath expression: {first}{at}"
-    return None
 
 
 def parse(text: str, form: str) -> Any:

@@ -17,7 +17,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from nami_yaml.config.loaded import PYTHON
+from nami_yaml.shell.command_risks import PYTHON
 
 BOOTSTRAP = Path(__file__).with_name("vetted_python.py")
 CODE_SUFFIXES = frozenset({".py", ".pyw", ".pyc", ".pyo", ".so", ".pyd"})  # what Python imports
@@ -61,7 +61,7 @@ def python_command(argv: Sequence[str]) -> tuple[list[str], str, str, list[str]]
     """``python [options] script ARGS``, ``python [options] -m module ARGS`` or ``python [options] -c CODE
     ARGS`` as (options, "script", "module" or "code", the script, module or code, ARGS); None for anything
     else (``-i``, stdin, an option nami does not know)."""
-    if not argv or not PYTHON.match(os.path.basename(argv[0])):
+    if not argv or not PYTHON.fullmatch(os.path.basename(argv[0])):
         return None
     options: list[str] = []
     index = 1

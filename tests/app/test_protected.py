@@ -6,7 +6,7 @@ from pathlib import Path
 
 from nami_yaml.app.protected import TOOL_CODE, protected_paths
 from nami_yaml.config.settings import load_settings
-from nami_yaml.policy.sensitive_paths import sensitive_reason
+from nami_yaml.sensitive_paths import sensitive_reason
 from tests.helpers import write
 
 

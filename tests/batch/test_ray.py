@@ -132,7 +132,7 @@ def test_a_nodes_malformed_result_is_skipped_with_a_notice(local_ray: Any, batch
     from nami_yaml.batch.ray_backend import RayBackend
     from nami_yaml.batch.results import ResultsFile, new_result
     from nami_yaml.batch.runner import BatchOptions, make_jobs, run_batch
-    from nami_yaml.batch.tasks import load_tasks
+    from nami_yaml.spec.tasks import load_tasks
 
     def node(package: Any, digest: Any, job: dict[str, Any]) -> Any:  # pickled by value: runs on the node
         task_id = job["task"]["id"]

@@ -10,7 +10,7 @@ from typing import Any
 import pytest
 
 from nami_yaml.batch.checks import RunFacts, run_checks
-from nami_yaml.batch.tasks import check_task_file, load_tasks
+from nami_yaml.spec.tasks import check_task_file, load_tasks
 from nami_yaml.testing import text
 from tests.batch.conftest import BatchProject
 from tests.helpers import write

@@ -8,9 +8,9 @@ from pathlib import Path
 
 from click.testing import CliRunner
 
-from nami_yaml.batch.tasks import load_tasks
 from nami_yaml.batch.trust import task_summary, task_trust_state
 from nami_yaml.cli.main import cli
+from nami_yaml.spec.tasks import load_tasks
 from nami_yaml.testing import text
 from tests.batch.conftest import BatchProject
 from tests.cli.terminal import Terminal

@@ -12,7 +12,7 @@ from nami_yaml.app.trust_summary import summary
 from nami_yaml.config.mcp_servers import server_specs
 from nami_yaml.config.settings import load_settings
 from nami_yaml.config.trust import trust_state
-from nami_yaml.policy.sensitive_paths import sensitive_reason
+from nami_yaml.sensitive_paths import sensitive_reason
 from tests.helpers import nami, write
 
 

@@ -9,9 +9,9 @@ from pathlib import Path
 
 import pytest
 
-from nami_yaml.batch.tasks import check_task_file
 from nami_yaml.registry.loader import check_tools
 from nami_yaml.runtime import Target, TargetSet
+from nami_yaml.spec.tasks import check_task_file
 from nami_yaml.spec.validate import problems_for, validator
 from nami_yaml.spec.yamlpos import parse_yaml
 

@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 
 from nami_yaml.agent.hooks import Decision
-from nami_yaml.policy.bash import analyse, prefix_words
+from nami_yaml.shell.bash import analyse, prefix_words
 
 Decide = Callable[..., Decision]
 
@@ -252,7 +252,7 @@ def test_text_that_only_mentions_a_denied_command_is_not_denied(rules: Callable[
 def test_the_search_for_hidden_commands_is_bounded(command: str) -> None:
     """Runners behind runners were searched by every tail at every level: `find -exec ` 300 times (3 KB)
     took gigabytes. The search now stops at a budget of words, and such a line is asked about."""
-    from nami_yaml.policy.bash import MAX_SEEN_WORDS
+    from nami_yaml.shell.bash import MAX_SEEN_WORDS
 
     analysis = analyse(command)
     assert sum(len(c.words) for c in analysis.seen) <= MAX_SEEN_WORDS

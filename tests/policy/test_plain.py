@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 
 from nami_yaml.agent.hooks import Decision
-from nami_yaml.policy.plain import not_plain  # noqa: E402
+from nami_yaml.shell.plain import not_plain  # noqa: E402
 from tests.programs import need
 
 Decide = Callable[..., Decision]
@@ -261,7 +261,7 @@ def test_every_sed_script_read_as_inert_runs_in_seds_sandbox() -> None:
     need("sed")
     from random import Random
 
-    from nami_yaml.policy.scripts import inert_sed
+    from nami_yaml.shell.scripts import inert_sed
 
     version = subprocess.run(["sed", "--version"], capture_output=True, text=True)
     if "GNU" not in version.stdout:

@@ -18,11 +18,11 @@ from nami_yaml.app.toolset import builtin_catalog
 from nami_yaml.cli.approve import approval_text, terminal_approver
 from nami_yaml.policy.approval import ApprovalRequest
 from nami_yaml.policy.permissions import RiskPolicy
-from nami_yaml.policy.sensitive_paths import ProtectedPaths
 from nami_yaml.registry.executor import Executor, PreparedToolCall
 from nami_yaml.registry.loader import load_tools
 from nami_yaml.registry.registry import Registry
 from nami_yaml.runtime import RuntimeContext
+from nami_yaml.sensitive_paths import ProtectedPaths
 from tests.helpers import executor as executor_of
 
 PERMISSIONS = {"write": "allow", "exec": "ask"}

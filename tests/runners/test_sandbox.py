@@ -15,12 +15,12 @@ from pathlib import Path
 import pytest
 
 from nami_yaml.builtins.shell import bash
-from nami_yaml.policy.sensitive_paths import ProtectedPaths
 from nami_yaml.registry.executor import Executor, PreparedToolCall
 from nami_yaml.registry.loader import check_tools
 from nami_yaml.registry.registry import Registry
 from nami_yaml.runtime import RuntimeContext
 from nami_yaml.sandbox_settings import SandboxSettings
+from nami_yaml.sensitive_paths import ProtectedPaths
 from tests.local_http import QuietHandler, serving
 from tests.sandboxing import gone, kill, need_bwrap, running
 

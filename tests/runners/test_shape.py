@@ -10,8 +10,9 @@ import pytest
 
 from nami_yaml.result import ToolResult
 from nami_yaml.runners.options import OutputShape
-from nami_yaml.runners.shape import expression_problem, render, shape_text
+from nami_yaml.runners.shape import render, shape_text
 from nami_yaml.runtime import RuntimeContext
+from nami_yaml.spec.expressions import expression_problem
 from tests.helpers import tool_executor, write
 
 PODS = {"apiVersion": "v1", "kind": "List", "items": [

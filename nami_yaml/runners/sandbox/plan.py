@@ -28,10 +28,10 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path, PurePath
 
-from nami_yaml.policy.sensitive_paths import ProtectedPaths
 from nami_yaml.runners.sandbox.probe import availability
 from nami_yaml.runtime import RuntimeContext
 from nami_yaml.sandbox_settings import SandboxNeeds, SandboxSettings, expand_paths
+from nami_yaml.sensitive_paths import ProtectedPaths
 from nami_yaml.xdg import home_folder, xdg_folder
 
 WORKSPACE_WRITE, READ_ONLY, OFF = "workspace-write", "read-only", "off"

@@ -1,4 +1,4 @@
-"""StdinLines (mcp/stdin.py): the client's lines on ``nami mcp serve``'s stdin, framed however the bytes
+"""StdinLines (serve/stdin.py): the client's lines on ``nami mcp serve``'s stdin, framed however the bytes
 arrive, and a line past the limit ends the session with the reason kept."""
 
 from __future__ import annotations
@@ -11,7 +11,7 @@ from tests.programs import need_mcp
 
 need_mcp()
 
-from nami_yaml.mcp.stdin import StdinLines  # noqa: E402
+from nami_yaml.serve.stdin import StdinLines  # noqa: E402
 
 
 def lines_of(chunks: list[bytes], max_line: int = 1000) -> tuple[list[str], str | None]:

@@ -46,7 +46,8 @@ INTERPRETERS = frozenset({"perl", "ruby", "node", "nodejs", "deno", "bun", "php"
                           "mawk", "nawk", "sed", "ed", "ex", "dc", "sqlite3", "psql", "mysql", "gnuplot", "jshell",
                           "vim", "vi", "nvim", "view", "gvim", "emacs", "gdb", "lldb", "ftp", "sftp", "irb",
                           "crontab", "at", "batch", "R"})
-_PYTHON = re.compile(r"(python|pypy)[0-9.]*")
+# A Python interpreter's file name: python, python3, python3.12, pypy3 (match with ``fullmatch``).
+PYTHON = re.compile(r"(python|pypy)[0-9.]*")
 
 # Bash builtins that run code hidden in their words or change which program a later name runs: bash
 # evaluates an array subscript's `$(…)` even inside quotes (`read 'a[$(rm x)]'`), `let` and `declare -i`
@@ -114,7 +115,7 @@ FIND_RUNS = frozenset(_RUNS["find"])  # -exec, -execdir, -ok, -okdir: the next w
 def program_name(word: str) -> str:
     """The program a command word names, for knowledge about programs: ``/usr/bin/python3.12`` is python."""
     name = os.path.basename(word)
-    return "python" if _PYTHON.fullmatch(name) else name
+    return "python" if PYTHON.fullmatch(name) else name
 
 
 def command_problem(words: tuple[Word, ...]) -> str | None:

@@ -9,9 +9,9 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-from nami_yaml.batch.tasks import check_task_file, is_task_file, load_tasks
 from nami_yaml.cli.main import cli
 from nami_yaml.errors import SpecError
+from nami_yaml.spec.tasks import check_task_file, is_task_file, load_tasks
 
 GOOD_YAML = """\
 tasks:

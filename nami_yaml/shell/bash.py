@@ -24,7 +24,7 @@ from functools import cache, lru_cache
 from itertools import pairwise
 from typing import Any
 
-from nami_yaml.policy.command_risks import (
+from nami_yaml.shell.command_risks import (
     FIND_RUNS,
     RUNNERS,
     SHELL_STRING,

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from nami_yaml.policy.sensitive_paths import ProtectedPaths, sensitive_reason, write_reason
+from nami_yaml.sensitive_paths import ProtectedPaths, sensitive_reason, write_reason
 
 CONFIGURED = ProtectedPaths.build(
     files=[("/p/agent.yaml", "config"), ("/p/prompts/system.md", "prompt")],

@@ -4,7 +4,7 @@ the same audit log).
 There is nobody to ask: a call the policy would ask about is refused, naming the setting or rule that
 asks, unless the server was started with ``--approve`` for its risk (as ``nami run --approve``); a deny is
 always a deny. Each line of the audit log says ``via: mcp`` and which client asked. Knows nothing of the
-MCP SDK (``nami_yaml.mcp.server`` speaks the protocol).
+MCP SDK (``nami_yaml.serve.server`` speaks the protocol).
 """
 
 from __future__ import annotations

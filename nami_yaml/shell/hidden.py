@@ -31,7 +31,7 @@ from dataclasses import dataclass, field
 from functools import lru_cache
 from typing import Any
 
-from nami_yaml.policy.bash import (
+from nami_yaml.shell.bash import (
     analysed,
     command_words,
     redirect_operator,
@@ -39,7 +39,7 @@ from nami_yaml.policy.bash import (
     tail_starts,
     walk_tree,
 )
-from nami_yaml.policy.command_risks import (
+from nami_yaml.shell.command_risks import (
     CODE_BUILTINS,
     INTERPRETERS,
     SHELL_STRING,
@@ -48,7 +48,7 @@ from nami_yaml.policy.command_risks import (
     code_problem,
     program_name,
 )
-from nami_yaml.policy.plain import read_plainly, runs_nothing, script_problem
+from nami_yaml.shell.plain import read_plainly, runs_nothing, script_problem
 
 MAX_PARSES = 64  # words and strings read as command lines, per line
 MAX_CHARS = 200_000  # their characters, all together

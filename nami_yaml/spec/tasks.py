@@ -269,7 +269,7 @@ def workspace_path_problem(path: str) -> str | None:
 
 
 def _answer_field_problems(doc: Document, where: JsonPath, check: Mapping[str, Any]) -> list[Problem]:
-    from nami_yaml.runners.shape import expression_problem
+    from nami_yaml.spec.expressions import expression_problem
 
     problems = []
     problem = expression_problem(check["path"])

@@ -1,7 +1,7 @@
 """``nami mcp serve``: nami's tools over MCP, stdio or streamable HTTP, through the SDK's low-level server
 (the tool set is the registry's, known only at run time).
 
-Every call goes through :class:`nami_yaml.app.serving.ServedTools` (the loop's executor, policy and audit
+Every call goes through :class:`nami_yaml.serve.serving.ServedTools` (the loop's executor, policy and audit
 log); this module only speaks the protocol. A client's ``notifications/cancelled`` cancels the handler,
 which cancels the call: its process group is killed before the handler returns.
 """
@@ -24,12 +24,12 @@ from mcp.server.stdio import stdio_server
 from mcp.server.transport_security import TransportSecuritySettings
 from mcp.shared.exceptions import MCPError
 
-from nami_yaml.app.serving import ServedCall, ServedTools, output_schema
 from nami_yaml.errors import NamiError
-from nami_yaml.mcp.hosts import served_names
-from nami_yaml.mcp.stdin import StdinLines
 from nami_yaml.registry.tool import Tool
 from nami_yaml.result import ToolResult
+from nami_yaml.serve.hosts import served_names
+from nami_yaml.serve.serving import ServedCall, ServedTools, output_schema
+from nami_yaml.serve.stdin import StdinLines
 from nami_yaml.spec.validate import did_you_mean
 from nami_yaml.version import __version__
 
@@ -152,7 +152,7 @@ def serve_stdio(served: ServedTools) -> None:
 
 def rebinding_guard(host: str, allowed: Sequence[str] = ()) -> TransportSecuritySettings:
     """The Host and Origin every request must carry: a name of an address the server is bound to (any port),
-    or one of ``allowed`` (--allow-host), see mcp/hosts.py. The SDK turns this on by itself only for
+    or one of ``allowed`` (--allow-host), see serve/hosts.py. The SDK turns this on by itself only for
     127.0.0.1, localhost and ::1 spelt so; bound to 127.0.0.2 or [0::1] it served any Host, and with
     --allow-remote the bearer token was the only guard: a web page whose name was rebound to the address
     could send requests (the token stops them; this stops them before it is even looked at)."""

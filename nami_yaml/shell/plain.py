@@ -16,9 +16,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 from functools import lru_cache
 
-from nami_yaml.policy.command_risks import program_name
-from nami_yaml.policy.inert_options import PYTHON_MODULES, PYTHON_OPTIONS, TABLE, Option, Program
-from nami_yaml.policy.scripts import inert_awk, inert_sed
+from nami_yaml.shell.command_risks import program_name
+from nami_yaml.shell.inert_options import PYTHON_MODULES, PYTHON_OPTIONS, TABLE, Option, Program
+from nami_yaml.shell.scripts import inert_awk, inert_sed
 
 
 @dataclass(frozen=True)
