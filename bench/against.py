@@ -21,7 +21,6 @@ Without git, outside a git checkout, or when the revision is not there (a shallo
 from __future__ import annotations
 
 import json
-import os
 import shutil
 import signal
 import subprocess
@@ -214,9 +213,12 @@ def label(key: str, count: int, fallback: bool = False) -> str:
 def measure(settings: Settings) -> list[Row]:
     count = settings.size(1000, 50)
     try:
-        commit = base_commit(settings.base)
-    except NotMeasured as exc:
+        return compared(base_commit(settings.base), settings, count)
+    except NotMeasured as exc:  # no git, no checkout, no such revision; the base tree failing to start
         return not_measured(str(exc), count)
+
+
+def compared(commit: str, settings: Settings, count: int) -> list[Row]:
     with scratch() as home, worktree(commit) as base_folder:
         project = home / "project"
         (project / "tools").mkdir(parents=True)
@@ -226,12 +228,9 @@ def measure(settings: Settings) -> list[Row]:
         current = Tree("current", ROOT, f"{head}{' with uncommitted changes' if dirty() else ''}")
         base = Tree("base", base_folder, f"{git('rev-parse', '--short', commit)} (`{settings.base}`)")
         trees = (current, base)
-        try:
-            for tree in trees:
-                compiled(tree)
-            openers = [probe(tree, project, home) for tree in trees]
-        except NotMeasured as exc:
-            return not_measured(str(exc), count)
+        for tree in trees:
+            compiled(tree)
+        openers = [probe(tree, project, home) for tree in trees]
 
         def command(args: list[str]) -> Callable[[Tree], float]:
             return lambda tree: timed(lambda: run_in(tree, ["-m", "nami_yaml", *args], project, home))
@@ -254,8 +253,8 @@ def measure(settings: Settings) -> list[Row]:
             except NotMeasured as exc:
                 rows.append(Row(key, f"{label(key, count, fallback)} (not measured: {exc})", None, "ms"))
                 continue
-            rows.append(Row(key, f"{label(key, count, fallback)}; this checkout: {current.shown}", times["current"] * 1000, "ms",
-                            times["base"] * 1000, f"base {base.shown}"))
+            rows.append(Row(key, f"{label(key, count, fallback)}; this checkout: {current.shown}",
+                            times["current"] * 1000, "ms", times["base"] * 1000, f"base {base.shown}"))
     return rows
 
 
@@ -268,5 +267,4 @@ def main(argv: list[str]) -> None:
 
 
 if __name__ == "__main__":
-    os.chdir(ROOT)
     main(sys.argv[1:])

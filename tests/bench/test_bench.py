@@ -76,7 +76,6 @@ def test_this_checkout_against_its_parent(rows: dict[str, Row]) -> None:
         assert row.unit == "ms" and row.value > 0 and row.baseline > 0, key
         assert row.baseline_label == f"base {parent.stdout.strip()} (`HEAD~1`)", row.baseline_label
         assert "50 tool files" in row.label or key == "against.help", row.label
-    assert "nami-bench-base-" not in worktrees()  # removed afterwards
 
 
 def worktrees() -> str:
@@ -110,6 +109,27 @@ def test_the_worktree_is_removed_on_ctrl_c(monkeypatch: pytest.MonkeyPatch) -> N
         bench.against.measure(Settings(quick=True, repeat=1))
     base = seen[-1]
     assert not base.exists() and not base.parent.exists() and str(base) not in worktrees()
+
+
+def test_a_tree_without_the_opener_is_timed_on_tools_list(monkeypatch: pytest.MonkeyPatch) -> None:
+    """When the opener moved (or is not there yet) in one tree, both are timed on `nami tools list`; and
+    the worktree is gone afterwards (only this one is looked for: other tests may have theirs meanwhile)."""
+    import bench.against
+
+    probe, seen = bench.against.probe, []
+
+    def without_opener_in_base(tree: bench.against.Tree, cwd: Path, home: Path) -> bool:
+        seen.append(tree.folder)
+        return probe(tree, cwd, home) and tree.name != "base"
+
+    monkeypatch.setattr(bench.against, "probe", without_opener_in_base)
+    found = {row.key: row for row in bench.against.measure(Settings(quick=True, repeat=1))}
+    assert all(not folder.exists() and str(folder) not in worktrees() for folder in seen[1:])
+    if found["against.open"].value is None:  # no parent commit here: said, as above
+        assert "(not measured: " in found["against.open"].label
+        return
+    assert found["against.open"].label.startswith("`nami tools list`, 50 tool files (not `open_project`")
+    assert found["against.open"].value > 0 and found["against.open"].baseline > 0
 
 
 def test_a_tree_importing_another_nami_yaml_is_an_error(tmp_path: Path) -> None:
