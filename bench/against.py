@@ -9,7 +9,8 @@ The base revision is checked out into a temporary `git worktree add --detach` (r
 an error, Ctrl-C or SIGTERM). Every figure runs in a fresh process started the same way for both trees,
 `python -m nami_yaml …` with `PYTHONPATH` set to the tree, and each tree's `nami_yaml.__file__` is checked
 to be its own (never the installed one). The two trees take turns in every round, in alternating order
-(current, base; base, current; …), and each figure is the median of those rounds, like the other sections.
+(current, base; base, current; …), and each figure is the median of those rounds, like the other sections;
+the label adds the lowest of each tree's runs and their ratio (the least disturbed run).
 Opening is timed inside the process, from importing `nami_yaml.app.project` to `open_project(config)`
 returning (the interpreter's own start is in the start-up row); when either tree has no such opener, both
 are timed on `nami tools list` in that project instead, and the row says so.
@@ -33,7 +34,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
-from bench.common import ROOT, Row, Settings, bench_env, interleaved, scratch, timed, write_project
+from bench.common import ROOT, Row, Settings, bench_env, median, scratch, timed, turns, write_project
 from bench.load_tools import generated
 
 OPENER_MODULE, OPENER = "nami_yaml.app.project", "open_project"
@@ -124,13 +125,13 @@ def worktree(commit: str) -> Iterator[Path]:
     """A detached worktree of ``commit`` in a temporary folder, removed on the way out whatever happens.
     Only this worktree is touched: never `git worktree prune`, which would judge other people's."""
     folder = Path(tempfile.mkdtemp(prefix="nami-bench-base-"))
-    tree = folder / "tree"
+    tree = folder / "nami-bench-base"  # also the name of its entry in .git/worktrees/
     try:
         with terminated_as_exit():
-            git("worktree", "add", "--detach", "--quiet", str(tree), commit)
             try:
+                git("worktree", "add", "--detach", "--quiet", str(tree), commit)
                 yield tree
-            finally:
+            finally:  # also after an add cut short: whatever of it was made
                 remove_worktree(tree)
     finally:
         shutil.rmtree(folder, ignore_errors=True)
@@ -161,7 +162,8 @@ def run_in(tree: Tree, args: list[str], cwd: Path, home: Path) -> subprocess.Com
                           stdin=subprocess.DEVNULL, timeout=600)
     if done.returncode != 0:
         tail = (done.stderr.strip() or done.stdout.strip()).splitlines()[-1:] or [""]
-        what = f"{tree.name} ({tree.shown}): `python {' '.join(args[:4])}` exited {done.returncode}: {tail[0]}"
+        shown = "-c <script>" if args[0] == "-c" else " ".join(args)
+        what = f"{tree.name} ({tree.shown}): `python {shown}` exited {done.returncode}: {tail[0]}"
         if tree.name == "base":
             raise NotMeasured(what)
         raise RuntimeError(f"{what}\n{done.stdout[-2000:]}{done.stderr[-2000:]}")
@@ -188,12 +190,12 @@ def compiled(tree: Tree) -> None:
                    stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, timeout=600)
 
 
-def compare(trees: tuple[Tree, Tree], sample: Callable[[Tree], float], settings: Settings) -> dict[str, float]:
-    """The median of each tree's figure, taking turns in alternating order; warm-up runs first."""
+def compare(trees: tuple[Tree, Tree], sample: Callable[[Tree], float], settings: Settings) -> dict[str, list[float]]:
+    """Each tree's figures, taking turns in alternating order; warm-up runs first."""
     for _ in range(settings.warmup):
         for tree in trees:
             sample(tree)
-    return interleaved({tree.name: (lambda t=tree: sample(t)) for tree in trees}, settings.repeat, alternate=True)
+    return turns({tree.name: (lambda t=tree: sample(t)) for tree in trees}, settings.repeat, alternate=True)
 
 
 def not_measured(why: str, count: int) -> list[Row]:
@@ -226,8 +228,11 @@ def compared(commit: str, settings: Settings, count: int) -> list[Row]:
         config = write_project(project, "http://127.0.0.1:9/v1", "tools: {files: [tools/]}\n")
         head = git("rev-parse", "--short", "HEAD")
         current = Tree("current", ROOT, f"{head}{' with uncommitted changes' if dirty() else ''}")
-        base = Tree("base", base_folder, f"{git('rev-parse', '--short', commit)} (`{settings.base}`)")
+        short = git("rev-parse", "--short", commit)
+        base = Tree("base", base_folder, short if commit.startswith(settings.base) else f"{short} (`{settings.base}`)")
         trees = (current, base)
+        if not (base.folder / "nami_yaml" / "__init__.py").is_file():  # else the installed one would answer
+            raise NotMeasured(f"{base.shown} has no nami_yaml package")
         for tree in trees:
             compiled(tree)
         openers = [probe(tree, project, home) for tree in trees]
@@ -236,16 +241,16 @@ def compared(commit: str, settings: Settings, count: int) -> list[Row]:
             return lambda tree: timed(lambda: run_in(tree, ["-m", "nami_yaml", *args], project, home))
 
         def opened(tree: Tree) -> float:
-            found = json.loads(run_in(tree, ["-c", OPEN, str(config)], project, home).stdout)
+            found = json.loads(run_in(tree, ["-c", OPEN, config.name], project, home).stdout)
             own_file(tree, found["file"])
             if found["tools"] < count:
                 raise RuntimeError(f"the {tree.name} tree opened {found['tools']} tools, not {count} and more")
             return found["seconds"]
 
         fallback = not all(openers)
-        samples = {"against.help": command(["--help"]),
-                   "against.check": command(["check", "--config", str(config)]),
-                   "against.open": command(["tools", "list", "--config", str(config)]) if fallback else opened}
+        samples = {"against.help": command(["--help"]),  # the project's folder is the current one
+                   "against.check": command(["check", "--config", config.name]),
+                   "against.open": command(["tools", "list", "--config", config.name]) if fallback else opened}
         rows = []
         for key, sample in samples.items():
             try:
@@ -253,8 +258,12 @@ def compared(commit: str, settings: Settings, count: int) -> list[Row]:
             except NotMeasured as exc:
                 rows.append(Row(key, f"{label(key, count, fallback)} (not measured: {exc})", None, "ms"))
                 continue
-            rows.append(Row(key, f"{label(key, count, fallback)}; this checkout: {current.shown}",
-                            times["current"] * 1000, "ms", times["base"] * 1000, f"base {base.shown}"))
+            # The median is the figure, as in the other sections; the lowest of each, the least disturbed
+            # run (a busy machine only ever adds time), is shown beside it when there are several.
+            low = (f"; lowest {min(times['current']) * 1000:,.0f} against {min(times['base']) * 1000:,.0f} ms "
+                   f"({min(times['current']) / min(times['base']):.2f}×)" if settings.repeat > 1 else "")
+            rows.append(Row(key, f"{label(key, count, fallback)}; this checkout: {current.shown}{low}",
+                            median(times["current"]) * 1000, "ms", median(times["base"]) * 1000, f"base {base.shown}"))
     return rows
 
 

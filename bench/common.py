@@ -99,14 +99,19 @@ def median_time(action: Callable[[], object], repeat: int, warmup: int = 1) -> f
 
 def interleaved(actions: dict[str, Callable[[], float]], repeat: int, *, alternate: bool = False) -> dict[str, float]:
     """Median of each action's own figure, the actions taking turns in every round, so that a burst of
-    noise from elsewhere on the machine hits all of them rather than one. ``alternate``: every other round
-    runs them in reverse order (A B, B A, …), so that none always goes first (after a pause) or last."""
+    noise from elsewhere on the machine hits all of them rather than one (see ``turns``)."""
+    return {name: median(values) for name, values in turns(actions, repeat, alternate=alternate).items()}
+
+
+def turns(actions: dict[str, Callable[[], float]], repeat: int, *, alternate: bool = False) -> dict[str, list[float]]:
+    """Each action's figures, the actions taking turns in every round. ``alternate``: every other round runs
+    them in reverse order (A B, B A, …), so that none always goes first (after a pause) or last."""
     samples: dict[str, list[float]] = {name: [] for name in actions}
     for round_ in range(repeat):
         order = list(actions.items())
         for name, action in reversed(order) if alternate and round_ % 2 else order:
             samples[name].append(action())
-    return {name: median(values) for name, values in samples.items()}
+    return samples
 
 
 def nami_command() -> list[str]:
