@@ -1,5 +1,6 @@
 """This checkout against an earlier revision of itself, measured in the same run: start-up (`nami --help`),
-`nami check` and opening a project of N generated tool files (default 1,000; 50 with --quick).
+`nami check` and opening a project of N generated tool files (default 1,000; 50 with --quick); each in
+wall time and in CPU time (user + system, of that process: steadier than wall time on a busy machine).
 
     python -m bench --only against                 # against the parent commit, HEAD~1
     python -m bench --only against --base main     # against any revision git knows
@@ -22,6 +23,7 @@ Without git, outside a git checkout, or when the revision is not there (a shallo
 from __future__ import annotations
 
 import json
+import resource
 import shutil
 import signal
 import subprocess
@@ -50,14 +52,26 @@ print(json.dumps({{"file": nami_yaml.__file__, "opener": opener}}))
 # Run in each tree's process: import the opener and open the project named on the command line.
 OPEN = f"""
 import json, sys, time
-started = time.perf_counter()
+started, cpu = time.perf_counter(), time.process_time()
 from {OPENER_MODULE} import {OPENER}
 project = {OPENER}(sys.argv[1])
-elapsed = time.perf_counter() - started
+elapsed, cpu = time.perf_counter() - started, time.process_time() - cpu
 import nami_yaml
-print(json.dumps({{"file": nami_yaml.__file__, "seconds": elapsed, "tools": len(project.registry)}}))
+print(json.dumps({{"file": nami_yaml.__file__, "seconds": elapsed, "cpu": cpu, "tools": len(project.registry)}}))
 """
-KEYS = ("against.help", "against.check", "against.open")
+MEASURES = ("against.help", "against.check", "against.open")
+KEYS = tuple(key for measure in MEASURES for key in (measure, f"{measure}.cpu"))
+
+
+@dataclass(frozen=True)
+class Sample:
+    wall: float  # seconds
+    cpu: float  # seconds of user and system time of the measured process
+
+
+def children_cpu() -> float:
+    used = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return used.ru_utime + used.ru_stime
 
 
 class NotMeasured(Exception):
@@ -190,7 +204,8 @@ def compiled(tree: Tree) -> None:
                    stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, timeout=600)
 
 
-def compare(trees: tuple[Tree, Tree], sample: Callable[[Tree], float], settings: Settings) -> dict[str, list[float]]:
+def compare(trees: tuple[Tree, Tree], sample: Callable[[Tree], Sample],
+            settings: Settings) -> dict[str, list[Sample]]:
     """Each tree's figures, taking turns in alternating order; warm-up runs first."""
     for _ in range(settings.warmup):
         for tree in trees:
@@ -198,18 +213,18 @@ def compare(trees: tuple[Tree, Tree], sample: Callable[[Tree], float], settings:
     return turns({tree.name: (lambda t=tree: sample(t)) for tree in trees}, settings.repeat, alternate=True)
 
 
-def not_measured(why: str, count: int) -> list[Row]:
-    return [Row(key, f"{label(key, count)} (not measured: {why})", None, "ms") for key in KEYS]
+def not_measured(why: str, count: int, keys: tuple[str, ...] = KEYS, fallback: bool = False) -> list[Row]:
+    return [Row(key, f"{label(key, count, fallback)} (not measured: {why})", None, "ms") for key in keys]
 
 
 def label(key: str, count: int, fallback: bool = False) -> str:
     """What the row times; the current tree's revision follows it, the base's is the baseline's label."""
-    return {"against.help": "`nami --help` against a base revision",
-            "against.check": f"`nami check`, {count:,} tool files, against a base revision",
-            "against.open": (f"`nami tools list`, {count:,} tool files (not `{OPENER}`: a tree has none), "
-                             "against a base revision" if fallback else
-                             f"`{OPENER}`, {count:,} tool files (its import included), against a base revision"),
-            }[key]
+    what = {"against.help": "`nami --help`",
+            "against.check": f"`nami check`, {count:,} tool files",
+            "against.open": (f"`nami tools list`, {count:,} tool files (not `{OPENER}`: a tree has none)"
+                             if fallback else f"`{OPENER}`, {count:,} tool files (its import included)"),
+            }[key.removesuffix(".cpu")]
+    return f"{what}{', CPU time' if key.endswith('.cpu') else ''} against a base revision"
 
 
 def measure(settings: Settings) -> list[Row]:
@@ -237,15 +252,20 @@ def compared(commit: str, settings: Settings, count: int) -> list[Row]:
             compiled(tree)
         openers = [probe(tree, project, home) for tree in trees]
 
-        def command(args: list[str]) -> Callable[[Tree], float]:
-            return lambda tree: timed(lambda: run_in(tree, ["-m", "nami_yaml", *args], project, home))
+        def command(args: list[str]) -> Callable[[Tree], Sample]:
+            def sample(tree: Tree) -> Sample:
+                cpu = children_cpu()  # one child at a time: the difference is this one's
+                wall = timed(lambda: run_in(tree, ["-m", "nami_yaml", *args], project, home))
+                return Sample(wall, children_cpu() - cpu)
 
-        def opened(tree: Tree) -> float:
+            return sample
+
+        def opened(tree: Tree) -> Sample:
             found = json.loads(run_in(tree, ["-c", OPEN, config.name], project, home).stdout)
             own_file(tree, found["file"])
             if found["tools"] < count:
                 raise RuntimeError(f"the {tree.name} tree opened {found['tools']} tools, not {count} and more")
-            return found["seconds"]
+            return Sample(found["seconds"], found["cpu"])
 
         fallback = not all(openers)
         samples = {"against.help": command(["--help"]),  # the project's folder is the current one
@@ -254,16 +274,19 @@ def compared(commit: str, settings: Settings, count: int) -> list[Row]:
         rows = []
         for key, sample in samples.items():
             try:
-                times = compare(trees, sample, settings)
+                samples = compare(trees, sample, settings)
             except NotMeasured as exc:
-                rows.append(Row(key, f"{label(key, count, fallback)} (not measured: {exc})", None, "ms"))
+                rows += not_measured(str(exc), count, (key, f"{key}.cpu"), fallback)
                 continue
-            # The median is the figure, as in the other sections; the lowest of each, the least disturbed
-            # run (a busy machine only ever adds time), is shown beside it when there are several.
-            low = (f"; lowest {min(times['current']) * 1000:,.0f} against {min(times['base']) * 1000:,.0f} ms "
-                   f"({min(times['current']) / min(times['base']):.2f}×)" if settings.repeat > 1 else "")
-            rows.append(Row(key, f"{label(key, count, fallback)}; this checkout: {current.shown}{low}",
-                            median(times["current"]) * 1000, "ms", median(times["base"]) * 1000, f"base {base.shown}"))
+            for row_key, figure in ((key, "wall"), (f"{key}.cpu", "cpu")):
+                times = {name: [getattr(s, figure) for s in found] for name, found in samples.items()}
+                # The median is the figure, as in the other sections; the lowest of each, the least disturbed
+                # run (a busy machine only ever adds time), is shown beside it when there are several.
+                low = (f"; lowest {min(times['current']) * 1000:,.0f} against {min(times['base']) * 1000:,.0f} "
+                       f"ms ({min(times['current']) / min(times['base']):.2f}×)" if settings.repeat > 1 else "")
+                rows.append(Row(row_key, f"{label(row_key, count, fallback)}; this checkout: {current.shown}{low}",
+                                median(times["current"]) * 1000, "ms", median(times["base"]) * 1000,
+                                f"base {base.shown}"))
     return rows
 
 

@@ -17,6 +17,7 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TypeVar
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -103,10 +104,13 @@ def interleaved(actions: dict[str, Callable[[], float]], repeat: int, *, alterna
     return {name: median(values) for name, values in turns(actions, repeat, alternate=alternate).items()}
 
 
-def turns(actions: dict[str, Callable[[], float]], repeat: int, *, alternate: bool = False) -> dict[str, list[float]]:
+Figure = TypeVar("Figure")
+
+
+def turns(actions: dict[str, Callable[[], Figure]], repeat: int, *, alternate: bool = False) -> dict[str, list[Figure]]:
     """Each action's figures, the actions taking turns in every round. ``alternate``: every other round runs
     them in reverse order (A B, B A, …), so that none always goes first (after a pause) or last."""
-    samples: dict[str, list[float]] = {name: [] for name in actions}
+    samples: dict[str, list[Figure]] = {name: [] for name in actions}
     for round_ in range(repeat):
         order = list(actions.items())
         for name, action in reversed(order) if alternate and round_ % 2 else order:

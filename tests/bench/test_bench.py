@@ -23,7 +23,7 @@ KEYS = [
     "startup.python", "startup.openai",
     *(f"startup.{c}{suffix}" for c in ("help", "tools_list", "check") for suffix in ("", ".vs_python", ".no_openai")),
     "load.generated", "load.library",
-    "against.help", "against.check", "against.open",
+    *(f"against.{measure}{suffix}" for measure in ("help", "check", "open") for suffix in ("", ".cpu")),
     "steps.stream", "steps.plain", "steps.stream.seeds", "steps.plain.seeds", "steps.process",
     "stream.first_byte.pty", "stream.first_byte.pipe",
     "parallel.four_reads",
@@ -68,14 +68,15 @@ def test_this_checkout_against_its_parent(rows: dict[str, Row]) -> None:
     """The against rows: both trees measured, the parent's hash in the row; never a ratio asserted."""
     parent = subprocess.run(["git", "rev-parse", "--short", "--verify", "--quiet", "HEAD~1^{commit}"], cwd=ROOT,
                             capture_output=True, text=True)
-    for key in ("against.help", "against.check", "against.open"):
+    for key in (f"against.{measure}{suffix}" for measure in ("help", "check", "open") for suffix in ("", ".cpu")):
         row = rows[key]
         if parent.returncode != 0:  # a shallow clone or no checkout: said, never a figure standing in
             assert row.value is None and "(not measured: " in row.label, row.label
             continue
         assert row.unit == "ms" and row.value > 0 and row.baseline > 0, key
         assert row.baseline_label == f"base {parent.stdout.strip()} (`HEAD~1`)", row.baseline_label
-        assert "50 tool files" in row.label or key == "against.help", row.label
+        assert "50 tool files" in row.label or key.startswith("against.help"), row.label
+        assert ("CPU time" in row.label) == key.endswith(".cpu"), row.label
 
 
 def worktrees() -> str:
@@ -85,10 +86,14 @@ def worktrees() -> str:
 
 def test_a_revision_git_has_not_is_not_measured() -> None:
     found = collect(Settings(quick=True, repeat=1, base="no-such-revision"), ("against",), progress=False)
-    assert [row.key for row in found] == ["against.help", "against.check", "against.open"]
+    assert [row.key for row in found] == [f"against.{measure}{suffix}" for measure in ("help", "check", "open")
+                                          for suffix in ("", ".cpu")]
     for row in found:
         assert row.value is None and row.problem() is None
         assert row.label.endswith("(not measured: no revision 'no-such-revision' in this checkout)"), row.label
+    done = subprocess.run([sys.executable, "-m", "bench", "--quick", "--only", "against", "--base", "no-such-revision"],
+                          cwd=ROOT, capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0 and done.stdout.count("(not measured: no revision 'no-such-revision'") == 6
 
 
 def test_the_worktree_is_removed_on_ctrl_c(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -128,8 +133,9 @@ def test_a_tree_without_the_opener_is_timed_on_tools_list(monkeypatch: pytest.Mo
     if found["against.open"].value is None:  # no parent commit here: said, as above
         assert "(not measured: " in found["against.open"].label
         return
-    assert found["against.open"].label.startswith("`nami tools list`, 50 tool files (not `open_project`")
-    assert found["against.open"].value > 0 and found["against.open"].baseline > 0
+    for key in ("against.open", "against.open.cpu"):
+        assert found[key].label.startswith("`nami tools list`, 50 tool files (not `open_project`"), key
+        assert found[key].value > 0 and found[key].baseline > 0, key
 
 
 def test_a_tree_importing_another_nami_yaml_is_an_error(tmp_path: Path) -> None:
