@@ -29,8 +29,8 @@ from pathlib import Path
 from bench.common import BenchError, Row, Settings, machine
 from bench.table import machine_lines, markdown, replace_block
 
-SECTIONS = ("startup", "load_tools", "against", "steps", "first_byte", "parallel", "memory", "tokens", "prefix", "batch",
-            "bash_rules", "shaping", "sandbox")
+SECTIONS = ("startup", "load_tools", "against", "steps", "first_byte", "parallel", "memory", "tokens", "prefix",
+            "batch", "bash_rules", "shaping", "sandbox")
 
 
 def collect(settings: Settings, sections: tuple[str, ...], progress: bool = True) -> list[Row]:

@@ -224,7 +224,7 @@ def label(key: str, count: int, fallback: bool = False) -> str:
             "against.open": (f"`nami tools list`, {count:,} tool files (not `{OPENER}`: a tree has none)"
                              if fallback else f"`{OPENER}`, {count:,} tool files (its import included)"),
             }[key.removesuffix(".cpu")]
-    return f"{what}{', CPU time' if key.endswith('.cpu') else ''} against a base revision"
+    return f"{what}{', CPU time' if key.endswith('.cpu') else ''}, against a base revision"
 
 
 def measure(settings: Settings) -> list[Row]:

@@ -70,7 +70,7 @@ POSITIVE_UNITS = frozenset({"ms", "s", "MB", "tasks/min", "chars", "tokens"})
 class Settings:
     quick: bool  # the CI subset: small sizes, one repeat; every row still present
     repeat: int
-    base: str = "HEAD~1"  # the revision the `base` section measures this checkout against (--base)
+    base: str = "HEAD~1"  # the revision the `against` section measures this checkout against (--base)
 
     def size(self, full: int, quick: int) -> int:
         return quick if self.quick else full
@@ -98,10 +98,10 @@ def median_time(action: Callable[[], object], repeat: int, warmup: int = 1) -> f
     return median([timed(action) for _ in range(repeat)])
 
 
-def interleaved(actions: dict[str, Callable[[], float]], repeat: int, *, alternate: bool = False) -> dict[str, float]:
+def interleaved(actions: dict[str, Callable[[], float]], repeat: int) -> dict[str, float]:
     """Median of each action's own figure, the actions taking turns in every round, so that a burst of
-    noise from elsewhere on the machine hits all of them rather than one (see ``turns``)."""
-    return {name: median(values) for name, values in turns(actions, repeat, alternate=alternate).items()}
+    noise from elsewhere on the machine hits all of them rather than one."""
+    return {name: median(values) for name, values in turns(actions, repeat).items()}
 
 
 Figure = TypeVar("Figure")
