@@ -3,12 +3,18 @@
     python -m bench                     # the full run: medians of repeated runs, several minutes
     python -m bench --quick             # small sizes, one repeat, every row (CI runs this: seconds)
     python -m bench --only startup,steps
+    python -m bench --only against --base main   # this checkout against another revision (default HEAD~1)
     python -m bench --write docs/benchmarks.md --notes "another job was running"
 
 Run from the repository root. Each figure is a median of repeated runs and is shown with its baseline
 measured in the same run, and their ratio; a target the issue set is marked met or missed (quick rows
 against a target of the size they ran at). An impossible figure (a negative time) is an error: exit 1.
 Nothing here is asserted on time: tests/bench/ only checks that every row comes out with a sane value.
+
+The `against` section checks out --base (default HEAD~1, the parent commit) into a temporary git worktree
+and times `nami --help`, `nami check` and opening a project of 1,000 tool files (50 with --quick) with
+that tree's code and with this checkout's, taking turns; the worktree is removed afterwards. Outside a
+git checkout, or without that revision (a shallow clone), its rows say "not measured: why".
 """
 
 from __future__ import annotations
@@ -23,8 +29,8 @@ from pathlib import Path
 from bench.common import BenchError, Row, Settings, machine
 from bench.table import machine_lines, markdown, replace_block
 
-SECTIONS = ("startup", "load_tools", "steps", "first_byte", "parallel", "memory", "tokens", "prefix", "batch",
-            "bash_rules", "shaping", "sandbox")
+SECTIONS = ("startup", "load_tools", "against", "steps", "first_byte", "parallel", "memory", "tokens", "prefix",
+            "batch", "bash_rules", "shaping", "sandbox")
 
 
 def collect(settings: Settings, sections: tuple[str, ...], progress: bool = True) -> list[Row]:
@@ -53,6 +59,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--quick", action="store_true", help="small sizes and one repeat: checks the script runs")
     parser.add_argument("--repeat", type=int, help="runs per figure (default 5; 1 with --quick)")
     parser.add_argument("--only", help=f"comma-separated sections: {', '.join(SECTIONS)}")
+    parser.add_argument("--base", default="HEAD~1", metavar="REV",
+                        help="the revision the `against` section compares this checkout with (default HEAD~1)")
     parser.add_argument("--write", type=Path, help="also put the results into this page's bench block")
     parser.add_argument("--notes", default="", help="a line about the conditions, written with the machine")
     args = parser.parse_args(argv)
@@ -63,7 +71,7 @@ def main(argv: list[str] | None = None) -> int:
     repeat = args.repeat or (1 if args.quick else 5)
     if repeat < 1:
         parser.error("--repeat must be at least 1")
-    settings = Settings(quick=args.quick, repeat=repeat)
+    settings = Settings(quick=args.quick, repeat=repeat, base=args.base)
     started = time.perf_counter()
     try:
         rows = collect(settings, sections)

@@ -17,6 +17,7 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TypeVar
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -69,6 +70,7 @@ POSITIVE_UNITS = frozenset({"ms", "s", "MB", "tasks/min", "chars", "tokens"})
 class Settings:
     quick: bool  # the CI subset: small sizes, one repeat; every row still present
     repeat: int
+    base: str = "HEAD~1"  # the revision the `against` section measures this checkout against (--base)
 
     def size(self, full: int, quick: int) -> int:
         return quick if self.quick else full
@@ -99,11 +101,21 @@ def median_time(action: Callable[[], object], repeat: int, warmup: int = 1) -> f
 def interleaved(actions: dict[str, Callable[[], float]], repeat: int) -> dict[str, float]:
     """Median of each action's own figure, the actions taking turns in every round, so that a burst of
     noise from elsewhere on the machine hits all of them rather than one."""
-    samples: dict[str, list[float]] = {name: [] for name in actions}
-    for _ in range(repeat):
-        for name, action in actions.items():
+    return {name: median(values) for name, values in turns(actions, repeat).items()}
+
+
+Figure = TypeVar("Figure")
+
+
+def turns(actions: dict[str, Callable[[], Figure]], repeat: int, *, alternate: bool = False) -> dict[str, list[Figure]]:
+    """Each action's figures, the actions taking turns in every round. ``alternate``: every other round runs
+    them in reverse order (A B, B A, …), so that none always goes first (after a pause) or last."""
+    samples: dict[str, list[Figure]] = {name: [] for name in actions}
+    for round_ in range(repeat):
+        order = list(actions.items())
+        for name, action in reversed(order) if alternate and round_ % 2 else order:
             samples[name].append(action())
-    return {name: median(values) for name, values in samples.items()}
+    return samples
 
 
 def nami_command() -> list[str]:

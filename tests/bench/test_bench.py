@@ -23,6 +23,7 @@ KEYS = [
     "startup.python", "startup.openai",
     *(f"startup.{c}{suffix}" for c in ("help", "tools_list", "check") for suffix in ("", ".vs_python", ".no_openai")),
     "load.generated", "load.library",
+    *(f"against.{measure}{suffix}" for measure in ("help", "check", "open") for suffix in ("", ".cpu")),
     "steps.stream", "steps.plain", "steps.stream.seeds", "steps.plain.seeds", "steps.process",
     "stream.first_byte.pty", "stream.first_byte.pipe",
     "parallel.four_reads",
@@ -61,6 +62,88 @@ def test_the_values_are_sane(rows: dict[str, Row]) -> None:
         assert rows[key].baseline_label == "direct-post loop" and rows[key].target == "≤ 1.10×", key
         assert rows[f"{key}.seeds"].baseline is not None and "create()" in rows[f"{key}.seeds"].baseline_label
     assert rows["steps.process"].unit == "s" and rows["steps.process"].baseline is not None
+
+
+def test_this_checkout_against_its_parent(rows: dict[str, Row]) -> None:
+    """The against rows: both trees measured, the parent's hash in the row; never a ratio asserted."""
+    parent = subprocess.run(["git", "rev-parse", "--short", "--verify", "--quiet", "HEAD~1^{commit}"], cwd=ROOT,
+                            capture_output=True, text=True)
+    for key in (f"against.{measure}{suffix}" for measure in ("help", "check", "open") for suffix in ("", ".cpu")):
+        row = rows[key]
+        if parent.returncode != 0:  # a shallow clone or no checkout: said, never a figure standing in
+            assert row.value is None and "(not measured: " in row.label, row.label
+            continue
+        assert row.unit == "ms" and row.value > 0 and row.baseline > 0, key
+        assert row.baseline_label == f"base {parent.stdout.strip()} (`HEAD~1`)", row.baseline_label
+        assert "50 tool files" in row.label or key.startswith("against.help"), row.label
+        assert ("CPU time" in row.label) == key.endswith(".cpu"), row.label
+
+
+def worktrees() -> str:
+    return subprocess.run(["git", "worktree", "list", "--porcelain"], cwd=ROOT, capture_output=True, text=True,
+                          check=True).stdout
+
+
+def test_a_revision_git_has_not_is_not_measured() -> None:
+    found = collect(Settings(quick=True, repeat=1, base="no-such-revision"), ("against",), progress=False)
+    assert [row.key for row in found] == [f"against.{measure}{suffix}" for measure in ("help", "check", "open")
+                                          for suffix in ("", ".cpu")]
+    for row in found:
+        assert row.value is None and row.problem() is None
+        assert row.label.endswith("(not measured: no revision 'no-such-revision' in this checkout)"), row.label
+    done = subprocess.run([sys.executable, "-m", "bench", "--quick", "--only", "against", "--base", "no-such-revision"],
+                          cwd=ROOT, capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0 and done.stdout.count("(not measured: no revision 'no-such-revision'") == 6
+
+
+def test_the_worktree_is_removed_on_ctrl_c(monkeypatch: pytest.MonkeyPatch) -> None:
+    import bench.against
+
+    seen: list[Path] = []
+
+    def interrupted(tree: bench.against.Tree, cwd: Path, home: Path) -> bool:
+        seen.append(tree.folder)
+        if tree.name == "base":
+            assert (tree.folder / "nami_yaml" / "__init__.py").is_file() and str(tree.folder) in worktrees()
+            raise KeyboardInterrupt
+        return True
+
+    monkeypatch.setattr(bench.against, "compiled", lambda tree: None)
+    monkeypatch.setattr(bench.against, "probe", interrupted)
+    with pytest.raises(KeyboardInterrupt):
+        bench.against.measure(Settings(quick=True, repeat=1))
+    base = seen[-1]
+    assert not base.exists() and not base.parent.exists() and str(base) not in worktrees()
+
+
+def test_a_tree_without_the_opener_is_timed_on_tools_list(monkeypatch: pytest.MonkeyPatch) -> None:
+    """When the opener moved (or is not there yet) in one tree, both are timed on `nami tools list`; and
+    the worktree is gone afterwards (only this one is looked for: other tests may have theirs meanwhile)."""
+    import bench.against
+
+    probe, seen = bench.against.probe, []
+
+    def without_opener_in_base(tree: bench.against.Tree, cwd: Path, home: Path) -> bool:
+        seen.append(tree.folder)
+        return probe(tree, cwd, home) and tree.name != "base"
+
+    monkeypatch.setattr(bench.against, "probe", without_opener_in_base)
+    found = {row.key: row for row in bench.against.measure(Settings(quick=True, repeat=1))}
+    assert all(not folder.exists() and str(folder) not in worktrees() for folder in seen[1:])
+    if found["against.open"].value is None:  # no parent commit here: said, as above
+        assert "(not measured: " in found["against.open"].label
+        return
+    for key in ("against.open", "against.open.cpu"):
+        assert found[key].label.startswith("`nami tools list`, 50 tool files (not `open_project`"), key
+        assert found[key].value > 0 and found[key].baseline > 0, key
+
+
+def test_a_tree_importing_another_nami_yaml_is_an_error(tmp_path: Path) -> None:
+    from bench.against import Tree, own_file
+
+    own_file(Tree("base", tmp_path, ""), str(tmp_path / "nami_yaml" / "__init__.py"))
+    with pytest.raises(RuntimeError, match="imported nami_yaml from"):
+        own_file(Tree("base", tmp_path, ""), str(ROOT / "nami_yaml" / "__init__.py"))
 
 
 def test_each_quick_row_is_judged_at_its_own_size(rows: dict[str, Row]) -> None:
