@@ -38,6 +38,7 @@ SDK_PACKAGES = ("mcp", "serve")
 
 
 LEAVES = ("errors", "result", "cancel", "display", "procfs", "xdg", "env_secrets", "version", "sensitive_paths",
+          "project_request",
           "sandbox_settings")
 
 
@@ -234,8 +235,36 @@ def test_one_agent_builder() -> None:
     assert guards and all(path.startswith(("app/", "serve/")) for path in guards), guards
     for front_end in ("cli/run.py", "batch/task_run.py", "serve/serving.py"):
         assert _calls(PACKAGE / front_end, "build_agent") or _calls(PACKAGE / front_end, "library_build_agent") \
-            or _calls(PACKAGE / front_end, "open_project_for"), front_end
-    assert not _calls(PACKAGE / "batch" / "task_run.py", "open_project")
+            or _calls(PACKAGE / front_end, "open_project"), front_end
+
+
+
+def _defined(name: str) -> list[str]:
+    return [str(path.relative_to(PACKAGE)) for path in PACKAGE.rglob("*.py")
+            for node in ast.walk(ast.parse(path.read_text(encoding="utf-8")))
+            if isinstance(node, (ast.FunctionDef, ast.ClassDef)) and node.name == name]
+
+
+def test_one_opener_one_request() -> None:
+    """A project is opened by one function from one value: ``open_project(ProjectRequest)``; the openers
+    and the shapes of "which project" that were beside it are gone, and every call in nami hands it a
+    request (the keywords it also takes are the Python API's older spelling)."""
+    assert _defined("open_project") == ["app/project.py"]
+    assert _defined("ProjectRequest") == ["project_request.py"]
+    for gone in ("read_settings", "open_project_for", "load_project", "open_batch_project", "ProjectRef"):
+        assert _defined(gone) == [], gone
+    loose = []
+    for path in PACKAGE.rglob("*.py"):
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            called = getattr(node, "func", None)
+            name = getattr(called, "id", None) or getattr(called, "attr", None)
+            if isinstance(node, ast.Call) and name in ("open_project", "load_settings"):
+                first = node.args[0] if node.args else None
+                spelled = isinstance(first, ast.Call) and getattr(first.func, "id", getattr(first.func, "attr", "")) \
+                    in ("ProjectRequest", "request", "but")
+                if not (spelled or isinstance(first, ast.Name) and first.id == "request"):
+                    loose.append(f"{path.relative_to(PACKAGE)}:{node.lineno}")
+    assert loose == []
 
 
 def test_sessions_take_plain_values() -> None:

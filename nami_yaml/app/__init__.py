@@ -7,7 +7,7 @@ here (``build_agent``, ``Guards``), never in cli/.
 from __future__ import annotations
 
 from nami_yaml.app.agent import Agent, build_agent, load_agent
-from nami_yaml.app.assembly import build_model, open_project_for
+from nami_yaml.app.assembly import build_model
 from nami_yaml.app.guards import Asking, Guards
 from nami_yaml.app.options import AgentOptions
 from nami_yaml.app.project import (
@@ -17,11 +17,11 @@ from nami_yaml.app.project import (
     UntrustedProject,
     ensure_trusted,
     open_project,
-    read_settings,
     runtime_context,
     tool_settings,
 )
+from nami_yaml.project_request import ProjectRequest
 
 __all__ = ["Agent", "AgentOptions", "Asking", "Guards", "Project", "Trust", "TrustRequest", "UntrustedProject",
-           "build_agent", "build_model", "ensure_trusted", "load_agent", "open_project", "open_project_for",
-           "read_settings", "runtime_context", "tool_settings"]
+           "build_agent", "build_model", "ensure_trusted", "load_agent", "open_project",
+           "ProjectRequest", "runtime_context", "tool_settings"]

@@ -24,7 +24,7 @@ from nami_yaml.agent.history import History
 from nami_yaml.agent.hooks import BeforeTool, StopRun
 from nami_yaml.agent.loop import AgentLoop, RunOutcome
 from nami_yaml.app.answers import StructuredAnswers, resolve_schema, structured_answers
-from nami_yaml.app.assembly import agent_view, build_model, open_project_for
+from nami_yaml.app.assembly import agent_view, build_model
 from nami_yaml.app.economy import token_economy
 from nami_yaml.app.guards import Asking, Guards
 from nami_yaml.app.named_agents import (
@@ -35,7 +35,7 @@ from nami_yaml.app.named_agents import (
     unknown_agent,
 )
 from nami_yaml.app.options import AgentOptions, EventSink
-from nami_yaml.app.project import Project
+from nami_yaml.app.project import Project, open_project
 from nami_yaml.app.sessions import SessionFacts, continue_session, new_session
 from nami_yaml.config.agents import AgentSpec, load_agents
 from nami_yaml.config.effective import Effective
@@ -397,7 +397,9 @@ def build_agent(options: AgentOptions, project: Project | None = None) -> Agent:
     session the options ask for. ``options.agent`` runs one of the project's named agents. A project
     opened here is closed with the agent."""
     owns = project is None
-    project = project if project is not None else open_project_for(options, needs_model=options.client is None)
+    if project is None:
+        project = open_project(options.request(), trust=options.trust, will_run=True,
+                               tool_servers=options.start_servers, needs_model=options.client is None)
     try:
         specs = load_agents(project.settings)
         errors = [p for p in agent_problems(project.settings, specs, project.registry) if p.is_error]

@@ -8,8 +8,7 @@ from typing import TYPE_CHECKING
 
 from nami_yaml.app.model_setup import require_model
 from nami_yaml.app.named_agents import agent_registry, agent_settings
-from nami_yaml.app.options import AgentOptions
-from nami_yaml.app.project import Project, open_project, tool_settings
+from nami_yaml.app.project import Project, tool_settings
 from nami_yaml.cancel import CancelToken
 from nami_yaml.config.agents import AgentSpec
 from nami_yaml.config.effective import Effective
@@ -18,16 +17,6 @@ from nami_yaml.runtime import LoadedGroups
 
 if TYPE_CHECKING:
     from nami_yaml.app.answers import StructuredAnswers
-
-
-def open_project_for(options: AgentOptions, *, needs_model: bool = False) -> Project:
-    """The project an agent will run in: settings, tools, trust (asked or refused as ``options.trust``
-    says), and its MCP servers started unless ``options.start_servers`` is False. ``needs_model``: a model
-    client will be built from the settings, so they are checked for one first (app/model_setup.py)."""
-    return open_project(options.config, cwd=options.cwd, env=options.env, flags=options.flags(),
-                        extra_tools=options.tools, trust=options.trust, will_run=True,
-                        tool_servers=options.start_servers, discover=options.discover, target=options.target,
-                        needs_model=needs_model)
 
 
 def agent_view(project: Project, spec: AgentSpec, *, cancel: CancelToken) -> Project:

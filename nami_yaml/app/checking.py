@@ -10,15 +10,16 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from nami_yaml.app.named_agents import agent_problems
-from nami_yaml.app.project import read_settings
 from nami_yaml.app.toolset import check_toolset
 from nami_yaml.config.agents import read_agents
 from nami_yaml.config.effective import Effective
 from nami_yaml.config.mcp_servers import check_problems as mcp_check_problems
 from nami_yaml.config.mcp_servers import server_specs
+from nami_yaml.config.settings import load_settings
 from nami_yaml.display import plural
 from nami_yaml.errors import ConfigError, Problem, SpecError
 from nami_yaml.policy.layers import rule_problems
+from nami_yaml.project_request import ProjectRequest
 from nami_yaml.registry.draft import Host
 from nami_yaml.registry.registry import Registry
 from nami_yaml.registry.tool import Tool
@@ -67,7 +68,7 @@ def check_project(config: str | None, paths: Sequence[str] = (), *, search_path:
     found: list[Problem] = []
     try:
         # The settings from what of the config files is valid, so their tools are checked in the same run.
-        report.effective = read_settings(config, problems=found)
+        report.effective = load_settings(ProjectRequest(config=config), problems=found)
         host = Host(Path(report.effective.get("workspace") or Path.cwd()), search_path)
         report.tools, more = check_toolset(report.effective, tool_paths, host=host)
         found += more

@@ -9,6 +9,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from nami_yaml.app.project import Trust
+from nami_yaml.project_request import ProjectRequest
 
 if TYPE_CHECKING:
     from nami_yaml.agent.events import Event
@@ -60,6 +61,12 @@ class AgentOptions:
     record_session: bool = False
     resume: str | None = None
     force: bool = False  # continue a session recorded in another workspace or with other tools
+
+    def request(self) -> ProjectRequest:
+        """Which project, as every opener takes it."""
+        return ProjectRequest(config=None if self.config is None else str(self.config), cwd=self.cwd, env=self.env,
+                              tools=tuple(self.tools), target=self.target, agent=self.agent, flags=self.flags(),
+                              discover=self.discover)
 
     def flags(self) -> dict[str, Any]:
         """The settings given here, as the flags layer of the effective configuration."""

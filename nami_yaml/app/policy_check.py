@@ -17,6 +17,7 @@ from nami_yaml.errors import Problem
 from nami_yaml.policy.audit_read import LogLine
 from nami_yaml.policy.policy_tests import Decide, Outcome, load_policy_tests, run_policy_tests
 from nami_yaml.policy.replay import BY_HAND_VIA, ReplayReport, replay
+from nami_yaml.project_request import ProjectRequest
 from nami_yaml.registry.executor import PreparedToolCall
 from nami_yaml.result import ToolResult
 
@@ -27,7 +28,8 @@ def open_for_deciding(config: str | Path | None = None, *, cwd: Path | None = No
                       extra_tools: Sequence[str] = ()) -> Project:
     """The project whose rules decide. Its agent.yaml need not be trusted: nothing of it runs here, and its
     MCP servers are not started (calls of their tools cannot be prepared)."""
-    return open_project(config, cwd=cwd, extra_tools=extra_tools, trust=True, will_run=True, tool_servers=False)
+    request = ProjectRequest(config=None if config is None else str(config), cwd=cwd, tools=tuple(extra_tools))
+    return open_project(request, trust=True, will_run=True, tool_servers=False)
 
 
 class Decider:

@@ -21,7 +21,8 @@ from nami_yaml.config.settings import load_settings
 from nami_yaml.config.skills import Skill, load_skills
 from nami_yaml.config.trust import TrustState, code_check, needs_trust, remember, trust_state
 from nami_yaml.config.trust_diff import describe
-from nami_yaml.errors import ConfigError, Problem
+from nami_yaml.errors import ConfigError
+from nami_yaml.project_request import ProjectRequest, request_for
 from nami_yaml.registry.executor import Executor
 from nami_yaml.registry.registry import Registry
 from nami_yaml.runners.sandbox.notice import run_notice
@@ -137,48 +138,61 @@ class Project:
         return system_prompt(self.settings, self.context.workspace, skills=self.context.skills.values(), cwd=self.cwd)
 
 
-def read_settings(config: str | Path | None = None, *, cwd: Path | None = None, env: Mapping[str, str] | None = None,
-                  flags: Mapping[str, Any] | None = None, problems: list[Problem] | None = None) -> Effective:
-    """The effective settings: flags > NAMI_* variables > agent.yaml > user config > defaults.
-    ``problems``: collect the config files' problems there instead of raising (see load_settings)."""
-    return load_settings(config=None if config is None else str(config), env=os.environ if env is None else env,
-                         cwd=cwd or Path.cwd(), flags=flags, problems=problems)
+def open_project(request: ProjectRequest | str | Path | None = None, *, trust: Trust = None, will_run: bool = False,
+                 tool_servers: bool | None = None, needs_model: bool = False, **keywords: Any) -> Project:
+    """The one opener: ``request`` (which project, :class:`ProjectRequest`) -> its settings -> the model
+    check -> what it loads (skills, tools) -> trust -> the runtime context -> its MCP servers.
 
+    ``will_run``: tools are about to run, so a project agent.yaml found by walking up must be trusted (see
+    :data:`Trust`); looking at tools needs no trust. ``tool_servers``: start the MCP servers of
+    ``mcp_servers:`` and add their tools (None: when ``will_run``; True: also to look, if the project is
+    trusted); they stop with :meth:`Project.close` or nami's exit. ``needs_model``: a model will be built
+    from these settings, so a missing model name, endpoint or key is a ConfigError raised first, before the
+    trust question (see nami_yaml.app.model_setup). ``request.target``: every call of a tool that runs on a
+    target runs on this one (ConfigError if the project has no such target).
 
-def open_project(config: str | Path | None = None, *, cwd: Path | None = None, env: Mapping[str, str] | None = None,
-                 flags: Mapping[str, Any] | None = None, extra_tools: Sequence[str] = (), trust: Trust = None,
-                 will_run: bool = False, tool_servers: bool | None = None, discover: bool = True,
-                 target: str | None = None, needs_model: bool = False) -> Project:
-    """Load settings and tools. ``will_run``: tools are about to run, so a project agent.yaml found by
-    walking up must be trusted (see :data:`Trust`); looking at tools needs no trust.
+    For the Python API's older spelling, ``request`` may be the agent.yaml's path (or None) with the rest as
+    keywords: ``cwd``, ``env``, ``flags``, ``extra_tools``, ``discover``, ``target``.
 
-    ``tool_servers``: start the MCP servers of ``mcp_servers:`` and add their tools (None: when ``will_run``;
-    True: also to look, if the project is trusted). They stop with :meth:`Project.close` or nami's exit.
-    ``discover=False``: no agent.yaml is looked for (only ``config``, if given). ``target``: every call of a
-    tool that runs on a target runs on this one (ConfigError if the project has no such target).
-    ``needs_model``: a model will be built from these settings, so a missing model name, endpoint or key is a
-    ConfigError raised first, before the trust question (see nami_yaml.app.model_setup)."""
-    env = os.environ if env is None else env
-    cwd = cwd or Path.cwd()
-    effective = load_settings(config=None if config is None else str(config), env=env, cwd=cwd, flags=flags,
-                              discover=discover)
+    Computed once per open: the settings, the files they load (config/loaded.py, kept with the settings)
+    and the trust state. Read again on purpose while a run goes on: a module's bytes before an entry point
+    imports it (``code_check``), and the trust fingerprint where a later check must see the files as they
+    are then (``config.trust.trust_state(…, fresh=True)``)."""
+    request = as_request(request, keywords)
+    if request.cwd is None:
+        request = request.but(cwd=Path.cwd())  # read once: every stage below opens from the same folder
+    effective = load_settings(request)
     if needs_model and needs_trust(effective):
-        check_before_trust(effective, lambda: load_settings(env=env, cwd=cwd, flags=flags, discover=False))
+        check_before_trust(effective, lambda: load_settings(request.but(config=None, discover=False)))
     elif needs_model:
         require_model(effective)
     skills = load_skills(effective)
-    registry = build_registry(effective, list(extra_tools), base=cwd, skills=skills, target=target)
+    registry = build_registry(effective, list(request.tools), base=request.folder, skills=skills,
+                              target=request.target)
     trusted = None if needs_trust(effective) else True
     digest = None
     if will_run and trusted is None:
         digest = ensure_trusted(effective, registry, trust)
         trusted = True
-    project = Project(effective, registry, runtime_context(effective, env=env, cwd=cwd, registry=registry,
-                                                           skills=skills, extra_tools=extra_tools),
-                      trusted, cwd=cwd, trusted_digest=digest)
+    context = runtime_context(effective, env=request.environment, cwd=request.folder, registry=registry,
+                              skills=skills, extra_tools=request.tools)
+    project = Project(effective, registry, context, trusted, cwd=request.folder, trusted_digest=digest)
     if tool_servers or (tool_servers is None and will_run):
         project.start_servers()
     return project
+
+
+def as_request(request: ProjectRequest | str | Path | None, keywords: Mapping[str, Any]) -> ProjectRequest:
+    """``request`` itself, or a request from the older keywords (``open_project("agent.yaml", cwd=…)``)."""
+    if isinstance(request, ProjectRequest):
+        if keywords:
+            raise TypeError(f"open_project: give a ProjectRequest or keywords, not both ({', '.join(keywords)})")
+        return request
+    unknown = set(keywords) - {"cwd", "env", "flags", "extra_tools", "discover", "target"}
+    if unknown:
+        raise TypeError(f"open_project: unexpected keywords {', '.join(sorted(unknown))}")
+    extra = dict(keywords)
+    return request_for(request, tools=tuple(extra.pop("extra_tools", None) or ()), **extra)
 
 
 def ensure_trusted(effective: Effective, registry: Registry, trust: Trust) -> str:

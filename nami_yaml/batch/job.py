@@ -9,26 +9,16 @@ from pathlib import Path
 from typing import Any
 
 from nami_yaml.batch.workspace import is_remote
+from nami_yaml.project_request import ProjectRequest
 
 DEFAULT_WALL_TIME = 1800.0  # seconds for a task that sets no limits.wall_time (and no --wall-time is given)
-
-
-@dataclass(frozen=True)
-class ProjectRef:
-    """Where the agent comes from: the agent.yaml (None: found from ``cwd`` upwards), extra tool files and
-    the command line's overrides (``model.name``…)."""
-
-    cwd: str
-    config: str | None = None
-    tools: tuple[str, ...] = ()
-    flags: dict[str, Any] = field(default_factory=dict)
 
 
 @dataclass(frozen=True)
 class Job:
     task: dict[str, Any]  # as written in the task file
     base: str  # the folder the task's paths (workspace) are relative to
-    project: ProjectRef
+    project: ProjectRequest  # where the agent comes from (its cwd and paths absolute, or relative on a Ray node)
     approve_risks: tuple[str, ...] = ()
     wall_time: float = DEFAULT_WALL_TIME  # when the task sets none
     env: dict[str, str] = field(default_factory=dict)  # added to the worker's environment
@@ -46,16 +36,15 @@ class Job:
         return float(limit) if limit is not None else float(self.wall_time)
 
     def to_json(self) -> dict[str, Any]:
-        data = asdict(self)
+        data = asdict(replace(self, project=None))
         data["approve_risks"] = list(self.approve_risks)
-        data["project"]["tools"] = list(self.project.tools)
+        data["project"] = self.project.to_json()
         return data
 
     @classmethod
     def from_json(cls, data: dict[str, Any]) -> Job:
-        project = dict(data["project"])
-        project["tools"] = tuple(project.get("tools") or ())
-        return cls(**{**data, "project": ProjectRef(**project), "approve_risks": tuple(data.get("approve_risks") or ())})
+        return cls(**{**data, "project": ProjectRequest.from_json(data["project"]),
+                      "approve_risks": tuple(data.get("approve_risks") or ())})
 
     def relative_to(self, root: Path) -> Job:
         """The same job with its local paths relative to ``root`` (the folder shipped to other machines).
@@ -69,7 +58,7 @@ class Job:
             return str(absolute.relative_to(root))
 
         project = self.project
-        moved = replace(project, cwd=inside(project.cwd, "the project folder") or ".",
+        moved = replace(project, cwd=Path(inside(str(project.folder), "the project folder") or "."),
                         config=inside(project.config, "the agent.yaml"),
                         tools=tuple(inside(t, "the tool path") or t for t in project.tools))
         return replace(self, base=inside(self.base, "the task file's folder") or ".", project=moved,
@@ -81,7 +70,8 @@ class Job:
             return None if path is None else str(path if os.path.isabs(path) else cwd / path)
 
         project = self.project
-        moved = replace(project, cwd=absolute(project.cwd) or str(cwd), config=absolute(project.config),
+        moved = replace(project, cwd=Path(absolute(None if project.cwd is None else str(project.cwd)) or cwd),
+                        config=absolute(project.config),
                         tools=tuple(absolute(t) or t for t in project.tools))
         return replace(self, base=absolute(self.base) or str(cwd), project=moved)
 

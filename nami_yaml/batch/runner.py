@@ -9,16 +9,16 @@ from __future__ import annotations
 
 import queue
 import threading
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Protocol
 
-from nami_yaml.app.project import Project, Trust, open_project
-from nami_yaml.batch.job import DEFAULT_WALL_TIME, Job, ProjectRef
+from nami_yaml.batch.job import DEFAULT_WALL_TIME, Job
 from nami_yaml.batch.records import RECORDS_KEY, store
 from nami_yaml.batch.results import ResultsFile, Summary, summarize
 from nami_yaml.errors import NamiError
+from nami_yaml.project_request import ProjectRequest
 from nami_yaml.spec.tasks import TaskFile
 
 Emit = Callable[[str, Any], None]
@@ -34,12 +34,9 @@ class Backend(Protocol):
 
 @dataclass
 class BatchOptions:
-    """How every task's agent is built, as ``nami run`` would build it from ``cwd``."""
+    """How every task's agent is built: from ``project``, as ``nami run`` would open it."""
 
-    cwd: Path
-    config: str | None = None
-    tools: Sequence[str] = ()
-    flags: Mapping[str, Any] = field(default_factory=dict)
+    project: ProjectRequest
     approve_risks: Sequence[str] = ()
     wall_time: float = DEFAULT_WALL_TIME
     keep_workspaces: bool = False
@@ -67,25 +64,12 @@ class BatchOutcome:
     interrupted: bool
 
 
-def open_batch_project(options: BatchOptions, trust: Trust) -> Project:
-    """The project once, before any task: an untrusted agent.yaml, a bad setting or a model that cannot
-    be built fails the batch here instead of failing every task."""
-    from nami_yaml.app.assembly import build_model
-
-    flags = {k: v for k, v in options.flags.items() if v is not None}
-    project = open_project(options.config, cwd=options.cwd, flags=flags, extra_tools=list(options.tools),
-                           trust=trust, will_run=True, tool_servers=False,  # each task starts its own
-                           needs_model=True)
-    build_model(project.settings)
-    return project
-
-
 def make_jobs(task_file: TaskFile, options: BatchOptions, skip: set[str] = frozenset()) -> list[Job]:  # type: ignore[assignment]
-    cwd = options.cwd.resolve()
-    tools = tuple(str(_absolute(t, cwd)) for t in options.tools)
-    config = str(_absolute(options.config, cwd)) if options.config else None
-    project = ProjectRef(cwd=str(cwd), config=config, tools=tools,
-                         flags={k: v for k, v in options.flags.items() if v is not None})
+    request = options.project
+    cwd = request.folder.resolve()
+    # Paths made absolute here: a worker starts in a folder of its own.
+    project = request.but(cwd=cwd, tools=tuple(str(_absolute(t, cwd)) for t in request.tools),
+                          config=str(_absolute(request.config, cwd)) if request.config else None)
     return [Job(task.raw, str(task.base), project, approve_risks=tuple(options.approve_risks),
                 wall_time=options.wall_time, keep_workspace=options.keep_workspaces,
                 scratch=str(options.scratch) if options.scratch else None)

@@ -119,25 +119,27 @@ class TaskRun:
     def _options(self, folder: Path, env: dict[str, str]) -> Any:
         from nami_yaml.app.options import AgentOptions
 
-        project_ref = self.job.project
+        project = self.job.project
         limits = self.task.get("limits") or {}
-        settings = {**project_ref.flags, "workspace": str(folder), "limits.max_steps": limits.get("max_steps"),
+        settings = {**project.flags, "workspace": str(folder), "limits.max_steps": limits.get("max_steps"),
                     "limits.max_cost": limits.get("max_cost"), "limits.schema_retries": limits.get("schema_retries")}
         # Nobody can be asked here (approve=None): asks are denied unless approved by risk. An agent.yaml found
         # upwards must already be trusted on this machine (the batch asked, and recorded it, before
         # starting), so one changed since is refused (trust=None), not run. Its MCP servers start after
         # the task's setup commands, in its workspace (start_servers=False, then _run).
-        return AgentOptions(config=project_ref.config, cwd=Path(project_ref.cwd), env=env, settings=settings,
-                            tools=list(project_ref.tools), trust=None, approve=None,
+        return AgentOptions(config=project.config, cwd=project.folder, env=env, settings=settings,
+                            tools=list(project.tools), trust=None, approve=None,
                             approve_risks=self.job.approve_risks, via="batch", start_servers=False,
                             record_session=True, agent=self.task.get("agent"), target=self.task.get("target"),
                             answer_schema=self.task.get("answer_schema"))
 
     def _project(self, folder: Path, env: dict[str, str]) -> Any:
-        from nami_yaml.app.assembly import open_project_for
+        from nami_yaml.app.project import open_project
 
         self.options = self._options(folder, env)
-        project = open_project_for(self.options)
+        options = self.options
+        project = open_project(options.request(), trust=options.trust, will_run=True,
+                               tool_servers=options.start_servers)
         self.project = project
         self.result["model"] = project.settings.get("model.name")
         return project

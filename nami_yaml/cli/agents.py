@@ -5,9 +5,11 @@ from __future__ import annotations
 import click
 
 from nami_yaml.app.named_agents import agent_registry
-from nami_yaml.cli.common import config_option, handle_errors, load_project
+from nami_yaml.app.project import open_project
+from nami_yaml.cli.common import config_option, handle_errors, prompt_trust
 from nami_yaml.config.agents import load_agents
 from nami_yaml.display import safe_json, visible
+from nami_yaml.project_request import ProjectRequest
 
 
 @click.command("agents")
@@ -17,7 +19,7 @@ from nami_yaml.display import safe_json, visible
 def agents(config: str | None, as_json: bool) -> None:
     """List this project's named agents (agent.yaml `agents:` and agents/NAME.yaml): each one's description,
     tools, rights and model. Run one with `nami run --agent NAME`; the others reach them as agent__NAME."""
-    with load_project(config) as project:
+    with open_project(ProjectRequest(config=config), trust=prompt_trust) as project:
         specs = load_agents(project.settings)
         rows = []
         for spec in specs.values():

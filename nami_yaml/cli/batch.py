@@ -21,6 +21,7 @@ from nami_yaml.cli.common import (
 )
 from nami_yaml.cli.run import parse_risks
 from nami_yaml.display import plural
+from nami_yaml.project_request import ProjectRequest
 
 
 @click.group("batch")
@@ -66,10 +67,12 @@ def run(tasks_file: Path, output: Path | None, workers: int | None, ray_address:
 
     Exit codes: 0 every task passed, 1 a task failed (or was not run), 2 usage or config error, 130 interrupted.
     """
+    from nami_yaml.app.assembly import build_model
+    from nami_yaml.app.project import open_project
     from nami_yaml.batch.job import DEFAULT_WALL_TIME
     from nami_yaml.batch.pool import LocalPool
     from nami_yaml.batch.results import ResultsFile
-    from nami_yaml.batch.runner import BatchOptions, make_jobs, open_batch_project, run_batch
+    from nami_yaml.batch.runner import BatchOptions, make_jobs, run_batch
     from nami_yaml.batch.trust import ensure_task_file_trusted
     from nami_yaml.cli.batch_view import ProgressView, echo_lines, summary_lines
     from nami_yaml.policy.audit import configured_path
@@ -77,10 +80,14 @@ def run(tasks_file: Path, output: Path | None, workers: int | None, ray_address:
 
     task_file = load_tasks(tasks_file)
     ensure_task_file_trusted(task_file, (lambda request: True) if trust_tasks else prompt_trust)
-    options = BatchOptions(cwd=Path.cwd(), config=config, tools=extra_tools, approve_risks=approve_risks,
-                           flags={"model.name": model_name, "model.base_url": base_url, "limits.max_steps": max_steps},
-                           wall_time=wall_time or DEFAULT_WALL_TIME, keep_workspaces=keep_workspaces)
-    project = open_batch_project(options, prompt_trust)
+    request = ProjectRequest(config=config, cwd=Path.cwd(), tools=extra_tools, flags={
+        "model.name": model_name, "model.base_url": base_url, "limits.max_steps": max_steps})
+    options = BatchOptions(request, approve_risks=approve_risks, wall_time=wall_time or DEFAULT_WALL_TIME,
+                           keep_workspaces=keep_workspaces)
+    # The project once, before any task: an untrusted agent.yaml, a bad setting or a model that cannot be
+    # built fails the batch here instead of failing every task. Each task starts its own MCP servers.
+    project = open_project(request, trust=prompt_trust, will_run=True, tool_servers=False, needs_model=True)
+    build_model(project.settings)
     output = output or Path(f"{tasks_file.name.rsplit('.', 1)[0]}.results.jsonl")
     with ResultsFile(output, resume=resume) as results:
         jobs = make_jobs(task_file, options, skip=results.done_ids())

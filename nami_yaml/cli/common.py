@@ -10,9 +10,8 @@ from typing import Any, NoReturn, TypeVar
 
 import click
 
-from nami_yaml.app.project import Project, TrustRequest, open_project, read_settings
+from nami_yaml.app.project import Project, TrustRequest
 from nami_yaml.cli.style import Paint, terminal
-from nami_yaml.config.effective import Effective
 from nami_yaml.display import visible
 from nami_yaml.errors import ConfigError, NamiError, SpecError
 
@@ -55,19 +54,6 @@ def handle_errors(function: F) -> F:
             sys.exit(EXIT_OK)
 
     return wrapper  # type: ignore[return-value]
-
-
-def settings(config: str | None, flags: dict[str, Any] | None = None) -> Effective:
-    return read_settings(config, flags=flags)
-
-
-def load_project(config: str | None, flags: dict[str, Any] | None = None, extra_tools: list[str] | None = None,
-                 *, will_run: bool = False, tool_servers: bool | None = None, target: str | None = None) -> Project:
-    """The project for a command. ``will_run``: tools are about to run, so an untrusted project agent.yaml
-    is shown and the user asked (on a terminal), else refused. ``tool_servers`` and ``target`` (--target):
-    see ``open_project``."""
-    return open_project(config, flags=flags, extra_tools=extra_tools or (), trust=prompt_trust, will_run=will_run,
-                        tool_servers=tool_servers, target=target)
 
 
 def report_notices(project: Project) -> None:

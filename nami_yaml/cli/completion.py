@@ -49,13 +49,14 @@ def _matching(values: list[str], incomplete: str, help_text: str | None = None) 
 
 def complete_tool_names(ctx: click.Context, param: click.Parameter, incomplete: str) -> list[CompletionItem]:
     """The tools the agent.yaml here (or --config) declares, built-ins included."""
-    from nami_yaml.app.project import read_settings
     from nami_yaml.app.toolset import declared_tool_names
+    from nami_yaml.config.settings import load_settings
     from nami_yaml.errors import NamiError
+    from nami_yaml.project_request import ProjectRequest
 
     config = ctx.params.get("config")
     try:
-        return _matching(declared_tool_names(read_settings(config)), incomplete)
+        return _matching(declared_tool_names(load_settings(ProjectRequest(config=config))), incomplete)
     except (NamiError, OSError):
         return []  # a broken config completes nothing; `nami check` says why
 

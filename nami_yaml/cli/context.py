@@ -6,9 +6,10 @@ import json
 
 import click
 
-from nami_yaml.app.project import Project
-from nami_yaml.cli.common import config_option, handle_errors, load_project, report_notices, tools_option
+from nami_yaml.app.project import Project, open_project
+from nami_yaml.cli.common import config_option, handle_errors, prompt_trust, report_notices, tools_option
 from nami_yaml.display import visible
+from nami_yaml.project_request import ProjectRequest
 from nami_yaml.registry.library import ShapingSample, shaping_samples
 from nami_yaml.session.context import request_parts, total_chars
 from nami_yaml.session.cost import Pricing, money
@@ -26,7 +27,8 @@ def context(config: str | None, extra_tools: tuple[str, ...], target: str | None
     """Show what every request sends before the conversation: the system prompt and each tool definition
     (MCP servers' too, once agent.yaml is trusted), in characters (as sent) and estimated tokens, largest
     first, with the total and its cost."""
-    with load_project(config, extra_tools=list(extra_tools), tool_servers=True, target=target) as project:
+    with open_project(ProjectRequest(config=config, tools=tuple(extra_tools), target=target), trust=prompt_trust,
+                      tool_servers=True) as project:
         report_notices(project)  # (the MCP servers' tools count too)
         show_context(project, as_json, target)
 

@@ -19,11 +19,13 @@ from nami_yaml.app.scaffold import (
     tool_file,
 )
 from nami_yaml.app.toolset import tool_files
-from nami_yaml.cli.common import EXIT_ERROR, EXIT_USAGE, fail, handle_errors, settings
+from nami_yaml.cli.common import EXIT_ERROR, EXIT_USAGE, fail, handle_errors
 from nami_yaml.cli.completion import complete_library_names
 from nami_yaml.config.files import CONFIG_NAME, find_config
+from nami_yaml.config.settings import load_settings
 from nami_yaml.errors import NamiError
 from nami_yaml.paths import path_for_messages
+from nami_yaml.project_request import ProjectRequest
 from nami_yaml.registry.library import UnknownLibraryName, library_catalog, resolve_library
 
 
@@ -129,7 +131,7 @@ def _add_tool(root: Path, name: str) -> None:
 
 def _loaded_by_project(path: Path) -> bool:
     try:
-        effective = settings(None)
+        effective = load_settings(ProjectRequest(config=None))
         return path.resolve() in {p.resolve() for p in tool_files(effective)}
     except NamiError:
         return False

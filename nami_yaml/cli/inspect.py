@@ -18,14 +18,14 @@ from nami_yaml.cli.common import (
     fail,
     handle_errors,
     painted_summary,
-    settings,
 )
 from nami_yaml.cli.style import terminal
 from nami_yaml.config.files import find_config
-from nami_yaml.config.settings import mask
+from nami_yaml.config.settings import load_settings, mask
 from nami_yaml.config.trust import remember
 from nami_yaml.display import plural, safe_json, visible_line
 from nami_yaml.errors import ERROR, ConfigError
+from nami_yaml.project_request import ProjectRequest
 from nami_yaml.spec.validate import SCHEMA_NAMES, schema_text
 
 
@@ -87,7 +87,7 @@ def schema(name: str) -> None:
 @handle_errors
 def show_config(config: str | None, as_json: bool) -> None:
     """Show the effective configuration and where each value came from (keys masked)."""
-    effective = settings(config)
+    effective = load_settings(ProjectRequest(config=config))
     path, how = find_config(config, os.environ, Path.cwd())
     rows: dict[str, dict[str, object]] = {}
     for dotted in sorted(effective.sources):
@@ -117,7 +117,7 @@ def trust(config: str | None, assume_yes: bool) -> None:
     nami runs tools from an agent.yaml found in the current folder or above only once it is trusted; any
     change to those files asks again.
     """
-    effective = settings(config)
+    effective = load_settings(ProjectRequest(config=config))
     if effective.config_path is None:
         raise ConfigError("no agent.yaml found here or above; nothing to trust")
     state, lines = trust_review(effective)

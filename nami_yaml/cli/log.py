@@ -8,7 +8,8 @@ from pathlib import Path
 
 import click
 
-from nami_yaml.cli.common import EXIT_USAGE, config_option, fail, handle_errors, settings
+from nami_yaml.cli.common import EXIT_USAGE, config_option, fail, handle_errors
+from nami_yaml.config.settings import load_settings
 from nami_yaml.display import plural, safe_json, visible_json, visible_line
 from nami_yaml.policy.audit import REDACTED
 from nami_yaml.policy.audit_read import (
@@ -24,6 +25,7 @@ from nami_yaml.policy.audit_read import (
     tool_on_target,
 )
 from nami_yaml.policy.replay import Replayed
+from nami_yaml.project_request import ProjectRequest
 
 
 def _when(ctx: click.Context, param: click.Parameter, value: str | None) -> datetime | None:
@@ -68,7 +70,7 @@ def log(tool: str | None, session: str | None, decision: str | None, target: str
     """
     if workspace is not None and all_workspaces:
         raise click.UsageError("give --workspace or --all, not both")
-    effective = settings(config)
+    effective = load_settings(ProjectRequest(config=config))
     path = log_path
     if path is None:
         path, note = readable_path(effective)

@@ -10,7 +10,7 @@ from typing import Any
 
 import click
 
-from nami_yaml.app.project import Project
+from nami_yaml.app.project import Project, open_project
 from nami_yaml.cli.approve import terminal_approver
 from nami_yaml.cli.common import (
     EXIT_ERROR,
@@ -19,7 +19,7 @@ from nami_yaml.cli.common import (
     config_option,
     fail,
     handle_errors,
-    load_project,
+    prompt_trust,
     report_notices,
     report_sandbox_notice,
     tools_option,
@@ -28,6 +28,7 @@ from nami_yaml.cli.completion import complete_library_groups, complete_tool_name
 from nami_yaml.display import safe_json, visible, visible_line
 from nami_yaml.env_secrets import NON_INTERACTIVE_ENV
 from nami_yaml.errors import SpecError
+from nami_yaml.project_request import ProjectRequest
 from nami_yaml.registry.executor import PreparedToolCall
 from nami_yaml.registry.library import LIBRARY_ROOT, LibraryGroup, library_catalog
 from nami_yaml.registry.overview import runner_overview
@@ -51,7 +52,8 @@ def tools_group() -> None:
 def list_tools(as_json: bool, config: str | None, extra_tools: tuple[str, ...]) -> None:
     """List the tools the agent has, in the order the model sees them (MCP servers' tools too, once this
     agent.yaml is trusted: listing them starts the servers)."""
-    with load_project(config, extra_tools=list(extra_tools), tool_servers=True) as project:
+    with open_project(ProjectRequest(config=config, tools=tuple(extra_tools)), trust=prompt_trust,
+                      tool_servers=True) as project:
         report_notices(project)
         print_tools(project, as_json)
 
@@ -84,7 +86,8 @@ def print_tools(project: Project, as_json: bool) -> None:
 @handle_errors
 def show_tool(name: str, as_json: bool, config: str | None, extra_tools: tuple[str, ...]) -> None:
     """Show how NAME runs (runner, timeout, cwd, environment, risk) and the definition sent to the model."""
-    with load_project(config, extra_tools=list(extra_tools), tool_servers=True) as project:
+    with open_project(ProjectRequest(config=config, tools=tuple(extra_tools)), trust=prompt_trust,
+                      tool_servers=True) as project:
         report_notices(project)
         show_one(project, name, as_json)
 
@@ -126,7 +129,8 @@ def call_tool(name: str, assignments: tuple[str, ...], args_json: str | None, dr
     per-risk defaults (permissions) do not ask: you are the one calling. Every call is recorded in the
     audit log.
     """
-    with load_project(config, extra_tools=list(extra_tools), will_run=not dry_run, tool_servers=True) as project:
+    with open_project(ProjectRequest(config=config, tools=tuple(extra_tools)), trust=prompt_trust,
+                      will_run=not dry_run, tool_servers=True) as project:
         report_notices(project)
         call_one(project, name, assignments, args_json, dry_run, assume_yes, as_json, verbose)
 

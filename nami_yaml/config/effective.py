@@ -32,6 +32,9 @@ class Effective:
     api_key_source: str = "unset"
     found_by: str = "none found"  # how the agent.yaml was found, for `nami config`
     user_config: Path | None = None  # the user config, when it was read
+    # What follows from these settings alone and costs a walk of the disk (config/loaded.py's listing, the
+    # trust fingerprint), computed once per value; with_values() and with_model() make a new value.
+    memo: dict[str, Any] = field(default_factory=dict, repr=False, compare=False)
 
     def config_file(self, path: Path | None) -> ConfigFile | None:
         return next((f for f in self.files if path is not None and f.path == path), None)

@@ -102,7 +102,15 @@ class LoadedFiles:
 
 def loaded_files(effective: Effective, *, project_only: bool = False) -> LoadedFiles:
     """What the settings load: of every file layered (the loaders), or of the project's agent.yaml alone
-    (``project_only``: what trust covers; the user's own files need no trust)."""
+    (``project_only``: what trust covers; the user's own files need no trust). Listed once per settings
+    value (the folders' files are walked again by ``LoadedFiles.covered()``, which trust's checks call)."""
+    key = "loaded_files:project" if project_only else "loaded_files"
+    if key not in effective.memo:
+        effective.memo[key] = _list_loaded(effective, project_only)
+    return effective.memo[key]
+
+
+def _list_loaded(effective: Effective, project_only: bool) -> LoadedFiles:
     read: tuple[Path, ...] = ()
     if project_only:
         project_file = effective.config_file(effective.config_path)
@@ -254,10 +262,29 @@ def tool_code(files: Iterable[Path], workspace: Path, project: Path) -> list[Ser
 
 
 def _tool_entries(file: Path) -> list[Mapping[str, Any]]:
+    """The tool entries of a tool file, parsed by the loader's own parser (what trust lists must be read as
+    what runs). Kept while the file is unchanged (its inode, size and times): the listing of everything a
+    project loads and the listing of what trust covers read the same files."""
     try:
+        info = file.stat()
+        key = (str(file), info.st_ino, info.st_size, info.st_mtime_ns, info.st_ctime_ns)
+        if key in _PARSED:
+            return _PARSED[key]
         doc, _ = parse_yaml(read_source(file), str(file))
     except (OSError, ValueError):
         return []
+    entries = _entries_of(doc)
+    if len(_PARSED) >= _PARSED_KEPT:
+        _PARSED.clear()
+    _PARSED[key] = entries
+    return entries
+
+
+_PARSED: dict[tuple[Any, ...], list[Mapping[str, Any]]] = {}
+_PARSED_KEPT = 4096  # files' entries kept at most (a project of thousands of tool files reads each once)
+
+
+def _entries_of(doc: Any) -> list[Mapping[str, Any]]:
     value = doc.value if doc is not None else None
     entries = value.get("tools") if isinstance(value, Mapping) and isinstance(value.get("tools"), list) else [value]
     return [entry for entry in entries if isinstance(entry, Mapping)]

@@ -15,6 +15,7 @@ from nami_yaml.config.sandbox import combine as combine_sandbox
 from nami_yaml.config.targets import project_only_problems
 from nami_yaml.errors import Problem, SpecError
 from nami_yaml.model.presets import DEFAULT_PRESET, PRESETS, PRICES_AS_OF, get_preset  # plain data, no openai
+from nami_yaml.project_request import ProjectRequest
 
 DEFAULT_BUILTINS = ["read_file", "write_file", "edit_file", "list_dir", "grep", "glob", "bash", "fetch_url"]
 
@@ -85,20 +86,12 @@ def _leaf_sources(values: Mapping[str, Any], origin: str, prefix: str = "") -> d
     return out
 
 
-def load_settings(
-    *,
-    config: str | None = None,
-    env: Mapping[str, str],
-    cwd: Path,
-    flags: Mapping[str, Any] | None = None,
-    use_user_config: bool = True,
-    discover: bool = True,
-    problems: list[Problem] | None = None,
-) -> Effective:
-    """Build the effective settings. Raises SpecError/ConfigError for bad files. ``discover=False``: no
-    agent.yaml is looked for (``nami mcp serve --tools``); ``config`` still names one. ``problems``: the
-    config files' problems are added to it instead of raised, and the settings are built from what of
-    them is valid (for ``nami check``, which reports everything in one run)."""
+def load_settings(request: ProjectRequest, *, problems: list[Problem] | None = None) -> Effective:
+    """Build the effective settings of ``request``'s project. Raises SpecError/ConfigError for bad files.
+    ``request.discover`` False: no agent.yaml is looked for (``nami mcp serve --tools``); ``request.config``
+    still names one. ``problems``: the config files' problems are added to it instead of raised, and the
+    settings are built from what of them is valid (for ``nami check``, which reports everything in one run)."""
+    env, cwd, config = request.environment, request.folder, request.config
     values = copy.deepcopy(DEFAULTS)
     sources = _leaf_sources(values, "default")
     files: list[ConfigFile] = []
@@ -111,13 +104,13 @@ def load_settings(
         return loaded
 
     user = user_config_path(env)
-    user_file = read(user) if use_user_config and user.is_file() else None
+    user_file = read(user) if request.user_config and user.is_file() else None
     if user_file is not None:
         misplaced = project_only_problems(user_file)
         if misplaced:
             raise SpecError(misplaced)
         files.append(user_file)
-    path, how = find_config(config, env, cwd) if discover or config else (None, "not looked for")
+    path, how = find_config(config, env, cwd) if request.discover or config else (None, "not looked for")
     project_file = read(path) if path is not None else None
     if project_file is not None:
         files.append(project_file)
@@ -132,7 +125,7 @@ def load_settings(
     for name, dotted in ENV_KEYS.items():
         if env.get(name):
             _set(values, sources, dotted, env[name], f"${name}")
-    for dotted, value in (flags or {}).items():
+    for dotted, value in request.flags.items():
         if value is not None:
             _set(values, sources, dotted, value, "command line")
 

@@ -124,11 +124,16 @@ class TrustState:
         return self.known is not None and not self.trusted
 
 
-def trust_state(effective: Effective) -> TrustState:
+def trust_state(effective: Effective, *, fresh: bool = False) -> TrustState:
+    """The project's fingerprint against the one it was trusted with. The files are walked and hashed once
+    per settings value; ``fresh``: again, to see them as they are now (a check while a run goes on). What
+    was trusted is read from the store every time (``nami trust`` in another shell counts at once)."""
     assert effective.config_path is not None
-    files = covered_files(effective)
-    digest = fingerprint(files)
-    return TrustState(effective.config_path, digest, known_digest(effective.config_path), files,
+    if fresh or "trust" not in effective.memo:
+        files = covered_files(effective)
+        effective.memo["trust"] = files, fingerprint(files)
+    files, digest = effective.memo["trust"]
+    return TrustState(effective.config_path, digest, known_digest(effective.config_path), list(files),
                       reviewable(files, prompt_file(effective)))
 
 

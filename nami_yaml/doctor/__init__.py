@@ -29,6 +29,7 @@ from nami_yaml.doctor.result import FAIL, OK, WARN, Check
 from nami_yaml.doctor.sandbox import sandbox_check
 from nami_yaml.doctor.targets import target_checks
 from nami_yaml.doctor.tool_servers import mcp_check
+from nami_yaml.project_request import ProjectRequest
 
 
 def run_doctor(config: str | Path | None = None, *, live: bool = False, env: Mapping[str, str] | None = None,
@@ -42,7 +43,7 @@ def run_doctor(config: str | Path | None = None, *, live: bool = False, env: Map
     checks.extend(found.checks)
     withheld = None
     if found.settings is not None:
-        withheld = untrusted_endpoint(found.settings, lambda: load_settings(env=env, cwd=cwd, discover=False))
+        withheld = untrusted_endpoint(found.settings, lambda: load_settings(ProjectRequest(cwd=cwd, env=env, discover=False)))
     if withheld is not None:
         checks.append(withheld)
     elif found.settings is not None:

@@ -21,6 +21,7 @@ from nami_yaml.config.trust_diff import changes_since_trusted, describe
 from nami_yaml.doctor.result import FAIL, OK, WARN, Check
 from nami_yaml.errors import ConfigError, SpecError
 from nami_yaml.paths import path_for_messages
+from nami_yaml.project_request import ProjectRequest
 from nami_yaml.registry.overview import executables
 from nami_yaml.registry.registry import Registry
 from nami_yaml.xdg import default_state_dir, user_data_dir
@@ -52,7 +53,7 @@ def config_checks(config: str | Path | None, *, env: Mapping[str, str], cwd: Pat
     """agent.yaml found and valid, its tools valid, the project trusted, the API key present."""
     found = ConfigFindings()
     try:
-        effective = load_settings(config=None if config is None else str(config), env=env, cwd=cwd)
+        effective = load_settings(ProjectRequest(config=None if config is None else str(config), cwd=cwd, env=env))
     except SpecError as exc:
         found.checks.append(_problems_check("config", "agent.yaml is not valid", exc))
         return found

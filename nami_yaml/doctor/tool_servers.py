@@ -12,6 +12,7 @@ from nami_yaml.config.mcp_servers import server_specs
 from nami_yaml.display import visible
 from nami_yaml.doctor.result import FAIL, OK, WARN, Check
 from nami_yaml.errors import NamiError
+from nami_yaml.project_request import ProjectRequest
 
 
 def mcp_check(effective: Effective, config: str | Path | None, *, env: Mapping[str, str],
@@ -30,7 +31,8 @@ def mcp_check(effective: Effective, config: str | Path | None, *, env: Mapping[s
     from nami_yaml.app.project import open_project
 
     try:
-        with open_project(config, cwd=cwd, env=env, tool_servers=False) as project:
+        request = ProjectRequest(config=None if config is None else str(config), cwd=cwd, env=env)
+        with open_project(request, tool_servers=False) as project:
             if not project.is_trusted():
                 return Check("mcp", WARN, f"{names} not started: this agent.yaml is not trusted yet (`nami trust`)")
             project.start_servers()

@@ -20,10 +20,9 @@ from typing import Any
 from nami_yaml.agent.hooks import CallRecord, Decision
 from nami_yaml.agent.toolbox import PreparedCall
 from nami_yaml.app.agent import build_agent
-from nami_yaml.app.assembly import open_project_for
 from nami_yaml.app.guards import Asking, Guards
 from nami_yaml.app.options import AgentOptions
-from nami_yaml.app.project import Project
+from nami_yaml.app.project import Project, open_project
 from nami_yaml.model.types import ToolCall
 from nami_yaml.registry.executor import PreparedToolCall
 from nami_yaml.registry.groups import LOADER
@@ -54,7 +53,7 @@ def serve_tools(options: AgentOptions, *, include_builtins: bool = False, agents
         except BaseException:
             agent.close()
             raise
-    project = open_project_for(options)
+    project = open_project(options.request(), trust=options.trust, will_run=True, tool_servers=options.start_servers)
     try:
         return ServedTools(project, approve_risks=options.approve_risks, include_builtins=include_builtins,
                            session_id=options.session_id)

@@ -13,8 +13,9 @@ import pytest
 from nami_yaml import Agent
 from nami_yaml.app.agent import build_model
 from nami_yaml.app.answers import read_answer, structured_answers
-from nami_yaml.app.project import read_settings
+from nami_yaml.config.settings import load_settings
 from nami_yaml.errors import ConfigError, SpecError
+from nami_yaml.project_request import ProjectRequest
 from nami_yaml.testing import ScriptedModel, call, text, tool_calls
 from tests.helpers import write
 
@@ -141,7 +142,7 @@ def test_a_schema_file_with_problems_names_them_in_the_file(workdir: Path) -> No
 ])
 def test_each_preset_is_told_the_schema_its_way(workdir: Path, provider: str, sent: Any, told: bool) -> None:
     write(workdir / "agent.yaml", f"model: {{provider: {provider}, name: m, base_url: http://127.0.0.1:9/v1}}\n")
-    settings = read_settings(str(workdir / "agent.yaml"))
+    settings = load_settings(ProjectRequest(str(workdir / "agent.yaml")))
     answers = structured_answers(STATUS, settings)
     assert answers is not None
     model = build_model(settings, answers)
@@ -151,7 +152,7 @@ def test_each_preset_is_told_the_schema_its_way(workdir: Path, provider: str, se
 
 def test_an_answer_that_is_not_an_object_is_asked_for_by_instructions(workdir: Path) -> None:
     write(workdir / "agent.yaml", "model: {provider: openai, base_url: http://127.0.0.1:9/v1}\n")
-    settings = read_settings(str(workdir / "agent.yaml"))
+    settings = load_settings(ProjectRequest(str(workdir / "agent.yaml")))
     answers = structured_answers({"type": "array", "items": {"type": "string"}}, settings)
     assert answers is not None and answers.request_options() == {}  # JSON modes produce objects
     assert json.dumps({"type": "array", "items": {"type": "string"}}, separators=(",", ":")) in (answers.instructions() or "")
@@ -160,6 +161,6 @@ def test_an_answer_that_is_not_an_object_is_asked_for_by_instructions(workdir: P
 def test_a_response_format_of_ones_own_is_kept(workdir: Path) -> None:
     write(workdir / "agent.yaml", "model: {provider: openai, base_url: http://127.0.0.1:9/v1,\n"
                                   "        options: {response_format: {type: json_object}}}\n")
-    settings = read_settings(str(workdir / "agent.yaml"))
+    settings = load_settings(ProjectRequest(str(workdir / "agent.yaml")))
     model = build_model(settings, structured_answers(STATUS, settings))
     assert model.options["response_format"] == {"type": "json_object"}  # type: ignore[attr-defined]

@@ -6,6 +6,7 @@ from pathlib import Path
 
 from nami_yaml.app.protected import TOOL_CODE, protected_paths
 from nami_yaml.config.settings import load_settings
+from nami_yaml.project_request import ProjectRequest
 from nami_yaml.sensitive_paths import sensitive_reason
 from tests.helpers import write
 
@@ -17,7 +18,7 @@ def test_writing_the_code_a_tool_runs_from_outside_its_folder_needs_exec_approva
     write(workdir / "tools" / "report.yaml", "name: report\ndescription: R.\nrisk: read\n"
                                              "command: [python3, scripts/report.py]\n")
     write(workdir / "agent.yaml", "tools: {files: [tools/]}\n")
-    protected = protected_paths(load_settings(env={}, cwd=workdir, use_user_config=False))
+    protected = protected_paths(load_settings(ProjectRequest(env={}, cwd=workdir, user_config=False)))
     assert sensitive_reason(workdir / "scripts" / "report.py", protected) == TOOL_CODE
     assert sensitive_reason(workdir / "scripts" / "helper.py", protected) == TOOL_CODE  # imported from beside it
     assert sensitive_reason(workdir / "notes.txt", protected) is None

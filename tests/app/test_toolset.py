@@ -11,11 +11,12 @@ import pytest
 from nami_yaml.app.toolset import build_registry, builtin_catalog, tool_files
 from nami_yaml.config.settings import DEFAULT_BUILTINS, load_settings
 from nami_yaml.errors import SpecError
+from nami_yaml.project_request import ProjectRequest
 from tests.helpers import write
 
 
 def settings(home: Path, cwd: Path):
-    return load_settings(env={"HOME": str(home), "XDG_CONFIG_HOME": str(home / ".config")}, cwd=cwd)
+    return load_settings(ProjectRequest(env={"HOME": str(home), "XDG_CONFIG_HOME": str(home / ".config")}, cwd=cwd))
 
 
 def test_default_builtins_all_exist_and_load(temp_home: Path, workdir: Path) -> None:

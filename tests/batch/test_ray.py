@@ -132,6 +132,7 @@ def test_a_nodes_malformed_result_is_skipped_with_a_notice(local_ray: Any, batch
     from nami_yaml.batch.ray_backend import RayBackend
     from nami_yaml.batch.results import ResultsFile, new_result
     from nami_yaml.batch.runner import BatchOptions, make_jobs, run_batch
+    from nami_yaml.project_request import ProjectRequest
     from nami_yaml.spec.tasks import load_tasks
 
     def node(package: Any, digest: Any, job: dict[str, Any]) -> Any:  # pickled by value: runs on the node
@@ -146,7 +147,7 @@ def test_a_nodes_malformed_result_is_skipped_with_a_notice(local_ray: Any, batch
 
     ids = ["not-a-dict", "other-id", "bad-types", "good", "bad-records"]
     tasks_file = batch_project.tasks([{"id": task_id, "prompt": "go"} for task_id in ids])
-    jobs = make_jobs(load_tasks(tasks_file), BatchOptions(cwd=batch_project.folder))
+    jobs = make_jobs(load_tasks(tasks_file), BatchOptions(ProjectRequest(cwd=batch_project.folder)))
     backend = RayBackend(None, root=batch_project.folder, shared=True, workers=2)
     backend.node_function = node  # type: ignore[method-assign]
     seen: list[tuple[str, Any]] = []

@@ -10,10 +10,11 @@ from pathlib import Path
 
 import pytest
 
-from nami_yaml.batch.job import Job, ProjectRef
+from nami_yaml.batch.job import Job
 from nami_yaml.batch.ray_backend import forwarded_env, shipped_root
 from nami_yaml.batch.records import collect, store
 from nami_yaml.batch.ship import pack, project_files, unpack
+from nami_yaml.project_request import ProjectRequest
 from nami_yaml.session.store import SessionStore
 from tests.programs import need
 
@@ -56,8 +57,8 @@ def test_a_package_unpacks_once_per_digest_with_modes_and_links(tmp_path: Path) 
 
 
 def job(tmp_path: Path, workspace: object) -> Job:
-    project = ProjectRef(cwd=str(tmp_path / "sub"), config=str(tmp_path / "agent.yaml"),
-                         tools=(str(tmp_path / "tools"),), flags={"model.name": "m"})
+    project = ProjectRequest(cwd=tmp_path / "sub", config=str(tmp_path / "agent.yaml"),
+                             tools=(str(tmp_path / "tools"),), flags={"model.name": "m"})
     task = {"id": "t", "prompt": "p", **({"workspace": workspace} if workspace else {})}
     return Job(task, str(tmp_path / "tasks"), project)
 
@@ -66,7 +67,8 @@ def test_jobs_travel_with_paths_relative_to_the_shipped_folder(tmp_path: Path) -
     fixture = tmp_path / "fixtures" / "a"
     fixture.mkdir(parents=True)
     shipped = job(tmp_path, {"path": str(fixture)}).relative_to(tmp_path)
-    assert shipped.project == ProjectRef(cwd="sub", config="agent.yaml", tools=("tools",), flags={"model.name": "m"})
+    assert shipped.project == ProjectRequest(cwd=Path("sub"), config="agent.yaml", tools=("tools",),
+                                             flags={"model.name": "m"})
     assert shipped.base == "tasks" and shipped.task["workspace"] == {"path": "../fixtures/a"}
     assert Job.from_json(json.loads(json.dumps(shipped.to_json()))) == shipped
     node = Path("/node/project")

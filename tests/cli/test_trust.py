@@ -10,7 +10,8 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-from nami_yaml.cli.common import load_project
+from nami_yaml.app import ProjectRequest, open_project
+from nami_yaml.cli.common import prompt_trust
 from nami_yaml.cli.main import cli
 from nami_yaml.config.settings import load_settings
 from nami_yaml.config.trust import covered_files, fingerprint
@@ -194,7 +195,7 @@ def test_a_relative_xdg_state_home_cannot_ship_its_own_trust_store(project: Path
                                                                      monkeypatch: pytest.MonkeyPatch) -> None:
     """A repository could carry `.state/nami/trusted.json` trusting itself; the XDG spec says relative
     values are ignored, so nami keeps using the real store (and asks)."""
-    effective = load_settings(env=dict(os.environ), cwd=project)
+    effective = load_settings(ProjectRequest(env=dict(os.environ), cwd=project))
     digest = fingerprint(covered_files(effective))
     store = project / ".state" / "nami" / "trusted.json"
     store.parent.mkdir(parents=True)
@@ -262,7 +263,7 @@ def test_nami_writes_no_bytecode_into_the_project_and_trust_holds(project: Path,
 def test_a_tool_changed_in_the_same_session_is_not_imported(project: Path) -> None:
     """The model writes tools/*.py, then calls a read tool: the fingerprint is checked again at import."""
     code = _entry_project(project, "greeter_same_session", "greeter_same_session.py")
-    project_ = load_project(None, will_run=True)
+    project_ = open_project(ProjectRequest(), trust=prompt_trust, will_run=True)
     registry, ctx = project_.registry, project_.context
     assert ctx.code_check is not None
     code.write_text("import os\ndef greet(name):\n    return 'ran new code'\n")

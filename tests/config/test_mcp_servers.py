@@ -12,6 +12,7 @@ from nami_yaml.app.trust_summary import summary
 from nami_yaml.config.mcp_servers import server_specs
 from nami_yaml.config.settings import load_settings
 from nami_yaml.config.trust import trust_state
+from nami_yaml.project_request import ProjectRequest
 from nami_yaml.sensitive_paths import sensitive_reason
 from tests.helpers import nami, write
 
@@ -86,8 +87,8 @@ def test_a_server_named_in_both_files_is_the_projects_whole(temp_home: Path, wor
     write(temp_home / ".config" / "nami" / "config.yaml",
           "mcp_servers:\n  gh: {command: npx, env: {A: b}, startup_timeout: 9}\n  mine: {command: mine}\n")
     write(workdir / "agent.yaml", "mcp_servers:\n  gh: {url: 'https://gh/mcp'}\n  mine: {enabled: false}\n")
-    effective = load_settings(env={"HOME": str(temp_home), "XDG_CONFIG_HOME": str(temp_home / ".config")},
-                              cwd=workdir)
+    effective = load_settings(ProjectRequest(env={"HOME": str(temp_home), "XDG_CONFIG_HOME": str(temp_home / ".config")},
+                              cwd=workdir))
     specs = server_specs(effective)
     assert [(s.name, s.url, s.command, dict(s.env), s.startup_timeout, s.where, s.in_project) for s in specs] == [
         ("gh", "https://gh/mcp", None, {}, 30.0, "agent.yaml:2:3", True)]
@@ -99,7 +100,7 @@ def test_the_trust_summary_lists_the_servers_a_project_starts(workdir: Path) -> 
                                   "  db:\n    command: python3\n    args: [servers/db.py]\n"
                                   "    env: {DB_PASSWORD: '${DB_PASSWORD}'}\n"
                                   "  docs:\n    url: 'https://docs/mcp'\n    headers: {Authorization: 'Bearer ${DOCS_TOKEN}'}\n")
-    effective = load_settings(env={}, cwd=workdir, use_user_config=False)
+    effective = load_settings(ProjectRequest(env={}, cwd=workdir, user_config=False))
     lines = summary(effective, build_registry(effective))
     at = lines.index("  starts 2 MCP servers (their tools join the agent's):")
     assert lines[at + 1:at + 6] == [
@@ -112,13 +113,13 @@ def test_the_trust_summary_lists_the_servers_a_project_starts(workdir: Path) -> 
     before = trust_state(effective)
     assert workdir / "servers" / "db.py" in before.files  # the server's code is what runs: trust covers it
     write(workdir / "servers" / "helper.py", "X = 1\n")  # and its folder
-    assert trust_state(effective).digest != before.digest
+    assert trust_state(effective, fresh=True).digest != before.digest
 
 
 def test_writing_a_servers_code_needs_exec_approval(workdir: Path) -> None:
     write(workdir / "servers" / "db.py", "print('a server')\n")
     write(workdir / "agent.yaml", "mcp_servers:\n  db: {command: python3, args: [servers/db.py]}\n")
-    protected = protected_paths(load_settings(env={}, cwd=workdir, use_user_config=False))
+    protected = protected_paths(load_settings(ProjectRequest(env={}, cwd=workdir, user_config=False)))
     assert sensitive_reason(workdir / "servers" / "db.py", protected) == MCP_SERVER
     assert sensitive_reason(workdir / "servers" / "helper.py", protected) == MCP_SERVER
     assert sensitive_reason(workdir / "notes.txt", protected) is None

@@ -11,6 +11,7 @@ from nami_yaml.config.mcp_servers import server_specs
 from nami_yaml.config.sandbox import DeclaredNeeds, combine, sandbox_settings, trust_lines
 from nami_yaml.config.settings import load_settings
 from nami_yaml.errors import SpecError
+from nami_yaml.project_request import ProjectRequest
 from nami_yaml.registry.loader import check_tools
 from nami_yaml.sandbox_settings import SandboxNeeds, SandboxSettings
 
@@ -26,7 +27,7 @@ def settings(home: Path, workdir: Path, user: str | None, project: str | None) -
         write(home / ".config" / "nami" / "config.yaml", user)
     if project is not None:
         write(workdir / "agent.yaml", project)
-    effective = load_settings(env={"HOME": str(home), "XDG_CONFIG_HOME": str(home / ".config")}, cwd=workdir)
+    effective = load_settings(ProjectRequest(env={"HOME": str(home), "XDG_CONFIG_HOME": str(home / ".config")}, cwd=workdir))
     return sandbox_settings(effective.get("sandbox"))
 
 
@@ -70,7 +71,7 @@ def test_combine_keeps_the_stricter_value() -> None:
 def test_agent_yaml_keys_are_checked(temp_home: Path, workdir: Path, text: str, message: str) -> None:
     write(workdir / "agent.yaml", text)
     with pytest.raises(SpecError) as raised:
-        load_settings(env={"HOME": str(temp_home)}, cwd=workdir)
+        load_settings(ProjectRequest(env={"HOME": str(temp_home)}, cwd=workdir))
     assert any(message in problem.message for problem in raised.value.problems), raised.value.problems
 
 
@@ -89,12 +90,12 @@ def test_tool_file_keys_are_checked_and_loaded(tmp_path: Path) -> None:
 def test_an_mcp_server_has_its_own_keys(temp_home: Path, workdir: Path) -> None:
     write(workdir / "agent.yaml", "mcp_servers:\n  docs: {command: npx, args: [-y, docs-server], "
                                   "sandbox: {network: true, writable: [~/.npm]}}\n")
-    effective = load_settings(env={"HOME": str(temp_home)}, cwd=workdir)
+    effective = load_settings(ProjectRequest(env={"HOME": str(temp_home)}, cwd=workdir))
     [spec] = server_specs(effective)
     assert spec.sandbox.network and spec.sandbox.writable == ("~/.npm",)
     write(workdir / "agent.yaml", "mcp_servers:\n  web: {url: 'http://127.0.0.1:1/mcp', sandbox: {network: true}}\n")
     with pytest.raises(SpecError, match="sandbox is for stdio servers"):
-        load_settings(env={"HOME": str(temp_home)}, cwd=workdir)
+        load_settings(ProjectRequest(env={"HOME": str(temp_home)}, cwd=workdir))
 
 
 def test_trust_lines_show_what_widens_the_sandbox() -> None:

@@ -10,6 +10,7 @@ import pytest
 from nami_yaml.config.settings import load_settings
 from nami_yaml.config.targets import project_targets
 from nami_yaml.errors import ConfigError, SpecError
+from nami_yaml.project_request import ProjectRequest
 from nami_yaml.runtime import Target
 from tests.helpers import write
 
@@ -21,7 +22,7 @@ targets:
 
 
 def settings(home: Path, cwd: Path):  # type: ignore[no-untyped-def]
-    return load_settings(env={"HOME": str(home), "XDG_CONFIG_HOME": str(home / ".config")}, cwd=cwd)
+    return load_settings(ProjectRequest(env={"HOME": str(home), "XDG_CONFIG_HOME": str(home / ".config")}, cwd=cwd))
 
 
 def test_targets_are_values_with_home_expanded_and_host_references_left_for_the_call(temp_home: Path,

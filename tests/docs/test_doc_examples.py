@@ -75,6 +75,7 @@ def test_permission_rules_name_real_tools_and_parameters(tmp_path: Path) -> None
     from nami_yaml.app.toolset import build_registry
     from nami_yaml.config.settings import load_settings
     from nami_yaml.policy.layers import rule_problems
+    from nami_yaml.project_request import ProjectRequest
 
     parsed = [parse_yaml(text, where)[0] for where, text in blocks() if where.startswith("permissions.md#")]
     texts = [text for where, text in blocks() if where.startswith("permissions.md#")]
@@ -87,7 +88,7 @@ def test_permission_rules_name_real_tools_and_parameters(tmp_path: Path) -> None
         if doc is None or not isinstance(doc.value, dict) or "rules" not in doc.value or "tools" not in doc.value:
             continue
         (tmp_path / "agent.yaml").write_text(text, encoding="utf-8")
-        effective = load_settings(config=str(tmp_path / "agent.yaml"), env={}, cwd=tmp_path, use_user_config=False)
+        effective = load_settings(ProjectRequest(config=str(tmp_path / "agent.yaml"), env={}, cwd=tmp_path, user_config=False))
         assert rule_problems(effective, build_registry(effective)) == [], text
         checked += 1
         if "policy_tests" in doc.value:  # the page's tests pass, decided as the model's calls are

@@ -14,6 +14,7 @@ from nami_yaml.app.toolset import build_registry
 from nami_yaml.config.mcp_servers import check_problems, server_specs
 from nami_yaml.config.settings import load_settings
 from nami_yaml.policy.layers import rule_problems
+from nami_yaml.project_request import ProjectRequest
 
 DOC = Path(__file__).resolve().parents[2] / "docs" / "mcp.md"
 FENCE = re.compile(r"^```(\w+)\n(.*?)^```", re.S | re.M)
@@ -48,7 +49,7 @@ def test_the_mcp_servers_example_reads_cleanly(tmp_path: Path) -> None:
     (example,) = [body for body in blocks("yaml") if body.startswith("mcp_servers:")]
     path = tmp_path / "agent.yaml"
     path.write_text(example)
-    effective = load_settings(config=str(path), env={}, cwd=tmp_path, use_user_config=False)
+    effective = load_settings(ProjectRequest(config=str(path), env={}, cwd=tmp_path, user_config=False))
     assert [spec.name for spec in server_specs(effective)] == ["github", "docs"]
     assert rule_problems(effective, build_registry(effective)) == []  # rules on tools the servers will list
     assert [p for p in check_problems(effective) if p.is_error] == []

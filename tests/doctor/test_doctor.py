@@ -16,6 +16,7 @@ from nami_yaml.cli.main import cli
 from nami_yaml.config.settings import load_settings
 from nami_yaml.config.trust import remember, trust_state
 from nami_yaml.doctor import FAIL, OK, WARN, Check, run_doctor
+from nami_yaml.project_request import ProjectRequest
 from nami_yaml.testing import FakeOpenAIServer, call, error, text, tool_calls
 from tests.local_http import QuietHandler, serving
 
@@ -36,7 +37,7 @@ def write_project(folder: Path, base_url: str, model: str = "fake-model", progra
 
 
 def trust(folder: Path) -> None:
-    remember(trust_state(load_settings(env=os.environ, cwd=folder)))
+    remember(trust_state(load_settings(ProjectRequest(env=os.environ, cwd=folder))))
 
 
 @pytest.fixture

@@ -14,6 +14,7 @@ need_mcp()
 from nami_yaml.config.settings import load_settings  # noqa: E402
 from nami_yaml.config.trust import remember, trust_state  # noqa: E402
 from nami_yaml.doctor import FAIL, WARN, run_doctor  # noqa: E402
+from nami_yaml.project_request import ProjectRequest  # noqa: E402
 from tests.mcp.helpers import FIXTURE  # noqa: E402
 
 
@@ -33,7 +34,7 @@ def test_trusted_servers_are_started_and_their_tools_counted(workdir: Path) -> N
     untrusted = mcp(workdir)
     assert (untrusted.status, untrusted.message) == (
         WARN, "fx, gone not started: this agent.yaml is not trusted yet (`nami trust`)")
-    remember(trust_state(load_settings(env=os.environ, cwd=workdir)))
+    remember(trust_state(load_settings(ProjectRequest(env=os.environ, cwd=workdir))))
     checked = mcp(workdir)
     assert checked.status == WARN and checked.message == "fx (7 tools), gone (0 tools)"
     assert len(checked.details) == 1 and checked.details[0].startswith("MCP server gone")
@@ -41,7 +42,7 @@ def test_trusted_servers_are_started_and_their_tools_counted(workdir: Path) -> N
 
 def test_no_server_that_gives_a_tool_fails(workdir: Path) -> None:
     write_project(workdir, ("gone", [str(workdir / "no_such_server.py")]))
-    remember(trust_state(load_settings(env=os.environ, cwd=workdir)))
+    remember(trust_state(load_settings(ProjectRequest(env=os.environ, cwd=workdir))))
     checked = mcp(workdir)
     assert checked.status == FAIL and checked.message == "gone (0 tools)"
 

@@ -10,8 +10,9 @@ from typing import Any
 import pytest
 
 from nami_yaml import Agent
-from nami_yaml.app import read_settings
+from nami_yaml.config.settings import load_settings
 from nami_yaml.errors import ConfigError
+from nami_yaml.project_request import ProjectRequest
 from nami_yaml.session.cost import Pricing
 from nami_yaml.session.loader import load_session
 from nami_yaml.session.store import SessionStore
@@ -33,14 +34,14 @@ def test_pricing_counts_cached_input_apart_and_defaults_it_to_input() -> None:
 
 
 def test_presets_price_their_models_and_agent_yaml_overrides(workdir: Path) -> None:
-    effective = read_settings(cwd=workdir, env={})
+    effective = load_settings(ProjectRequest(cwd=workdir, env={}))
     assert effective.get("model.pricing") == {"input": 0.28, "cached_input": 0.028, "output": 0.42}
     assert effective.sources["model.pricing"].startswith("preset deepseek (list price of 20")
-    mini = read_settings(cwd=workdir, env={"NAMI_MODEL": "gpt-4.1-mini"}, flags={"model.provider": "openai"})
+    mini = load_settings(ProjectRequest(cwd=workdir, env={"NAMI_MODEL": "gpt-4.1-mini"}, flags={"model.provider": "openai"}))
     assert mini.get("model.pricing") == {"input": 0.40, "cached_input": 0.10, "output": 1.60}
-    assert read_settings(cwd=workdir, env={"NAMI_MODEL": "my-finetune"}).get("model.pricing") is None
+    assert load_settings(ProjectRequest(cwd=workdir, env={"NAMI_MODEL": "my-finetune"})).get("model.pricing") is None
     (workdir / "agent.yaml").write_text("model: {pricing: {input: 1, output: 3}}\n")
-    assert read_settings("agent.yaml", cwd=workdir, env={}).get("model.pricing") == {"input": 1, "output": 3}
+    assert load_settings(ProjectRequest("agent.yaml", cwd=workdir, env={})).get("model.pricing") == {"input": 1, "output": 3}
 
 
 def test_a_run_reports_totals_and_cost_in_the_final_event_and_on_stderr(workdir: Path) -> None:
