@@ -14,7 +14,7 @@ Two rules decide what becomes of an exception:
   Ctrl-C (KeyboardInterrupt, click.Abort; SIGTERM is raised as KeyboardInterrupt); 0 when our stdout was
   closed (BrokenPipeError). ``nami run`` exits by its outcome's status (cli/run.py ``STATUS_EXIT``):
   answered 0, error 1, stopped 1, max_steps 3, max_cost 3 (EXIT_MAX_STEPS), invalid_answer 4
-  (EXIT_INVALID_ANSWER), interrupted 130. An exception not named here is a bug and shows its traceback.
+  (EXIT_INVALID_ANSWER), interrupted 130. Any other exception that reaches the CLI is a bug: a traceback.
 
 The tree (module relative to ``nami_yaml``; what becomes of it)::
 
@@ -30,7 +30,8 @@ The tree (module relative to ``nami_yaml``; what becomes of it)::
     |   |   +-- McpUnavailable .... mcp                     exit 2 (`nami mcp serve` without the extra);
     |   |                                                   agent.yaml's mcp_servers: a notice, not started
     |   +-- ModelError ............ model.types             in a run: status "error" (exit 1); a failed
-    |   |                                                   compaction is skipped; elsewhere exit 1
+    |   |                                                   compaction summary: a note in its place;
+    |   |                                                   outside a run exit 1 (nami doctor: a failed check)
     |   +-- AuditError ............ policy.audit            exit 1 (audit log unwritable: nothing runs); once
     |   |                                                   running, the audit log denies every call instead
     |   +-- SessionError .......... session.store           exit 1 (a session file cannot be found or read)
