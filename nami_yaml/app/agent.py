@@ -240,6 +240,8 @@ class Agent:
         self.resumed = loaded
         return loaded
 
+    # -- sub-agents (app/subagents.py) ----------------------------------------------------------------
+
     def share_cost_limit(self, parent: Agent) -> None:
         """A sub-agent may spend no more than what is left of its caller's limits.max_cost."""
         share_cost_limit(self.hooks, self.meter, parent.hooks, parent.meter)
