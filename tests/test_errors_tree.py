@@ -3,6 +3,7 @@ module of nami_yaml is named in it."""
 
 from __future__ import annotations
 
+import builtins
 import importlib
 import inspect
 import pkgutil
@@ -59,3 +60,12 @@ def test_the_check_notices_a_class_left_out() -> None:
     module.LeftOutError = LeftOutError  # type: ignore[attr-defined]
     assert defined_exceptions([module]) == {"LeftOutError": "nami_yaml.fake"}
     assert "LeftOutError" not in named_in_drawing()
+
+
+def test_every_class_drawn_still_exists() -> None:
+    # The other way round: a class renamed or removed leaves no stale branch (builtins are the trunk).
+    drawn = set(re.findall(r"\+-- (\w+)", errors.__doc__ or ""))
+    assert {"NamiError", "ParserMissing", "UnknownLibraryName"} <= drawn  # the drawing is read
+    builtin = {name for name in drawn if hasattr(builtins, name)}
+    assert builtin == {"ValueError", "RuntimeError", "LookupError"}
+    assert drawn - builtin - set(defined_exceptions(nami_modules())) == set()
