@@ -2,9 +2,9 @@
 task (a child agent, recorded beside its caller's session), and the budgets they share: the caller's
 requests left (limits.max_steps counts the sub-agents' requests too) and its limits.max_cost left.
 
-The agent delegates here and this module never imports it (app/agent.py imports this one): the child is
-built with the caller's own class, and the caller is reached through the few attributes listed on
-:class:`Caller`."""
+The agent delegates here and this module never imports it (app/agent.py imports this one, and an import
+back would be a cycle): the child is built with the caller's own class, and a child knows of its parent
+only what :class:`Caller` lists."""
 
 from __future__ import annotations
 
