@@ -110,6 +110,25 @@ with its status, the answer kept as the outcome's text (a structured answer that
 The first hook that returns a message wins."""
 
 
+def failed_opinion(exc: Exception) -> Decision:
+    """The opinion of a guard that raised instead of answering: a broken guard fails closed."""
+    return Decision.deny(f"the policy failed: {type(exc).__name__}: {exc}", "policy")
+
+
+def strictest_opinion(guards: Iterable[BeforeTool], call: PreparedCall,
+                      given: Iterable[Decision | None] = ()) -> Decision | None:
+    """The one place "the strictest opinion wins, fail closed" is decided: of ``given`` (opinions already
+    formed) and each guard's opinion on ``call``, the strictest (deny > ask > allow, the first of equals
+    reported); a guard that raises denies (:func:`failed_opinion`). None: nobody had an opinion."""
+    opinions = list(given)
+    for guard in guards:
+        try:
+            opinions.append(guard(call))
+        except Exception as exc:  # a broken guard must fail closed
+            opinions.append(failed_opinion(exc))
+    return strictest(opinions)
+
+
 class StopRun(Exception):
     """Raised by a ``before_request`` hook to end the run cleanly before the next request, or by an
     ``after_answer`` hook to refuse the answer for good: the loop returns an outcome with this ``status``

@@ -13,7 +13,7 @@ from typing import Any, TypeVar
 
 from nami_yaml.agent.events import ApprovalEvent, ErrorEvent, Event, ToolCallEvent, ToolResultEvent
 from nami_yaml.agent.history import History
-from nami_yaml.agent.hooks import CallRecord, Decision, Hooks, answer, strictest
+from nami_yaml.agent.hooks import CallRecord, Decision, Hooks, answer, strictest_opinion
 from nami_yaml.agent.toolbox import READ, PreparedCall, Toolbox
 from nami_yaml.cancel import CancelToken, cancel_on_interrupt
 from nami_yaml.model.types import AssistantTurn, ToolCall
@@ -110,13 +110,7 @@ class ToolPhase:
     def _decide(self, slot: _Slot) -> Decision:
         """The before_tool hooks' strictest opinion; with none, reads run and everything else asks."""
         assert slot.prepared is not None
-        opinions: list[Decision | None] = []
-        for hook in self.hooks.before_tool:
-            try:
-                opinions.append(hook(slot.prepared))
-            except Exception as exc:  # a broken policy must fail closed
-                opinions.append(Decision.deny(f"the policy failed: {type(exc).__name__}: {exc}", "policy"))
-        decided = strictest(opinions)
+        decided = strictest_opinion(self.hooks.before_tool, slot.prepared)
         if decided is None:
             decided = Decision.allow() if slot.prepared.risk == READ else Decision.ask()
         return decided

@@ -7,7 +7,6 @@ from __future__ import annotations
 import queue
 import threading
 from collections.abc import Iterator, Mapping
-from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
@@ -18,60 +17,37 @@ from nami_yaml.agent.events import (
     EventBus,
     FinalEvent,
     NoticeEvent,
-    SubagentRan,
 )
 from nami_yaml.agent.history import History
-from nami_yaml.agent.hooks import BeforeTool, StopRun
 from nami_yaml.agent.loop import AgentLoop, RunOutcome
 from nami_yaml.app.answers import StructuredAnswers, resolve_schema, structured_answers
 from nami_yaml.app.assembly import agent_view, build_model
 from nami_yaml.app.economy import token_economy
 from nami_yaml.app.guards import Asking, Guards
-from nami_yaml.app.named_agents import (
-    Narrowing,
-    agent_problems,
-    agent_risk,
-    agent_tool,
-    unknown_agent,
-)
+from nami_yaml.app.model_switch import switch_model
+from nami_yaml.app.named_agents import Narrowing, agent_problems, unknown_agent
 from nami_yaml.app.options import AgentOptions, EventSink
 from nami_yaml.app.project import Project, open_project
-from nami_yaml.app.sessions import SessionFacts, continue_session, new_session
+from nami_yaml.app.sessions import SessionFacts, SessionRecording, session_facts
+from nami_yaml.app.subagents import Lineage, Subagents, share_cost_limit
 from nami_yaml.config.agents import AgentSpec, load_agents
 from nami_yaml.config.effective import Effective
-from nami_yaml.config.settings import with_model
 from nami_yaml.errors import ConfigError, SpecError
 from nami_yaml.model.types import Model
-from nami_yaml.policy.permissions import SPAWNS
 from nami_yaml.registry.groups import loads_in
-from nami_yaml.registry.registry import Registry
-from nami_yaml.result import ToolResult
-from nami_yaml.runners.output import truncate_text
-from nami_yaml.runners.spill import session_spill_dir
-from nami_yaml.runtime import RuntimeContext
-from nami_yaml.session.cost import CostLimit, Pricing
 from nami_yaml.session.loader import LoadedSession
 from nami_yaml.session.store import SessionStore
 from nami_yaml.session.writer import SessionWriter
-
-
-@dataclass(frozen=True)
-class Lineage:
-    """Where an agent stands among the project's named agents: which one it is (None: the project's
-    top-level agent), how deep below the agent the person runs, the narrowing guards of it and of every
-    agent above it, and the agent that handed it its task."""
-
-    name: str | None = None
-    depth: int = 0
-    layers: tuple[BeforeTool, ...] = ()
-    parent: Agent | None = None
 
 
 class Agent:
     """A model, a registry of tools and a conversation. ``run`` returns the outcome; ``stream`` yields the
     events ``nami run --json`` prints. Built by :func:`build_agent` (``Agent.from_config``): the options
     say who answers the policy's questions, whether tools run (``dry_run``), and the audit log's id.
-    ``specs`` are the project's named agents, ``root`` the whole project they choose their tools from."""
+    ``specs`` are the project's named agents, ``root`` the whole project they choose their tools from.
+
+    The agent wires its collaborators and runs; it delegates sub-agents and their shared budgets to
+    app/subagents.py, a model switch to app/model_switch.py and its session file to app/sessions.py."""
 
     def __init__(self, project: Project, model: Model, options: AgentOptions | None = None, *,
                  owns_project: bool = False, lineage: Lineage | None = None,
@@ -83,7 +59,8 @@ class Agent:
         self.specs = dict(specs or {})
         self.root = root or project
         self.model = model
-        self.project = project = self._with_agent_tools(project)
+        self.subagents = Subagents(self)  # the named agents it may call, as its agent__NAME tools
+        self.project = project = self.subagents.with_tools(project)
         self.bus = EventBus(options.on_event)
         get = project.settings.get
         parent = self.lineage.parent
@@ -99,8 +76,7 @@ class Agent:
         self.hooks = self.guard.hooks()
         # Tool sources' problems (an MCP server that did not start, or died) are reported before a request.
         self.hooks.before_request = [self._report_notices, *economy.before_request]
-        if any(tool.runner.kind == SPAWNS for tool in project.registry):
-            self.hooks.before_request.append(self._step_budget)
+        self.hooks.before_request += self.subagents.before_request(project)
         self.hooks.after_run = list(economy.after_run)
         self.answers = answers  # a structured answer's schema, hooks and instructions (app/answers.py)
         if answers is not None:
@@ -115,7 +91,7 @@ class Agent:
         prompt, told = project.system_prompt(), answers.instructions() if answers is not None else None
         self.system_message = {"role": "system", "content": f"{prompt}\n\n{told}" if told else prompt}
         self.history = History([dict(self.system_message)], emit=self.bus)
-        self._session: SessionWriter | None = None
+        self.recording = SessionRecording(self.bus, self.guard, project.context)
         self.resumed: LoadedSession | None = None  # the session taken up, with what loading it repaired
         self._lock = threading.Lock()  # one run at a time: the history is one conversation
         self._running = False
@@ -155,6 +131,11 @@ class Agent:
     @property
     def messages(self) -> list[dict[str, Any]]:
         return self.history.messages
+
+    @property
+    def running(self) -> bool:
+        """Whether a run is under way (its budgets are then shared with the sub-agents it starts)."""
+        return self._running
 
     # -- running --------------------------------------------------------------------------------------
 
@@ -216,18 +197,8 @@ class Agent:
         """Talk to model ``name`` from the next request on, on the same endpoint with the same key (chat's
         /model). Costs are priced for that name: agent.yaml's model.pricing, else the provider's list price."""
         with self._lock:
-            settings = with_model(self.project.settings, name)
-            pricing = Pricing.from_settings(settings.get("model.pricing"))
-            limits = [hook for hook in self.hooks.before_request if isinstance(hook, CostLimit)]
-            if limits and pricing is None:
-                raise ConfigError(f"limits.max_cost needs prices, and there are none for model {name!r}: "
-                                  "set model.pricing in agent.yaml to use it")
-            model = build_model(settings, self.answers)
-            self.project.settings = settings
-            self.model = self.loop.model = self.compactor.model = model
-            self.pricing = self.meter.price = pricing
-            for limit in limits:
-                limit.pricing = pricing  # type: ignore[assignment]
+            self.model, self.pricing = switch_model(name, self.project, self.answers, loop=self.loop,
+                                                    compactor=self.compactor, meter=self.meter, hooks=self.hooks)
 
     def reset(self) -> None:
         """Forget the conversation, keeping the system prompt (chat's /clear)."""
@@ -244,138 +215,41 @@ class Agent:
             context.loaded_groups.add(loads_in(messages, context.tool_groups))
 
     def session_facts(self) -> SessionFacts:
-        get = self.settings.get
-        return SessionFacts(self.project.context.workspace, self.settings.config_path, get("model.provider"),
-                            get("model.name"), get("model.base_url"), self.loop.toolbox.definitions())
+        return session_facts(self.settings, self.project.context.workspace, self.loop.toolbox.definitions())
 
     def record_session(self, store: SessionStore | None = None) -> SessionWriter:
         """Save this conversation as a session file (``$XDG_DATA_HOME/nami/sessions``) as it runs. The
         file stays locked until :meth:`close`, so no other process appends to it meanwhile."""
-        store = store or SessionStore()
-        self._end_session()
         parent = self.lineage.parent
         extra = {"agent": self.lineage.name} if self.lineage.name else {}
         if parent is not None:
             extra["parent"] = parent.session_id
-        self._attach(new_session(self.session_facts(), self.messages, store, extra=extra), store)
-        assert self._session is not None
-        return self._session
+        return self.recording.record(self.session_facts(), self.messages, store, extra=extra)
 
     @property
     def session_file(self) -> Path | None:
         """The file this conversation is saved in (it exists once the first message is written)."""
-        return self._session.path if self._session is not None else None
+        return self.recording.path
 
     def resume_session(self, ref: str | None = None, *, store: SessionStore | None = None,
                        force: bool = False) -> LoadedSession:
         """Continue session ``ref`` (None: the latest of this workspace) and keep saving to it."""
-        store = store or SessionStore()
-        self._end_session()
-        writer, loaded = continue_session(self.session_facts(), ref, store=store, force=force)
+        loaded = self.recording.resume(self.session_facts(), ref, store=store, force=force)
         self.restore(loaded.messages)
         self.meter.session = loaded.totals
-        self._attach(writer, store)
         self.resumed = loaded
         return loaded
 
-    def _attach(self, writer: SessionWriter, store: SessionStore) -> None:
-        self._session = writer
-        self.bus.add(writer)
-        self.session_id = writer.id
-        # Saved output belongs to the session: a continued session can read the paths its results named.
-        self.project.context.spill_dir = session_spill_dir(name=writer.id, keep=store.has)
-
-    def _end_session(self) -> None:
-        session, self._session = self._session, None
-        if session is not None:
-            self.bus.remove(session)
-            session.close()
-
-    # -- named agents and sub-agents ----------------------------------------------------------------
-
-    def _with_agent_tools(self, project: Project) -> Project:
-        """The project with an agent__NAME tool for each named agent this one may hand tasks to."""
-        names = self._subagents()
-        if not names:
-            return project
-        tools = [agent_tool(self.specs[name], agent_risk(self.specs[name], self.root.registry, self.specs),
-                            self._spawn) for name in names]
-        registry = Registry([*project.registry, *tools], on_demand=project.registry.on_demand)
-        return replace(project, registry=registry)
-
-    def _subagents(self) -> list[str]:
-        """The named agents this one may call: within the depth limit, those agent.yaml's ``subagents``
-        lists for the top-level agent (all by default), those its own ``subagents`` lists for a named one."""
-        if not self.specs or self.lineage.depth >= int(self.root.settings.get("limits.max_agent_depth", 2)):
-            return []
-        if self.lineage.name is None:
-            project = self.root.settings.config_file(self.root.settings.config_path)
-            listed = project.data.get("subagents") if project is not None else None
-            names = list(self.specs) if listed is None else list(listed)
-        else:
-            names = list(self.specs[self.lineage.name].subagents)
-        return [name for name in names if name in self.specs]
-
-    def _spawn(self, name: str, task: str, ctx: RuntimeContext) -> ToolResult:
-        """Run named agent ``name`` on ``task`` (an agent__NAME call): a fresh conversation with its prompt,
-        its tools and the intersection of its rights and ours, the same person asked (its name shown),
-        its requests counted into ours, stopped with our call. Its answer, capped, is the result."""
-        spec = self.specs[name]
-        view = agent_view(self.root, spec, cancel=ctx.cancel)
-        layers = (*self.lineage.layers, Narrowing(spec, view.registry, view.context.workspace))
-        lineage = Lineage(name, self.lineage.depth + 1, layers, parent=self)
-        options = replace(self.options, agent=name, on_event=None, record_session=False, resume=None,
-                          session_id=None)
-        # A child answers in prose: the parent's JSON mode for a structured answer is not passed down.
-        own_model = (spec.model or self.answers is not None) and self.options.client is None
-        model = build_model(view.settings) if own_model else self.model
-        child = Agent(view, model, options, lineage=lineage, specs=self.specs, root=self.root)
-        try:
-            if self._running:  # the budgets of our run are shared: steps and cost left
-                left = self.loop.max_steps - self.meter.run.steps
-                if left <= 0:
-                    return ToolResult.error(f"agent {name} not started: this run has no model requests left "
-                                            f"(limits.max_steps {self.loop.max_steps})")
-                child.loop.max_steps = min(child.loop.max_steps, left)
-                child.share_cost_limit(self)
-            child.meter.listeners.append(lambda step: self.meter.record(replace(step)))
-            session = child.record_session().id if self._session is not None else None
-            outcome = child.run(task)
-        finally:
-            child.close()
-        self.bus(SubagentRan(name, session, outcome.status))
-        answered = outcome.status == "answered" and outcome.final_text is not None
-        text = outcome.final_text if answered else (
-            f"Error: agent {name} stopped without an answer ({outcome.status}): {outcome.error}")
-        limit = ctx.settings.max_output
-        details: dict[str, Any] = {"agent": name, "session": session, "status": outcome.status,
-                                   "steps": outcome.steps}
-        if len(text or "") > limit:
-            text, spill = truncate_text(text or "", limit, ctx.spill_dir, ctx.settings.max_saved_output)
-            details.update(truncated=True, spill_path=str(spill) if spill else None)
-        return ToolResult(text or "", ok=answered, details=details)
+    # -- sub-agents (app/subagents.py) ----------------------------------------------------------------
 
     def share_cost_limit(self, parent: Agent) -> None:
         """A sub-agent may spend no more than what is left of its caller's limits.max_cost."""
-        theirs = [hook for hook in parent.hooks.before_request if isinstance(hook, CostLimit)]
-        ours = [hook for hook in self.hooks.before_request if isinstance(hook, CostLimit)]
-        for limit in theirs:
-            left = limit.limit - parent.meter.run.cost
-            for own in ours:
-                own.limit = min(own.limit, left)
-            if not ours:
-                self.hooks.before_request.append(CostLimit(left, limit.pricing, self.meter))
-
-    def _step_budget(self, info: Any) -> None:
-        """The run's step limit counts the requests of the sub-agents it ran too."""
-        if self.meter.run.steps >= self.loop.max_steps:
-            raise StopRun(f"Stopped before request {info.step}: {self.meter.run.steps} model requests, with "
-                          f"those of sub-agents, reached limits.max_steps ({self.loop.max_steps}).", "max_steps")
+        share_cost_limit(self.hooks, self.meter, parent.hooks, parent.meter)
 
     def close(self) -> None:
         """Release the session file (the end of the process does too); later runs are not saved. An agent
         whose project was opened for it (``from_config``) also stops the project's MCP servers."""
-        self._end_session()
+        self.recording.end()
         if self._owns_project:
             self.project.close()
 

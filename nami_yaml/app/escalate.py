@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from nami_yaml.agent.hooks import BeforeTool, Decision, Rerun, strictest
+from nami_yaml.agent.hooks import BeforeTool, Decision, Rerun, strictest_opinion
 from nami_yaml.agent.toolbox import PreparedCall
 from nami_yaml.policy.approval import ESCALATE_SOURCE, ApprovalRequest, Approver
 from nami_yaml.registry.executor import PreparedToolCall
@@ -42,20 +42,10 @@ def offer(call: PreparedCall, result: ToolResult, approver: Approver,
     unsandboxed = call.unsandboxed(found.reason)
     if unsandboxed is None:
         return None
-    policy = strictest(_opinions(guards, unsandboxed))
+    policy = strictest_opinion(guards, unsandboxed)  # a broken guard fails closed, as in the loop
     if policy is not None and policy.action == "deny":
         return None
     answer = approver(ApprovalRequest(unsandboxed, Decision.ask(found.question, ESCALATE_SOURCE)))
     approved = answer.action == "allow" if isinstance(answer, Decision) else bool(answer)
     return (unsandboxed, Decision.allow(found.reason, "user")) if approved else None
-
-
-def _opinions(guards: Sequence[BeforeTool], call: PreparedCall) -> list[Decision | None]:
-    opinions: list[Decision | None] = []
-    for guard in guards:
-        try:
-            opinions.append(guard(call))
-        except Exception as exc:  # a broken policy fails closed, as in the loop
-            opinions.append(Decision.deny(f"{type(exc).__name__}: {exc}", "policy"))
-    return opinions
 

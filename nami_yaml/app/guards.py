@@ -14,7 +14,17 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from nami_yaml.agent.events import Event
-from nami_yaml.agent.hooks import AfterTool, Asker, BeforeTool, CallRecord, Decision, Hooks, answer, strictest
+from nami_yaml.agent.hooks import (
+    AfterTool,
+    Asker,
+    BeforeTool,
+    CallRecord,
+    Decision,
+    Hooks,
+    answer,
+    failed_opinion,
+    strictest_opinion,
+)
 from nami_yaml.agent.toolbox import PreparedCall, Toolbox
 from nami_yaml.app.dry_run import DryRun
 from nami_yaml.app.escalate import offer
@@ -109,14 +119,9 @@ class Guards:
     def decide(self, call: PreparedCall) -> Decision:
         """The strictest opinion of the policy, the extra guards and the audit log (which denies every call
         once it cannot record them). A guard that fails denies."""
-        opinions: list[Decision | None] = [self.policy.decide(call, self.fallback).decision]
+        policy = self.policy.decide(call, self.fallback).decision
         extra = [*self.before_tool, *([self.audit.before_tool] if self.audit is not None else [])]
-        for hook in extra:
-            try:
-                opinions.append(hook(call))
-            except Exception as exc:  # a broken guard must fail closed
-                opinions.append(Decision.deny(f"the policy failed: {type(exc).__name__}: {exc}", "policy"))
-        decided = strictest(opinions)
+        decided = strictest_opinion(extra, call, given=[policy])
         assert decided is not None
         return decided
 
@@ -126,7 +131,7 @@ class Guards:
         try:
             decision = self.decide(call)
         except Exception as exc:
-            return Decision.deny(f"the policy failed: {type(exc).__name__}: {exc}", "policy"), None
+            return failed_opinion(exc), None
         if decision.action != "ask":
             return decision, None
         return answer(self.asker, call, decision)[0], decision

@@ -1,6 +1,6 @@
 """Session files for a conversation: a new one recorded from now on, or an earlier one taken up again with
-the exact history its last request sent. Plain values in, a SessionWriter (an event subscriber) out: the
-agent subscribes it to its bus and knows nothing else of files."""
+the exact history its last request sent. Plain values in, a SessionWriter (an event subscriber) out;
+:class:`SessionRecording` subscribes it to an agent's bus, so the agent knows nothing else of files."""
 
 from __future__ import annotations
 
@@ -9,8 +9,12 @@ import json
 from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol
 
+from nami_yaml.agent.events import EventBus
+from nami_yaml.config.effective import Effective
+from nami_yaml.runners.spill import session_spill_dir
+from nami_yaml.runtime import RuntimeContext
 from nami_yaml.session.loader import LoadedSession, load_session
 from nami_yaml.session.store import SessionRefused, SessionStore, new_session_id
 from nami_yaml.session.writer import SessionWriter, now_iso
@@ -39,6 +43,13 @@ class SessionFacts:
             "tools_hash": _digest(self.definitions)[:16],
             "tools": {d["function"]["name"]: _digest(d)[:12] for d in self.definitions},
         }
+
+
+def session_facts(settings: Effective, workspace: Path, definitions: list[dict[str, Any]]) -> SessionFacts:
+    """The facts of a conversation run with ``settings`` in ``workspace``, sending tools ``definitions``."""
+    get = settings.get
+    return SessionFacts(workspace, settings.config_path, get("model.provider"), get("model.name"),
+                        get("model.base_url"), definitions)
 
 
 def new_session(facts: SessionFacts, messages: Iterable[dict[str, Any]], store: SessionStore | None = None,
@@ -93,3 +104,57 @@ def _check_resumable(loaded: LoadedSession, workspace: Path, config: dict[str, A
         what = "; ".join(changes) or "their order changed"
         raise SessionRefused(f"session {loaded.id} ran with other tools ({what}); its requests cannot be "
                              "rebuilt as they were. Pass --force to continue with the current tools")
+
+
+class _Named(Protocol):
+    session_id: str  # what the audit log records calls under (the agent's Guards)
+
+
+class SessionRecording:
+    """The session file one agent's conversation is saved in, if any: subscribed to its ``bus`` while it is
+    recorded, naming the calls of ``named`` (its guards' session id) after itself, and keeping the tools'
+    saved output (``context.spill_dir``) beside itself."""
+
+    def __init__(self, bus: EventBus, named: _Named, context: RuntimeContext):
+        self.bus = bus
+        self.named = named
+        self.context = context
+        self.writer: SessionWriter | None = None
+
+    @property
+    def path(self) -> Path | None:
+        """The file the conversation is saved in (it exists once the first message is written)."""
+        return self.writer.path if self.writer is not None else None
+
+    def record(self, facts: SessionFacts, messages: Iterable[dict[str, Any]], store: SessionStore | None = None,
+               *, extra: dict[str, Any] | None = None) -> SessionWriter:
+        """End any session being recorded and start a new one (see :func:`new_session`)."""
+        store = store or SessionStore()
+        self.end()
+        writer = new_session(facts, messages, store, extra=extra)
+        self._attach(writer, store)
+        return writer
+
+    def resume(self, facts: SessionFacts, ref: str | None = None, *, store: SessionStore | None = None,
+               force: bool = False) -> LoadedSession:
+        """End any session being recorded and go on saving to session ``ref`` (see :func:`continue_session`);
+        what it loaded, for the agent to take up."""
+        store = store or SessionStore()
+        self.end()
+        writer, loaded = continue_session(facts, ref, store=store, force=force)
+        self._attach(writer, store)
+        return loaded
+
+    def _attach(self, writer: SessionWriter, store: SessionStore) -> None:
+        self.writer = writer
+        self.bus.add(writer)
+        self.named.session_id = writer.id
+        # Saved output belongs to the session: a continued session can read the paths its results named.
+        self.context.spill_dir = session_spill_dir(name=writer.id, keep=store.has)
+
+    def end(self) -> None:
+        """Stop recording and release the file (its lock)."""
+        writer, self.writer = self.writer, None
+        if writer is not None:
+            self.bus.remove(writer)
+            writer.close()

@@ -18,6 +18,7 @@ from nami_yaml.agent import (
     StopRun,
     strictest,
 )
+from nami_yaml.agent.hooks import strictest_opinion
 from nami_yaml.model.types import ModelError, Usage
 from nami_yaml.testing import ScriptedModel, call, text, tool_calls, usage
 
@@ -46,6 +47,32 @@ def test_strictest_decision_wins() -> None:
     assert strictest([ask, deny, allow]) == deny
     assert strictest([None, None]) is None
     assert strictest([Decision.deny(source="first"), Decision.deny(source="second")]).source == "first"
+
+
+def test_the_strictest_opinion_of_every_guard_wins_and_a_broken_guard_denies() -> None:
+    # The one aggregation the loop, Guards.decide and the sandbox rerun all use.
+    def says(decision: Decision | None) -> Any:
+        return lambda call: decision
+
+    def broken(call: Any) -> Decision | None:
+        raise RuntimeError("boom")
+
+    allow, ask, deny = Decision.allow(source="a"), Decision.ask(source="b"), Decision.deny(source="c")
+    call = object()
+    assert strictest_opinion([says(allow), says(ask)], call) == ask  # ask beats allow
+    assert strictest_opinion([says(ask), says(deny), says(allow)], call) == deny  # deny beats ask
+    assert strictest_opinion([says(allow), says(None)], call) == allow  # "no opinion" loosens nothing
+    assert strictest_opinion([says(None)], call) is None
+    assert strictest_opinion([says(ask)], call, given=[deny]) == deny  # opinions already formed count
+    assert strictest_opinion([says(deny)], call, given=[allow]) == deny
+    # A guard that raises denies, whatever the others allow, and names what failed; the guards after it
+    # still count (an earlier deny of equal strictness is the one reported).
+    failed = strictest_opinion([says(allow), broken, says(allow)], call, given=[allow])
+    assert failed == Decision.deny("the policy failed: RuntimeError: boom", "policy")
+    assert strictest_opinion([says(deny), broken], call) == deny
+    seen: list[Any] = []
+    strictest_opinion([broken, lambda c: seen.append(c)], call)
+    assert seen == [call]
 
 
 def test_a_deny_on_a_read_tool_reaches_the_model_with_its_reason(toolbox: Any) -> None:

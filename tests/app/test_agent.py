@@ -187,3 +187,22 @@ def test_from_config_pins_a_target(project: Path) -> None:
     assert [m["content"] for m in agent.messages if m["role"] == "tool"] == ["hi prod-eu"]
     with pytest.raises(ConfigError, match="no target is named so"):
         Agent.from_config(client=model, trust=True, target="staging")
+
+
+def test_use_model_points_every_piece_at_the_new_model_and_its_prices(workdir: Path,
+                                                                     monkeypatch: pytest.MonkeyPatch) -> None:
+    (workdir / "agent.yaml").write_text("model: {provider: deepseek, name: deepseek-chat}\n"
+                                        "limits: {max_cost: 1}\ntools: {builtin: [list_dir]}\n")
+    monkeypatch.setenv("DEEPSEEK_API_KEY", "sk-test")
+    agent = Agent.from_config(client=ScriptedModel(), trust=True)
+    limit = next(hook for hook in agent.hooks.before_request if type(hook).__name__ == "CostLimit")
+    before = (agent.model, agent.pricing, agent.settings.get("model.name"))
+    # No price for that name with limits.max_cost set: refused, and nothing changes.
+    with pytest.raises(ConfigError, match="limits.max_cost needs prices"):
+        agent.use_model("no-such-model")
+    assert (agent.model, agent.pricing, agent.settings.get("model.name")) == before
+    assert agent.loop.model is agent.compactor.model is before[0] and limit.pricing is before[1]
+    agent.use_model("deepseek-reasoner")
+    assert agent.settings.get("model.name") == "deepseek-reasoner" and agent.model is not before[0]
+    assert agent.loop.model is agent.compactor.model is agent.model
+    assert agent.meter.price is agent.pricing is limit.pricing and agent.pricing is not None
