@@ -69,3 +69,13 @@ def test_every_class_drawn_still_exists() -> None:
     builtin = {name for name in drawn if hasattr(builtins, name)}
     assert builtin == {"ValueError", "RuntimeError", "LookupError"}
     assert drawn - builtin - set(defined_exceptions(nami_modules())) == set()
+
+
+def test_each_class_is_drawn_with_the_module_that_defines_it() -> None:
+    # A class moved to another module (policy.bash -> shell.bash) must move in the drawing too.
+    drawn = dict(re.findall(r"\+-- (\w+)[ .]*\s([a-z_][\w.]*)\s", errors.__doc__ or ""))
+    assert drawn["ParserMissing"] == "shell.bash" and len(drawn) >= 30  # the drawing is read
+    found = defined_exceptions(nami_modules())
+    wrong = {name: (module, found[name].removeprefix("nami_yaml.")) for name, module in drawn.items()
+             if name in found and found[name].removeprefix("nami_yaml.") != module}
+    assert wrong == {}, f"(drawn, defined) modules differ: {wrong}"
