@@ -98,9 +98,14 @@ class TargetSet:
         return bool(self.targets)
 
 
-@dataclass
+@dataclass(frozen=True)
 class RuntimeContext:
     """The fixed workspace root, settings, and the cancel switch (the run's, or one call's: ``for_call``).
+
+    Frozen: nothing changes it after it is built. What changes over an agent's life is a new context made
+    with ``dataclasses.replace`` by whoever owns it (a session's saved-output folder, the tool groups once
+    MCP servers started); what changes within a conversation is an object of its own, shared on purpose
+    (``loaded_groups``, ``cancel``).
 
     ``workspace`` is resolved once at start; nothing the model sends can change it.
     ``protected_env`` names host variables never given to a tool, even when a tool lists them in
@@ -135,7 +140,7 @@ class RuntimeContext:
     target: Target | None = None
 
     def __post_init__(self) -> None:
-        self.workspace = Path(self.workspace).resolve()
+        object.__setattr__(self, "workspace", Path(self.workspace).resolve())
 
     def for_call(self, target: Target | None = None) -> RuntimeContext:
         """The same context with a cancel switch of the call's own, also set when the run is cancelled, and
@@ -143,6 +148,7 @@ class RuntimeContext:
         the workspace was resolved once, and resolving it again at every call was most of preparing one; nor
         ``copy.copy()``, whose generic path through ``__reduce_ex__`` cost more than the rest (bench/: per step)."""
         call = object.__new__(type(self))
-        call.__dict__.update(self.__dict__)
-        call.cancel, call.target = self.cancel.child(), target
+        fields = call.__dict__  # frozen: filled in directly, as __init__ would, before anyone holds it
+        fields.update(self.__dict__)
+        fields["cancel"], fields["target"] = self.cancel.child(), target
         return call

@@ -7,6 +7,8 @@ import stat
 import time
 from pathlib import Path
 
+import pytest
+
 from nami_yaml.runners.spill import session_spill_dir, spill_dir_is_ours
 
 
@@ -64,3 +66,36 @@ def test_a_command_that_saved_nothing_leaves_no_folder_behind(workdir: Path, tem
     subprocess.run(["nami", "tools", "list"], check=True, capture_output=True)
     left = list(output.iterdir())
     assert len(left) == 1 and (left[0] / "out.txt").read_text() == "kept"
+
+
+def test_the_context_is_frozen_and_a_call_gets_its_own_switch(tmp_path: Path) -> None:
+    import dataclasses
+
+    from nami_yaml.runtime import RuntimeContext, Target
+
+    context = RuntimeContext(workspace=tmp_path / ".")
+    assert context.workspace == tmp_path.resolve()
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        context.spill_dir = tmp_path  # type: ignore[misc]
+    call = context.for_call(Target("prod"))
+    assert call.target == Target("prod") and context.target is None
+    assert call.cancel is not context.cancel and call.loaded_groups is context.loaded_groups
+    context.cancel.set()
+    assert call.cancel.is_set()  # the run's Ctrl-C reaches the call
+    moved = dataclasses.replace(context, spill_dir=tmp_path / "session")
+    assert moved.spill_dir == tmp_path / "session" and context.spill_dir != moved.spill_dir
+
+
+def test_a_recorded_session_moves_saved_output_without_changing_a_context(tmp_path: Path, workdir: Path) -> None:
+    from nami_yaml import Agent
+    from nami_yaml.session.store import SessionStore
+    from nami_yaml.testing import ScriptedModel, text
+
+    (workdir / "agent.yaml").write_text("tools: {builtin: [list_dir]}\n")
+    with Agent.from_config(str(workdir / "agent.yaml"), cwd=workdir, client=ScriptedModel([text("hi")])) as agent:
+        before = agent.project.context
+        writer = agent.record_session(SessionStore(tmp_path / "sessions"))
+        after = agent.project.context
+        assert after is not before and before.spill_dir != after.spill_dir
+        assert writer.id in str(after.spill_dir)
+        assert agent.executor.ctx is after  # the loop's calls save there

@@ -7,6 +7,7 @@ from __future__ import annotations
 import queue
 import threading
 from collections.abc import Iterator, Mapping
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -82,8 +83,9 @@ class Agent:
         if answers is not None:
             self.hooks.after_answer = [answers]
             self.hooks.after_run.append(answers.finish)
+        self.executor = project.executor()
         self.loop = AgentLoop(
-            model=model, toolbox=self.guard.toolbox(project.executor()), hooks=self.hooks,
+            model=model, toolbox=self.guard.toolbox(self.executor), hooks=self.hooks,
             max_steps=int(get("limits.max_steps")), max_parallel_tools=int(get("limits.max_parallel_tools")),
             max_tool_calls_per_turn=int(get("limits.max_tool_calls_per_turn")),
             cancel=project.context.cancel, events=self.guard.events(self.bus),  # type: ignore[arg-type]
@@ -91,7 +93,7 @@ class Agent:
         prompt, told = project.system_prompt(), answers.instructions() if answers is not None else None
         self.system_message = {"role": "system", "content": f"{prompt}\n\n{told}" if told else prompt}
         self.history = History([dict(self.system_message)], emit=self.bus)
-        self.recording = SessionRecording(self.bus, self.guard, project.context)
+        self.recording = SessionRecording(self.bus, self.guard, self._save_output_in)
         self.resumed: LoadedSession | None = None  # the session taken up, with what loading it repaired
         self._lock = threading.Lock()  # one run at a time: the history is one conversation
         self._running = False
@@ -213,6 +215,11 @@ class Agent:
             self.history = History([dict(m) for m in messages], emit=self.bus)
             context = self.project.context
             context.loaded_groups.add(loads_in(messages, context.tool_groups))
+
+    def _save_output_in(self, folder: Path) -> None:
+        """Tools' saved output goes to ``folder`` from now on (a session's own): a new context, as the
+        context is frozen, for the project and the executor the loop calls."""
+        self.project.context = self.executor.ctx = replace(self.project.context, spill_dir=folder)
 
     def session_facts(self) -> SessionFacts:
         return session_facts(self.settings, self.project.context.workspace, self.loop.toolbox.definitions())

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -107,7 +107,7 @@ class Project:
         if self.is_trusted():
             self.servers, self.registry = start_tool_servers(self.settings, self.context, self.registry,
                                                              self.trusted_digest)
-            self.context.tool_groups = self.registry.groups()
+            self.context = replace(self.context, tool_groups=self.registry.groups())
         else:
             self.servers = not_started(self.settings, "this agent.yaml is not trusted yet (`nami trust`)")
 

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import hashlib
 import json
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Protocol
@@ -14,7 +14,6 @@ from typing import Any, Protocol
 from nami_yaml.agent.events import EventBus
 from nami_yaml.config.effective import Effective
 from nami_yaml.runners.spill import session_spill_dir
-from nami_yaml.runtime import RuntimeContext
 from nami_yaml.session.loader import LoadedSession, load_session
 from nami_yaml.session.store import SessionRefused, SessionStore, new_session_id
 from nami_yaml.session.writer import SessionWriter, now_iso
@@ -113,12 +112,12 @@ class _Named(Protocol):
 class SessionRecording:
     """The session file one agent's conversation is saved in, if any: subscribed to its ``bus`` while it is
     recorded, naming the calls of ``named`` (its guards' session id) after itself, and keeping the tools'
-    saved output (``context.spill_dir``) beside itself."""
+    saved output (the context's ``spill_dir``) beside itself."""
 
-    def __init__(self, bus: EventBus, named: _Named, context: RuntimeContext):
+    def __init__(self, bus: EventBus, named: _Named, saved_output_in: Callable[[Path], None]):
         self.bus = bus
         self.named = named
-        self.context = context
+        self.saved_output_in = saved_output_in  # tells the agent where its tools' saved output now goes
         self.writer: SessionWriter | None = None
 
     @property
@@ -150,7 +149,7 @@ class SessionRecording:
         self.bus.add(writer)
         self.named.session_id = writer.id
         # Saved output belongs to the session: a continued session can read the paths its results named.
-        self.context.spill_dir = session_spill_dir(name=writer.id, keep=store.has)
+        self.saved_output_in(session_spill_dir(name=writer.id, keep=store.has))
 
     def end(self) -> None:
         """Stop recording and release the file (its lock)."""

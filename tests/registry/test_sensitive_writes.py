@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import io
 import sys
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -32,14 +33,13 @@ PERMISSIONS = {"write": "allow", "exec": "ask"}
 def executor(ctx: RuntimeContext) -> Executor:
     catalog = builtin_catalog()
     paths = [catalog["write_file"], catalog["edit_file"]]
-    built = executor_of(ctx, paths, builtin=paths)
     tools_dir = ctx.workspace / "tools"
     tools_dir.mkdir()
     (ctx.workspace / ".git").mkdir()
     (ctx.workspace / ".git" / "config").write_text("[core]\n\tbare = false\n")
-    ctx.protected_paths = ProtectedPaths.build(folders=[(tools_dir, "a tool folder")],
-                                               files=[(ctx.workspace / "agent.yaml", "the config")])
-    return built
+    protected = ProtectedPaths.build(folders=[(tools_dir, "a tool folder")],
+                                     files=[(ctx.workspace / "agent.yaml", "the config")])
+    return executor_of(replace(ctx, protected_paths=protected), paths, builtin=paths)
 
 
 def _approved_without_a_terminal(call: PreparedToolCall) -> bool:

@@ -156,8 +156,8 @@ def test_an_optional_tool_runs_as_it_is_where_there_are_no_targets(ctx: RuntimeC
 
 
 def test_a_targets_env_takes_host_variables_under_the_tools_rules_for_secrets(ctx: RuntimeContext) -> None:
-    ctx.host_env = {**ctx.host_env, "PROD_DB_PASSWORD": "hunter2-hunter2", "REGION": "eu-west-1"}
-    ctx.protected_env = frozenset({"NAMI_API_KEY"})
+    ctx = replace(ctx, host_env={**ctx.host_env, "PROD_DB_PASSWORD": "hunter2-hunter2", "REGION": "eu-west-1"},
+                  protected_env=frozenset({"NAMI_API_KEY"}))
     text = "name: show\ndescription: d\nrisk: read\ntarget: true\ncommand: [env]\n"
     targets = TargetSet((Target("prod", {"DB_PASSWORD": "${PROD_DB_PASSWORD}", "AWS_REGION": "${REGION}"}),))
     refused = run(ctx, text, {"target": "prod"}, targets)
