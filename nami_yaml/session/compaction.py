@@ -19,6 +19,7 @@ from nami_yaml.agent.hooks import RequestInfo
 from nami_yaml.display import plural
 from nami_yaml.model.types import Model, ModelError
 from nami_yaml.session.usage import StepUsage, UsageMeter, estimate_tokens, request_chars
+from nami_yaml.setting_defaults import COMPACTION
 
 Message = dict[str, Any]
 
@@ -43,10 +44,11 @@ Be concise and specific. Do not address the user; write only the summary."""
 
 @dataclass(frozen=True)
 class CompactionSettings:
-    enabled: bool = True
-    threshold: float = 0.8  # compact when a request passes this share of the context window
-    reserve: int = 4_096  # or when fewer tokens than this would be left for the answer
-    keep_recent: int = 20_000  # tokens of the latest turns kept verbatim (at most half of the trigger)
+    # The compaction.* settings' defaults (nami_yaml.setting_defaults).
+    enabled: bool = COMPACTION["enabled"]
+    threshold: float = COMPACTION["threshold"]  # compact when a request passes this share of the context window
+    reserve: int = COMPACTION["reserve"]  # or when fewer tokens than this would be left for the answer
+    keep_recent: int = COMPACTION["keep_recent"]  # tokens of the latest turns kept verbatim (at most half of the trigger)
 
     @classmethod
     def from_settings(cls, value: Mapping[str, Any] | None) -> CompactionSettings:
