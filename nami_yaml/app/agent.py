@@ -85,7 +85,7 @@ class Agent:
         self.model = model
         self.project = project = self._with_agent_tools(project)
         self.bus = EventBus(options.on_event)
-        get = project.settings.get
+        limits = project.settings.limits
         parent = self.lineage.parent
         asking = Asking(options.approve, options.assume_yes, options.approve_risks,
                         agent=self.lineage.name if parent is not None else None)
@@ -108,8 +108,8 @@ class Agent:
             self.hooks.after_run.append(answers.finish)
         self.loop = AgentLoop(
             model=model, toolbox=self.guard.toolbox(project.executor()), hooks=self.hooks,
-            max_steps=int(get("limits.max_steps")), max_parallel_tools=int(get("limits.max_parallel_tools")),
-            max_tool_calls_per_turn=int(get("limits.max_tool_calls_per_turn")),
+            max_steps=limits.max_steps, max_parallel_tools=limits.max_parallel_tools,
+            max_tool_calls_per_turn=limits.max_tool_calls_per_turn,
             cancel=project.context.cancel, events=self.guard.events(self.bus),  # type: ignore[arg-type]
         )
         prompt, told = project.system_prompt(), answers.instructions() if answers is not None else None
@@ -217,7 +217,7 @@ class Agent:
         /model). Costs are priced for that name: agent.yaml's model.pricing, else the provider's list price."""
         with self._lock:
             settings = with_model(self.project.settings, name)
-            pricing = Pricing.from_settings(settings.get("model.pricing"))
+            pricing = Pricing.from_settings(settings.model.pricing)
             limits = [hook for hook in self.hooks.before_request if isinstance(hook, CostLimit)]
             if limits and pricing is None:
                 raise ConfigError(f"limits.max_cost needs prices, and there are none for model {name!r}: "
@@ -244,9 +244,9 @@ class Agent:
             context.loaded_groups.add(loads_in(messages, context.tool_groups))
 
     def session_facts(self) -> SessionFacts:
-        get = self.settings.get
-        return SessionFacts(self.project.context.workspace, self.settings.config_path, get("model.provider"),
-                            get("model.name"), get("model.base_url"), self.loop.toolbox.definitions())
+        model = self.settings.model
+        return SessionFacts(self.project.context.workspace, self.settings.config_path, model.provider,
+                            model.name, model.base_url, self.loop.toolbox.definitions())
 
     def record_session(self, store: SessionStore | None = None) -> SessionWriter:
         """Save this conversation as a session file (``$XDG_DATA_HOME/nami/sessions``) as it runs. The
@@ -306,7 +306,7 @@ class Agent:
     def _subagents(self) -> list[str]:
         """The named agents this one may call: within the depth limit, those agent.yaml's ``subagents``
         lists for the top-level agent (all by default), those its own ``subagents`` lists for a named one."""
-        if not self.specs or self.lineage.depth >= int(self.root.settings.get("limits.max_agent_depth", 2)):
+        if not self.specs or self.lineage.depth >= self.root.settings.limits.max_agent_depth:
             return []
         if self.lineage.name is None:
             project = self.root.settings.config_file(self.root.settings.config_path)

@@ -139,7 +139,7 @@ class TaskRun:
         self.options = self._options(folder, env)
         project = open_project_for(self.options)
         self.project = project
-        self.result["model"] = project.settings.get("model.name")
+        self.result["model"] = project.settings.model.name
         return project
 
     def _run(self, project: Any, folder: Path, commands_env: dict[str, str]) -> None:
@@ -204,7 +204,7 @@ class TaskRun:
     def _records(self, agent: Any, session_path: Path) -> dict[str, Any]:
         from nami_yaml.policy.audit import configured_path
 
-        audit = configured_path(agent.settings.get("audit.path"))
+        audit = configured_path(agent.settings.audit.path)
         return collect(agent.session_id, session_path, audit)
 
 
