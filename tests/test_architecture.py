@@ -31,7 +31,7 @@ FORBIDDEN = {
 SDK = ("mcp", "mcp_types", "uvicorn")  # the mcp extra: only nami_yaml/mcp/ speaks the protocol
 
 
-LEAVES = ("errors", "result", "cancel", "display", "procfs", "xdg", "env_secrets", "version")
+LEAVES = ("errors", "result", "cancel", "display", "procfs", "xdg", "env_secrets", "version", "setting_defaults")
 
 
 def module_name(path: Path) -> str:
