@@ -79,7 +79,8 @@ class AgentLoop:
     # The limits.* settings' defaults (nami_yaml.setting_defaults); an Agent passes the effective ones.
     max_steps: int = LIMITS["max_steps"]
     max_parallel_tools: int = LIMITS["max_parallel_tools"]
-    max_tool_calls_per_turn: int = LIMITS["max_tool_calls_per_turn"]  # calls of one response that run; the rest are answered "not run"
+    # Calls of one response that run; the rest are answered "not run".
+    max_tool_calls_per_turn: int = LIMITS["max_tool_calls_per_turn"]
     cancel: CancelToken = field(default_factory=CancelToken)
     events: EventBus = field(default_factory=EventBus)
     # After Ctrl-C, how long to wait for running tools to die before giving up on them.

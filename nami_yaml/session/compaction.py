@@ -46,9 +46,9 @@ Be concise and specific. Do not address the user; write only the summary."""
 class CompactionSettings:
     # The compaction.* settings' defaults (nami_yaml.setting_defaults).
     enabled: bool = COMPACTION["enabled"]
-    threshold: float = COMPACTION["threshold"]  # compact when a request passes this share of the context window
+    threshold: float = COMPACTION["threshold"]  # compact when a request passes this share of the window
     reserve: int = COMPACTION["reserve"]  # or when fewer tokens than this would be left for the answer
-    keep_recent: int = COMPACTION["keep_recent"]  # tokens of the latest turns kept verbatim (at most half of the trigger)
+    keep_recent: int = COMPACTION["keep_recent"]  # tokens of the latest turns kept verbatim (<= half the trigger)
 
     @classmethod
     def from_settings(cls, value: Mapping[str, Any] | None) -> CompactionSettings:
