@@ -5,6 +5,7 @@ setting outside the settings modules."""
 from __future__ import annotations
 
 import ast
+import inspect
 import json
 from dataclasses import fields
 from pathlib import Path
@@ -15,7 +16,10 @@ from nami_yaml.app.project import tool_settings
 from nami_yaml.config.effective import Effective
 from nami_yaml.config.sections import Sections
 from nami_yaml.config.settings import DEFAULTS, load_settings, with_model, with_values
+from nami_yaml.model import DEFAULT_PRESET
+from nami_yaml.model.client import OpenAIChatModel
 from nami_yaml.policy.permissions import DEFAULT_PERMISSIONS
+from nami_yaml.runners.process import ProcessRequest
 from nami_yaml.runtime import ToolSettings
 from nami_yaml.sandbox_settings import SandboxSettings
 from nami_yaml.session.compaction import CompactionSettings
@@ -109,6 +113,15 @@ def test_the_lower_layers_defaults_are_the_settings() -> None:
                                                       compaction.keep_recent)
     assert {k: v for k, v in DEFAULT_PERMISSIONS.items() if k != "read"} == default_effective().permissions.as_mapping()
     assert SandboxSettings().as_mapping() == DEFAULTS["sandbox"]
+    model = default_effective().model
+    client = inspect.signature(OpenAIChatModel.__init__).parameters
+    assert (client["stream"].default, client["max_retries"].default, client["timeout"].default,
+            client["max_response_bytes"].default) == (model.stream, model.retries, model.timeout,
+                                                      limits.max_response_bytes)
+    process = {f.name: f.default for f in fields(ProcessRequest)}
+    assert (process["timeout"], process["max_output"], process["max_saved"]) == (
+        limits.tool_timeout, limits.max_output, limits.max_saved_output)
+    assert model.provider == DEFAULT_PRESET
 
 
 def dotted_gets(path: Path, root: Path = PACKAGE.parent) -> list[str]:
