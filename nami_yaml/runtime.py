@@ -15,6 +15,7 @@ from nami_yaml.cancel import CancelToken
 from nami_yaml.env_secrets import EnvScrub
 from nami_yaml.sandbox_settings import SandboxSettings
 from nami_yaml.sensitive_paths import ProtectedPaths
+from nami_yaml.setting_defaults import LIMITS, TOOLS
 from nami_yaml.xdg import default_state_dir
 
 
@@ -57,16 +58,17 @@ class LoadedGroups:
 
 @dataclass(frozen=True)
 class ToolSettings:
-    """Limits and knobs for tools, from agent.yaml ``limits:`` and ``tools:``; defaults are safe."""
+    """Limits and knobs for tools, from agent.yaml ``limits:`` and ``tools:`` (app/project.py); the defaults
+    are the settings' (nami_yaml.setting_defaults), and safe."""
 
-    default_timeout: float = 120.0
-    max_output: int = 50_000  # bytes of a tool's output the model sees (head + tail)
-    max_saved_output: int = 64_000_000  # bytes of one call's output saved to files; past it saving stops
-    bash_timeout: float = 120.0
-    bash_max_timeout: float = 600.0
-    fetch_allow_hosts: tuple[str, ...] = ()
-    fetch_max_bytes: int = 5_000_000
-    fetch_timeout: float = 30.0
+    default_timeout: float = float(LIMITS["tool_timeout"])
+    max_output: int = LIMITS["max_output"]  # bytes of a tool's output the model sees (head + tail)
+    max_saved_output: int = LIMITS["max_saved_output"]  # bytes of one call's output saved; past it saving stops
+    bash_timeout: float = float(TOOLS["bash"]["timeout"])
+    bash_max_timeout: float = float(TOOLS["bash"]["max_timeout"])
+    fetch_allow_hosts: tuple[str, ...] = tuple(TOOLS["fetch_url"]["allow_hosts"])
+    fetch_max_bytes: int = TOOLS["fetch_url"]["max_bytes"]
+    fetch_timeout: float = float(TOOLS["fetch_url"]["timeout"])
 
 
 @dataclass(frozen=True)

@@ -38,8 +38,7 @@ SDK_PACKAGES = ("mcp", "serve")
 
 
 LEAVES = ("errors", "result", "cancel", "display", "procfs", "xdg", "env_secrets", "version", "sensitive_paths",
-          "project_request",
-          "sandbox_settings")
+          "project_request", "sandbox_settings", "setting_defaults")
 
 
 def module_name(path: Path) -> str:

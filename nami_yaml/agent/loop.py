@@ -27,6 +27,7 @@ from nami_yaml.agent.tool_phase import NOT_RUN, Interrupted, ToolPhase
 from nami_yaml.agent.toolbox import Toolbox
 from nami_yaml.cancel import CancelToken
 from nami_yaml.model.types import AssistantTurn, Model, ModelError, Usage
+from nami_yaml.setting_defaults import LIMITS
 
 # "max_cost" and "stopped" come from a before_request hook raising StopRun (a cost limit, say);
 # "invalid_answer" from an after_answer hook raising it (an answer that never matched its schema).
@@ -75,9 +76,11 @@ class AgentLoop:
     model: Model
     toolbox: Toolbox
     hooks: Hooks = field(default_factory=Hooks)
-    max_steps: int = 50
-    max_parallel_tools: int = 4
-    max_tool_calls_per_turn: int = 64  # calls of one response that run; the rest are answered "not run"
+    # The limits.* settings' defaults (nami_yaml.setting_defaults); an Agent passes the effective ones.
+    max_steps: int = LIMITS["max_steps"]
+    max_parallel_tools: int = LIMITS["max_parallel_tools"]
+    # Calls of one response that run; the rest are answered "not run".
+    max_tool_calls_per_turn: int = LIMITS["max_tool_calls_per_turn"]
     cancel: CancelToken = field(default_factory=CancelToken)
     events: EventBus = field(default_factory=EventBus)
     # After Ctrl-C, how long to wait for running tools to die before giving up on them.

@@ -18,6 +18,7 @@ from nami_yaml.agent.toolbox import READ, PreparedCall, Toolbox
 from nami_yaml.cancel import CancelToken, cancel_on_interrupt
 from nami_yaml.model.types import AssistantTurn, ToolCall
 from nami_yaml.result import ToolResult, escalation
+from nami_yaml.setting_defaults import LIMITS
 
 CUT_OFF = (
     "Error: Not run: your response was cut off (finish_reason: length) before this tool call was complete. "
@@ -60,7 +61,8 @@ class _Slot:
 
 class ToolPhase:
     def __init__(self, toolbox: Toolbox, hooks: Hooks, emit: Callable[[Event], None], cancel: CancelToken, *,
-                 max_parallel: int, interrupt_grace: float, max_calls: int = 64):
+                 max_parallel: int, interrupt_grace: float,
+                 max_calls: int = LIMITS["max_tool_calls_per_turn"]):
         self.toolbox = toolbox
         self.hooks = hooks
         self.emit = emit

@@ -63,7 +63,7 @@ class Agent:
         self.subagents = Subagents(self)  # the named agents it may call, as its agent__NAME tools
         self.project = project = self.subagents.with_tools(project)
         self.bus = EventBus(options.on_event)
-        get = project.settings.get
+        limits = project.settings.limits
         parent = self.lineage.parent
         asking = Asking(options.approve, options.assume_yes, options.approve_risks,
                         agent=self.lineage.name if parent is not None else None)
@@ -86,8 +86,8 @@ class Agent:
         self.executor = project.executor()
         self.loop = AgentLoop(
             model=model, toolbox=self.guard.toolbox(self.executor), hooks=self.hooks,
-            max_steps=int(get("limits.max_steps")), max_parallel_tools=int(get("limits.max_parallel_tools")),
-            max_tool_calls_per_turn=int(get("limits.max_tool_calls_per_turn")),
+            max_steps=limits.max_steps, max_parallel_tools=limits.max_parallel_tools,
+            max_tool_calls_per_turn=limits.max_tool_calls_per_turn,
             cancel=project.context.cancel, events=self.guard.events(self.bus),  # type: ignore[arg-type]
         )
         prompt, told = project.system_prompt(), answers.instructions() if answers is not None else None

@@ -141,6 +141,6 @@ def _is_object(schema: dict[str, Any]) -> bool:
 def structured_answers(schema: dict[str, Any] | None, settings: Effective) -> StructuredAnswers | None:
     if schema is None:
         return None
-    quirks = settings.get("model.quirks") or {}
-    return StructuredAnswers(schema, retries=int(settings.get("limits.schema_retries") or 0),
+    quirks = settings.model.quirks
+    return StructuredAnswers(schema, retries=settings.limits.schema_retries,
                              response_format=str(quirks.get("response_format") or "none"))

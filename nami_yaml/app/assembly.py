@@ -36,18 +36,18 @@ def build_model(effective: Effective, answers: StructuredAnswers | None = None) 
     from nami_yaml.model.client import OpenAIChatModel
 
     require_model(effective)
-    get = effective.get
-    options = dict(get("model.options") or {})
-    if get("model.max_tokens") is not None:
-        options["max_tokens"] = get("model.max_tokens")
+    model = effective.model
+    options = dict(model.options)
+    if model.max_tokens is not None:
+        options["max_tokens"] = model.max_tokens
     for key, value in (answers.request_options() if answers is not None else {}).items():
         options.setdefault(key, value)
     key_source = effective.api_key_source
     return OpenAIChatModel(
-        get("model.name"), get("model.base_url"), api_key=effective.api_key,
+        model.name, model.base_url, api_key=effective.api_key,
         # Error hints name the variable the key came from, or the one it should be in.
-        api_key_env=key_source[1:] if key_source.startswith("$") else get("model.api_key_env"),
-        stream=bool(get("model.stream")), max_retries=int(get("model.retries")), timeout=float(get("model.timeout")),
-        temperature=get("model.temperature"), options=options, quirks=get("model.quirks"),
-        max_response_bytes=int(get("limits.max_response_bytes")),
+        api_key_env=key_source[1:] if key_source.startswith("$") else model.api_key_env,
+        stream=model.stream, max_retries=model.retries, timeout=model.timeout,
+        temperature=model.temperature, options=options, quirks=model.quirks,
+        max_response_bytes=effective.limits.max_response_bytes,
     )

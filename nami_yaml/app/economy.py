@@ -28,13 +28,13 @@ class TokenEconomy:
 def token_economy(settings: Effective, model: Model, emit: Callable[[Event], None]) -> TokenEconomy:
     """``emit``: the agent's event bus, where each counted request and each compaction is published (a
     session file subscribes to it)."""
-    get = settings.get
-    pricing = Pricing.from_settings(get("model.pricing"))
+    pricing = Pricing.from_settings(settings.model.pricing)
     meter = UsageMeter(price=pricing)
     meter.listeners.append(lambda step: emit(UsageCounted(step.to_record())))
-    window = get("model.context_window")
-    compactor = Compactor(model, meter, int(window) if window else None,
-                          CompactionSettings.from_settings(get("compaction")))
+    compaction = settings.compaction
+    compactor = Compactor(model, meter, settings.model.context_window,
+                          CompactionSettings(compaction.enabled, compaction.threshold, compaction.reserve,
+                                             compaction.keep_recent))
 
     def compacted(record: CompactionRecord) -> None:
         if record.usage is not None:  # a summary request is a request too: counted, priced, saved
@@ -42,13 +42,13 @@ def token_economy(settings: Effective, model: Model, emit: Callable[[Event], Non
         emit(Compacted(record.to_record()))
 
     compactor.listeners.append(compacted)
-    limit = get("limits.max_cost")
+    limit = settings.limits.max_cost
     limits: list[BeforeRequest] = []
     if limit is not None:
         if pricing is None:
             raise ConfigError(f"{settings.where('limits', 'max_cost')}: limits.max_cost needs prices, and there "
-                              f"are none for model {get('model.name')!r}: set model.pricing (input and output, "
+                              f"are none for model {settings.model.name!r}: set model.pricing (input and output, "
                               "USD per million tokens)")
-        limits.append(CostLimit(float(limit), pricing, meter))
+        limits.append(CostLimit(limit, pricing, meter))
     # Compaction first: the estimate and the cost limit then see the request as it will be sent.
     return TokenEconomy(meter, compactor, pricing, [compactor, meter.before_request, *limits], [meter.after_run])

@@ -74,7 +74,7 @@ def open_audit(project: Project, *, via: str, session: str, on_error: Callable[[
     context = AuditContext(session=session, workspace=str(project.context.workspace), via=via,
                            config=str(settings.config_path) if settings.config_path else None, config_trust=trust,
                            client=client, agent=agent, parent_session=parent_session)
-    return AuditLog.open(configured_path(settings.get("audit.path")), context, on_error)
+    return AuditLog.open(configured_path(settings.audit.path), context, on_error)
 
 
 class Guards:

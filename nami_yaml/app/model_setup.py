@@ -20,14 +20,14 @@ from nami_yaml.errors import ConfigError
 
 def model_problem(effective: Effective) -> str | None:
     """Why no model client can be built from ``effective`` (None: one can). Sends nothing anywhere."""
-    get = effective.get
-    if not get("model.name") or not get("model.base_url"):
-        missing = "model.name" if not get("model.name") else "model.base_url"
+    model = effective.model
+    if not model.name or not model.base_url:
+        missing = "model.name" if not model.name else "model.base_url"
         return (f"{missing} is not set: give it in agent.yaml, or use --model / --base-url "
                 f"(or $NAMI_MODEL / $NAMI_BASE_URL)")
-    variable = get("model.api_key_env")
+    variable = model.api_key_env
     if not effective.api_key and variable:
-        return (f"no API key for {get('model.base_url')}: export {variable}=... (or NAMI_API_KEY), or use "
+        return (f"no API key for {model.base_url}: export {variable}=... (or NAMI_API_KEY), or use "
                 "a local model (`model: {provider: ollama}`, docs/config.md)")
     return None
 
@@ -41,7 +41,7 @@ def require_model(effective: Effective) -> None:
 
 def destination(effective: Effective) -> tuple[str | None, str | None]:
     """Where a key would go, and which variable it would be read from."""
-    return effective.get("model.base_url"), effective.get("model.api_key_env")
+    return effective.model.base_url, effective.model.api_key_env
 
 
 def check_before_trust(effective: Effective, without_project: Callable[[], Effective]) -> None:

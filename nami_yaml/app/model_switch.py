@@ -22,7 +22,7 @@ def switch_model(name: str, project: Project, answers: StructuredAnswers | None,
     at model ``name`` (agent.yaml's model.pricing, else the provider's list price); the new model and its
     prices. ConfigError, with nothing changed, when limits.max_cost is set and that name has no prices."""
     settings = with_model(project.settings, name)
-    pricing = Pricing.from_settings(settings.get("model.pricing"))
+    pricing = Pricing.from_settings(settings.model.pricing)
     limits = [hook for hook in hooks.before_request if isinstance(hook, CostLimit)]
     if limits and pricing is None:
         raise ConfigError(f"limits.max_cost needs prices, and there are none for model {name!r}: "

@@ -173,7 +173,7 @@ def agent_problems(effective: Effective, specs: dict[str, AgentSpec], registry: 
                                             f"{did_you_mean(name, list(specs))}"))
         order = {"allow": 0, "ask": 1, "deny": 2}
         for risk, setting in spec.permissions.items():
-            ours = effective.get(f"permissions.{risk}") or "ask"
+            ours = effective.permissions.as_mapping().get(risk) or "ask"
             if order[setting] < order.get(ours, 1):
                 problems.append(doc.problem(("permissions", risk), f"agent {spec.name}: {risk}: {setting} is wider "
                                             f"than the project's {risk}: {ours}, which holds (an agent can only "

@@ -16,7 +16,6 @@ from nami_yaml.app.toolset import build_registry
 from nami_yaml.app.trust_summary import changes_of, summary
 from nami_yaml.config.effective import Effective, env_scrub_rules, protected_env_names
 from nami_yaml.config.prompt import system_prompt
-from nami_yaml.config.sandbox import sandbox_settings
 from nami_yaml.config.settings import load_settings
 from nami_yaml.config.skills import Skill, load_skills
 from nami_yaml.config.trust import TrustState, code_check, needs_trust, remember, trust_state
@@ -215,16 +214,16 @@ def trust_request(effective: Effective, registry: Registry, state: TrustState) -
 
 
 def tool_settings(effective: Effective) -> ToolSettings:
-    get = effective.get
+    limits, tools = effective.limits, effective.tools
     return ToolSettings(
-        default_timeout=float(get("limits.tool_timeout")),
-        max_output=int(get("limits.max_output")),
-        max_saved_output=int(get("limits.max_saved_output")),
-        bash_timeout=float(get("tools.bash.timeout")),
-        bash_max_timeout=float(get("tools.bash.max_timeout")),
-        fetch_allow_hosts=tuple(get("tools.fetch_url.allow_hosts") or ()),
-        fetch_max_bytes=int(get("tools.fetch_url.max_bytes")),
-        fetch_timeout=float(get("tools.fetch_url.timeout")),
+        default_timeout=limits.tool_timeout,
+        max_output=limits.max_output,
+        max_saved_output=limits.max_saved_output,
+        bash_timeout=tools.bash.timeout,
+        bash_max_timeout=tools.bash.max_timeout,
+        fetch_allow_hosts=tools.fetch_url.allow_hosts,
+        fetch_max_bytes=tools.fetch_url.max_bytes,
+        fetch_timeout=tools.fetch_url.timeout,
     )
 
 
@@ -244,7 +243,7 @@ def runtime_context(effective: Effective, *, env: Mapping[str, str] | None = Non
         code_check=code_check(effective) if needs_trust(effective) else None,
         protected_paths=protected_paths(effective, list(extra_tools), cwd),
         spill_dir=session_spill_dir(keep=SessionStore().has),
-        sandbox=sandbox_settings(effective.get("sandbox")),  # the user config's and agent.yaml's, combined
+        sandbox=effective.sandbox,  # the user config's and agent.yaml's, combined
         tool_docs={t.name: t.docs for t in registry or () if t.docs is not None},
         skills={skill.name: skill for skill in skills},
         tool_groups=registry.groups() if registry is not None else {},

@@ -46,9 +46,8 @@ class SessionFacts:
 
 def session_facts(settings: Effective, workspace: Path, definitions: list[dict[str, Any]]) -> SessionFacts:
     """The facts of a conversation run with ``settings`` in ``workspace``, sending tools ``definitions``."""
-    get = settings.get
-    return SessionFacts(workspace, settings.config_path, get("model.provider"), get("model.name"),
-                        get("model.base_url"), definitions)
+    model = settings.model
+    return SessionFacts(workspace, settings.config_path, model.provider, model.name, model.base_url, definitions)
 
 
 def new_session(facts: SessionFacts, messages: Iterable[dict[str, Any]], store: SessionStore | None = None,

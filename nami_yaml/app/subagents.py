@@ -55,7 +55,7 @@ class Subagents:
         lists for the top-level agent (all by default), those its own ``subagents`` lists for a named one."""
         agent = self.agent
         specs, lineage, root = agent.specs, agent.lineage, agent.root
-        if not specs or lineage.depth >= int(root.settings.get("limits.max_agent_depth", 2)):
+        if not specs or lineage.depth >= root.settings.limits.max_agent_depth:
             return []
         if lineage.name is None:
             project = root.settings.config_file(root.settings.config_path)

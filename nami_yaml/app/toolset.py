@@ -36,7 +36,7 @@ def selected_builtins(effective: Effective) -> list[Path]:
 
 
 def _builtins(effective: Effective) -> tuple[list[Path], list[Problem]]:
-    chosen = effective.get("tools.builtin", "default")
+    chosen = effective.tools.builtin
     names = DEFAULT_BUILTINS if chosen == "default" else list(chosen)
     catalog = builtin_catalog()
     problems = [_listed_at(effective, "builtin", name, f"unknown built-in tool '{name}'"
@@ -53,7 +53,7 @@ def library_files(effective: Effective) -> list[Path]:
 def _library(effective: Effective) -> tuple[list[Path], list[Problem]]:
     files: dict[Path, None] = {}
     problems = []
-    for name in effective.get("tools.library", []) or []:
+    for name in effective.tools.library:
         try:
             files.update(dict.fromkeys(resolve_library([name])))
         except UnknownLibraryName as exc:
@@ -135,7 +135,7 @@ def grouped_registry(effective: Effective, tools: list[Tool], *, has_skills: boo
 
 
 def on_demand_of(effective: Effective, tools: list[Tool]) -> frozenset[str]:
-    return on_demand_groups(tools, effective.get("tools.on_demand", "auto"), effective.get("tools.eager") or ())
+    return on_demand_groups(tools, effective.tools.on_demand, effective.tools.eager)
 
 
 def grouped(tools: list[Tool]) -> list[Tool]:

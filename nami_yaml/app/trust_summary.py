@@ -116,11 +116,11 @@ def _inside(path: Path, project: Path) -> bool:
 
 def _key_destination(effective: Effective) -> str:
     """Where the API key comes from and goes: "from $DEEPSEEK_API_KEY (unset)", never "from unset"."""
-    url = effective.get("model.base_url")
+    url = effective.model.base_url
     source = effective.api_key_source
     if source.startswith("$"):
         return f"sends the API key from {source} to {url}"
-    variable = effective.get("model.api_key_env")
+    variable = effective.model.api_key_env
     if effective.api_key is None:
         if variable:
             return f"sends the API key from ${variable} (unset) to {url}"

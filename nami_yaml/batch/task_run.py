@@ -141,7 +141,7 @@ class TaskRun:
         project = open_project(options.request(), trust=options.trust, will_run=True,
                                tool_servers=options.start_servers)
         self.project = project
-        self.result["model"] = project.settings.get("model.name")
+        self.result["model"] = project.settings.model.name
         return project
 
     def _run(self, project: Any, folder: Path, commands_env: dict[str, str]) -> None:
@@ -206,7 +206,7 @@ class TaskRun:
     def _records(self, agent: Any, session_path: Path) -> dict[str, Any]:
         from nami_yaml.policy.audit import configured_path
 
-        audit = configured_path(agent.settings.get("audit.path"))
+        audit = configured_path(agent.settings.audit.path)
         return collect(agent.session_id, session_path, audit)
 
 

@@ -26,7 +26,7 @@ def agents(config: str | None, as_json: bool) -> None:
             tools = [tool.name for tool in agent_registry(spec, project.registry)]
             rows.append({"name": spec.name, "description": spec.description, "tools": tools,
                          "permissions": spec.permissions, "rules": len(spec.rules),
-                         "model": spec.model.get("name") or project.settings.get("model.name"),
+                         "model": spec.model.get("name") or project.settings.model.name,
                          "subagents": list(spec.subagents), "source": spec.where})
     if as_json:
         click.echo(safe_json(rows, indent=2))

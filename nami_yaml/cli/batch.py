@@ -101,7 +101,7 @@ def run(tasks_file: Path, output: Path | None, workers: int | None, ray_address:
         view = ProgressView()
         try:
             outcome = run_batch(jobs, backend, results, expected=task_file.ids(), on_progress=view,
-                                audit_path=configured_path(project.settings.get("audit.path")))
+                                audit_path=configured_path(project.settings.audit.path))
         finally:
             view.close()
     echo_lines(summary_lines(outcome.summary, outcome.results, str(output)))

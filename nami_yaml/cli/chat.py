@@ -104,7 +104,7 @@ class Chat:
             self.reader.close()
 
     def greet(self) -> None:
-        model = self.agent.settings.get("model.name")
+        model = self.agent.settings.model.name
         self.say(f"nami chat · {model} · {plural(len(self.agent.registry), 'tool')} · session {self.agent.session_id}", "bold")
         self.say("/help for commands · Enter sends · Alt-Enter adds a line · Ctrl-D leaves", "dim")
 
@@ -154,7 +154,7 @@ class Chat:
 
     def model(self, name: str) -> None:
         if not name:
-            self.say(f"model: {self.agent.settings.get('model.name')} (/model NAME to change it)")
+            self.say(f"model: {self.agent.settings.model.name} (/model NAME to change it)")
             return
         try:
             self.agent.use_model(name)
@@ -198,7 +198,7 @@ class Chat:
         if line.startswith("/") and (len(words) <= 1 and not line.endswith(" ")):
             return [name for name in (*COMMANDS, "/quit") if name.startswith(text)]
         if words and words[0] == "/model":
-            current = str(self.agent.settings.get("model.name") or "")
+            current = str(self.agent.settings.model.name or "")
             return [current] if current.startswith(text) else []
         if words and words[0] in ("/save", "/clear", "/cost", "/help", "/exit"):
             return []

@@ -5,11 +5,22 @@ Built by config.settings; read by every layer above, which never needs to know h
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from functools import cached_property
 from pathlib import Path
 from typing import Any
 
+from nami_yaml.config.sections import (
+    AuditSettings,
+    CompactionSettings,
+    LimitSettings,
+    ModelSettings,
+    PermissionSettings,
+    Sections,
+    ToolsSettings,
+)
 from nami_yaml.env_secrets import EnvScrub
 from nami_yaml.model.presets import PRESETS  # plain data, no openai
+from nami_yaml.sandbox_settings import SandboxSettings
 from nami_yaml.spec.yamlpos import Document, format_path
 
 
@@ -36,6 +47,40 @@ class Effective:
     # trust fingerprint), computed once per value; with_values() and with_model() make a new value.
     memo: dict[str, Any] = field(default_factory=dict, repr=False, compare=False)
 
+    @cached_property
+    def sections(self) -> Sections:
+        """The settings as typed values, cast once (config/sections.py); read through the properties below.
+        An Effective is a value: a changed one is a new Effective (config.settings.with_values)."""
+        return Sections.from_values(self.values)
+
+    @property
+    def model(self) -> ModelSettings:
+        return self.sections.model
+
+    @property
+    def tools(self) -> ToolsSettings:
+        return self.sections.tools
+
+    @property
+    def limits(self) -> LimitSettings:
+        return self.sections.limits
+
+    @property
+    def compaction(self) -> CompactionSettings:
+        return self.sections.compaction
+
+    @property
+    def permissions(self) -> PermissionSettings:
+        return self.sections.permissions
+
+    @property
+    def audit(self) -> AuditSettings:
+        return self.sections.audit
+
+    @property
+    def sandbox(self) -> SandboxSettings:
+        return self.sections.sandbox
+
     def config_file(self, path: Path | None) -> ConfigFile | None:
         return next((f for f in self.files if path is not None and f.path == path), None)
 
@@ -46,6 +91,11 @@ class Effective:
                 return default
             node = node[part]
         return node
+
+    def origin(self, dotted: str) -> str | None:
+        """Where the value of a setting came from, as ``nami config`` shows it ("default", a file's path,
+        "$NAMI_MODEL", "command line", ...); None for a setting no layer gave."""
+        return self.sources.get(dotted)
 
     def where(self, *path: str | int) -> str:
         """``file:line:col: $.path`` for a value that came from a config file, else ``$.path``."""
@@ -83,6 +133,6 @@ def protected_env_names(effective: Effective) -> frozenset[str]:
     names.update(p["api_key_env"] for p in PRESETS.values() if p.get("api_key_env"))
     names.update(f.data["model"]["api_key_env"] for f in effective.files
                  if isinstance(f.data.get("model"), dict) and f.data["model"].get("api_key_env"))
-    if effective.get("model.api_key_env"):
-        names.add(effective.get("model.api_key_env"))
+    if effective.model.api_key_env:
+        names.add(effective.model.api_key_env)
     return frozenset(names)

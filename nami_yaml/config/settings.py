@@ -16,26 +16,13 @@ from nami_yaml.config.targets import project_only_problems
 from nami_yaml.errors import Problem, SpecError
 from nami_yaml.model.presets import DEFAULT_PRESET, PRESETS, PRICES_AS_OF, get_preset  # plain data, no openai
 from nami_yaml.project_request import ProjectRequest
+from nami_yaml.sandbox_settings import SandboxSettings
+from nami_yaml.setting_defaults import SECTIONS
 
 DEFAULT_BUILTINS = ["read_file", "write_file", "edit_file", "list_dir", "grep", "glob", "bash", "fetch_url"]
 
-DEFAULTS: dict[str, Any] = {
-    "model": {"provider": "deepseek", "stream": True, "retries": 2, "timeout": 600, "options": {}, "quirks": {}},
-    "tools": {
-        "builtin": "default",
-        "files": [],
-        "on_demand": "auto",
-        "eager": [],
-        "bash": {"timeout": 120, "max_timeout": 600},
-        "fetch_url": {"allow_hosts": [], "max_bytes": 5_000_000, "timeout": 30},
-    },
-    "limits": {"max_steps": 50, "tool_timeout": 120, "max_output": 50_000, "max_parallel_tools": 4, "max_agent_depth": 2,
-               "max_saved_output": 64_000_000, "schema_retries": 2, "max_response_bytes": 4_000_000,
-               "max_tool_calls_per_turn": 64},
-    "permissions": {"write": "ask", "exec": "ask"},
-    "compaction": {"enabled": True, "threshold": 0.8, "reserve": 4096, "keep_recent": 20_000},
-    "sandbox": {"mode": "auto", "network": False, "hide": [], "reads": [], "writable": [], "escalate": "ask"},
-}
+# The defaults as `nami config` lists them: nami_yaml.setting_defaults, and sandbox_settings' for ``sandbox:``.
+DEFAULTS: dict[str, Any] = {**copy.deepcopy(SECTIONS), "sandbox": SandboxSettings().as_mapping()}
 
 ENV_KEYS = {"NAMI_MODEL": "model.name", "NAMI_BASE_URL": "model.base_url"}
 # Not merged: each file's rules are kept with their origin (user rules may only tighten a project's; see

@@ -57,8 +57,8 @@ def list_models(base_url: str, api_key: str | None, timeout: float) -> Listing:
 
 def endpoint_checks(effective: Effective, *, timeout: float = 10.0) -> list[Check]:
     """``endpoint`` (it answers) and ``model`` (it is listed)."""
-    base_url = effective.get("model.base_url")
-    name = effective.get("model.name")
+    base_url = effective.model.base_url
+    name = effective.model.name
     if not base_url:
         return [Check("endpoint", FAIL, "model.base_url is not set (agent.yaml, or $NAMI_BASE_URL)")]
     listing = list_models(base_url, effective.api_key, timeout)
@@ -119,8 +119,8 @@ def live_check(effective: Effective) -> Check:
     names = [call.name for call in turn.tool_calls]
     if PING_TOOL in names:
         usage = f", {plural(turn.usage.prompt_tokens + turn.usage.completion_tokens, 'token')}" if turn.usage else ""
-        return Check("live", OK, f"{effective.get('model.name')} answered with a tool call ({seconds:.1f} s{usage})")
+        return Check("live", OK, f"{effective.model.name} answered with a tool call ({seconds:.1f} s{usage})")
     said = (turn.content or "").strip().replace("\n", " ")[:80]
-    return Check("live", WARN, f"{effective.get('model.name')} answered without calling the tool: it may not "
+    return Check("live", WARN, f"{effective.model.name} answered without calling the tool: it may not "
                                f"support tool calling (see model.quirks in docs/config.md)",
                  [f"it said: {said}"] if said else [])

@@ -126,8 +126,8 @@ def _api_key_check(effective: Effective) -> Check:
         return Check("api key", OK, f"{mask(effective.api_key)} from {source}")
     if effective.api_key:
         return Check("api key", OK, source)
-    wanted = effective.get("model.api_key_env") or "NAMI_API_KEY"
-    return Check("api key", FAIL, f"not set: export {wanted}=... (the endpoint is {effective.get('model.base_url')})")
+    wanted = effective.model.api_key_env or "NAMI_API_KEY"
+    return Check("api key", FAIL, f"not set: export {wanted}=... (the endpoint is {effective.model.base_url})")
 
 
 def program_check(registry: Registry, *, env: Mapping[str, str], workspace: Path) -> Check:

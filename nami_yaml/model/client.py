@@ -31,6 +31,7 @@ from nami_yaml.model.presets import resolve_quirks
 from nami_yaml.model.request_body import BodyEncoder
 from nami_yaml.model.types import AssistantTurn, ModelError
 from nami_yaml.model.wire_limits import hold_error_body, hold_events, hold_silence
+from nami_yaml.setting_defaults import LIMITS, MODEL
 
 if TYPE_CHECKING:
     import openai
@@ -59,13 +60,13 @@ class OpenAIChatModel:
         api_key: str | None = None,
         api_key_env: str | None = None,
         *,
-        stream: bool = True,
-        max_retries: int = 2,
-        timeout: float = 600.0,
+        stream: bool = MODEL["stream"],  # the defaults are the model.* and limits.* settings'
+        max_retries: int = MODEL["retries"],
+        timeout: float = float(MODEL["timeout"]),
         temperature: float | None = None,
         options: dict[str, Any] | None = None,
         quirks: dict[str, Any] | None = None,
-        max_response_bytes: int | None = 4_000_000,
+        max_response_bytes: int | None = LIMITS["max_response_bytes"],
     ):
         if not api_key and api_key_env:
             where = base_url or "the endpoint"

@@ -18,6 +18,7 @@ import copy
 from typing import Any
 
 from nami_yaml.errors import ConfigError
+from nami_yaml.setting_defaults import MODEL
 
 # Each quirk with its default value: what works with OpenAI and with the strictest servers alike.
 QUIRKS: dict[str, Any] = {
@@ -40,7 +41,7 @@ QUIRKS: dict[str, Any] = {
 }
 RESPONSE_FORMATS = ("json_schema", "json_object", "none")
 
-DEFAULT_PRESET = "deepseek"
+DEFAULT_PRESET: str = MODEL["provider"]  # model.provider's default (nami_yaml.setting_defaults)
 
 # Prices change: these are the providers' list prices as of this date, in USD per million tokens, for
 # cost reports and limits.max_cost. agent.yaml's model.pricing overrides them (and prices any other model).

@@ -68,9 +68,9 @@ def readable_path(effective: Effective) -> tuple[Path, str | None]:
     """The log ``nami log`` reads, and a note when it is not the configured one: an agent.yaml that is not
     trusted does not choose it (a repository could ship a history of its own making), as its rules decide
     nothing; then the user config's audit.path, or the default, is read."""
-    setting = effective.get("audit.path")
+    setting = effective.audit.path
     project = str(effective.config_path) if effective.config_path else None
-    if not setting or effective.sources.get("audit.path") != project or not needs_trust(effective) \
+    if not setting or effective.origin("audit.path") != project or not needs_trust(effective) \
             or trust_state(effective).trusted:
         return configured_path(setting), None
     own = [f.data["audit"]["path"] for f in effective.files if str(f.path) != project

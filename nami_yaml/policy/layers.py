@@ -91,9 +91,9 @@ def build_policy(effective: Effective, registry: Registry, workspace: Path) -> P
         raise SpecError(problems)
     project_denies = frozenset(
         risk for risk in ("read", "write", "exec")
-        if effective.config_path is not None and effective.get(f"permissions.{risk}") == "deny"
-        and effective.sources.get(f"permissions.{risk}") == str(effective.config_path))
-    permissions = effective.get("permissions")
+        if effective.config_path is not None and getattr(effective.permissions, risk) == "deny"
+        and effective.origin(f"permissions.{risk}") == str(effective.config_path))
+    permissions = effective.permissions.as_mapping()
     return Policy(RiskPolicy(permissions), workspace, project=project, user=user, project_denies=project_denies,
                   code_writes=CodeWrites(permissions))
 

@@ -6,8 +6,10 @@ from collections.abc import Callable, Mapping
 
 from nami_yaml.agent.hooks import Decision
 from nami_yaml.agent.toolbox import PreparedCall
+from nami_yaml.setting_defaults import PERMISSIONS
 
-DEFAULT_PERMISSIONS: dict[str, str] = {"read": "allow", "write": "ask", "exec": "ask"}
+# Reads run; writes and commands: the permissions.* settings' defaults (nami_yaml.setting_defaults).
+DEFAULT_PERMISSIONS: dict[str, str] = {"read": "allow", **PERMISSIONS}
 BY_HAND = "tools call (by hand)"
 SPAWNS = "agent"  # the kind of a call that hands a task to a sub-agent
 

@@ -16,13 +16,14 @@ from pathlib import Path
 from typing import AnyStr, BinaryIO
 
 from nami_yaml.runners.spill import open_spill_dir
+from nami_yaml.setting_defaults import LIMITS
 
 # A rolling tail is trimmed only once it has grown this far past its cap, so trimming (a memmove of the
 # kept bytes) happens rarely instead of on every chunk.
 _TRIM_SLACK = 256 * 1024
 # The most one call may write to saved-output files (limits.max_saved_output): without a cap one call
 # filled 5.7 GB in 15 s.
-MAX_SAVED_OUTPUT = 64_000_000
+MAX_SAVED_OUTPUT: int = LIMITS["max_saved_output"]
 
 
 def omission_marker(omitted: int, spill_path: Path | None, unit: str = "bytes", *,

@@ -28,6 +28,7 @@ from nami_yaml.runners.program_path import forget, located
 from nami_yaml.runners.sandbox.bwrap import close_all, wrap
 from nami_yaml.runners.sandbox.failure import SandboxFailure, classify_failure
 from nami_yaml.runners.sandbox.plan import SandboxPlan
+from nami_yaml.setting_defaults import LIMITS
 
 _READ_SIZE = 64 * 1024
 _STDIN_CHUNK = 64 * 1024
@@ -46,8 +47,8 @@ class ProcessRequest:
     cwd: Path
     env: dict[str, str]  # the complete child environment (already scrubbed by child_environment)
     stdin: bytes | None = None  # None: stdin is /dev/null; bytes: fed, then closed
-    timeout: float = 120.0
-    max_output: int = 50_000  # bytes of stdout the model sees (head + tail); stderr gets a share
+    timeout: float = float(LIMITS["tool_timeout"])
+    max_output: int = LIMITS["max_output"]  # bytes of stdout the model sees (head + tail); stderr gets a share
     spill_dir: Path | None = None  # where the full output is kept when truncated
     max_saved: int = MAX_SAVED_OUTPUT  # bytes of saved output for this call; past it saving stops, the tool goes on
     cancel: threading.Event | None = None  # set by Ctrl-C handling: kill the group, result.interrupted

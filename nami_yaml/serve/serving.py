@@ -77,7 +77,7 @@ class ServedTools:
         self._served = {tool.name for tool in self.tools}
         self.approve_risks = frozenset(approve_risks)
         # Calls that run at once, whatever a client sends: each may be a process (limits.max_parallel_tools).
-        self.max_parallel = int(project.settings.get("limits.max_parallel_tools"))
+        self.max_parallel = project.settings.limits.max_parallel_tools
         self.session_id = session_id or new_session_id()
         self._asking = Asking(approve_risks=self.approve_risks, nobody=nobody_over_mcp)
         self._guards: dict[str, Guards] = {}

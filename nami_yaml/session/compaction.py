@@ -11,7 +11,7 @@ is enough, no summary is requested. A tool call is never separated from its resu
 from __future__ import annotations
 
 import json
-from collections.abc import Callable, Mapping
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -19,6 +19,7 @@ from nami_yaml.agent.hooks import RequestInfo
 from nami_yaml.display import plural
 from nami_yaml.model.types import Model, ModelError
 from nami_yaml.session.usage import StepUsage, UsageMeter, estimate_tokens, request_chars
+from nami_yaml.setting_defaults import COMPACTION
 
 Message = dict[str, Any]
 
@@ -43,17 +44,13 @@ Be concise and specific. Do not address the user; write only the summary."""
 
 @dataclass(frozen=True)
 class CompactionSettings:
-    enabled: bool = True
-    threshold: float = 0.8  # compact when a request passes this share of the context window
-    reserve: int = 4_096  # or when fewer tokens than this would be left for the answer
-    keep_recent: int = 20_000  # tokens of the latest turns kept verbatim (at most half of the trigger)
+    """What the Compactor works by: agent.yaml's ``compaction:`` (app/economy.py builds it from
+    ``effective.compaction``); the defaults are the settings' (nami_yaml.setting_defaults)."""
 
-    @classmethod
-    def from_settings(cls, value: Mapping[str, Any] | None) -> CompactionSettings:
-        value = value or {}
-        default = cls()
-        return cls(bool(value.get("enabled", default.enabled)), float(value.get("threshold", default.threshold)),
-                   int(value.get("reserve", default.reserve)), int(value.get("keep_recent", default.keep_recent)))
+    enabled: bool = COMPACTION["enabled"]
+    threshold: float = COMPACTION["threshold"]  # compact when a request passes this share of the window
+    reserve: int = COMPACTION["reserve"]  # or when fewer tokens than this would be left for the answer
+    keep_recent: int = COMPACTION["keep_recent"]  # tokens of the latest turns kept verbatim (<= half the trigger)
 
 
 @dataclass
