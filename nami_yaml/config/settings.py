@@ -138,7 +138,7 @@ def load_settings(request: ProjectRequest, *, problems: list[Problem] | None = N
         else:
             model["quirks"] = quirks  # the file's quirks on top of the preset's; the source stays the file
 
-    _combine_sandbox(values, sources, user_file, files[-1] if path is not None else None)
+    _combine_sandbox(values, sources, user_file, project_file)
     scrub = env_scrub_rules_of(files)
     if scrub.names or scrub.values:
         # Every file's patterns, not only the last one's: merging would let a project drop the user's.
