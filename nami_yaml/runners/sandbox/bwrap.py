@@ -70,6 +70,8 @@ def _mounts(plan: SandboxPlan) -> list[tuple[Path, str]]:
     mounts: list[tuple[Path, str]] = [(p, _RO) for p in plan.visible]
     mounts.append((plan.workspace, _RO if plan.mode == "read-only" else _RW))
     mounts += [(p, _RW) for p in plan.writable]
+    # Bound in place before what is mounted inside them (shallower first): mount points cannot be renamed.
+    mounts += [(p, _RW) for p in plan.pinned if plan.mode != "read-only"]
     mounts += [(p, _HIDE_DIR if p.is_dir() else _HIDE_FILE) for p in plan.hidden]
     hidden = plan.hidden
     # A read is mounted where it would not be seen otherwise: inside something hidden or private.

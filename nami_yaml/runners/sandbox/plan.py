@@ -48,7 +48,10 @@ HIDDEN = (
 # (docker.sock, the D-Bus buses, systemd's): a unix socket stays reachable without any network.
 PRIVATE_TMP = Path("/tmp")
 PRIVATE_FOLDERS = (Path("/run"), Path("/var/run"))
-GIT_NAMES = ("hooks", "config")
+# What git runs or follows, in a repository's .git folder (and in each submodule's, under .git/modules):
+# read-only in a writable area, while objects, refs and the index stay writable so git keeps working.
+GIT_NAMES = ("hooks", "config", "config.worktree", "commondir")
+GIT_MODULES_DEPTH = 4  # submodules of submodules: .git/modules/a/modules/b/config
 _VARIABLE = re.compile(r"\$\{?(\w+)")  # git runs what these say, also when you run git yourself later
 KIND_TOOL, KIND_BASH, KIND_SERVER, KIND_NAMI, KIND_CHECK = "tool", "bash", "mcp server", "nami", "check"
 
@@ -65,6 +68,11 @@ class SandboxPlan:
     hidden: tuple[Path, ...] = ()
     reads: tuple[Path, ...] = ()
     read_only: tuple[Path, ...] = ()
+    # Folders between a writable area and a path kept read-only, and the workspace's .git: each bound in
+    # place (writable as before), so that as a mount point it cannot be renamed or removed. Else a call
+    # would rename the folder above a read-only mount (rename() moves the mount along) and put a folder of
+    # its own in its place: a new .git with core.fsmonitor, new code in a trusted tool's folder.
+    pinned: tuple[Path, ...] = ()
     visible: tuple[Path, ...] = ()
     host_proc: bool = False  # ``reads: [/proc]``: the host's processes (ps), instead of its own
     call_writes: tuple[Path, ...] = ()  # this call's approved ``writes:`` destinations (allowing_writes)
@@ -218,10 +226,27 @@ def _build(ctx: RuntimeContext, settings: SandboxSettings, needs: SandboxNeeds, 
     if os.path.isdir(spill):
         shown.append(spill)  # this session's saved output only: results name its files, read tools read it
     kept = [p for p in _protected_inside(ctx.protected_paths, workspace, areas) if not _inside_any(p, hidden)]
+    pinned = [p for p in _pinned(kept, workspace, areas) if not _inside_any(p, hidden)]
     return replace(base, mode=READ_ONLY if read_only else WORKSPACE_WRITE, network=needs.network,
                    writable=tuple(_unique(writable)), hidden=tuple(hidden), reads=tuple(_unique(reads)),
-                   read_only=tuple(_unique(kept)), visible=tuple(_unique(shown)), host_proc=host_proc,
-                   sealed=tuple(sealed))
+                   read_only=tuple(_unique(kept)), pinned=tuple(pinned), visible=tuple(_unique(shown)),
+                   host_proc=host_proc, sealed=tuple(sealed))
+
+
+def _pinned(kept: Sequence[Path], workspace: Path, areas: Sequence[Path]) -> list[Path]:
+    """The folders strictly between a writable area and each path of ``kept``, and the workspace's .git
+    folder: what a call must not be able to rename or remove, since the read-only mounts below them would
+    move along (a mount point cannot be renamed: rename() fails with EBUSY)."""
+    folders: list[Path] = []
+    git = workspace / ".git"
+    if _inside_any(git, areas) and git.is_dir() and not git.is_symlink():
+        folders.append(git)
+    for path in kept:
+        area = next((a for a in areas if _inside(path, a) and path != a), None)
+        if area is None:
+            continue
+        folders += [parent for parent in path.parents if _inside(parent, area) and parent != area]
+    return sorted(set(folders), key=lambda p: len(p.parts))
 
 
 def _protected_inside(protected: ProtectedPaths, workspace: Path, areas: list[Path]) -> list[Path]:
@@ -229,8 +254,7 @@ def _protected_inside(protected: ProtectedPaths, workspace: Path, areas: list[Pa
     a writable area. Protected paths are kept case-folded; the real names are found on disk."""
     if not areas:
         return []
-    git = workspace / ".git"
-    found = [git / name for name in GIT_NAMES if git.is_dir() and not git.is_symlink() and os.path.lexists(git / name)]
+    found = _git_paths(workspace / ".git")
     for key in (*protected.files, *protected.folders):
         for area in areas:
             folded = str(area).casefold()
@@ -240,6 +264,41 @@ def _protected_inside(protected: ProtectedPaths, workspace: Path, areas: list[Pa
                     found.append(real)
                 break
     return [p for p in found if any(_inside(p, area) and p != area for area in areas)]
+
+
+def _git_paths(git: Path) -> list[Path]:
+    """What git runs or follows in the workspace's repository: .git itself where it is a file (a linked
+    worktree's or a submodule's ``gitdir:`` pointer), else the GIT_NAMES in .git and in each submodule's
+    folder under .git/modules."""
+    if git.is_symlink() or not os.path.lexists(git):
+        return []
+    if git.is_file():
+        return [git]
+    if not git.is_dir():
+        return []
+    found: list[Path] = []
+    folders, depth = [git], 0
+    while folders and depth <= GIT_MODULES_DEPTH:
+        found += [folder / name for folder in folders for name in GIT_NAMES if os.path.lexists(folder / name)]
+        inner = []
+        for folder in folders:
+            modules = folder / "modules"
+            if modules.is_dir() and not modules.is_symlink():
+                inner += _subfolders(modules)
+        folders, depth = inner, depth + 1
+    return found
+
+
+def _subfolders(folder: Path) -> list[Path]:
+    """The real folders of ``folder`` and below it that hold a submodule's git folder (a ``config``), as
+    .git/modules nests them by the submodule's path (``modules/libs/a``): not behind links."""
+    found = []
+    for root, dirs, files in os.walk(folder):
+        dirs[:] = [d for d in dirs if not os.path.islink(os.path.join(root, d)) and d not in ("objects", "refs")]
+        if "config" in files or "HEAD" in files:
+            found.append(Path(root))
+            dirs[:] = []  # its own submodules (its modules/ folder) are the next round's
+    return found
 
 
 def _real_case(root: Path, parts: list[str]) -> Path | None:
