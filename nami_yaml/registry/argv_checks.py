@@ -229,6 +229,21 @@ def _check_dash_values(draft: ToolDraft, starts: dict[str, tuple[str | int, ...]
                               f"starts an argument ({element}); list '{name}' in allow_dash if it may")
 
 
+def check_script_dash(draft: ToolDraft) -> None:
+    """A script refuses every value starting with '-' of a parameter not in allow_dash (runners/script.py):
+    such an enum value, const or default could never pass."""
+    if draft.runner_kind != "script":
+        return
+    allowed = set(draft.strings("allow_dash"))
+    for name in draft.properties:
+        if name in allowed:
+            continue
+        for path, what, value in _dash_values(draft, name):
+            draft.error(path, f"{what} {short(value)} starts with '-', so a script tool always refuses it "
+                              f"(it would reach the script's programs as an option); list '{name}' in "
+                              "allow_dash if it may")
+
+
 def command_refs(argv: list[Any]) -> set[str]:
     return {name for _, template, _ in walk_argv(argv) for name in template_refs(template)}
 

@@ -18,6 +18,7 @@ from nami_yaml.registry.argv_checks import (
     check_command_text,
     check_placeholders,
     check_program,
+    check_script_dash,
     command_refs,
     template_refs,
 )
@@ -151,6 +152,7 @@ TOOL_CHECKS: list[ToolCheck] = [
     check_stdin,
     check_command_text,
     check_command,
+    check_script_dash,
     check_code_arguments,
     check_script_names,
     check_entrypoint_context,

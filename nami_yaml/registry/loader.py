@@ -202,7 +202,8 @@ def _runner(raw: dict[str, Any], kind: str, file: Path, targeted: bool) -> Any:
                                 passthrough=tuple(raw.get("env_passthrough", ())))
     properties = [*(raw.get("parameters") or {}).get("properties", {}), *([TARGET_PARAMETER] if targeted else [])]
     if kind == "script":
-        return ScriptRunner(raw["script"], _process_options(raw, file), frozenset(properties))
+        return ScriptRunner(raw["script"], _process_options(raw, file), frozenset(properties),
+                            frozenset(raw.get("allow_dash", ())))
     return CommandRunner(raw["command"], _process_options(raw, file), frozenset(raw.get("allow_dash", ())))
 
 

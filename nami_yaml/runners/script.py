@@ -11,7 +11,7 @@ from nami_yaml.display import summarize_arguments
 from nami_yaml.errors import ToolError
 from nami_yaml.runners.base import ProcessInvocation, build_invocation, template_values
 from nami_yaml.runners.options import ProcessOptions
-from nami_yaml.runners.template import TemplateError, render_text, scalar_text
+from nami_yaml.runners.template import TARGET_PREFIX, TemplateError, render_text, scalar_text
 from nami_yaml.runtime import RuntimeContext
 
 ARGS_VARIABLE = "NAMI_ARGS"
@@ -43,6 +43,7 @@ class ScriptRunner:
     script: str
     options: ProcessOptions
     declared: frozenset[str] = frozenset()  # parameter names from the schema, checked at load
+    allow_dash: frozenset[str] = frozenset()  # parameters whose values may start with '-'
 
     kind = "script"
 
@@ -53,7 +54,13 @@ class ScriptRunner:
             # is chosen by the model: XDG_CONFIG_HOME, KUBECONFIG or SHELLOPTS+PS4 would let it steer the
             # programs the script runs, so extra keys arrive in $NAMI_ARGS only.
             if name in self.declared:
-                call_env[name] = scalar_text(value)
+                call_env[name] = text = scalar_text(value)
+                # The dash rule of command: tools, for what a script hands on: `find "$path"` reads
+                # path=-ls as an option whatever the quoting. A target's vars are the project's own.
+                if text.startswith("-") and name not in self.allow_dash and not name.startswith(TARGET_PREFIX):
+                    raise ToolError(f"value {text[:40]!r} of parameter '{name}' starts with '-' and would be read "
+                                    "as an option by the programs the script runs; pass a value that does not "
+                                    "start with '-'")
         call_env[ARGS_VARIABLE] = json.dumps(args, ensure_ascii=False, sort_keys=True)
         if any("\x00" in value for value in call_env.values()):
             raise ToolError("a value contains a NUL byte, which cannot be passed in an environment variable")

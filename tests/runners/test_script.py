@@ -198,3 +198,51 @@ def test_describe_names_the_tool_and_arguments(ctx: RuntimeContext) -> None:
     assert plan["argv"][4].startswith("printf 'name=%s\\n' \"$name\"\n")
     assert plan["argv"][5] == "report"
     assert plan["env_set"]["name"] == "x" and json.loads(plan["env_set"]["NAMI_ARGS"]) == {"name": "x", "count": 3}
+
+
+FIND = """\
+name: find_files
+description: Find files under a path.
+parameters:
+  type: object
+  properties:
+    path: {type: string}
+    offset: {type: integer}
+  required: [path]
+script: |
+  find "$path" -maxdepth 0 -printf 'found %p\\n'
+  echo "offset=${offset-none}"
+"""
+
+
+def test_a_script_tool_refuses_a_value_that_would_be_an_option(ctx: RuntimeContext) -> None:
+    # The dash rule of command: tools holds for scripts: `find "$path"` takes path=-ls as an option.
+    (ctx.workspace / "a").mkdir()
+    refused = run(ctx, FIND, {"path": "-ls"})
+    assert not refused.ok
+    assert "'path' starts with '-'" in refused.content and "found" not in refused.content
+    assert not run(ctx, FIND, {"path": "a", "offset": -3}).ok  # a negative number is a dash too
+    ran = run(ctx, FIND, {"path": "a"})
+    assert ran.ok and ran.content.splitlines()[0] == "found a", ran.content
+
+
+def test_allow_dash_lets_a_scripts_parameter_start_with_a_dash(ctx: RuntimeContext) -> None:
+    text = FIND + "allow_dash: [offset]\n"
+    ran = run(ctx, text, {"path": "a", "offset": -3})
+    assert "offset=-3" in ran.content
+    assert not run(ctx, text, {"path": "-ls"}).ok  # only the parameters it lists
+
+
+def test_nami_check_names_a_scripts_enum_value_that_could_never_pass(tmp_path: Path) -> None:
+    from nami_yaml.registry.loader import check_tools
+
+    path = tmp_path / "sort.yaml"
+    path.write_text("name: sorted_files\ndescription: d\nparameters:\n  type: object\n  properties:\n"
+                    "    order: {type: string, enum: [name, -mtime]}\nscript: ls --sort=\"$order\"\n")
+    _, problems = check_tools([path])
+    assert [f"{p.line}:{p.col}: {p.path}: {p.message}" for p in problems if p.is_error] == [
+        "6:40: $.parameters.properties.order.enum[1]: enum value \"-mtime\" starts with '-', so a script "
+        "tool always refuses it (it would reach the script's programs as an option); list 'order' in allow_dash "
+        "if it may"]
+    path.write_text(path.read_text() + "allow_dash: [order]\n")
+    assert [p for p in check_tools([path])[1] if p.is_error] == []
