@@ -76,3 +76,14 @@ def test_the_install_command_names_extras_that_exist() -> None:
     declared = dict(re.findall(r"^([a-z]+) = \[(.*)\]", section, re.M))
     assert set(extras.group(1).split(",")) <= set(declared)
     assert "mcp" in extras.group(1).split(",") and declared["mcp"].startswith('"mcp')
+
+
+def test_the_options_said_for_run_and_chat_are_theirs() -> None:
+    """Each option the README lists for `run` and `chat` is in both commands' --help."""
+    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    paragraph = readme.split("`run` and `chat` take", 1)[1].split("\n\n", 1)[0]
+    names = [span.split()[0] for span in re.findall(r"`(-[^`]*)`", paragraph)]
+    assert len(names) >= 12
+    for command in ("run", "chat"):
+        shown = nami(command, "--help").output
+        assert [name for name in names if not re.search(rf"(?<![\w-]){re.escape(name)}\b", shown)] == [], command
