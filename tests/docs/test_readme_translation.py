@@ -61,3 +61,39 @@ def test_the_same_documents_are_linked() -> None:
     link = re.compile(r"\]\((docs/[^)]+)\)")
     assert sorted(set(link.findall(CHINESE.read_text(encoding="utf-8")))) == \
         sorted(set(link.findall(ENGLISH.read_text(encoding="utf-8"))))
+
+
+FLAG = re.compile(r"(?<![\w-])--[a-z][a-z0-9-]*")
+
+
+def test_the_same_flags_are_mentioned() -> None:
+    """Every --flag either README mentions, in prose, tables or code, the other mentions too: a flag added to
+    the English text (--approve, --dry-run) is translated, not left out."""
+    english = set(FLAG.findall(ENGLISH.read_text(encoding="utf-8")))
+    chinese = set(FLAG.findall(CHINESE.read_text(encoding="utf-8")))
+    assert len(english) >= 30
+    assert sorted(english - chinese) == [], "in README.md only"
+    assert sorted(chinese - english) == [], "in README.zh-CN.md only"
+
+
+def test_every_command_of_the_english_blocks_is_in_the_chinese_text() -> None:
+    """Each command line of the English README's shell blocks appears, as written, in the Chinese one."""
+    chinese = CHINESE.read_text(encoding="utf-8")
+    english = [line for language, content in blocks(ENGLISH) if language in ("bash", "console", "sh")
+               for line in content]  # type: ignore[attr-defined]
+    assert len(english) >= 20
+    assert [line for line in english if line not in chinese] == []
+
+
+def run_and_chat_options(path: Path, opening: str) -> list[str]:
+    """The options of the paragraph listing what `run` and `chat` take, as written (`--approve read,write`)."""
+    text = path.read_text(encoding="utf-8")
+    assert opening in text, path.name
+    paragraph = text.split(opening, 1)[1].split("\n\n", 1)[0]
+    return re.findall(r"`(-[^`]*)`", paragraph)
+
+
+def test_run_and_chat_take_the_same_options_in_both() -> None:
+    english = run_and_chat_options(ENGLISH, "`run` and `chat` take")
+    assert {"--yes", "--approve read,write", "--dry-run"} <= set(english)
+    assert run_and_chat_options(CHINESE, "`run` 和 `chat` 支持") == english
