@@ -9,7 +9,6 @@ from __future__ import annotations
 
 from nami_yaml.errors import ConfigError
 
-INSTALL_HINT = "pip install 'nami_yaml[mcp]'"
 
 
 class McpUnavailable(ConfigError):
@@ -23,4 +22,12 @@ def require_sdk(what: str) -> None:
         import mcp_types  # noqa: F401
     except ImportError as exc:
         raise McpUnavailable(f"{what} needs the MCP SDK, which is not installed ({exc}). "
-                             f"Install it with: {INSTALL_HINT} (in a checkout: pip install -e '.[mcp]')") from None
+                             f"Install it with: {_pip()} install 'nami_yaml[mcp]' (in a checkout: {_pip()} install -e "
+                             "'.[mcp]')") from None
+
+
+def _pip() -> str:
+    """pip of the Python nami runs in (a venv's: a bare `pip` may be the system's, refused on Debian)."""
+    import sys
+
+    return f"{sys.executable} -m pip"
