@@ -10,7 +10,6 @@ from __future__ import annotations
 from nami_yaml.errors import ConfigError
 
 
-
 class McpUnavailable(ConfigError):
     """The mcp extra is not installed."""
 
