@@ -6,6 +6,7 @@ import os
 from pathlib import Path
 
 from nami_yaml.app.toolset import tool_files
+from nami_yaml.config.agents import AGENTS_FOLDER, prompt_files, read_agents
 from nami_yaml.config.effective import Effective
 from nami_yaml.config.files import user_config_path
 from nami_yaml.config.loaded import loaded_files
@@ -16,6 +17,7 @@ CONFIG = "nami reads its configuration (tools, permissions, endpoint) from it"
 TOOL_FOLDER = "a tool folder: its tool files are commands nami runs and its Python is imported by entry points"
 MCP_SERVER = "an MCP server of agent.yaml runs from it"
 TOOL_CODE = "a tool of agent.yaml runs its code from there"
+NAMED_AGENTS = "named agents: each file there is an agent's configuration (its tools, rights and prompt)"
 
 
 def protected_paths(effective: Effective, extra_tools: list[str] | None = None,
@@ -41,6 +43,10 @@ def protected_paths(effective: Effective, extra_tools: list[str] | None = None,
             # covers it (a change asks again before the code next runs), and a server's imports are vetted.
             if effective.config_path is None or folder != effective.config_path.parent.resolve():
                 folders.append((folder, why))
+    if effective.config_path is not None:
+        # Named agents are configurations like agent.yaml: their files (also ones made later) and prompts.
+        folders.append((effective.config_path.parent / AGENTS_FOLDER, NAMED_AGENTS))
+        files.extend((prompt, "it is a named agent's system prompt") for prompt in prompt_files(read_agents(effective)[0]))
     for folder in effective.get("skills") or []:
         folders.append((Path(folder), "a skill folder: its SKILL.md is instructions the model follows"))
     return ProtectedPaths.build(files, folders)
