@@ -18,7 +18,8 @@ from typing import Any
 
 from nami_yaml.agent.hooks import StopRun
 from nami_yaml.config.effective import Effective
-from nami_yaml.spec.json_schemas import checker, mismatches, read_schema
+from nami_yaml.registry.patterns import PatternTimeout, argument_validator, pattern_budget
+from nami_yaml.spec.json_schemas import mismatches, read_schema
 
 INVALID_ANSWER = "invalid_answer"  # the run's status when no answer matched
 # One fenced code block (```json, ``` or ~~~), the whole of what the model wrote around its JSON.
@@ -71,7 +72,9 @@ class StructuredAnswers:
         self.schema = schema
         self.retries = max(0, int(retries))
         self.mode = response_format if _is_object(schema) else "none"  # JSON modes produce objects
-        self._check = checker(schema)
+        # Its patterns matched with a time budget, as a tool's arguments are (registry/patterns.py): the schema
+        # is the project's, the answer the model's, and ^(a|a)+$ on a long answer would hold the run.
+        self._check = argument_validator(schema)
         self._tries = 0
         self._value: Any = None
         self._read = False
@@ -111,7 +114,11 @@ class StructuredAnswers:
             # session recorded before the schema was chosen goes on).
             return self._again([str(exc)], "Answer with only a JSON value, no other text, matching this JSON "
                                            f"Schema:\n{self._compact_schema()}")
-        problems = mismatches(self._check, value)
+        try:
+            with pattern_budget():
+                problems = mismatches(self._check, value)
+        except PatternTimeout as exc:
+            return self._again([f"the answer could not be checked: {exc}"], "Answer again with only the JSON value.")
         if not problems:
             self._value, self._read = value, True
             return None

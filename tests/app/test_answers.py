@@ -164,3 +164,13 @@ def test_a_response_format_of_ones_own_is_kept(workdir: Path) -> None:
     settings = load_settings(ProjectRequest(str(workdir / "agent.yaml")))
     model = build_model(settings, structured_answers(STATUS, settings))
     assert model.options["response_format"] == {"type": "json_object"}  # type: ignore[attr-defined]
+
+
+def test_an_answer_schemas_pattern_cannot_hold_the_run(workdir: Path) -> None:
+    """Sixth review (issue 40, item 8): ^(a|a)+$ against a long answer backtracked for as long as it took."""
+    schema = {"type": "object", "properties": {"id": {"type": "string", "pattern": "^(a|a)+$"}}}
+    bot, model = agent(text(json.dumps({"id": "a" * 40 + "b"})), text('{"id": "aaa"}'), answer_schema=schema)
+    outcome = bot.run("give the id")
+    assert outcome.status == "answered" and outcome.answer == {"id": "aaa"}
+    sent_back = [m["content"] for m in model.requests[1]["messages"] if m["role"] == "user"][-1]
+    assert sent_back.startswith("- the answer could not be checked: ") and "in time" in sent_back
