@@ -84,6 +84,17 @@ def is_secret(name: str, value: str, scrub: EnvScrub | None = None) -> bool:
     return is_secret_name(name, scrub) or is_secret_value(value, scrub)
 
 
+# What every program needs of the host's environment, for a tool that takes no more (``host_env: false``):
+# where programs are, and how to read and write text.
+MINIMAL_HOST_VARIABLES = ("PATH", "LANG", "LC_ALL", "LC_CTYPE", "TZ")
+
+
+def minimal_host_env(host_env: Mapping[str, str], passthrough: Iterable[str] = ()) -> dict[str, str]:
+    """Of ``host_env``, only MINIMAL_HOST_VARIABLES and the names a tool lists in ``passthrough``."""
+    wanted = {*MINIMAL_HOST_VARIABLES, *passthrough}
+    return {name: value for name, value in host_env.items() if name in wanted}
+
+
 def child_environment(
     host_env: Mapping[str, str],
     *,

@@ -183,7 +183,8 @@ def _process_options(raw: dict[str, Any], file: Path) -> ProcessOptions:
     return ProcessOptions(
         timeout=raw.get("timeout"), cwd=raw.get("cwd"),
         env={k: str(v).lower() if isinstance(v, bool) else str(v) for k, v in (raw.get("env") or {}).items()},
-        env_passthrough=tuple(raw.get("env_passthrough", ())), stdin=raw.get("stdin"),
+        env_passthrough=tuple(raw.get("env_passthrough", ())), host_env=bool(raw.get("host_env", True)),
+        stdin=raw.get("stdin"),
         max_output=raw.get("max_output"), output=_output_shape(raw.get("output")), sandbox=_sandbox_needs(raw, file),
     )
 

@@ -11,7 +11,13 @@ from pathlib import Path
 from typing import Any
 
 from nami_yaml.display import plural
-from nami_yaml.env_secrets import NON_INTERACTIVE_ENV, child_environment, is_secret_name, is_secret_value
+from nami_yaml.env_secrets import (
+    NON_INTERACTIVE_ENV,
+    child_environment,
+    is_secret_name,
+    is_secret_value,
+    minimal_host_env,
+)
 from nami_yaml.errors import ToolError
 from nami_yaml.result import Streams, ToolResult
 from nami_yaml.runners.options import OutputShape, ProcessOptions
@@ -184,7 +190,8 @@ def build_invocation(
     it needs, planned here with the project's settings (runners/sandbox/plan.py)."""
     fixed = fixed_environment(options, ctx)
     extra = {**fixed, **(call_env or {}), **target_variables(ctx)}
-    env = child_environment(ctx.host_env, passthrough=options.env_passthrough, extra=extra,
+    host = ctx.host_env if options.host_env else minimal_host_env(ctx.host_env, options.env_passthrough)
+    env = child_environment(host, passthrough=options.env_passthrough, extra=extra,
                             protected=ctx.protected_env, scrub=ctx.env_scrub)
     for name in drop_env:
         env.pop(name, None)

@@ -34,6 +34,9 @@ class ProcessOptions:
     cwd: str | None = None
     env: dict[str, str] = field(default_factory=dict)
     env_passthrough: tuple[str, ...] = ()
+    # False: none of the host's variables but the few any program needs (env_secrets.MINIMAL_HOST_VARIABLES),
+    # for a program that runs code the model wrote and can read its environment (jq's $ENV).
+    host_env: bool = True
     stdin: str | None = None
     max_output: int | None = None
     output: OutputShape | None = None

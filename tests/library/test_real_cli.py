@@ -124,6 +124,10 @@ def test_jq_filter(real_library: LibraryRunner) -> None:
     assert real_library("jq_filter", filter=".", json='{"a": [1]}', compact=True).content.strip() == '{"a":[1]}'
     broken = real_library("jq_filter", filter=".[", json="{}")
     assert not broken.ok and "[exit code:" in broken.content
+    # The filter is the model's program: jq's $ENV sees no host variable but PATH and the locale (issue 40,
+    # item 10: a filter read $ENV.HOME).
+    seen = json.loads(real_library("jq_filter", filter="$ENV | keys", json="null", compact=True).content)
+    assert "PATH" in seen and not {"HOME", "USER", "XDG_CONFIG_HOME"} & set(seen), seen
 
 
 # -- terraform --------------------------------------------------------------------------------------

@@ -61,7 +61,9 @@ def test_kubectl_reads_its_kubeconfig_and_reaches_the_cluster_and_nothing_else(
 def test_a_tool_declaring_nothing_reaches_nothing(library: LibraryRunner, stubs: Stubs, home_files: Path) -> None:
     need_bwrap()
     with serving(Ok) as url:
-        peeking(library, url, "~/.kube/config", "~/.docker/config.json")("jq_filter", filter=".", json="{}")
+        # terraform fmt: a tool declaring nothing (jq_filter declares host_env: false, so its stub would not
+        # even be told what to peek at).
+        peeking(library, url, "~/.kube/config", "~/.docker/config.json")("terraform_fmt", dir=".")
     call = stubs.only_call()
     assert not call.peek["~/.kube/config"] and not call.peek["~/.docker/config.json"]
     assert call.reached is False

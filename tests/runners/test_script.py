@@ -246,3 +246,14 @@ def test_nami_check_names_a_scripts_enum_value_that_could_never_pass(tmp_path: P
         "if it may"]
     path.write_text(path.read_text() + "allow_dash: [order]\n")
     assert [p for p in check_tools([path])[1] if p.is_error] == []
+
+
+def test_host_env_false_keeps_the_hosts_variables_from_a_tool(ctx: RuntimeContext) -> None:
+    ctx = dataclasses.replace(ctx, host_env={**ctx.host_env, "REGION": "eu", "MY_TOKEN_SETTING": "x", "LANG": "C.UTF-8"})
+    text = ("name: show_env\ndescription: d\nhost_env: false\nenv_passthrough: [REGION]\nenv: {FIXED: yes}\n"
+            "script: env | cut -d= -f1 | sort\n")
+    names = set(run(ctx, text, {}).content.split())
+    assert {"PATH", "LANG", "REGION", "FIXED"} <= names  # the few any program needs, what the tool lists
+    assert not {"HOME", "MY_TOKEN_SETTING", "USER", "XDG_CONFIG_HOME"} & names
+    everything = set(run(ctx, text.replace("host_env: false\n", ""), {}).content.split())
+    assert "HOME" in everything  # by default a tool sees the host's variables (secrets scrubbed)
