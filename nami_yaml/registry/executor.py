@@ -22,7 +22,8 @@ from nami_yaml.registry.tool import Invocation, Tool
 from nami_yaml.result import ToolResult
 from nami_yaml.runners.sandbox.plan import SandboxPlan
 from nami_yaml.runtime import RuntimeContext, Target, TargetSet
-from nami_yaml.sensitive_paths import write_reason
+from nami_yaml.sandbox_settings import SandboxNeeds, expand_paths
+from nami_yaml.sensitive_paths import write_reason, write_targets
 from nami_yaml.spec.validate import describe_type, error_message
 from nami_yaml.spec.yamlpos import format_path
 
@@ -149,19 +150,32 @@ class Executor:
             arguments = {**arguments, TARGET_PARAMETER: targets.pinned}
         return arguments, targets.get(arguments.get(TARGET_PARAMETER))
 
-    def _with_write_risk(self, call: PreparedToolCall, tool: Tool) -> PreparedToolCall:
-        """A write into a path where writing runs code (sensitive_paths) needs exec approval."""
+    def _with_write_risk(self, call: PreparedToolCall, tool: Tool) -> PreparedToolCall | ToolResult:
+        """A write into a path where writing runs code (sensitive_paths), or outside the workspace and the
+        declared writable areas, needs exec approval; a write into what the sandbox hides is refused."""
         if not tool.writes:
             return call
+        written = [path for name in tool.writes for value in [call.arguments.get(name)]
+                   for path in (value if isinstance(value, list) else [value]) if isinstance(path, str) and path]
+        plan = call.sandbox_plan()
+        if plan is not None and plan.active:
+            for path in written:
+                hidden = next((folder for target in write_targets(self.ctx.workspace, path)
+                               for folder in (*plan.hidden, *plan.sealed) if _inside(target, folder)), None)
+                if hidden is not None:
+                    return ToolResult.error(f"{tool.name}: {path!r} is inside {hidden}, which the sandbox hides from "
+                                            "tools (credentials, nami's own folders): nothing is written there")
+        areas = self._writable_areas(tool)
 
         def reason() -> str | None:
-            for name in tool.writes:
-                value = call.arguments.get(name)
-                for path in value if isinstance(value, list) else [value]:
-                    if isinstance(path, str) and path:
-                        found = write_reason(self.ctx.workspace, path, self.ctx.protected_paths)
-                        if found:
-                            return found
+            for path in written:
+                found = write_reason(self.ctx.workspace, path, self.ctx.protected_paths)
+                if found:
+                    return found
+                if not all(any(_inside(target, area) for area in areas)
+                           for target in write_targets(self.ctx.workspace, path)):
+                    return (f"{path!r}: outside the workspace and the writable areas (sandbox.writable), where a "
+                            "write can change what runs later (a shell's start-up file, git's config, an SSH key)")
             return None
 
         found = reason()
@@ -170,6 +184,13 @@ class Executor:
         else:
             call.recheck = reason
         return call
+
+    def _writable_areas(self, tool: Tool) -> list[Path]:
+        """The workspace and the writable areas the settings and the tool declare (``sandbox.writable``)."""
+        declared = getattr(getattr(tool.runner, "options", None), "sandbox", None) or SandboxNeeds()
+        written = (*self.ctx.sandbox.writable, *declared.writable)
+        return [self.ctx.workspace, *(Path(os.path.realpath(p)) for p in
+                                      expand_paths(written, self.ctx.host_env, self.ctx.workspace))]
 
     def execute(self, name: str, raw_arguments: str | dict[str, Any] | None) -> ToolResult:
         prepared = self.prepare(name, raw_arguments)
@@ -275,3 +296,8 @@ _ARGUMENTS = json.JSONDecoder(parse_constant=_refuse_constant, parse_float=_fini
 def _example(tool: Tool) -> str:
     required = tool.parameters.get("required") or list(tool.parameters.get("properties", {}))[:1]
     return json.dumps({name: "..." for name in required})
+
+
+def _inside(path: Path, folder: Path) -> bool:
+    """``path`` is ``folder`` or below it (whole components; both normalized)."""
+    return path == folder or folder in path.parents

@@ -100,8 +100,10 @@ def test_a_no_keeps_the_sandboxed_result(project: Path) -> None:
 def test_no_offer_with_escalate_never_or_where_exec_calls_are_denied(project: Path) -> None:
     beside = Path(f"{OUTSIDE}.bak")
     for extra, made in (("sandbox: {escalate: never}\n", call("bash", {"command": f"echo x > {beside}"})),
-                        # export is a write; run again unsandboxed it would be an exec call, which is denied
-                        ("permissions: {write: ask, exec: deny}\n", call("export", {"out": str(OUTSIDE)}))):
+                        # export into an area declared writable is a write; run again unsandboxed it would be
+                        # an exec call, which is denied
+                        (f"permissions: {{write: ask, exec: deny}}\nsandbox: {{writable: [{OUTSIDE}]}}\n",
+                         call("export", {"out": str(OUTSIDE)}))):
         (project / "agent.yaml").write_text("tools: {builtin: [bash], files: [tools/]}\n" + extra)
         person = Person(rerun=True)
         with FakeOpenAIServer([tool_calls(made), text("ok")]) as server:
@@ -110,6 +112,33 @@ def test_no_offer_with_escalate_never_or_where_exec_calls_are_denied(project: Pa
         assert not beside.exists() and "Read-only file system" in seen, extra
         assert [r.pending.source for r in person.asked] == ["permissions.exec" if "never" in extra
                                                             else "permissions.write"], extra
+
+
+def test_a_writes_destination_outside_the_workspace_is_an_exec_question(project: Path, temp_home: Path) -> None:
+    """Sixth review (issue 40, item 4): with write: allow, dest=~/.config/git/config (an fsmonitor) was written
+    unasked: a list of names judged it. Outside the workspace and the writable areas is an exec question."""
+    (project / "agent.yaml").write_text("tools: {builtin: [bash], files: [tools/]}\npermissions: {write: allow}\n")
+    person = Person(rerun=False)
+    with FakeOpenAIServer([tool_calls(call("export", {"out": str(OUTSIDE)})), text("ok")]) as server:
+        run(server, approve=person)
+    assert [r.pending.source for r in person.asked][:1] == ["permissions.exec"]
+    assert "outside the workspace and the writable areas" in (person.asked[0].call.risk_reason or "")
+    inside = Person(rerun=False)
+    with FakeOpenAIServer([tool_calls(call("export", {"out": "report.txt"})), text("ok")]) as server:
+        run(server, approve=inside)
+    assert inside.asked == [] and (project / "report.txt").read_text() == "report\n"  # write: allow holds there
+
+
+def test_a_write_into_what_the_sandbox_hides_is_refused_whoever_approves(project: Path, temp_home: Path) -> None:
+    ssh = temp_home / ".ssh"
+    ssh.mkdir()
+    (project / "agent.yaml").write_text("tools: {builtin: [bash], files: [tools/]}\n")
+    person = Person(rerun=True)
+    with FakeOpenAIServer([tool_calls(call("export", {"out": str(ssh / "authorized_keys")})), text("ok")]) as server:
+        run(server, approve=person)
+        seen = server.requests[1]["messages"][-1]["content"]
+    assert not (ssh / "authorized_keys").exists() and person.asked == []
+    assert "which the sandbox hides from tools" in seen
 
 
 def test_an_approved_writes_destination_outside_is_written_and_nothing_beside_it(project: Path) -> None:

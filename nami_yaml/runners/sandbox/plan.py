@@ -96,7 +96,9 @@ class SandboxPlan:
         its risk needs) writable for this call only: each path itself, nothing beside it. A destination
         kept read-only (a protected path: its approval was an exec one) becomes writable too. One that
         does not exist yet is made, empty, just before the call (:func:`make_destinations`)."""
-        wanted = [Path(os.path.normpath(p)) for p in paths]
+        # Never what the sandbox hides (credentials, nami's own folders), whoever approved it.
+        wanted = [path for path in (Path(os.path.normpath(p)) for p in paths)
+                  if not _inside_any(path, (*self.hidden, *self.sealed))]
         kept = tuple(p for p in self.read_only if p not in wanted)
         mounts = [p for p in wanted if self.mode == READ_ONLY or not _inside(p, self.workspace)
                   or _inside_any(p, kept)]
