@@ -33,8 +33,9 @@ from nami_yaml.registry.library import UnknownLibraryName, library_catalog, reso
 @click.command("init")
 @click.option("--tool", "tool_name", metavar="NAME", help="Only add a tool file, tools/NAME.yaml, to this project.")
 @click.option("--library", "library", multiple=True, metavar="GROUP", shell_complete=complete_library_names,
-              help="Library groups for agent.yaml (repeatable); default: those whose CLI is on PATH, if you agree.")
-@click.option("--yes", "-y", "assume_yes", is_flag=True, help="Add the library groups found on PATH without asking.")
+              help="Library groups for agent.yaml (repeatable); default: those the project uses (a .git, a "
+                   "Chart.yaml, *.tf…) whose CLI is on PATH, if you agree.")
+@click.option("--yes", "-y", "assume_yes", is_flag=True, help="Add the library groups the project uses (CLI on PATH) without asking.")
 @click.option("--schemas", "schemas_only", is_flag=True,
               help="Only write or refresh the schema copies in .nami/schemas/ (after upgrading nami).")
 @handle_errors
@@ -104,11 +105,14 @@ def _chosen_groups(library: list[str], assume_yes: bool, root: Path) -> list[str
     evidence = used_groups(root)
     used = [name for name in available if name in evidence]
     rest = [name for name in available if name not in evidence]
+    chosen = _ask_for(used, evidence, assume_yes) if used else []
     if rest:
-        click.echo(f"also on PATH, not added (this project does not plainly use them): {', '.join(rest)}; "
-                   "add any to agent.yaml's tools.library (`nami tools library` lists them)")
-    if not used:
-        return []
+        click.echo(f"also on PATH, not used here, not added: {', '.join(rest)} (add any to tools.library in "
+                   f"{CONFIG_NAME}; `nami tools library` lists them)")
+    return chosen
+
+
+def _ask_for(used: list[str], evidence: dict[str, str], assume_yes: bool) -> list[str]:
     seen = ", ".join(f"{name} ({evidence[name]})" for name in used)
     question = f"Found on PATH and used here: {seen}. Add nami's library tools for them to agent.yaml?"
     if assume_yes:

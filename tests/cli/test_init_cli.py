@@ -68,8 +68,8 @@ def test_init_adds_only_the_groups_the_project_uses_and_names_the_rest(workdir: 
     assert ("Found on PATH and used here: helm (charts/web/Chart.yaml), kubectl (deploy/app.yaml), terraform "
             "(infra/main.tf). Add nami's library tools for them to agent.yaml? [Y/n]: y") in result.output
     assert library_of(workdir) == ["helm", "kubectl", "terraform"]
-    assert ("also on PATH, not added (this project does not plainly use them): docker, git, http, jq, system, "
-            "systemd; add any to agent.yaml's tools.library") in result.output
+    assert ("also on PATH, not used here, not added: docker, git, http, jq, system, systemd (add any to "
+            "tools.library in agent.yaml; `nami tools library` lists them)") in result.output
 
 
 def test_init_without_a_terminal_adds_no_library_and_says_so(workdir: Path, only_git_on_path: None) -> None:
@@ -84,7 +84,7 @@ def test_init_in_a_project_that_uses_none_of_them_asks_nothing(workdir: Path, on
     result = nami("init", "--yes")
     assert result.exit_code == 0 and library_of(workdir) == []
     assert "[Y/n]" not in result.output
-    assert "also on PATH, not added (this project does not plainly use them): git;" in result.output
+    assert "also on PATH, not used here, not added: git (add any" in result.output
 
 
 def test_init_with_named_groups(workdir: Path, only_git_on_path: None) -> None:
