@@ -477,3 +477,14 @@ def test_the_library_is_one_line_per_group_but_a_projects_own_copy_is_not(projec
     assert "    my_get (read, command) from tools/my_get.yaml:" in "\n".join(lines)
     assert "    hi (exec, command) from tools/hi.yaml:1:1: runs echo" in lines
     assert sum(line.startswith("    library kubectl (13 tools)") for line in lines) == 1  # its sandbox needs, once
+
+
+def test_a_project_file_linked_to_a_library_file_unfolds_its_group(project: Path) -> None:
+    """The project's link to a library file is the project's: what it reaches is listed tool by tool."""
+    from nami_yaml.registry.library import LIBRARY_ROOT
+
+    (project / "tools" / "get.yaml").symlink_to(LIBRARY_ROOT / "kubectl" / "get.yaml")
+    (project / "agent.yaml").write_text("tools:\n  library: [kubectl]\n  files: [tools/]\n")
+    lines = nami("trust", "--yes").output.splitlines()
+    assert not any(line.startswith("    library kubectl: ") for line in lines)
+    assert any(line.startswith("    kubectl_get (read, command) from ") for line in lines)
