@@ -155,6 +155,20 @@ class AgentInvocation:
 
 # -- nami check --------------------------------------------------------------------------------------------
 
+RIGHTS_ORDER = {"allow": 0, "ask": 1, "deny": 2}
+
+
+def project_right(effective: Effective, risk: str) -> str:
+    return effective.permissions.as_mapping().get(risk) or "ask"
+
+
+def agent_rights(spec: AgentSpec, effective: Effective) -> dict[str, str]:
+    """What each of an agent's ``permissions:`` comes to: the stricter of its own and the project's (an
+    agent only narrows the project's rights; `nami check` warns of one that tries to widen them)."""
+    return {risk: max(setting, project_right(effective, risk), key=lambda value: RIGHTS_ORDER.get(value, 1))
+            for risk, setting in spec.permissions.items()}
+
+
 def agent_problems(effective: Effective, specs: dict[str, AgentSpec], registry: Registry) -> list[Problem]:
     """What `nami check` reports: tool names matching no tool, sub-agents that do not exist, rules that
     cannot be used, and allow rules (an agent can only narrow the project's rights)."""
@@ -171,10 +185,9 @@ def agent_problems(effective: Effective, specs: dict[str, AgentSpec], registry: 
             if name not in specs:
                 problems.append(doc.problem(("subagents", index), f"no agent is named {name!r}"
                                             f"{did_you_mean(name, list(specs))}"))
-        order = {"allow": 0, "ask": 1, "deny": 2}
         for risk, setting in spec.permissions.items():
-            ours = effective.permissions.as_mapping().get(risk) or "ask"
-            if order[setting] < order.get(ours, 1):
+            ours = project_right(effective, risk)
+            if agent_rights(spec, effective)[risk] != setting:
                 problems.append(doc.problem(("permissions", risk), f"agent {spec.name}: {risk}: {setting} is wider "
                                             f"than the project's {risk}: {ours}, which holds (an agent can only "
                                             "narrow the project's rights)", severity=WARNING))

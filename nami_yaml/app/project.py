@@ -13,7 +13,7 @@ from nami_yaml.app.model_setup import check_before_trust, require_model
 from nami_yaml.app.protected import protected_paths
 from nami_yaml.app.tool_servers import ToolServers, not_started, start_tool_servers
 from nami_yaml.app.toolset import build_registry
-from nami_yaml.app.trust_summary import changes_of, summary
+from nami_yaml.app.trust_summary import changes_of, review, warning_lines
 from nami_yaml.config.effective import Effective, env_scrub_rules, protected_env_names
 from nami_yaml.config.prompt import system_prompt
 from nami_yaml.config.settings import load_settings
@@ -39,6 +39,14 @@ class TrustRequest:
     summary: list[str]  # what it sets and which tools it adds, escaped for a terminal
     kind: str = "agent.yaml"  # or "task file" (nami batch run)
     what_changed: str = ""  # when changed: which files, in a few words ("tools/new.yaml added")
+    # When changed and a snapshot of the trusted files was kept: the files that changed and their diff,
+    # escaped (empty otherwise). A re-trust shows these first; the summary is there on request.
+    diff: list[str] = field(default_factory=list)
+
+    @property
+    def warnings(self) -> list[str]:
+        """The summary's WARNING lines, which a re-trust shows even when it does not show the summary."""
+        return warning_lines(self.summary)
 
     @property
     def status(self) -> str:
@@ -209,7 +217,8 @@ def ensure_trusted(effective: Effective, registry: Registry, trust: Trust) -> st
 
 def trust_request(effective: Effective, registry: Registry, state: TrustState) -> TrustRequest:
     changes = changes_of(effective, state.files) if state.changed else None
-    return TrustRequest(state.config, state.changed, summary(effective, registry, changes),
+    seen = review(effective, registry, changes)
+    return TrustRequest(state.config, state.changed, seen.overview, diff=seen.changed,
                         what_changed=describe(changes, state.config.parent) if state.changed else "")
 
 

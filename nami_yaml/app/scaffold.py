@@ -137,6 +137,57 @@ def project_files(root: Path, library: Sequence[str]) -> list[NewFile]:
             tool_file(root, EXAMPLE_TOOL, example=True), *schema_files(root)]
 
 
+# What says a project plainly uses a library group's CLI: group -> (why, a test on a file's path).
+_SKIPPED = {".git", ".hg", ".svn", "node_modules", ".venv", "venv", "__pycache__", ".terraform", ".tox", "vendor",
+            "dist", "build", ".nami"}
+_MAX_DEPTH, _MAX_FILES, _MAX_MANIFESTS = 4, 5_000, 200
+_K8S = re.compile(r"^apiVersion:\s*\S+.*^kind:\s*\w+|^kind:\s*\w+.*^apiVersion:\s*\S+", re.M | re.S)
+
+
+def used_groups(root: Path) -> dict[str, str]:
+    """The library groups a project plainly uses, each with the file that says so (``.git`` -> git,
+    ``Chart.yaml`` -> helm, ``*.tf`` -> terraform, a ``Dockerfile`` or compose file -> docker, a Kubernetes
+    manifest -> kubectl, a systemd unit -> systemd). A bounded walk (depth, files), skipping dependency
+    and cache folders; nothing is followed through a link."""
+    found: dict[str, str] = {}
+    if (root / ".git").exists():
+        found["git"] = ".git"
+    seen = manifests = 0
+    for folder, dirs, files in os.walk(root):
+        depth = len(Path(folder).relative_to(root).parts)
+        dirs[:] = sorted(d for d in dirs if d not in _SKIPPED and depth < _MAX_DEPTH)
+        for name in sorted(files):
+            seen += 1
+            if seen > _MAX_FILES:
+                return found
+            path = Path(folder) / name
+            shown = path.relative_to(root).as_posix()
+            lower = name.lower()
+            if lower == "chart.yaml":
+                found.setdefault("helm", shown)
+            elif lower.endswith(".tf"):
+                found.setdefault("terraform", shown)
+            elif lower.startswith("dockerfile") or lower.endswith(".dockerfile") or lower in (
+                    "compose.yaml", "compose.yml", "docker-compose.yaml", "docker-compose.yml"):
+                found.setdefault("docker", shown)
+            elif lower.endswith((".service", ".timer", ".socket")):
+                found.setdefault("systemd", shown)
+            elif (lower.endswith((".yaml", ".yml")) and "kubectl" not in found and manifests < _MAX_MANIFESTS
+                  and not path.is_symlink()):
+                manifests += 1
+                if lower in ("kustomization.yaml", "kustomization.yml") or _K8S.search(_head(path)):
+                    found["kubectl"] = shown
+    return found
+
+
+def _head(path: Path, size: int = 4096) -> str:
+    try:
+        with open(path, "rb") as handle:
+            return handle.read(size).decode("utf-8", errors="replace")
+    except OSError:
+        return ""
+
+
 def existing(files: Sequence[NewFile]) -> list[Path]:
     return [f.path for f in files if os.path.lexists(f.path)]
 

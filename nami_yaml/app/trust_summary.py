@@ -5,6 +5,7 @@ trust. Assembly (it reads the registry), so it lives here and not in config/."""
 from __future__ import annotations
 
 import json
+from dataclasses import dataclass
 from pathlib import Path
 
 from nami_yaml.config.agents import read_agents
@@ -23,25 +24,56 @@ from nami_yaml.config.trust import (
 )
 from nami_yaml.config.trust_diff import Changes, changes_since_trusted, reviewable, shown
 from nami_yaml.display import visible_line
+from nami_yaml.errors import SpecError
+from nami_yaml.registry.groups import compact
 from nami_yaml.registry.overview import programs, runner_overview, sandbox_needs
 from nami_yaml.registry.registry import Registry
 from nami_yaml.registry.tool import Tool
 
 
-def trust_review(effective: Effective) -> tuple[TrustState, list[str]]:
-    """For ``nami trust``: the project's trust state and the summary a person reads before trusting it."""
+@dataclass(frozen=True)
+class Review:
+    """What a person reads before trusting: ``overview`` (what the project sets and adds) and ``changed``
+    (what changed since the last trust: the files and their diff; empty on a first trust, or with no
+    snapshot to compare with). Both escaped for a terminal."""
+
+    overview: list[str]
+    changed: list[str]
+
+    @property
+    def lines(self) -> list[str]:
+        return [*self.overview, *self.changed]
+
+    @property
+    def warnings(self) -> list[str]:
+        return warning_lines(self.overview)
+
+
+def warning_lines(lines: list[str]) -> list[str]:
+    """A summary's WARNING lines: a re-trust shows them even when it shows the rest only on request."""
+    return [line for line in lines if line.lstrip().startswith("WARNING")]
+
+
+def trust_review(effective: Effective) -> tuple[TrustState, Review]:
+    """For ``nami trust``: the project's trust state and what a person reads before trusting it."""
     from nami_yaml.app.toolset import build_registry
 
-    return trust_state(effective), summary(effective, build_registry(effective))
+    return trust_state(effective), review(effective, build_registry(effective))
 
 
 LOOK = object()  # summary(): find the changes since the last trust itself
 
 
 def summary(effective: Effective, registry: Registry, changes: Changes | None | object = LOOK) -> list[str]:
+    """:func:`review`'s lines, the overview then what changed."""
+    return review(effective, registry, changes).lines
+
+
+def review(effective: Effective, registry: Registry, changes: Changes | None | object = LOOK) -> Review:
     """What a reviewer should look at before trusting: what the file changes, which tools it adds (with the
-    programs they run, the secrets they receive, a folder outside the project), and what changed since
-    the last trust (``changes``, when already known: see :func:`changes_of`)."""
+    programs they run, the secrets they receive, a folder outside the project; the library's tools one
+    line per group), and what changed since the last trust (``changes``, when already known: see
+    :func:`changes_of`)."""
     assert effective.config_path is not None
     project = effective.config_path.parent
     mine = str(effective.config_path)
@@ -85,22 +117,33 @@ def summary(effective: Effective, registry: Registry, changes: Changes | None | 
                      f"{'; ' + rights if rights else ''}{'; model ' + str(spec.model.get('name')) if spec.model.get('name') else ''}")
     tools = [t for t in registry if not t.builtin]
     # What widens the sandbox: a change to any of it changes agent.yaml or a tool file, so trust asks again.
-    declared = [DeclaredNeeds(t.name, str(t.source), sandbox_needs(t)) for t in tools]
+    changed = changes_of(effective, files) if changes is LOOK else changes
+    touched = set(files)
+    if isinstance(changed, Changes):
+        touched.update((*changed.added, *changed.removed, *changed.modified))
+    workspace = Path(effective.get("workspace") or Path.cwd())
+    folded = _foldable(effective, tools, touched, workspace, project)
+    declared = [DeclaredNeeds(t.name, str(t.source), sandbox_needs(t)) for t in tools
+                if t not in folded.get(t.group or "", ())]
+    declared += _group_needs(folded)
     declared += [DeclaredNeeds(f"MCP server {s.name}", s.where, s.sandbox) for s in server_specs(effective)
                  if s.in_project]
     lines.extend(sandbox_trust_lines(project_file.data.get("sandbox") if project_file else None, declared))
     lines.append(f"  adds {len(tools)} tool{'s' if len(tools) != 1 else ''}:" if tools else "  adds no tools")
-    workspace = Path(effective.get("workspace") or Path.cwd())
     for tool in tools:
-        lines.extend(_tool_lines(tool, workspace, project))
-    changed = changes_of(effective, files) if changes is LOOK else changes
+        if tool.group in folded and tool in folded[tool.group]:
+            if tool is folded[tool.group][0]:
+                lines.extend(_group_lines(tool.group, folded[tool.group]))
+        else:
+            lines.extend(_tool_lines(tool, workspace, project))
+    diff: list[str] = []
     if isinstance(changed, Changes) and changed:
-        lines.append("  changed since you trusted it:")
+        diff.append("  changed since you trusted it:")
         for label, group in (("added", changed.added), ("removed", changed.removed), ("modified", changed.modified)):
-            lines.extend(f"    {label:<8} {shown(file, project)}" for file in group)
-        lines.extend(f"    {line}" for line in changed.diff)
+            diff.extend(f"    {label:<8} {shown(file, project)}" for file in group)
+        diff.extend(f"    {line}" for line in changed.diff)
     # Names and paths come from the repository: no escape codes, and no newline to print a line of its own.
-    return [visible_line(line) for line in lines]
+    return Review([visible_line(line) for line in lines], [visible_line(line) for line in diff])
 
 
 def changes_of(effective: Effective, files: list[Path] | None = None) -> Changes | None:
@@ -128,6 +171,88 @@ def _key_destination(effective: Effective) -> str:
     return f"sends no real API key to {url} ({source})"
 
 
+def _declared_in(tool: Tool) -> Path:
+    return Path(tool.source.rsplit(":", 2)[0])
+
+
+def _foldable(effective: Effective, tools: list[Tool], touched: set[Path], workspace: Path,
+              project: Path) -> dict[str, list[Tool]]:
+    """Library group -> its tools that may be summed up in one line: declared in a file of nami's own
+    library that ``tools.library`` selects, not one of the project's (covered or changed) files, and with
+    nothing a line of their own would flag (a folder outside the project). Every other tool, a project's
+    copy of a library file included, keeps its own lines."""
+    from nami_yaml.app.toolset import library_files
+
+    try:
+        shipped = set(library_files(effective))
+    except SpecError:  # an unknown library name: no registry would have loaded; fold nothing
+        return {}
+    shipped = {path.resolve() for path in shipped}
+    touched = {path.resolve() for path in touched}
+    folded: dict[str, list[Tool]] = {}
+    for tool in tools:
+        declared = _declared_in(tool).resolve()
+        if (tool.group is None or declared not in shipped or declared in touched
+                or _outside_cwd(tool, workspace, project)):
+            continue
+        folded.setdefault(tool.group, []).append(tool)
+    return {group: members for group, members in folded.items() if len(members) > 1}  # one tool: its own lines
+
+
+def _outside_cwd(tool: Tool, workspace: Path, project: Path) -> Path | None:
+    """The folder a tool runs in when it is outside the project, else None."""
+    cwd = runner_overview(tool).get("cwd")
+    if not cwd:
+        return None
+    folder = (workspace / cwd).resolve()
+    return None if _inside(folder, project.resolve()) else folder
+
+
+def _group_needs(folded: dict[str, list[Tool]]) -> list[DeclaredNeeds]:
+    """What a library group's tools need of the sandbox, one entry per group and set of needs."""
+    declared = []
+    for group, tools in folded.items():
+        alike: dict[tuple[object, ...], list[Tool]] = {}
+        for tool in tools:
+            needs = sandbox_needs(tool)
+            alike.setdefault((needs.network, needs.reads, needs.writable), []).append(tool)
+        for same in alike.values():
+            name = (f"library {group} ({len(same)} tools)" if len(same) == len(tools) and len(same) > 1
+                    else f"library {group}: {compact(group, [tool.name for tool in same])}")
+            declared.append(DeclaredNeeds(name, "nami's library", sandbox_needs(same[0])))
+    return declared
+
+
+def _group_lines(group: str, tools: list[Tool]) -> list[str]:
+    """A library group in one line (two when its tools receive host variables): how many tools, what they
+    run, the ones that are not read-only by name, and their docs commands, which run without asking."""
+    runs = ", ".join(dict.fromkeys(program for tool in tools for program in programs(tool))) or "?"
+    reads = sum(tool.risk == "read" for tool in tools)
+    rest = {}
+    for tool in tools:
+        if tool.risk != "read":
+            rest.setdefault(tool.risk, []).append(tool.name)
+    risks = "; ".join([f"{reads} read"] * bool(reads) + [f"{risk}: {', '.join(names)}" for risk, names in rest.items()])
+    docs = [runner_overview(tool).get("docs_command") for tool in tools]
+    docs = [command for command in docs if command]
+    line = (f"    library {group}: {len(tools)} tool{'s' if len(tools) != 1 else ''} ({risks}), runs {runs}")
+    if docs:
+        heads = ", ".join(dict.fromkeys(command[0] for command in docs))
+        example = json.dumps(docs[0], ensure_ascii=False)
+        line += (f"; docs: runs {heads} … when the model reads them, without asking "
+                 f"({len(docs)} command{'s' if len(docs) != 1 else ''}, e.g. {example})")
+    lines = [line]
+    alike: dict[tuple[str, ...], list[str]] = {}
+    for tool in tools:
+        secrets = tuple(runner_overview(tool).get("env_passthrough") or ())
+        if secrets:
+            alike.setdefault(secrets, []).append(tool.name)
+    for secrets, names in alike.items():
+        lines.append(f"      {compact(group, names)} receive{'s' if len(names) == 1 else ''} the host's "
+                     f"{', '.join(secrets)} (env_passthrough)")
+    return lines
+
+
 def _tool_lines(tool: Tool, workspace: Path, project: Path) -> list[str]:
     info = runner_overview(tool)
     runs = ", ".join(programs(tool)) or "?"
@@ -137,8 +262,7 @@ def _tool_lines(tool: Tool, workspace: Path, project: Path) -> list[str]:
                      "them, without asking")
     if info.get("env_passthrough"):
         lines.append(f"      receives the host's {', '.join(info['env_passthrough'])} (env_passthrough)")
-    if info.get("cwd"):
-        folder = (workspace / info["cwd"]).resolve()
-        if not _inside(folder, project.resolve()):
-            lines.append(f"      cwd {folder}{OUTSIDE}")
+    outside = _outside_cwd(tool, workspace, project)
+    if outside is not None:
+        lines.append(f"      cwd {outside}{OUTSIDE}")
     return lines

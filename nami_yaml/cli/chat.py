@@ -16,6 +16,7 @@ from nami_yaml.cli.render import HumanRenderer
 from nami_yaml.cli.run import agent_options, build_agent, force_option, human_renderer
 from nami_yaml.display import plural, visible
 from nami_yaml.errors import NamiError
+from nami_yaml.registry.registry import Registry
 
 COMMANDS = {
     "/help": "this help",
@@ -43,6 +44,43 @@ def chat_help() -> str:
     return "\n".join(lines) + "\n" + KEYS
 
 
+def tool_count(registry: Registry) -> str:
+    """``35 tools``, or with groups sent on demand ``35 tools (11 sent up front; git, kubectl on demand)``:
+    the model gets a group's definitions only once it loads them (load_tools)."""
+    total = plural(len(registry), "tool")
+    groups = registry.groups()
+    if not groups:
+        return total
+    return f"{total} ({len(registry.definitions())} sent up front; {', '.join(groups)} on demand)"
+
+
+RECAP_WIDTH = 100
+
+
+def recap_lines(session_id: str, messages: list[dict[str, Any]], width: int = RECAP_WIDTH) -> list[str]:
+    """``nami chat --resume``'s recap: the session, the earlier turns' count, the last question and answer."""
+    asked = [m for m in messages if m.get("role") == "user"]
+    if not asked:
+        return [f"resuming session {session_id}: no messages yet"]
+    answers = [m for m in messages[messages.index(asked[-1]):]
+               if m.get("role") == "assistant" and _text(m.get("content"))]
+    earlier = len(asked) - 1
+    lines = [f"resuming session {session_id} ({plural(earlier, 'earlier turn')} before the last):",
+             f"  you:  {_cut(_text(asked[-1].get('content')), width)}"]
+    lines.append(f"  nami: {_cut(_text(answers[-1].get('content')), width)}" if answers else "  nami: (no answer yet)")
+    return lines
+
+
+def _text(content: Any) -> str:
+    if isinstance(content, list):  # parts: keep the text ones
+        content = " ".join(str(part.get("text", "")) for part in content if isinstance(part, dict))
+    return " ".join(str(content or "").split())
+
+
+def _cut(text: str, width: int) -> str:
+    return text if len(text) <= width else text[:width - 1] + "…"
+
+
 @click.command("chat")
 @agent_options
 @click.option("--resume", is_flag=False, flag_value="", default=None, metavar="[ID]",
@@ -55,7 +93,10 @@ def chat(color: str, plain: bool, verbose: bool, quiet: bool, **options: Any) ->
     renderer = human_renderer(color, plain, verbose, quiet, live_stdout=True)
     agent = build_agent(on_event=renderer, via="chat", pause=renderer.status, answer_schema=False, **options)
     renderer.tokens = lambda: agent.meter.run.tokens
-    Chat(agent, renderer).loop()
+    session = Chat(agent, renderer)
+    if agent.resumed is not None:
+        session.recap()
+    session.loop()
 
 
 class Chat:
@@ -76,6 +117,13 @@ class Chat:
     def say(self, text: str, *styles: str) -> None:
         """A note for the user on stderr (stdout holds the conversation)."""
         click.echo(self.paint(visible(text), *styles), err=True)
+
+    def recap(self) -> None:
+        """Where a resumed conversation stands: its last question and answer (cut short), and how many
+        turns came before them."""
+        assert self.agent.resumed is not None
+        for line in recap_lines(self.agent.resumed.id, self.agent.messages):
+            self.say(line, "dim")
 
     def loop(self) -> None:
         try:
@@ -105,7 +153,7 @@ class Chat:
 
     def greet(self) -> None:
         model = self.agent.settings.model.name
-        self.say(f"nami chat · {model} · {plural(len(self.agent.registry), 'tool')} · session {self.agent.session_id}", "bold")
+        self.say(f"nami chat · {model} · {tool_count(self.agent.registry)} · session {self.agent.session_id}", "bold")
         self.say("/help for commands · Enter sends · Alt-Enter adds a line · Ctrl-D leaves", "dim")
 
     def prompt(self) -> str:

@@ -11,6 +11,7 @@ from typing import Any, NoReturn, TypeVar
 import click
 
 from nami_yaml.app.project import Project, TrustRequest
+from nami_yaml.app.trust_summary import warning_lines
 from nami_yaml.cli.style import Paint, terminal
 from nami_yaml.display import visible
 from nami_yaml.errors import ConfigError, NamiError, SpecError
@@ -80,9 +81,45 @@ def prompt_trust(request: TrustRequest) -> bool:
     else:
         headline = f"This project's agent.yaml {request.status}. Its tools run commands on your machine."
     click.echo(paint.bold(headline), err=True)
-    for line in painted_summary(request.summary, paint):
+    if not request.diff:  # a first trust, or nothing kept to compare with: the whole summary
+        for line in painted_summary(request.summary, paint):
+            click.echo(line, err=True)
+        return click.confirm("Trust it and go on?", default=False, err=True)
+    for line in retrust_lines(request.diff, request.summary, paint):
         click.echo(line, err=True)
-    return click.confirm("Trust it and go on?", default=False, err=True)
+    return confirm_or_show("Trust it and go on?", lambda: _echo_all(painted_summary(request.summary, paint), err=True),
+                           err=True)
+
+
+def retrust_lines(diff: list[str], summary: list[str], paint: Paint, how: str = "answer s") -> list[str]:
+    """A re-trust: what changed (files and diff) first, every WARNING line of the summary, and how to see
+    the rest of it. What did not change was read and trusted before; a WARNING is never held back."""
+    warnings = warning_lines(summary)
+    rest = len(summary) - len(warnings)
+    return [*painted_summary([*diff, *warnings], paint),
+            paint.dim(f"  (the full summary of what it sets and adds, {rest} line{'s' if rest != 1 else ''}: "
+                      f"{how})")]
+
+
+def confirm_or_show(question: str, show: Callable[[], None], *, err: bool = False) -> bool:
+    """``question [y/N/s]``: yes, no (the default), or s to show the full summary and ask again."""
+    choices = "[y/N/s]"
+    while True:
+        answer = click.prompt(f"{question} {choices}", default="", show_default=False, err=err).strip().lower()
+        if answer in ("y", "yes"):
+            return True
+        if answer in ("", "n", "no"):
+            return False
+        if answer in ("s", "show", "summary"):
+            show()
+            choices = "[y/N]"
+        else:
+            click.echo("Error: invalid input", err=err)
+
+
+def _echo_all(lines: list[str], *, err: bool = False) -> None:
+    for line in lines:
+        click.echo(line, err=err)
 
 
 def painted_summary(lines: list[str], paint: Paint) -> list[str]:

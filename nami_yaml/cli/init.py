@@ -17,8 +17,9 @@ from nami_yaml.app.scaffold import (
     refresh_schemas,
     schema_files,
     tool_file,
+    used_groups,
 )
-from nami_yaml.app.toolset import tool_files
+from nami_yaml.app.toolset import build_registry, tool_files
 from nami_yaml.cli.common import EXIT_ERROR, EXIT_USAGE, fail, handle_errors
 from nami_yaml.cli.completion import complete_library_names
 from nami_yaml.config.files import CONFIG_NAME, find_config
@@ -32,8 +33,9 @@ from nami_yaml.registry.library import UnknownLibraryName, library_catalog, reso
 @click.command("init")
 @click.option("--tool", "tool_name", metavar="NAME", help="Only add a tool file, tools/NAME.yaml, to this project.")
 @click.option("--library", "library", multiple=True, metavar="GROUP", shell_complete=complete_library_names,
-              help="Library groups for agent.yaml (repeatable); default: those whose CLI is on PATH, if you agree.")
-@click.option("--yes", "-y", "assume_yes", is_flag=True, help="Add the library groups found on PATH without asking.")
+              help="Library groups for agent.yaml (repeatable); default: those the project uses (a .git, a "
+                   "Chart.yaml, *.tf…) whose CLI is on PATH, if you agree.")
+@click.option("--yes", "-y", "assume_yes", is_flag=True, help="Add the library groups the project uses (CLI on PATH) without asking.")
 @click.option("--schemas", "schemas_only", is_flag=True,
               help="Only write or refresh the schema copies in .nami/schemas/ (after upgrading nami).")
 @handle_errors
@@ -64,7 +66,7 @@ def _new_project(root: Path, library: list[str], assume_yes: bool) -> None:
     if (root / CONFIG_NAME).exists():
         fail(f"nami: {CONFIG_NAME} already exists here; nothing was written (`nami init --tool NAME` adds a tool)",
              EXIT_ERROR)
-    groups = _chosen_groups(library, assume_yes)
+    groups = _chosen_groups(library, assume_yes, root)
     files = project_files(root, groups)
     problem = link_problem(root, files)  # the copies kept too: nothing is read or written through a link
     if problem:
@@ -78,6 +80,9 @@ def _new_project(root: Path, library: list[str], assume_yes: bool) -> None:
     parent, _ = find_config(None, os.environ, root.parent) if root.parent != root else (None, "")
     if parent is not None:
         click.echo(f"note: {parent} is above this folder; here, the new {CONFIG_NAME} is used instead")
+    counts = _tool_counts(root)
+    if counts:
+        click.echo(counts)
     click.echo("\nnext:")
     click.echo("  export DEEPSEEK_API_KEY=sk-...   # or switch agent.yaml to the Ollama section")
     click.echo("  nami doctor                      # checks the key, the endpoint, the tools' programs")
@@ -85,7 +90,10 @@ def _new_project(root: Path, library: list[str], assume_yes: bool) -> None:
     click.echo('  nami run "What is in this project?"')
 
 
-def _chosen_groups(library: list[str], assume_yes: bool) -> list[str]:
+def _chosen_groups(library: list[str], assume_yes: bool, root: Path) -> list[str]:
+    """The groups named with --library; else those whose CLI is on PATH and that the project plainly uses
+    (a .git, a Chart.yaml, *.tf…), asked once (added by --yes). The other groups on PATH are only named:
+    nine CLIs found is not nine CLIs this project needs."""
     if library:
         try:
             resolve_library(library)
@@ -93,22 +101,41 @@ def _chosen_groups(library: list[str], assume_yes: bool) -> list[str]:
             fail(f"nami: --library {exc.name}: {exc}", EXIT_USAGE)
         return library
     catalog, _ = library_catalog(search_path=os.environ.get("PATH"))
-    available = [group for group in catalog if group.available]
-    found = [group.name for group in available]
-    if not found:
-        return []
-    # The programs are what was found (bash, which runs the scripts, goes without saying); a group is named
-    # after its CLI (git) or what it does (http: curl).
-    programs = sorted({program for group in available for program in group.programs if program != "bash"})
-    named = f"the library group{'s' if len(found) != 1 else ''} {', '.join(found)}"
-    groups = "" if programs == sorted(found) else f" ({named})"
-    question = f"Found on PATH: {', '.join(programs)}. Add nami's library tools for them{groups} to agent.yaml?"
+    available = [group.name for group in catalog if group.available]
+    evidence = used_groups(root)
+    used = [name for name in available if name in evidence]
+    rest = [name for name in available if name not in evidence]
+    chosen = _ask_for(used, evidence, assume_yes) if used else []
+    if rest:
+        click.echo(f"also on PATH, not used here, not added: {', '.join(rest)} (add any to tools.library in "
+                   f"{CONFIG_NAME}; `nami tools library` lists them)")
+    return chosen
+
+
+def _ask_for(used: list[str], evidence: dict[str, str], assume_yes: bool) -> list[str]:
+    seen = ", ".join(f"{name} ({evidence[name]})" for name in used)
+    question = f"Found on PATH and used here: {seen}. Add nami's library tools for them to agent.yaml?"
     if assume_yes:
-        return found
+        return used
     if not can_ask():
-        click.echo(f"not adding library tools for {', '.join(found)} (no terminal to ask; --yes adds them)", err=True)
+        click.echo(f"not adding library tools for {', '.join(used)} (no terminal to ask; --yes adds them)", err=True)
         return []
-    return found if click.confirm(question, default=True) else []
+    return used if click.confirm(question, default=True) else []
+
+
+def _tool_counts(root: Path) -> str | None:
+    """How many tools the new project has and how many definitions the model gets up front (library
+    groups are sent when it loads them), or None when it cannot say (a problem `nami check` will show)."""
+    try:
+        registry = build_registry(load_settings(ProjectRequest(config=str(root / CONFIG_NAME))), base=root)
+    except NamiError:
+        return None
+    groups = registry.groups()
+    if not groups:
+        return f"tools: {len(registry)}, all sent to the model up front"
+    waiting = sum(len(names) for names in groups.values())
+    return (f"tools: {len(registry)}; the model gets {len(registry.definitions())} definitions up front, "
+            f"load_tools among them; the library groups {', '.join(groups)} ({waiting} tools) load when it asks")
 
 
 def can_ask() -> bool:

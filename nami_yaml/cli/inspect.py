@@ -15,9 +15,11 @@ from nami_yaml.cli.common import (
     EXIT_OK,
     EXIT_USAGE,
     config_option,
+    confirm_or_show,
     fail,
     handle_errors,
     painted_summary,
+    retrust_lines,
 )
 from nami_yaml.cli.style import terminal
 from nami_yaml.config.files import find_config
@@ -110,25 +112,38 @@ def show_config(config: str | None, as_json: bool) -> None:
 @click.command("trust")
 @config_option
 @click.option("--yes", "-y", "assume_yes", is_flag=True, help="Trust without asking (after reading the summary).")
+@click.option("--summary", "full", is_flag=True,
+              help="Show the full summary, also when the project was trusted before (else only what changed).")
 @handle_errors
-def trust(config: str | None, assume_yes: bool) -> None:
+def trust(config: str | None, assume_yes: bool, full: bool) -> None:
     """Trust this project's agent.yaml, its prompt, tool files and their Python files, as they are now.
 
     nami runs tools from an agent.yaml found in the current folder or above only once it is trusted; any
-    change to those files asks again.
+    change to those files asks again. Trusted before: what changed since (with every WARNING of the
+    summary) is shown first, the full summary with --summary or by answering s.
     """
     effective = load_settings(ProjectRequest(config=config))
     if effective.config_path is None:
         raise ConfigError("no agent.yaml found here or above; nothing to trust")
-    state, lines = trust_review(effective)
-    for line in painted_summary(lines, terminal().out):
+    state, seen = trust_review(effective)
+    paint = terminal().out
+    retrust = bool(seen.changed) and not full
+    lines = (retrust_lines(seen.changed, seen.overview, paint, "answer s, or run `nami trust --summary`")
+             if retrust else painted_summary(seen.lines, paint))
+    for line in lines:
         click.echo(line)
     if state.trusted:
         click.echo("already trusted")
         return
     if not assume_yes and not sys.stdin.isatty():
-        fail("nami: no terminal to ask: run `nami trust --yes` after reading the summary above", EXIT_USAGE)
-    if not assume_yes and not click.confirm("Trust it?", default=False):
-        raise SystemExit(EXIT_ERROR)
+        above = "the changes above (`nami trust --summary` shows everything)" if retrust else "the summary above"
+        fail(f"nami: no terminal to ask: run `nami trust --yes` after reading {above}", EXIT_USAGE)
+    if not assume_yes:
+        def show() -> None:
+            for line in painted_summary(seen.overview, paint):
+                click.echo(line)
+
+        if not (confirm_or_show("Trust it?", show) if retrust else click.confirm("Trust it?", default=False)):
+            raise SystemExit(EXIT_ERROR)
     remember(state)
     click.echo(f"trusted {state.config}")

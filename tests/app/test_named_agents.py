@@ -202,6 +202,13 @@ def test_the_python_api_and_the_tools_list(project: Path) -> None:
     listed = json.loads(run_nami(None, "agents", "--json", cwd=project).stdout)
     assert [(a["name"], a["tools"]) for a in listed] == [("reviewer", ["read_file", "list_dir", "tool_docs"]),
                                                          ("fixer", ["read_file", "write_file", "bash", "tool_docs"])]
+    # The fixer's `exec: allow` is wider than the project's exec (ask), which holds, as `nami check` says.
+    assert [(a["name"], a["permissions"]) for a in listed] == [("reviewer", {"write": "deny", "exec": "deny"}),
+                                                               ("fixer", {"exec": "ask"})]
+    assert listed[1]["declared_permissions"] == {"exec": "allow"}
+    shown = run_nami(None, "agents", cwd=project).stdout
+    assert "  rights: exec: ask (it says allow: the project's ask holds); model: fake-model" in shown
+    assert "  rights: write: deny, exec: deny; model: fake-model" in shown
     risks = {d["function"]["name"]: d for d in Agent.from_config("agent.yaml", client=ScriptedModel()).registry
              .definitions()}
     assert "agent__reviewer" in risks

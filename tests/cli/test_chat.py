@@ -68,3 +68,35 @@ def test_tab_completes_commands_and_tool_names(workdir: Path) -> None:
     finally:
         session.reader.close()
         agent.close()
+
+
+def test_a_resumed_chat_recaps_the_last_question_and_answer() -> None:
+    from nami_yaml.cli.chat import recap_lines
+
+    long = "why " * 60
+    messages = [{"role": "system", "content": "s"},
+                {"role": "user", "content": "first"}, {"role": "assistant", "content": "one"},
+                {"role": "user", "content": long},
+                {"role": "assistant", "content": None, "tool_calls": [{"id": "c"}]},
+                {"role": "tool", "tool_call_id": "c", "content": "out"},
+                {"role": "assistant", "content": "the\nlast   answer"}]
+    lines = recap_lines("20240501-101500-ab12", messages, width=20)
+    assert lines == ["resuming session 20240501-101500-ab12 (1 earlier turn before the last):",
+                     "  you:  why why why why why…",
+                     "  nami: the last answer"]
+    unanswered = recap_lines("x", messages[:4])
+    assert unanswered[0] == "resuming session x (1 earlier turn before the last):"
+    assert unanswered[2] == "  nami: (no answer yet)"  # "one" answered the turn before, not this one
+
+
+def test_the_banner_says_how_many_definitions_go_up_front() -> None:
+    from nami_yaml.app.toolset import grouped
+    from nami_yaml.cli.chat import tool_count
+    from nami_yaml.registry.library import resolve_library
+    from nami_yaml.registry.loader import load_tools
+    from nami_yaml.registry.registry import Registry
+
+    tools, problems = load_tools(resolve_library(["git", "jq"]))
+    assert problems == [] and len(tools) == 7
+    assert tool_count(Registry(grouped(tools), on_demand=frozenset({"git"}))) == "7 tools (1 sent up front; git on demand)"
+    assert tool_count(Registry(grouped(tools))) == "7 tools"

@@ -27,11 +27,15 @@ def library_of(folder: Path) -> list[str]:
 
 
 def test_init_with_yes_adds_the_groups_found_and_the_project_checks(workdir: Path, only_git_on_path: None) -> None:
+    (workdir / ".git").mkdir()
     result = nami("init", "--yes")
     assert result.exit_code == 0, result.output
     assert "created agent.yaml" in result.output and "created tools/count_lines.yaml" in result.output
     assert "nami doctor" in result.output
     assert library_of(workdir) == ["git"]
+    # git's 6 tools wait for load_tools: the 8 built-ins, tool_docs, load_tools and the example go up front
+    assert ("tools: 17; the model gets 11 definitions up front, load_tools among them; the library groups git "
+            "(6 tools) load when it asks") in result.output
     checked = nami("check")
     assert checked.exit_code == 0, checked.output
     # 8 built-ins and tool_docs; git's 6 and the example
@@ -39,27 +43,48 @@ def test_init_with_yes_adds_the_groups_found_and_the_project_checks(workdir: Pat
 
 
 def test_init_asks_on_a_terminal(workdir: Path, only_git_on_path: None, monkeypatch: pytest.MonkeyPatch) -> None:
+    (workdir / ".git").mkdir()
     monkeypatch.setattr(init_module, "can_ask", lambda: True)
     result = nami("init", input="n\n")
-    assert "Found on PATH: git. Add nami's library tools for them to agent.yaml? [Y/n]" in result.output
+    assert "Found on PATH and used here: git (.git). Add nami's library tools for them to agent.yaml? [Y/n]" in result.output
     assert result.exit_code == 0 and library_of(workdir) == []
+    assert "tools: 10, all sent to the model up front" in result.output
 
 
-def test_the_question_names_programs_not_library_groups(workdir: Path, tmp_path: Path,
-                                                        monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setenv("PATH", fake_programs(tmp_path / "bin", "curl", "jq"))
+def test_init_adds_only_the_groups_the_project_uses_and_names_the_rest(workdir: Path, every_program_on_path: list[str],
+                                                                       monkeypatch: pytest.MonkeyPatch) -> None:
+    """Issue 41: nine CLIs on PATH added 47 tools. Only what the project plainly uses is offered."""
+    (workdir / "charts" / "web" / "templates").mkdir(parents=True)
+    (workdir / "charts" / "web" / "Chart.yaml").write_text("apiVersion: v2\nname: web\nversion: 0.1.0\n")
+    (workdir / "infra").mkdir()
+    (workdir / "infra" / "main.tf").write_text('terraform {}\n')
+    (workdir / "deploy").mkdir()
+    (workdir / "deploy" / "app.yaml").write_text("apiVersion: apps/v1\nkind: Deployment\nmetadata: {name: app}\n")
+    (workdir / "node_modules" / "x").mkdir(parents=True)
+    (workdir / "node_modules" / "x" / "Dockerfile").write_text("FROM scratch\n")  # a dependency's: not the project's
     monkeypatch.setattr(init_module, "can_ask", lambda: True)
     result = nami("init", input="y\n")
-    assert ("Found on PATH: curl, jq. Add nami's library tools for them (the library groups http, jq) to "
-            "agent.yaml? [Y/n]: y") in result.output
-    assert library_of(workdir) == ["http", "jq"]
+    assert result.exit_code == 0, result.output
+    assert ("Found on PATH and used here: helm (charts/web/Chart.yaml), kubectl (deploy/app.yaml), terraform "
+            "(infra/main.tf). Add nami's library tools for them to agent.yaml? [Y/n]: y") in result.output
+    assert library_of(workdir) == ["helm", "kubectl", "terraform"]
+    assert ("also on PATH, not used here, not added: docker, git, http, jq, system, systemd (add any to "
+            "tools.library in agent.yaml; `nami tools library` lists them)") in result.output
 
 
 def test_init_without_a_terminal_adds_no_library_and_says_so(workdir: Path, only_git_on_path: None) -> None:
+    (workdir / ".git").mkdir()
     result = nami("init")
     assert result.exit_code == 0
     assert "not adding library tools for git (no terminal to ask; --yes adds them)" in result.output
     assert library_of(workdir) == []
+
+
+def test_init_in_a_project_that_uses_none_of_them_asks_nothing(workdir: Path, only_git_on_path: None) -> None:
+    result = nami("init", "--yes")
+    assert result.exit_code == 0 and library_of(workdir) == []
+    assert "[Y/n]" not in result.output
+    assert "also on PATH, not used here, not added: git (add any" in result.output
 
 
 def test_init_with_named_groups(workdir: Path, only_git_on_path: None) -> None:

@@ -48,6 +48,9 @@ def test_continuing_sends_exactly_what_an_uninterrupted_conversation_sends(how: 
             second = run_nami(server, *args, cwd=workdir, stdin="look again\n")
         assert second.returncode == 0, second.stderr
         assert "Still one file." in second.stdout
+        if how.startswith("chat"):  # what it continues, recapped on stderr
+            assert (f"resuming session {session_id} (0 earlier turns before the last):\n  you:  look around\n"
+                    "  nami: One file.\n") in second.stderr
     assert len(server.raw_requests) == 3 == len(straight.raw_requests)
     assert server.raw_requests[2] == straight.raw_requests[2]
     assert SessionStore().ids() == [session_id]  # continued, not a new session

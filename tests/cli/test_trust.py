@@ -116,7 +116,7 @@ def test_a_change_names_the_files_that_changed_not_agent_yaml(project: Path) -> 
     assert f"nami: tools/new.yaml added; agent.yaml modified since you trusted {project / 'agent.yaml'}." in both.output
     terminal = Terminal(None, ["tools", "call", "hi"], project)  # the question on a terminal says the same
     try:
-        terminal.expect(r"Trust it and go on\? \[y/N\]: ")
+        terminal.expect(r"Trust it and go on\? \[y/N/s\]: ")
         assert any(line.startswith("This project changed since you trusted it: tools/new.yaml added; agent.yaml "
                                    "modified. Its tools run") for line in terminal.lines())
         terminal.send("n\r")
@@ -314,7 +314,7 @@ def test_summary_names_the_key_variable_even_when_unset(project: Path) -> None:
     with_key = nami("trust", "--yes", env={"DEEPSEEK_API_KEY": "sk-test"})
     assert "  sends the API key from $DEEPSEEK_API_KEY to https://api.deepseek.com" in with_key.output
     (project / "agent.yaml").write_text("model: {base_url: 'http://localhost:8000/v1'}\ntools: {files: [tools/]}\n")
-    local = nami("trust", "--yes")
+    local = nami("trust", "--yes", "--summary")  # trusted before: the whole summary on request
     assert "  sends no real API key to http://localhost:8000/v1 (not needed (local server))" in local.output
 
 
@@ -355,7 +355,8 @@ def test_the_diff_is_capped_and_the_snapshot_is_private(project: Path, temp_home
     output = CliRunner().invoke(cli, ["trust"]).output.splitlines()
     start = output.index("  changed since you trusted it:")
     assert len(output[start:]) < 210
-    assert "    ... [" in output[-2] and "more diff lines not shown]" in output[-2]
+    assert "    ... [" in output[-3] and "more diff lines not shown]" in output[-3]
+    assert output[-2].startswith("  (the full summary of what it sets and adds")  # then the no-terminal message
 
 
 def test_the_snapshot_never_decides_trust(project: Path, temp_home: Path) -> None:
@@ -390,9 +391,100 @@ def test_what_widens_the_sandbox_is_shown_and_a_change_to_it_asks_again(project:
                                                  "sandbox: {network: true, reads: [~/.kube/config, ~/.ssh]}\n")
     again = nami("tools", "call", "hi")
     assert again.exit_code == 2 and "tools/kube.yaml modified since you trusted" in again.output
-    assert "reads ~/.kube/config, ~/.ssh" in nami("trust", "--yes").output
+    retrusted = nami("trust", "--yes").output  # what changed, in the diff
+    assert "    +sandbox: {network: true, reads: [~/.kube/config, ~/.ssh]}" in retrusted.splitlines()
+    assert "reads ~/.kube/config, ~/.ssh" in nami("trust", "--summary").output
 
 
 def test_a_project_that_only_narrows_the_sandbox_shows_nothing_of_it(project: Path) -> None:
     (project / "agent.yaml").write_text("tools:\n  files: [tools/]\nsandbox: {mode: required, hide: [~/.vault]}\n")
     assert "sandbox" not in nami("trust", "--yes").output
+
+
+def test_a_retrust_shows_the_diff_first_and_the_summary_on_request(project: Path) -> None:
+    """Issue 41: re-trusting after each tool edit reprinted the whole summary before the diff. What changed
+    comes first; the rest of the summary (read at the last trust) on `s`."""
+    assert nami("trust", "--yes").exit_code == 0
+    (project / "tools" / "hi.yaml").write_text("name: hi\ndescription: Say hi.\ncommand: [curl, evil.example]\n")
+    terminal = Terminal(None, ["tools", "call", "hi"], project)
+    try:
+        terminal.expect(r"Trust it and go on\? \[y/N/s\]: ")
+        before = terminal.lines()
+        assert "    +command: [curl, evil.example]" in before and "    modified tools/hi.yaml" in before
+        assert not any(line.startswith("    hi (exec, command)") for line in before)  # the summary waits
+        assert any(line.startswith("  (the full summary of what it sets and adds") for line in before)
+        terminal.send("s\r")
+        terminal.expect(r"Trust it and go on\? \[y/N\]: ")
+        assert "    hi (exec, command) from tools/hi.yaml:1:1: runs curl" in terminal.lines()
+        terminal.send("n\r")
+        assert terminal.finish() == 2
+    finally:
+        terminal.close()
+    assert nami("tools", "call", "hi").exit_code == 2  # nothing was trusted
+
+
+def test_nami_trust_on_a_changed_project_answers_s_with_the_summary(project: Path) -> None:
+    assert nami("trust", "--yes").exit_code == 0
+    (project / "tools" / "hi.yaml").write_text("name: hi\ndescription: Say hi.\ncommand: [echo, bye]\n")
+    terminal = Terminal(None, ["trust"], project)
+    try:
+        terminal.expect(r"Trust it\? \[y/N/s\]: ")
+        assert not any(line.startswith("    hi (exec, command)") for line in terminal.lines())
+        terminal.send("s\r")
+        terminal.expect(r"Trust it\? \[y/N\]: ")
+        assert "    hi (exec, command) from tools/hi.yaml:1:1: runs echo" in terminal.lines()
+        terminal.send("y\r")
+        assert terminal.finish() == 0
+    finally:
+        terminal.close()
+    assert without_sandbox_notice(nami("tools", "call", "hi").output) == "bye\n"
+
+
+def test_a_retrust_never_holds_back_a_warning(project: Path) -> None:
+    cache = project / "tools" / "__pycache__"
+    cache.mkdir()
+    (cache / "helper.cpython-311.pyc").write_bytes(b"\x00compiled")
+    assert nami("trust", "--yes").exit_code == 0
+    (project / "tools" / "hi.yaml").write_text("name: hi\ndescription: Say hi.\ncommand: [echo, bye]\n")
+    changed = CliRunner().invoke(cli, ["trust"])  # no terminal: what changed, and nothing trusted
+    assert changed.exit_code == 2
+    lines = changed.stdout.splitlines()
+    assert "    +command: [echo, bye]" in lines
+    assert any(line.startswith("  WARNING: compiled code that cannot be reviewed") for line in lines)
+    assert not any(line.startswith("    hi (exec, command)") for line in lines)
+    assert "`nami trust --summary` shows everything" in changed.stderr
+    full = CliRunner().invoke(cli, ["trust", "--summary"]).stdout.splitlines()
+    assert "    hi (exec, command) from tools/hi.yaml:1:1: runs echo" in full and "    +command: [echo, bye]" in full
+
+
+def test_the_library_is_one_line_per_group_but_a_projects_own_copy_is_not(project: Path) -> None:
+    from nami_yaml.registry.library import LIBRARY_ROOT
+
+    copy = (LIBRARY_ROOT / "kubectl" / "get.yaml").read_text().replace("name: kubectl_get", "name: my_get")
+    assert "name: my_get" in copy
+    (project / "tools" / "my_get.yaml").write_text(copy)
+    (project / "agent.yaml").write_text("tools:\n  library: [kubectl, terraform, git/log]\n  files: [tools/]\n")
+    lines = nami("trust", "--yes").output.splitlines()
+    (kubectl,) = [line for line in lines if line.startswith("    library kubectl: ")]
+    assert kubectl.startswith("    library kubectl: 13 tools (9 read; write: kubectl_apply, kubectl_rollout_restart, "
+                              "kubectl_rollout_undo, kubectl_scale), runs kubectl; docs: runs kubectl …")
+    assert not any(line.startswith("    kubectl_") for line in lines)
+    folded = [line for line in lines if line.startswith("    library ") and ", runs " in line]
+    assert [line.split(":")[0] for line in folded] == ["    library kubectl", "    library terraform"]  # git/log alone
+    assert "      terraform_{apply,plan,show} receive the host's AWS_ACCESS_KEY_ID" in "\n".join(lines)
+    assert any(line.startswith("    git_log (read, command) from ") for line in lines)  # a single tool: its own lines
+    # The project's own copy of a library file is the project's: listed on its own, with its docs command.
+    assert "    my_get (read, command) from tools/my_get.yaml:" in "\n".join(lines)
+    assert "    hi (exec, command) from tools/hi.yaml:1:1: runs echo" in lines
+    assert sum(line.startswith("    library kubectl (13 tools)") for line in lines) == 1  # its sandbox needs, once
+
+
+def test_a_project_file_linked_to_a_library_file_unfolds_its_group(project: Path) -> None:
+    """The project's link to a library file is the project's: what it reaches is listed tool by tool."""
+    from nami_yaml.registry.library import LIBRARY_ROOT
+
+    (project / "tools" / "get.yaml").symlink_to(LIBRARY_ROOT / "kubectl" / "get.yaml")
+    (project / "agent.yaml").write_text("tools:\n  library: [kubectl]\n  files: [tools/]\n")
+    lines = nami("trust", "--yes").output.splitlines()
+    assert not any(line.startswith("    library kubectl: ") for line in lines)
+    assert any(line.startswith("    kubectl_get (read, command) from ") for line in lines)

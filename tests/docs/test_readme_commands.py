@@ -1,5 +1,5 @@
-"""The README's console examples that can run here print what the README says: `nami init` (with git,
-kubectl and terraform on PATH), and the offline recipe (the fake server, `nami run` and `nami doctor`)."""
+"""The README's console examples that can run here print what the README says: `nami init` (in a project
+that uses git, kubectl and terraform, with docker and jq also on PATH), and the offline recipe (the fake server, `nami run` and `nami doctor`)."""
 
 from __future__ import annotations
 
@@ -32,12 +32,18 @@ def console_after(command: str) -> list[str]:
 
 def test_nami_init_prints_what_the_readme_shows(workdir: Path, tmp_path: Path,
                                                monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setenv("PATH", fake_programs(tmp_path / "bin", "git", "kubectl", "terraform"))
+    monkeypatch.setenv("PATH", fake_programs(tmp_path / "bin", "git", "kubectl", "terraform", "docker", "jq"))
+    (workdir / ".git").mkdir()  # what the project uses: git, kubectl, terraform (docker and jq only on PATH)
+    (workdir / "deploy").mkdir()
+    (workdir / "deploy" / "web.yaml").write_text("apiVersion: apps/v1\nkind: Deployment\nmetadata: {name: web}\n")
+    (workdir / "infra").mkdir()
+    (workdir / "infra" / "main.tf").write_text("terraform {}\n")
+    before = {p for p in workdir.rglob("*") if p.is_file()}
     monkeypatch.setattr(init_module, "can_ask", lambda: True)  # a person answers: y
     result = nami("init", input="y\n")
     assert result.exit_code == 0, result.output
     assert result.output.splitlines() == console_after("nami init")
-    assert sorted(str(p.relative_to(workdir)) for p in workdir.rglob("*") if p.is_file()) == sorted(
+    assert sorted(str(p.relative_to(workdir)) for p in workdir.rglob("*") if p.is_file() and p not in before) == sorted(
         line.removeprefix("created ") for line in console_after("nami init") if line.startswith("created "))
 
 
