@@ -20,6 +20,7 @@ from typing import Any, Protocol
 
 from nami_yaml.runners.sandbox.known_programs import (
     NEAR_EMPTY_LINES,
+    OWN_PROCESS,
     PROC,
     SYMPTOMS,
     Missing,
@@ -98,7 +99,9 @@ def _known_program(plan: SandboxPlan, result: Finished, argv: Sequence[str]) -> 
     tail = "\n".join(result.stderr.splitlines()[-200:])
     failed = result.exit_code != 0
     stdout = str(getattr(result, "stdout", ""))  # a server's exit has none
-    near_empty = len([line for line in stdout.splitlines() if line.strip()]) <= NEAR_EMPTY_LINES
+    # Near-empty, or listing the sandbox itself (its pid 1, bwrap): the sandbox's own processes only.
+    near_empty = (len([line for line in stdout.splitlines() if line.strip()]) <= NEAR_EMPTY_LINES
+                  or OWN_PROCESS.search(stdout[:20000]) is not None)
     symptoms = []
     if any(m.processes for m in found) and (near_empty or SYMPTOMS["processes"].search(tail)):
         symptoms.append("processes")

@@ -71,6 +71,7 @@ SYMPTOMS: dict[str, re.Pattern[str]] = {
     "processes": re.compile(r"No such process|\bESRCH\b", re.IGNORECASE),
 }
 NEAR_EMPTY_LINES = 5  # a process list this short (header included) holds the sandbox's own processes only
+OWN_PROCESS = re.compile(r"(?<![\w-])bwrap\b")  # the sandbox's pid 1, listed by ps and top inside it
 
 
 @dataclass(frozen=True)
