@@ -5,6 +5,7 @@ looks, and only where the sandbox is on."""
 
 from __future__ import annotations
 
+from dataclasses import replace
 from typing import Any
 
 from nami_yaml.registry.draft import ToolDraft
@@ -14,6 +15,7 @@ from nami_yaml.runners.sandbox.known_programs import (
     missing,
     programs_in,
     script_programs,
+    signals_note,
     yaml_lines,
 )
 
@@ -29,16 +31,24 @@ def check_sandbox_needs(draft: ToolDraft) -> None:
     found: list[Missing] = []
     for name, args in _programs(draft):
         lacking = missing(name, args, processes=PROC in reads, network=network, reads=reads)
+        if lacking.signals and draft.runner_kind == "script":  # `kill $!`: most often a job of its own
+            lacking = replace(lacking, signals=False)
         if lacking and lacking.program not in {m.program for m in found}:
             found.append(lacking)
     if not found:
         return
-    what = "; ".join(f"{m.program} needs {m.described()}" for m in found)
-    verb = "write its sandbox as" if declared else "add to the tool"
-    draft.warn((draft.runner_key,),
-               f"{what}, which the sandbox gives a tool only when it declares them (by default a tool sees its "
-               f"own processes only, has no network, and credential folders are hidden); {verb}: "
-               f"{yaml_lines(found, declared)}", key=True)
+    keyed = [m for m in found if m.keyed]
+    parts = []
+    if keyed:
+        what = "; ".join(f"{m.program} needs {m.described()}" for m in keyed)
+        verb = "write its sandbox as" if declared else "add to the tool"
+        parts.append(f"{what}, which the sandbox gives a tool only when it declares them (by default a tool sees "
+                     f"its own processes only, has no network, and credential folders are hidden); {verb}: "
+                     f"{yaml_lines(keyed, declared)}")
+    signalling = [m.program for m in found if m.signals]
+    if signalling:
+        parts.append(signals_note(signalling, "agent.yaml"))
+    draft.warn((draft.runner_key,), "; ".join(parts), key=True)
 
 
 def _programs(draft: ToolDraft) -> list[tuple[str | None, tuple[str | None, ...]]]:

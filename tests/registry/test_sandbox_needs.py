@@ -14,7 +14,7 @@ from nami_yaml.registry.loader import check_tools
 from nami_yaml.sandbox_settings import SandboxSettings
 from tests.helpers import fake_programs, nami, write
 
-PROGRAMS = ("kubectl", "ps", "git", "aws", "grep", "docker")
+PROGRAMS = ("kubectl", "ps", "git", "aws", "grep", "docker", "kill", "sleep")
 
 
 def warnings(workdir: Path, text: str, sandbox: SandboxSettings | None = None) -> list[str]:
@@ -75,9 +75,18 @@ def test_programs_that_need_more_than_the_defaults(workdir: Path, runner: str, y
     "command: [grep, -r, kubectl, .]",  # a program named as an argument is not run
     "script: echo ps aux",
     "command: [ps, aux]\nsandbox: {reads: [/proc]}",
+    "script: sleep 9 & kill $!",  # a script's kill most often ends a job of its own
 ])
 def test_programs_that_do_not(workdir: Path, runner: str) -> None:
     assert warnings(workdir, f"name: t\ndescription: d\nrisk: read\n{runner}\n") == []
+
+
+def test_kill_is_told_no_key_of_a_tool_reaches_the_host_s_processes(workdir: Path) -> None:
+    [found] = warnings(workdir, "name: t\ndescription: d\nparameters: {type: object, properties: {pid: {type: integer}}, required: [pid]}\n"
+                                "command: [kill, '{pid}']\nsandbox: {reads: [/proc]}\n")
+    assert found.endswith("$.command: warning: kill cannot signal the host's processes from the sandbox: a call's "
+                          "processes are its own, whatever its tool declares; only sandbox: {mode: off} in "
+                          "agent.yaml runs tools as they are (every one)")
 
 
 def test_nami_check_warns_and_says_nothing_with_the_sandbox_off(workdir: Path) -> None:

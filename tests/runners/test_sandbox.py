@@ -230,6 +230,20 @@ def test_a_ps_tool_is_told_it_sees_the_sandboxs_processes_and_the_key_for_the_ho
         host.wait()
 
 
+def test_kill_of_a_host_process_is_told_only_mode_off_reaches_it(ctx: RuntimeContext) -> None:
+    host = subprocess.Popen(["sleep", f"300.{os.getpid() % 1000:03d}6"])
+    try:
+        executor = tools(ctx, f"name: stop\ndescription: d\nsandbox: {{reads: [/proc]}}\ncommand: [kill, '{host.pid}']\n")
+        result = executor.execute("stop", {})
+        assert host.poll() is None  # alive: the sandbox's pids are its own, /proc shown or not
+        assert result.content.endswith("only sandbox: {mode: off} in agent.yaml (or your user config) runs tools as "
+                                       "they are (every one)]"), result.content
+        assert result.details["sandbox_failure"]["key"] == "sandbox: {mode: off}"
+    finally:
+        host.kill()
+        host.wait()
+
+
 KUBECTL = """#!/bin/sh
 # kubectl as it behaves in the sandbox: without its kubeconfig it tries localhost:8080; with one, its cluster.
 if [ -s "$HOME/.kube/config" ]; then

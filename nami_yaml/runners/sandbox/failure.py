@@ -19,13 +19,16 @@ from pathlib import Path
 from typing import Any, Protocol
 
 from nami_yaml.runners.sandbox.known_programs import (
+    MODE_OFF,
     NEAR_EMPTY_LINES,
     OWN_PROCESS,
     PROC,
+    PROCESS_LISTS,
     SYMPTOMS,
     Missing,
     missing,
     programs_in,
+    signals_note,
     yaml_lines,
 )
 from nami_yaml.runners.sandbox.plan import (
@@ -102,8 +105,10 @@ def _known_program(plan: SandboxPlan, result: Finished, argv: Sequence[str]) -> 
     # Near-empty, or listing the sandbox itself (its pid 1, bwrap): the sandbox's own processes only.
     near_empty = (len([line for line in stdout.splitlines() if line.strip()]) <= NEAR_EMPTY_LINES
                   or OWN_PROCESS.search(stdout[:20000]) is not None)
+    silent_failure = failed and not stdout.strip() and not tail.strip()
     symptoms = []
-    if any(m.processes for m in found) and (near_empty or SYMPTOMS["processes"].search(tail)):
+    if any(m.processes and m.program in PROCESS_LISTS and near_empty for m in found) or (
+            any(m.processes or m.signals for m in found) and (silent_failure or SYMPTOMS["processes"].search(tail))):
         symptoms.append("processes")
     if failed and any(m.network for m in found) and SYMPTOMS["network"].search(tail):
         symptoms.append("network")
@@ -113,9 +118,15 @@ def _known_program(plan: SandboxPlan, result: Finished, argv: Sequence[str]) -> 
         return None
     kind = symptoms[0]
     path = PROC if kind == "processes" else next((p for m in found for p in m.reads), None) if kind == "config" else None
-    yaml = yaml_lines(found)
+    keyed = [m for m in found if m.keyed]
+    signalling = [m.program for m in found if m.signals]
+    if not keyed:  # kill, pkill: no key of a tool reaches the host's processes
+        where = _where(plan, "mode")
+        return SandboxFailure(kind, None, MODE_OFF, where,
+                              f"[sandbox: {signals_note(signalling, where)}]")
+    yaml = yaml_lines(keyed)
     where = _where(plan, "reads")
-    why = "; ".join(_why(m) for m in found)
+    why = "; ".join(_why(m) for m in keyed)
     note = f"[sandbox: {why}. To give it that, declare in {where}: {yaml}]"
     return SandboxFailure(kind, path, yaml, where, note)
 
@@ -125,7 +136,7 @@ def _hidden_only(plan: SandboxPlan, found: Missing) -> Missing:
     hidden = [p for p in found.reads if not p.startswith("$") and any(
         _inside(_path(plan, p), folder) or _inside(folder, _path(plan, p))
         for folder in (*plan.hidden, *PRIVATE_FOLDERS))]
-    return Missing(found.program, found.processes, found.network, tuple(hidden))
+    return Missing(found.program, found.processes, found.network, tuple(hidden), found.signals)
 
 
 def _why(found: Missing) -> str:

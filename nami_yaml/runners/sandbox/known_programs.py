@@ -1,6 +1,7 @@
 """What some programs need that the sandbox does not give a call unless it declares it: the host's
 processes (``reads: [/proc]``), the network (``network: true``), a configuration folder it hides
-(``reads: [~/.kube]``). One table, read twice: ``nami check`` warns about a tool that plainly runs such a
+(``reads: [~/.kube]``), or signals to the host's processes, which no key of a tool allows (the call's pid
+namespace is its own even where ``reads: [/proc]`` shows the host's: only ``sandbox.mode: off``). One table, read twice: ``nami check`` warns about a tool that plainly runs such a
 program without declaring it (registry/checks.py), and a result that looks shaped by the sandbox ends with
 a hint naming the key (failure.py).
 
@@ -23,9 +24,11 @@ PROC = "/proc"  # ``reads: [/proc]``: the host's processes instead of the call's
 class ProgramNeeds:
     """``processes``: the host's processes; ``network``: the host's network; ``reads``: hidden paths it
     reads its configuration from, each a group of alternatives (any one declared will do; the first is
-    the one suggested); ``only``: the needs hold only with one of these subcommands (its first operand)."""
+    the one suggested); ``only``: the needs hold only with one of these subcommands (its first operand);
+    ``signals``: it signals processes of the host, which no key of a tool allows."""
 
     processes: bool = False
+    signals: bool = False
     network: bool = False
     reads: tuple[tuple[str, ...], ...] = ()
     only: frozenset[str] = frozenset()
@@ -36,8 +39,9 @@ _CLUSTER = ProgramNeeds(network=True, reads=(("~/.kube", "~/.kube/config", "$KUB
 
 # The one table: a program's name -> what it needs beyond the sandbox's defaults.
 PROGRAMS: dict[str, ProgramNeeds] = {
-    **dict.fromkeys(("ps", "top", "htop", "btop", "atop", "pgrep", "pkill", "kill", "killall", "pidof",
-                     "pstree", "lsof", "fuser", "pmap", "pwdx"), _PROCESSES),
+    **dict.fromkeys(("ps", "top", "htop", "btop", "atop", "pgrep", "pidof", "pstree", "lsof", "fuser", "pmap",
+                     "pwdx"), _PROCESSES),
+    **dict.fromkeys(("kill", "pkill", "killall"), ProgramNeeds(signals=True)),
     "kubectl": _CLUSTER, "helm": _CLUSTER, "k9s": _CLUSTER,
     **dict.fromkeys(("curl", "wget", "http", "https", "ping", "dig", "nslookup", "host"), ProgramNeeds(network=True)),
     **dict.fromkeys(("ssh", "scp", "sftp"), ProgramNeeds(network=True, reads=(("~/.ssh",),))),
@@ -68,8 +72,11 @@ SYMPTOMS: dict[str, re.Pattern[str]] = {
         r"Please run 'az login'|connection to the server localhost:8080 was refused|Kubernetes cluster unreachable",
         re.IGNORECASE),
     # "No such process": a pid of the host, which the call's own pid namespace does not hold.
-    "processes": re.compile(r"No such process|\bESRCH\b", re.IGNORECASE),
+    "processes": re.compile(r"No such process|\bESRCH\b|no process found", re.IGNORECASE),
 }
+# Of those needing the host's processes, the ones whose output is a list of processes: a short list is a
+# symptom. The others show it by "No such process", like the programs that signal (kill; pkill fails silently).
+PROCESS_LISTS = frozenset({"ps", "top", "htop", "btop", "atop", "pgrep", "pidof", "pstree", "lsof"})
 NEAR_EMPTY_LINES = 5  # a process list this short (header included) holds the sandbox's own processes only
 OWN_PROCESS = re.compile(r"(?<![\w-])bwrap\b")  # the sandbox's pid 1, listed by ps and top inside it
 
@@ -82,8 +89,14 @@ class Missing:
     processes: bool = False
     network: bool = False
     reads: tuple[str, ...] = ()
+    signals: bool = False
 
     def __bool__(self) -> bool:
+        return self.keyed or self.signals
+
+    @property
+    def keyed(self) -> bool:
+        """Whether a tool's ``sandbox:`` keys can give it what is missing."""
         return self.processes or self.network or bool(self.reads)
 
     def described(self) -> str:
@@ -115,7 +128,7 @@ def missing(name: str | None, args: Sequence[str | None], *, processes: bool, ne
     absent = tuple(group[0] for group in needs.reads
                    if not any(_overlap(_normal(alternative), path) for alternative in group for path in declared))
     return Missing(program, processes=needs.processes and not processes, network=needs.network and not network,
-                   reads=absent)
+                   reads=absent, signals=needs.signals)
 
 
 def programs_in(argv: Sequence[str]) -> list[tuple[str | None, tuple[str | None, ...]]]:
@@ -135,6 +148,15 @@ def script_programs(script: str) -> list[tuple[str | None, tuple[str | None, ...
     from nami_yaml.shell.bash import analysed
 
     return [(c.words[0], tuple(c.words[1:])) for c in analysed(script).seen if c.words]
+
+
+MODE_OFF = "sandbox: {mode: off}"
+
+
+def signals_note(programs: Sequence[str], where: str) -> str:
+    """Why ``programs`` (kill, pkill) cannot reach the host's processes, and the one setting that lets them."""
+    return (f"{_joined(programs)} cannot signal the host's processes from the sandbox: a call's processes are its "
+            f"own, whatever its tool declares; only {MODE_OFF} in {where} runs tools as they are (every one)")
 
 
 def yaml_lines(missing_found: Iterable[Missing], declared: dict[str, object] | None = None) -> str:
