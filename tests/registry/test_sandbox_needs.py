@@ -98,3 +98,14 @@ def test_nami_check_warns_and_says_nothing_with_the_sandbox_off(workdir: Path) -
     write(workdir / "agent.yaml", "tools: {builtin: [], files: [tools/pods.yaml]}\nsandbox: {mode: off}\n")
     result = nami("check", env=env)
     assert result.exit_code == 0 and "warning" not in result.output, result.output
+
+
+def test_the_library_declares_what_its_programs_need(workdir: Path) -> None:
+    """The table and the library agree: every library tool already has the keys nami check would ask for."""
+    import nami_yaml.library
+
+    files = sorted(Path(next(iter(nami_yaml.library.__path__))).rglob("*.yaml"))
+    assert any(f.parent.name == "kubectl" for f in files)
+    _, problems = check_tools(files, host=Host(workdir, None))
+    said = [str(p) for p in problems if "sandbox" in p.message]
+    assert said == []
