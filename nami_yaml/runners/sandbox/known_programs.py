@@ -1,9 +1,11 @@
 """What some programs need that the sandbox does not give a call unless it declares it: the host's
 processes (``reads: [/proc]``), the network (``network: true``), a configuration folder it hides
-(``reads: [~/.kube]``), or signals to the host's processes, which no key of a tool allows (the call's pid
-namespace is its own even where ``reads: [/proc]`` shows the host's: only ``sandbox.mode: off``). One table, read twice: ``nami check`` warns about a tool that plainly runs such a
-program without declaring it (registry/checks.py), and a result that looks shaped by the sandbox ends with
-a hint naming the key (failure.py).
+(``reads: [~/.kube]``); or signals to the host's processes, which no key of a tool allows (the call's pid
+namespace stays its own where ``reads: [/proc]`` shows the host's: only ``sandbox.mode: off`` does).
+
+One table, read twice: ``nami check`` warns about a tool that plainly runs such a program without declaring
+what it needs (registry/sandbox_checks.py), and a result that looks shaped by the sandbox ends with a hint
+naming the key (failure.py).
 
 Heuristics, conservative: a program is known by its name (``/usr/bin/ps`` is ``ps``), and git and
 terraform only with the subcommands that reach the network. The messages that betray a missing network or
@@ -49,9 +51,9 @@ PROGRAMS: dict[str, ProgramNeeds] = {
     **dict.fromkeys(("gcloud", "gsutil", "bq"), ProgramNeeds(network=True, reads=(("~/.config/gcloud",),))),
     "az": ProgramNeeds(network=True, reads=(("~/.azure",),)),
     "gh": ProgramNeeds(network=True, reads=(("~/.config/gh",),)),
-    # The engine does the network; the client needs its socket (under /run, private in the sandbox).
-    "docker": ProgramNeeds(reads=(("/var/run/docker.sock", "/run/docker.sock", "$XDG_RUNTIME_DIR/docker.sock",
-                                   "~/.docker"),)),
+    # The engine does the network; the client needs its socket (under /run, private in the sandbox). Its
+    # registry logins (~/.docker/config.json, hidden) only for a private registry: not asked for.
+    "docker": ProgramNeeds(reads=(("/var/run/docker.sock", "/run/docker.sock", "$XDG_RUNTIME_DIR/docker.sock"),)),
     "git": ProgramNeeds(network=True, only=frozenset({"fetch", "pull", "push", "clone", "ls-remote"})),
     "terraform": ProgramNeeds(network=True, only=frozenset({"init", "plan", "apply", "destroy", "refresh",
                                                             "import"})),
