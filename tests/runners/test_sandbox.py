@@ -230,6 +230,14 @@ def test_a_ps_tool_is_told_it_sees_the_sandboxs_processes_and_the_key_for_the_ho
         host.wait()
 
 
+@needs("ps")
+def test_bash_running_ps_is_told_the_key_of_agent_yaml(ctx: RuntimeContext) -> None:
+    result = bash("ps -e | wc -l", ctx=ctx)
+    assert result.content.endswith("declare in agent.yaml (or your user config): sandbox: {reads: [/proc]}]"), \
+        result.content
+    assert "[sandbox:" not in bash("ps -e | wc -l", ctx=with_sandbox(ctx, reads=("/proc",))).content
+
+
 def test_kill_of_a_host_process_is_told_only_mode_off_reaches_it(ctx: RuntimeContext) -> None:
     host = subprocess.Popen(["sleep", f"300.{os.getpid() % 1000:03d}6"])
     try:

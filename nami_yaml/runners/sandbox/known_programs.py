@@ -140,9 +140,10 @@ def programs_in(argv: Sequence[str]) -> list[tuple[str | None, tuple[str | None,
     if not argv:
         return []
     if os.path.basename(argv[0]) in ("bash", "sh") and "-c" in argv[1:5]:
-        at = argv.index("-c", 1)
-        if at + 1 < len(argv):
-            return script_programs(argv[at + 1])
+        at = argv.index("-c", 1) + 1
+        at += 1 if argv[at:at + 1] == ["--"] else 0  # the bash built-in's `bash -c -- LINE`
+        if at < len(argv):
+            return script_programs(argv[at])
     return [(argv[0], tuple(argv[1:]))]
 
 
