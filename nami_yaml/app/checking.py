@@ -69,7 +69,7 @@ def check_project(config: str | None, paths: Sequence[str] = (), *, search_path:
     try:
         # The settings from what of the config files is valid, so their tools are checked in the same run.
         report.effective = load_settings(ProjectRequest(config=config), problems=found)
-        host = Host(Path(report.effective.get("workspace") or Path.cwd()), search_path)
+        host = Host(Path(report.effective.get("workspace") or Path.cwd()), search_path, report.effective.sandbox)
         report.tools, more = check_toolset(report.effective, tool_paths, host=host)
         found += more
         all_loaded = not any(p.is_error for p in more)

@@ -25,6 +25,7 @@ from nami_yaml.registry.argv_checks import (
 from nami_yaml.registry.draft import ToolDraft
 from nami_yaml.registry.output_checks import check_output
 from nami_yaml.registry.ref_cycles import check_ref_targets
+from nami_yaml.registry.sandbox_checks import check_sandbox_needs
 from nami_yaml.registry.schema_checks import (
     check_local_refs,
     check_own_values,
@@ -158,6 +159,7 @@ TOOL_CHECKS: list[ToolCheck] = [
     check_entrypoint_context,
     check_unused_parameters,
     check_program,
+    check_sandbox_needs,
     check_target,
     check_target_placeholders,
     check_script_target_vars,

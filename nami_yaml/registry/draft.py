@@ -15,6 +15,7 @@ from typing import Any
 from nami_yaml.errors import ERROR, WARNING, Problem
 from nami_yaml.registry.targets import OPTIONAL, TARGET_PARAMETER, TRUE, target_mode, target_parameter
 from nami_yaml.runtime import TargetSet
+from nami_yaml.sandbox_settings import SandboxSettings
 from nami_yaml.spec.validate import schema
 from nami_yaml.spec.yamlpos import Document, JsonPath
 
@@ -25,10 +26,13 @@ NO_PARAMETERS: dict[str, Any] = {"type": "object", "properties": {}}
 @dataclass(frozen=True)
 class Host:
     """The machine `nami check` runs on. Given, the loader also warns about programs missing from
-    ``search_path`` (PATH) and ``cwd:`` folders missing from ``workspace``; plain loading skips that."""
+    ``search_path`` (PATH) and ``cwd:`` folders missing from ``workspace``, and about programs needing what
+    their sandbox does not declare (``sandbox``: the project's settings; mode off: nothing to say); plain
+    loading skips that."""
 
     workspace: Path
     search_path: str | None
+    sandbox: SandboxSettings = SandboxSettings()
 
 
 @dataclass

@@ -484,7 +484,7 @@ def run_process(request: ProcessRequest) -> ProcessResult:
         stdout_truncated=pump.out.truncated,
         stdout_file=pump.out.spill_path if not pump.out.saved_cut else None,
     )
-    result.sandbox_failure = classify_failure(request.sandbox, result)
+    result.sandbox_failure = classify_failure(request.sandbox, result, request.argv)
     return result
 
 

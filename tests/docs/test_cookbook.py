@@ -81,3 +81,21 @@ def test_the_delete_rules_deny_outside_dev_and_preview_and_ask_inside(workdir: P
     for asked in (preview, dev):  # asked, and with nobody to ask (no terminal), refused as such
         assert asked.startswith("Denied by no approver: kubectl delete pod web-1") and "rule agent.yaml:7:5 asks" in asked
 
+
+
+def test_the_page_s_tools_declare_what_their_sandbox_needs(tmp_path: Path) -> None:
+    """`nami check` has nothing to say about them: the first one already shows kubectl's sandbox lines."""
+    from nami_yaml.errors import SpecError
+    from nami_yaml.registry.draft import Host
+    from nami_yaml.registry.loader import check_tools
+    from tests.helpers import fake_programs
+
+    host = Host(tmp_path, fake_programs(tmp_path / "bin", "kubectl", "git"))
+    files = []
+    for index, block in enumerate(tool_blocks()):
+        files.append(tmp_path / f"block{index}.yaml")
+        files[-1].write_text(block, encoding="utf-8")
+    assert "sandbox: {network: true, reads: [~/.kube]}" in tool_blocks()[0]
+    for file in files:  # one at a time: the page defines kubectl_pods twice
+        _, problems = check_tools([file], host=host)
+        assert [str(p) for p in SpecError(problems).problems] == []

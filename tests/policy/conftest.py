@@ -18,6 +18,7 @@ tools:
   - name: kubectl_get
     description: Read resources.
     risk: read
+    sandbox: {network: true, reads: [~/.kube]}
     parameters:
       type: object
       properties:
@@ -29,6 +30,7 @@ tools:
   - name: kubectl_change
     description: Change resources.
     risk: exec
+    sandbox: {network: true, reads: [~/.kube]}
     parameters:
       type: object
       properties:

@@ -196,7 +196,7 @@ def test_nami_check_explains_rule_mistakes_with_positions(workdir: Path, write_r
         "(use args: for other tools)",
         "agent.yaml:15:15: $.rules[4].command[0]: 'ls $(pwd)' is not a plain command: an argument is computed "
         "(command substitution $(…))",
-        "tools/kubectl.yaml:22:9: $.tools[1].parameters.properties.files: warning: parameter 'files' is never "
+        "tools/kubectl.yaml:24:9: $.tools[1].parameters.properties.files: warning: parameter 'files' is never "
         "used by the command or stdin",
     ]
     # The rule whose decision is not valid is left out; the others are still checked, in the same run.

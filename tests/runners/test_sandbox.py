@@ -7,6 +7,7 @@ sets NAMI_REQUIRE_BWRAP=1, and there they fail instead).
 from __future__ import annotations
 
 import os
+import subprocess
 import sys
 import threading
 from dataclasses import replace
@@ -22,6 +23,7 @@ from nami_yaml.runtime import RuntimeContext
 from nami_yaml.sandbox_settings import SandboxSettings
 from nami_yaml.sensitive_paths import ProtectedPaths
 from tests.local_http import QuietHandler, serving
+from tests.programs import needs
 from tests.sandboxing import gone, kill, need_bwrap, running
 
 pytestmark = pytest.mark.usefixtures("bwrap")
@@ -207,6 +209,108 @@ def test_without_the_network_even_the_loopback_is_its_own(ctx: RuntimeContext) -
 
 
 # -- processes ---------------------------------------------------------------------------------------------
+
+@needs("ps")
+def test_a_ps_tool_is_told_it_sees_the_sandboxs_processes_and_the_key_for_the_hosts(ctx: RuntimeContext) -> None:
+    marker = f"sleep 300.{os.getpid() % 1000:03d}5"
+    host = subprocess.Popen(marker.split())  # a process of the host, which only reads: [/proc] shows
+    try:
+        executor = tools(ctx, "tools:\n- {name: own, description: d, risk: read, command: [ps, -eo, args]}\n"
+                              "- {name: host, description: d, risk: read, command: [ps, -eo, args], "
+                              "sandbox: {reads: [/proc]}}\n")
+        own = executor.execute("own", {})
+        assert marker not in own.content
+        assert own.content.endswith("[sandbox: ps sees only the processes of this call's own sandbox, not the host's. "
+                                    "To give it that, declare in its tool file (../tools/tools.yaml): sandbox: {reads: [/proc]}]")
+        assert own.details["sandbox_failure"]["kind"] == "processes"
+        shown = executor.execute("host", {})
+        assert marker in shown.content and "[sandbox:" not in shown.content
+    finally:
+        host.kill()
+        host.wait()
+
+
+@needs("ps")
+def test_bash_running_ps_is_told_the_key_of_agent_yaml(ctx: RuntimeContext) -> None:
+    result = bash("ps -e | wc -l", ctx=ctx)
+    assert result.content.endswith("declare in agent.yaml (or your user config): sandbox: {reads: [/proc]}]"), \
+        result.content
+    assert "[sandbox:" not in bash("ps -e | wc -l", ctx=with_sandbox(ctx, reads=("/proc",))).content
+
+
+def test_kill_of_a_host_process_is_told_only_mode_off_reaches_it(ctx: RuntimeContext) -> None:
+    host = subprocess.Popen(["sleep", f"300.{os.getpid() % 1000:03d}6"])
+    try:
+        executor = tools(ctx, f"name: stop\ndescription: d\nsandbox: {{reads: [/proc]}}\ncommand: [kill, '{host.pid}']\n")
+        result = executor.execute("stop", {})
+        assert host.poll() is None  # alive: the sandbox's pids are its own, /proc shown or not
+        assert result.content.endswith("only sandbox: {mode: off} in agent.yaml (or your user config) runs tools as "
+                                       "they are (every one)]"), result.content
+        assert result.details["sandbox_failure"]["key"] == "sandbox: {mode: off}"
+    finally:
+        host.kill()
+        host.wait()
+
+
+KUBECTL = """#!/bin/sh
+# kubectl as it behaves in the sandbox: without its kubeconfig it tries localhost:8080; with one, its cluster.
+if [ -s "$HOME/.kube/config" ]; then
+  echo 'Unable to connect to the server: dial tcp 10.0.0.1:6443: connect: network is unreachable' >&2
+else
+  echo 'E1206 memcache.go:265] couldn'"'"'t get current server API group list: Get "http://localhost:8080/api": dial tcp [::1]:8080: connect: connection refused' >&2
+  echo 'The connection to the server localhost:8080 was refused - did you specify the right host or port?' >&2
+fi
+exit 1
+"""
+
+
+def test_a_refused_connection_of_kubectl_names_the_network_and_its_hidden_kubeconfig(
+        ctx: RuntimeContext, temp_home: Path) -> None:
+    (temp_home / ".kube").mkdir()
+    (temp_home / ".kube" / "config").write_text("apiVersion: v1\n")
+    stub = ctx.workspace.parent / "bin" / "kubectl"
+    stub.parent.mkdir()
+    stub.write_text(KUBECTL)
+    stub.chmod(0o755)
+    ctx = replace(ctx, host_env={**ctx.host_env, "PATH": f"{stub.parent}{os.pathsep}{ctx.host_env['PATH']}"})
+    executor = tools(ctx, "tools:\n- {name: pods, description: d, risk: read, command: [kubectl, get, pods]}\n"
+                          "- {name: declared, description: d, risk: read, command: [kubectl, get, pods], "
+                          "sandbox: {network: true, reads: [~/.kube]}}\n")
+    refused = executor.execute("pods", {})
+    assert "The connection to the server localhost:8080 was refused" in refused.content  # no kubeconfig: hidden
+    assert refused.content.endswith("declare in its tool file (../tools/tools.yaml): sandbox: {network: true, reads: [~/.kube]}]")
+    assert "kubectl needs the network" in refused.content and "from ~/.kube, hidden from tools" in refused.content
+    declared = executor.execute("declared", {})
+    assert "network is unreachable" in declared.content  # it read its kubeconfig ...
+    assert "[sandbox:" not in declared.content  # ... and had the network: nothing the sandbox did
+
+
+def test_a_missing_configuration_names_the_hidden_folder_only_where_there_is_one(
+        ctx: RuntimeContext, temp_home: Path) -> None:
+    stub = ctx.workspace.parent / "bin" / "aws"
+    stub.parent.mkdir()
+    stub.write_text("#!/bin/sh\necho 'Unable to locate credentials. You can configure credentials by running "
+                    "\"aws configure\".' >&2\nexit 253\n")
+    stub.chmod(0o755)
+    ctx = replace(ctx, host_env={**ctx.host_env, "PATH": f"{stub.parent}{os.pathsep}{ctx.host_env['PATH']}"})
+    executor = tools(ctx, "name: buckets\ndescription: d\nrisk: read\ncommand: [aws, s3, ls]\n")
+    assert "[sandbox:" not in executor.execute("buckets", {}).content  # no ~/.aws here: not the sandbox's doing
+    (temp_home / ".aws").mkdir()
+    hidden = executor.execute("buckets", {})
+    assert hidden.content.endswith("sandbox: {network: true, reads: [~/.aws]}]")
+    assert hidden.details["sandbox_failure"]["kind"] == "config"
+    assert hidden.details["sandbox_failure"]["path"] == "~/.aws"
+
+
+@needs("curl")
+def test_a_refused_connection_of_curl_gets_the_hint(ctx: RuntimeContext) -> None:
+    with serving(Hello) as url:
+        executor = tools(ctx, f"name: get\ndescription: d\nrisk: read\ncommand: [curl, -sS, '{url}']\n")
+        result = executor.execute("get", {})
+    assert "hello from the host" not in result.content
+    assert result.content.endswith("To give it that, declare in its tool file (../tools/tools.yaml): sandbox: {network: true}]")
+    assert result.details["sandbox_failure"]["kind"] == "network"
+
 
 def daemon(marker: str) -> str:
     """A command line leaving ``sleep marker`` behind in a session of its own, returning only once it runs.

@@ -170,3 +170,51 @@ def test_paths_expand_with_the_host_environment(tmp_path: Path) -> None:
     env = {"HOME": "/home/u", "KUBECONFIG": "/a/one:/b/two", "EMPTY": ""}
     assert expand_paths(["~/.kube", "$KUBECONFIG", "${UNSET}/x", "rel/path", "$EMPTY"], env, tmp_path) == [
         Path("/home/u/.kube"), Path("/a/one"), Path("/b/two"), tmp_path / "rel/path"]
+
+
+# -- programs known to need more (runners/sandbox/known_programs.py) -----------------------------------------
+
+@dataclass
+class Ran:
+    exit_code: int | None
+    stderr: str
+    stdout: str = ""
+
+
+def test_a_known_program_s_symptom_names_all_it_lacks() -> None:
+    kube = plan(hidden=(HOME / ".kube",))
+    refused = Ran(1, "The connection to the server localhost:8080 was refused - did you specify the right host or port?")
+    found = classify_failure(kube, refused, ["kubectl", "get", "pods"])
+    assert found is not None and found.key == "sandbox: {network: true, reads: [~/.kube]}"
+    assert classify_failure(kube, refused, ["/usr/local/bin/kubectl", "get", "pods"]) == found
+    # What the sandbox gives already is not asked for; where ~/.kube is not hidden (none here), nor is it.
+    shown = classify_failure(replace(kube, reads=(HOME / ".kube",)), refused, ["kubectl", "get", "pods"])
+    assert shown is not None and shown.key == "sandbox: {network: true}"
+    assert classify_failure(plan(), refused, ["kubectl", "get", "pods"]).key == "sandbox: {network: true}"  # type: ignore[union-attr]
+    assert classify_failure(replace(kube, network=True, reads=(HOME / ".kube",)), refused, ["kubectl"]) is None
+    credentials = Ran(253, "Unable to locate credentials. You can configure credentials by running \"aws configure\".")
+    aws = classify_failure(plan(hidden=(HOME / ".aws",)), credentials, ["aws", "s3", "ls"])
+    assert aws is not None and aws.kind == "config" and aws.path == "~/.aws"
+    assert classify_failure(plan(), credentials, ["aws", "s3", "ls"]) is None  # no ~/.aws on this machine
+
+
+def test_a_process_list_of_the_sandbox_s_own_processes() -> None:
+    own = Ran(0, "", "    PID CMD\n      1 bwrap --unshare-pid\n      2 ps -e\n")
+    found = classify_failure(plan(), own, ["ps", "-e"])
+    assert found is not None and found.kind == "processes" and found.key == "sandbox: {reads: [/proc]}"
+    assert classify_failure(plan(host_proc=True), own, ["ps", "-e"]) is None
+    assert classify_failure(plan(), own, ["cat", "list.txt"]) is None  # not a process list
+    lines = "".join(f"{pid} worker\n" for pid in range(40))
+    assert classify_failure(plan(), Ran(0, "", lines), ["ps", "-e"]) is None  # a host's list: the sandbox's is short
+    piped = classify_failure(plan(kind=KIND_BASH), Ran(1, ""), ["bash", "-c", "--", "ps aux | grep -q nginx"])
+    assert piped is not None and piped.where == "agent.yaml (or your user config)"
+    killed = classify_failure(plan(host_proc=True), Ran(1, "kill: (4242): No such process"), ["kill", "4242"])
+    assert killed is not None and killed.key == "sandbox: {mode: off}" and "cannot signal" in killed.note
+
+
+def test_git_needs_the_network_only_to_reach_a_remote() -> None:
+    unreachable = Ran(128, "fatal: unable to access 'https://x/': Could not resolve host: x")
+    assert classify_failure(plan(), unreachable, ["git", "fetch", "origin"]).key == "sandbox: {network: true}"  # type: ignore[union-attr]
+    assert "git needs the network" in classify_failure(plan(), unreachable, ["git", "fetch"]).note  # type: ignore[union-attr]
+    generic = classify_failure(plan(), unreachable, ["git", "status"])  # the older, generic network hint
+    assert generic is not None and "git needs" not in generic.note

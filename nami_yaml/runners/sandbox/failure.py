@@ -4,17 +4,33 @@ change course and the user knows what to declare.
 Precise rather than eager: only stderr is read, and only messages the sandbox produces: a write refused
 with EROFS ("Read-only file system") at a path the sandbox keeps read-only; an error naming a hidden
 path; a network error ("Network is unreachable", "Could not resolve host", a refused connection, ...)
-from a call without the network that failed (exit code not 0).
+from a call without the network that failed (exit code not 0). And where the program is one the table of
+known_programs.py knows (ps, kubectl, aws, ...) and its sandbox lacks what it needs: a process list with
+the sandbox's own processes only, or a message saying its network or configuration is missing.
 """
 
 from __future__ import annotations
 
 import os
 import re
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Protocol
 
+from nami_yaml.runners.sandbox.known_programs import (
+    MODE_OFF,
+    NEAR_EMPTY_LINES,
+    OWN_PROCESS,
+    PROC,
+    PROCESS_LISTS,
+    SYMPTOMS,
+    Missing,
+    missing,
+    programs_in,
+    signals_note,
+    yaml_lines,
+)
 from nami_yaml.runners.sandbox.plan import (
     KIND_BASH,
     KIND_CHECK,
@@ -27,12 +43,7 @@ from nami_yaml.runners.sandbox.plan import (
 )
 
 _READ_ONLY_FS = re.compile(r"Read-only file system|\bEROFS\b|\[Errno 30\]")
-_NETWORK = re.compile(
-    r"Network is unreachable|Could not resolve host|Could not resolve hostname|Temporary failure in name "
-    r"resolution|Name or service not known|No address associated with hostname|nodename nor servname|"
-    r"getaddrinfo|\bENETUNREACH\b|\bEAI_AGAIN\b|dial tcp|no such host|Connection refused|\bECONNREFUSED\b|"
-    r"Couldn't connect to server|Failed to connect to|\[Errno 101\]|\[Errno 111\]|\[Errno -[23]\]",
-    re.IGNORECASE)
+_NETWORK = SYMPTOMS["network"]
 # The path a refused write names: "X: Read-only file system" (bash, touch 'X', mkdir ‘X’, git), or
 # Python's "[Errno 30] Read-only file system: 'X'".
 _REFUSED_PATH = (re.compile(r"([^\s'\"‘’`]+)['\"’`]?:\s*Read-only file system"),
@@ -61,11 +72,15 @@ class SandboxFailure:
         return {"kind": self.kind, "path": self.path, "key": self.key, "where": self.where}
 
 
-def classify_failure(plan: SandboxPlan | None, result: Finished) -> SandboxFailure | None:
-    """The sandbox's part in a failed process, or None when nothing says the sandbox caused it."""
+def classify_failure(plan: SandboxPlan | None, result: Finished, argv: Sequence[str] = ()) -> SandboxFailure | None:
+    """The sandbox's part in a failed process, or None when nothing says the sandbox caused it. ``argv``:
+    what ran, for the programs known to need what the sandbox keeps (known_programs.py)."""
     if plan is None or not plan.active or plan.kind == KIND_NAMI or result.exit_code is None:
         return None
     failed = result.exit_code != 0
+    known = _known_program(plan, result, argv)
+    if known is not None:
+        return known
     for line in result.stderr.splitlines()[-200:]:
         # A refused write or a hidden path is the sandbox's doing even where the command went on; a
         # network error is taken as one only from a command that failed.
@@ -73,6 +88,71 @@ def classify_failure(plan: SandboxPlan | None, result: Finished) -> SandboxFailu
         if found is not None:
             return found
     return None
+
+
+def _known_program(plan: SandboxPlan, result: Finished, argv: Sequence[str]) -> SandboxFailure | None:
+    """A known program (ps, kubectl, aws...) whose result shows the sandbox kept from it what it needs."""
+    reads = [_shown(plan, p) for p in plan.reads]
+    found = [m for name, args in programs_in(argv)
+             if (m := missing(name, args, processes=plan.host_proc, network=plan.network, reads=reads))]
+    found = [_hidden_only(plan, m) for m in found]
+    found = [m for m in found if m]
+    if not found:
+        return None
+    tail = "\n".join(result.stderr.splitlines()[-200:])
+    failed = result.exit_code != 0
+    stdout = str(getattr(result, "stdout", ""))  # a server's exit has none
+    # Near-empty, or listing the sandbox itself (its pid 1, bwrap): the sandbox's own processes only.
+    near_empty = (len([line for line in stdout.splitlines() if line.strip()]) <= NEAR_EMPTY_LINES
+                  or OWN_PROCESS.search(stdout[:20000]) is not None)
+    silent_failure = failed and not stdout.strip() and not tail.strip()
+    symptoms = []
+    if any(m.processes and m.program in PROCESS_LISTS and near_empty for m in found) or (
+            any(m.processes or m.signals for m in found) and (silent_failure or SYMPTOMS["processes"].search(tail))):
+        symptoms.append("processes")
+    if failed and any(m.network for m in found) and SYMPTOMS["network"].search(tail):
+        symptoms.append("network")
+    if failed and any(m.reads for m in found) and SYMPTOMS["config"].search(tail + "\n" + stdout[-4000:]):
+        symptoms.append("config")
+    if not symptoms:
+        return None
+    kind = symptoms[0]
+    path = PROC if kind == "processes" else next((p for m in found for p in m.reads), None) if kind == "config" else None
+    keyed = [m for m in found if m.keyed]
+    signalling = [m.program for m in found if m.signals]
+    if not keyed:  # kill, pkill: no key of a tool reaches the host's processes
+        where = _where(plan, "mode")
+        return SandboxFailure(kind, None, MODE_OFF, where,
+                              f"[sandbox: {signals_note(signalling, where)}]")
+    yaml = yaml_lines(keyed)
+    where = _where(plan, "reads")
+    why = "; ".join(_why(m) for m in keyed)
+    note = f"[sandbox: {why}. To give it that, declare in {where}: {yaml}]"
+    return SandboxFailure(kind, path, yaml, where, note)
+
+
+def _hidden_only(plan: SandboxPlan, found: Missing) -> Missing:
+    """``found`` without the paths the sandbox does not hide here (a kubeconfig this machine lacks)."""
+    hidden = [p for p in found.reads if not p.startswith("$") and any(
+        _inside(_path(plan, p), folder) or _inside(folder, _path(plan, p))
+        for folder in (*plan.hidden, *PRIVATE_FOLDERS))]
+    return Missing(found.program, found.processes, found.network, tuple(hidden), found.signals)
+
+
+def _why(found: Missing) -> str:
+    parts = []
+    if found.processes:
+        parts.append(f"{found.program} sees only the processes of this call's own sandbox, not the host's")
+    if found.network:
+        parts.append(f"{found.program} needs the network, and this call has none (a network of its own, without "
+                     "even the host's 127.0.0.1)")
+    if found.reads:
+        parts.append(f"{found.program} reads its configuration from {_joined(found.reads)}, hidden from tools")
+    return "; ".join(parts)
+
+
+def _joined(parts: Sequence[str]) -> str:
+    return ", ".join(parts[:-1]) + " and " + parts[-1] if len(parts) > 1 else parts[0]
 
 
 def _write(plan: SandboxPlan, line: str) -> SandboxFailure | None:

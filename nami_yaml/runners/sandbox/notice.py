@@ -49,7 +49,9 @@ def escalation(plan: SandboxPlan | None, details: Mapping[str, Any], *, person_p
     if not person_present or denied or plan.escalate != "ask":
         return None
     what = {"network": "needed the network", "write": f"wrote {failure.get('path') or 'outside what it may write'}",
-            "hidden": f"read {failure.get('path') or 'a hidden path'}"}.get(str(failure.get("kind")), "was stopped")
+            "hidden": f"read {failure.get('path') or 'a hidden path'}",
+            "processes": "saw only its own processes, not the host's",
+            "config": f"could not read its configuration ({failure.get('path') or 'a hidden path'})"}.get(str(failure.get("kind")), "was stopped")
     return Escalation(
         question=(f"The sandbox stopped this call: it {what}. Run it once more WITHOUT the sandbox (as an exec "
                   f"call: it may then read, write and reach whatever you can)? To allow it for good, declare "
