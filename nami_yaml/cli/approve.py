@@ -11,6 +11,7 @@ import contextlib
 import json
 import shlex
 import sys
+import threading
 from collections.abc import Callable, Iterator
 from typing import Any, TextIO
 
@@ -21,6 +22,10 @@ from nami_yaml.diffs import FileChange, preview_call
 from nami_yaml.display import plural, visible, visible_line
 from nami_yaml.policy.approval import ESCALATE_SOURCE, ApprovalRequest, Approver
 from nami_yaml.runners.sandbox.describe import sandbox_line
+
+# One question on the terminal at a time, whichever agent asks: two sub-agents running in parallel asked at
+# once, and one key answered the other agent's call (issue 40, item 6). The terminal is one; so is the lock.
+TERMINAL = threading.Lock()
 
 MAX_LINES_SHOWN = 60
 MAX_DIFF_SHOWN = 80  # diff lines shown before [v] is offered to see the rest
@@ -163,8 +168,8 @@ def terminal_approver(stdin: TextIO | None = None, err: TextIO | None = None,
             asked = f"{pending.source} asks" if pending.source else "it needs a yes"
             why = f"{asked}: {pending.reason}" if pending.reason else asked
             return Decision.deny(f"there is no terminal to ask on ({why})", "no approver")
-        with pause() if pause is not None else contextlib.nullcontext():
-            return ask(request)
+        with TERMINAL, pause() if pause is not None else contextlib.nullcontext():
+            return ask(request)  # the question shown is the one the key answers: the next waits its turn
 
     def ask(request: ApprovalRequest) -> bool | Decision:
         paint = terminal().err

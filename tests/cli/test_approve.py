@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import io
 import json
+import threading
+import time
 from pathlib import Path
 
 import pytest
@@ -233,3 +235,51 @@ def test_an_offer_to_rerun_unsandboxed_is_a_quiet_no_without_a_terminal(executor
     offer = ApprovalRequest(prepared(executor, "bash", {"command": "make"}), Decision.ask("rerun?", ESCALATE_SOURCE))
     assert terminal_approver(io.StringIO("y\n"), err)(offer) is False
     assert err.getvalue() == ""  # no "use --yes": --yes never answers this offer
+
+
+class SlowTerminal(Terminal):
+    """A terminal whose answer comes a while after the question: the person reads first."""
+
+    def __init__(self, answer: str, asked: threading.Event):
+        super().__init__(answer)
+        self.asked = asked
+
+    def readline(self, *args: object) -> str:
+        self.asked.set()
+        time.sleep(0.3)  # (a pause to let another thread try to ask meanwhile; nothing is timed)
+        return super().readline()
+
+
+class Screen(io.StringIO):
+    def __init__(self) -> None:
+        super().__init__()
+        self.lock = threading.Lock()
+
+    def write(self, text: str) -> int:
+        with self.lock:
+            return super().write(text)
+
+
+def test_two_agents_asking_at_once_get_one_question_at_a_time(executor: Executor) -> None:
+    """Sixth review (issue 40, item 6): two sub-agents asking at once; one 'y' approved the other's call."""
+    screen = Screen()
+    first_asked = threading.Event()
+    first = terminal_approver(stdin=SlowTerminal("y\n", first_asked), err=screen)
+    second = terminal_approver(stdin=Terminal("n\n"), err=screen)
+    answers: dict[str, object] = {}
+
+    def ask(who: str, approve: object, command: str) -> None:
+        call = prepared(executor, "bash", {"command": command})
+        answers[who] = approve(ApprovalRequest(call, Decision.ask(), agent=who))  # type: ignore[operator]
+
+    one = threading.Thread(target=ask, args=("alpha", first, "echo alpha"))
+    one.start()
+    first_asked.wait(10)
+    two = threading.Thread(target=ask, args=("beta", second, "echo beta"))
+    two.start()
+    one.join(10)
+    two.join(10)
+    assert answers == {"alpha": True, "beta": False}
+    shown = screen.getvalue()
+    # beta's question comes only after alpha's was answered: each key answers the question on screen
+    assert shown.index("sub-agent alpha asks") < shown.index("yes\n") < shown.index("sub-agent beta asks")
