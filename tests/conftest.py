@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import os
+import sys
 from pathlib import Path
 
 import pytest
@@ -11,6 +12,13 @@ import pytest
 from nami_yaml.runtime import RuntimeContext
 
 pytest_plugins = ["nami_yaml.testing.pytest_plugin"]
+
+# The tests that start `nami` by name start this interpreter's: the README's test command
+# (`.venv/bin/python -m pytest`) works in a shell that never activated the venv, and never runs another
+# nami found first on the PATH. (What activating the venv does, for the tests' processes only.)
+_BIN = str(Path(sys.executable).parent)
+if os.environ.get("PATH", "").split(os.pathsep)[:1] != [_BIN]:
+    os.environ["PATH"] = os.pathsep.join([_BIN, *filter(None, os.environ.get("PATH", "").split(os.pathsep))])
 
 
 def pytest_xdist_auto_num_workers(config: pytest.Config) -> int | None:

@@ -143,6 +143,10 @@ def test_the_doctor_example_counts_the_tools_nami_init_adds(workdir: Path, tmp_p
     the tools it says load are the ones `nami check` counts there."""
     (said,) = [line for line in console_after("nami doctor") if line.startswith("OK    tools ")]
     monkeypatch.setenv("PATH", fake_programs(tmp_path / "bin", "git", "kubectl", "terraform", "wc"))
+    # The README's shop-infra: a repository with a manifest and terraform, so init adds those three groups.
+    (workdir / ".git").mkdir()
+    write(workdir / "deploy" / "web.yaml", "apiVersion: apps/v1\nkind: Deployment\nmetadata: {name: web}\n")
+    write(workdir / "infra" / "main.tf", "terraform {}\n")
     assert nami("init", "--yes").exit_code == 0
     checked = nami("check")
     count = re.search(r"; (\d+) tools \(", checked.output)
