@@ -77,16 +77,20 @@ class StatusLine:
 
     @contextlib.contextmanager
     def paused(self) -> Iterator[None]:
-        """Nothing drawn while a question is on screen; the wait goes on afterwards."""
+        """Nothing drawn while a question is on screen; the wait goes on afterwards, without that time."""
         with self.lock:
             self._paused += 1
+            asked_at = time.monotonic()
             self._erase()
         try:
             yield
         finally:
             with self.lock:
                 self._paused -= 1
-                self._last_output = time.monotonic()
+                now = self._last_output = time.monotonic()
+                # The time a person took to answer is not the wait's: the line counts the model's and
+                # the tools' time only.
+                self._since += now - asked_at
 
     @contextlib.contextmanager
     def clear_for_output(self) -> Iterator[None]:

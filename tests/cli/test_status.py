@@ -81,3 +81,22 @@ def test_a_tool_name_from_the_model_is_shown_escaped() -> None:
     status.close()
     assert "\x1b]52" not in err.getvalue() and "\x07" not in err.getvalue() and "\u202e" not in err.getvalue()
     assert "running \\x1b]52;c;ZXZpbA==\\x07\\u202e" in err.getvalue()
+
+
+def test_the_time_at_a_question_is_not_counted(monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    """The elapsed time is the model's and the tools', not the person's answering an approval (issue 41)."""
+    import nami_yaml.cli.status as status_module
+
+    clock = [1000.0]
+    monkeypatch.setattr(status_module.time, "monotonic", lambda: clock[0])
+    err = io.StringIO()
+    status = StatusLine(err, Paint(False))
+    status.show("running bash")
+    clock[0] += 2.0
+    with status.paused():
+        clock[0] += 300.0  # five minutes at the prompt
+    clock[0] += 1.0
+    with status.lock:
+        status._tick()  # draw once, now (the clock is a fake one)
+    status.close()
+    assert "running bash · 3.0s" in err.getvalue()
