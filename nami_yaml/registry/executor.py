@@ -157,10 +157,13 @@ class Executor:
             return call
         written = [path for name in tool.writes for value in [call.arguments.get(name)]
                    for path in (value if isinstance(value, list) else [value]) if isinstance(path, str) and path]
+        # Judged from where the process writes (its cwd:), the very paths _allow_writes mounts: judging from
+        # the workspace let `cwd: docs` plus a link docs/cfg -> ~/.config/git write the git config unasked.
+        base = Path(getattr(call.invocation, "cwd", None) or self.ctx.workspace)
         plan = call.sandbox_plan()
         if plan is not None and plan.active:
             for path in written:
-                hidden = next((folder for target in write_targets(self.ctx.workspace, path)
+                hidden = next((folder for target in write_targets(base, path)
                                for folder in (*plan.hidden, *plan.sealed) if _inside(target, folder)), None)
                 if hidden is not None:
                     return ToolResult.error(f"{tool.name}: {path!r} is inside {hidden}, which the sandbox hides from "
@@ -169,11 +172,10 @@ class Executor:
 
         def reason() -> str | None:
             for path in written:
-                found = write_reason(self.ctx.workspace, path, self.ctx.protected_paths)
+                found = write_reason(base, path, self.ctx.protected_paths)
                 if found:
                     return found
-                if not all(any(_inside(target, area) for area in areas)
-                           for target in write_targets(self.ctx.workspace, path)):
+                if not all(any(_inside(target, area) for area in areas) for target in write_targets(base, path)):
                     return (f"{path!r}: outside the workspace and the writable areas (sandbox.writable), where a "
                             "write can change what runs later (a shell's start-up file, git's config, an SSH key)")
             return None

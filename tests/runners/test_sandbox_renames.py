@@ -83,3 +83,25 @@ def test_the_plan_pins_each_folder_between_the_workspace_and_a_protected_path(ct
     assert workspace not in plan.pinned  # the area itself is already its own mount
     assert {workspace / ".git" / "config", workspace / ".git" / "hooks", workspace / "ops" / "scripts",
             workspace / ".git" / "modules" / "lib" / "config"} <= set(plan.read_only)
+
+
+def test_a_missing_hooks_folder_cannot_be_created(ctx: RuntimeContext) -> None:
+    """Red team: with no .git/hooks (an empty init.templateDir), a call made one with a pre-commit."""
+    git = repository(ctx.workspace)
+    for hook in (git / "hooks").iterdir():
+        hook.unlink()
+    (git / "hooks").rmdir()
+    bash("mkdir -p .git/hooks; echo 'id' > .git/hooks/pre-commit", ctx=ctx)
+    assert not (git / "hooks" / "pre-commit").exists()
+
+
+def test_a_submodule_named_refs_or_objects_is_covered_too(ctx: RuntimeContext) -> None:
+    """Red team: a cloned repository names its own submodules; `refs` under .git/modules was skipped."""
+    git = repository(ctx.workspace)
+    for name in ("refs", "objects"):
+        (git / "modules" / name).mkdir()
+        (git / "modules" / name / "config").write_text("[core]\n")
+    bash("echo '[core] fsmonitor = id' >> .git/modules/refs/config; "
+         "echo '[core] fsmonitor = id' >> .git/modules/objects/config", ctx=ctx)
+    assert (git / "modules" / "refs" / "config").read_text() == "[core]\n"
+    assert (git / "modules" / "objects" / "config").read_text() == "[core]\n"

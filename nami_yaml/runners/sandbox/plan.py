@@ -51,7 +51,7 @@ PRIVATE_FOLDERS = (Path("/run"), Path("/var/run"))
 # What git runs or follows, in a repository's .git folder (and in each submodule's, under .git/modules):
 # read-only in a writable area, while objects, refs and the index stay writable so git keeps working.
 GIT_NAMES = ("hooks", "config", "config.worktree", "commondir")
-GIT_MODULES_DEPTH = 4  # submodules of submodules: .git/modules/a/modules/b/config
+GIT_MODULES_DEPTH = 32  # submodules of submodules: .git/modules/a/modules/b/config
 _VARIABLE = re.compile(r"\$\{?(\w+)")  # git runs what these say, also when you run git yourself later
 KIND_TOOL, KIND_BASH, KIND_SERVER, KIND_NAMI, KIND_CHECK = "tool", "bash", "mcp server", "nami", "check"
 
@@ -278,6 +278,12 @@ def _git_paths(git: Path) -> list[Path]:
         return [git]
     if not git.is_dir():
         return []
+    hooks = git / "hooks"
+    if not os.path.lexists(hooks):
+        # Made now, empty (git makes it too), so that it is mounted read-only: else a call could create
+        # .git/hooks/pre-commit for the user's next commit.
+        with contextlib.suppress(OSError):
+            os.mkdir(hooks, 0o755)
     found: list[Path] = []
     folders, depth = [git], 0
     while folders and depth <= GIT_MODULES_DEPTH:
@@ -296,10 +302,12 @@ def _subfolders(folder: Path) -> list[Path]:
     .git/modules nests them by the submodule's path (``modules/libs/a``): not behind links."""
     found = []
     for root, dirs, files in os.walk(folder):
-        dirs[:] = [d for d in dirs if not os.path.islink(os.path.join(root, d)) and d not in ("objects", "refs")]
+        dirs[:] = [d for d in dirs if not os.path.islink(os.path.join(root, d))]
         if "config" in files or "HEAD" in files:
             found.append(Path(root))
             dirs[:] = []  # its own submodules (its modules/ folder) are the next round's
+        # A submodule may be named objects or refs (a cloned repository names its own): only a git folder's
+        # own objects/ and refs/ are skipped, and the walk stops at a git folder anyway.
     return found
 
 
