@@ -38,6 +38,16 @@ def parameter_name_problem(name: str) -> str | None:
     return None
 
 
+def _refuse_dashes(name: str, value: Any) -> None:
+    """ToolError when ``value`` (or an item of it: a script may hand items on, `jq -r '.[]'`) starts with
+    '-', also after leading white space (an unquoted "$path" drops it)."""
+    for item in value if isinstance(value, list) else [value]:
+        text = scalar_text(item) if not isinstance(item, (dict, list)) else ""
+        if text.lstrip().startswith("-"):
+            raise ToolError(f"value {text[:40]!r} of parameter '{name}' starts with '-' and would be read as an "
+                            "option by the programs the script runs; pass a value that does not start with '-'")
+
+
 @dataclass(frozen=True)
 class ScriptRunner:
     script: str
@@ -54,13 +64,11 @@ class ScriptRunner:
             # is chosen by the model: XDG_CONFIG_HOME, KUBECONFIG or SHELLOPTS+PS4 would let it steer the
             # programs the script runs, so extra keys arrive in $NAMI_ARGS only.
             if name in self.declared:
-                call_env[name] = text = scalar_text(value)
+                call_env[name] = scalar_text(value)
                 # The dash rule of command: tools, for what a script hands on: `find "$path"` reads
                 # path=-ls as an option whatever the quoting. A target's vars are the project's own.
-                if text.startswith("-") and name not in self.allow_dash and not name.startswith(TARGET_PREFIX):
-                    raise ToolError(f"value {text[:40]!r} of parameter '{name}' starts with '-' and would be read "
-                                    "as an option by the programs the script runs; pass a value that does not "
-                                    "start with '-'")
+                if name not in self.allow_dash and not name.startswith(TARGET_PREFIX):
+                    _refuse_dashes(name, value)
         call_env[ARGS_VARIABLE] = json.dumps(args, ensure_ascii=False, sort_keys=True)
         if any("\x00" in value for value in call_env.values()):
             raise ToolError("a value contains a NUL byte, which cannot be passed in an environment variable")

@@ -105,3 +105,13 @@ def test_a_submodule_named_refs_or_objects_is_covered_too(ctx: RuntimeContext) -
          "echo '[core] fsmonitor = id' >> .git/modules/objects/config", ctx=ctx)
     assert (git / "modules" / "refs" / "config").read_text() == "[core]\n"
     assert (git / "modules" / "objects" / "config").read_text() == "[core]\n"
+
+
+def test_a_git_folder_behind_a_link_is_protected_where_it_lies(ctx: RuntimeContext) -> None:
+    """Red team: with .git a link (to repo.git in the workspace), its config was writable."""
+    real = ctx.workspace / "repo.git"
+    subprocess.run(["git", "init", "-q", "--bare", str(real)], check=True)
+    (ctx.workspace / ".git").symlink_to(real)
+    before = (real / "config").read_text()
+    bash("echo '[core] fsmonitor = id' >> .git/config; echo '[core] fsmonitor = id' >> repo.git/config", ctx=ctx)
+    assert (real / "config").read_text() == before

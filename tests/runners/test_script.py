@@ -257,3 +257,12 @@ def test_host_env_false_keeps_the_hosts_variables_from_a_tool(ctx: RuntimeContex
     assert not {"HOME", "MY_TOKEN_SETTING", "USER", "XDG_CONFIG_HOME"} & names
     everything = set(run(ctx, text.replace("host_env: false\n", ""), {}).content.split())
     assert "HOME" in everything  # by default a tool sees the host's variables (secrets scrubbed)
+
+
+def test_the_dash_rule_holds_for_items_and_after_white_space(ctx: RuntimeContext) -> None:
+    """Red team: an array's items (`jq -r '.[]'`) and " -la" (an unquoted "$path" drops the space) passed."""
+    text = FIND.replace("    offset: {type: integer}", "    offset: {type: integer}\n    more: {type: array, items: {type: string}}")
+    assert not run(ctx, text, {"path": " -ls"}).ok
+    refused = run(ctx, text, {"path": "a", "more": ["b", "-delete"]})
+    assert not refused.ok and "'-delete'" in refused.content
+    assert run(ctx, text, {"path": "a", "more": ["b", "c-d"]}).ok

@@ -272,8 +272,10 @@ def _git_paths(git: Path) -> list[Path]:
     """What git runs or follows in the workspace's repository: .git itself where it is a file (a linked
     worktree's or a submodule's ``gitdir:`` pointer), else the GIT_NAMES in .git and in each submodule's
     folder under .git/modules."""
-    if git.is_symlink() or not os.path.lexists(git):
+    if not os.path.lexists(git):
         return []
+    if git.is_symlink():  # what it points to is the repository git uses: protected where it is writable
+        git = Path(os.path.realpath(git))
     if git.is_file():
         return [git]
     if not git.is_dir():
