@@ -115,3 +115,14 @@ def test_a_git_folder_behind_a_link_is_protected_where_it_lies(ctx: RuntimeConte
     before = (real / "config").read_text()
     bash("echo '[core] fsmonitor = id' >> .git/config; echo '[core] fsmonitor = id' >> repo.git/config", ctx=ctx)
     assert (real / "config").read_text() == before
+
+
+def test_planning_makes_no_folder_where_a_git_link_points_outside(ctx: RuntimeContext, tmp_path: Path) -> None:
+    """The empty .git/hooks nami makes (to mount it read-only) is made only in the workspace's own
+    repository: a .git link a call planted must not get nami, unsandboxed, to make folders elsewhere."""
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    (elsewhere / "HEAD").write_text("ref: refs/heads/main\n")
+    (ctx.workspace / ".git").symlink_to(elsewhere)
+    plan_for(ctx, SandboxNeeds())
+    assert not (elsewhere / "hooks").exists()

@@ -256,7 +256,7 @@ def _protected_inside(protected: ProtectedPaths, workspace: Path, areas: list[Pa
     a writable area. Protected paths are kept case-folded; the real names are found on disk."""
     if not areas:
         return []
-    found = _git_paths(workspace / ".git")
+    found = _git_paths(workspace / ".git", workspace)
     for key in (*protected.files, *protected.folders):
         for area in areas:
             folded = str(area).casefold()
@@ -268,7 +268,7 @@ def _protected_inside(protected: ProtectedPaths, workspace: Path, areas: list[Pa
     return [p for p in found if any(_inside(p, area) and p != area for area in areas)]
 
 
-def _git_paths(git: Path) -> list[Path]:
+def _git_paths(git: Path, workspace: Path) -> list[Path]:
     """What git runs or follows in the workspace's repository: .git itself where it is a file (a linked
     worktree's or a submodule's ``gitdir:`` pointer), else the GIT_NAMES in .git and in each submodule's
     folder under .git/modules."""
@@ -281,7 +281,9 @@ def _git_paths(git: Path) -> list[Path]:
     if not git.is_dir():
         return []
     hooks = git / "hooks"
-    if not os.path.lexists(hooks):
+    # Only in a repository of the workspace's own: a .git link a call made must not get nami to make a
+    # folder wherever it points, outside any sandbox.
+    if not os.path.lexists(hooks) and _inside(git, workspace) and (git / "HEAD").is_file():
         # Made now, empty (git makes it too), so that it is mounted read-only: else a call could create
         # .git/hooks/pre-commit for the user's next commit.
         with contextlib.suppress(OSError):
