@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import io
+import types
 import time
 
 from nami_yaml.cli.status import CLEAR, StatusLine, elapsed
@@ -88,7 +89,8 @@ def test_the_time_at_a_question_is_not_counted(monkeypatch) -> None:  # type: ig
     import nami_yaml.cli.status as status_module
 
     clock = [1000.0]
-    monkeypatch.setattr(status_module.time, "monotonic", lambda: clock[0])
+    # The status line's own clock only (a fake one), not the time module the rest of the process reads.
+    monkeypatch.setattr(status_module, "time", types.SimpleNamespace(monotonic=lambda: clock[0]))
     err = io.StringIO()
     status = StatusLine(err, Paint(False))
     status.show("running bash")
