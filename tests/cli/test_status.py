@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 import io
-import types
 import time
+import types
 
 from nami_yaml.cli.status import CLEAR, StatusLine, elapsed
 from nami_yaml.cli.style import Paint
