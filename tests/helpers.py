@@ -37,6 +37,12 @@ def fake_programs(folder: Path, *names: str) -> str:
     return f"{folder}{os.pathsep}/nonexistent"
 
 
+def programs_on_path(folder: Path, *names: str) -> str:
+    """The PATH with executables ``names`` (doing nothing) in ``folder`` first: for a test whose output
+    names what a missing program would change (`nami check`'s "not found on PATH"), on machines without it."""
+    return f"{fake_programs(folder, *names).split(os.pathsep)[0]}{os.pathsep}{os.environ.get('PATH', '')}"
+
+
 def without_sandbox_notice(text: str) -> str:
     """Output as it is where the sandbox works: the notice a run gives once where bubblewrap cannot
     (nami_yaml/runners/sandbox/notice.py) taken out, so a test of other output holds on both machines."""

@@ -12,7 +12,7 @@ import pytest
 
 from nami_yaml.cli import init as init_module
 from nami_yaml.testing import FakeOpenAIServer, call, text, tool_calls
-from tests.helpers import fake_programs, nami, run_nami, write
+from tests.helpers import fake_programs, nami, programs_on_path, run_nami, write
 
 ROOT = Path(__file__).resolve().parents[2]
 CONSOLE = re.compile(r"^```console\n(.*?)^```", re.S | re.M)
@@ -57,7 +57,8 @@ def test_the_offline_recipe_answers_as_the_readme_shows(workdir: Path) -> None:
         assert server.stdout is not None
         url = server.stdout.readline().strip()
         assert re.fullmatch(r"http://127\.0\.0\.1:\d+/v1", url)
-        environment = {"NAMI_BASE_URL": url}
+        # jq on the PATH (doctor checks the library's programs), as on the README's machine
+        environment = {"NAMI_BASE_URL": url, "PATH": programs_on_path(workdir.parent / "bin", "jq")}
         doctor = run_nami(None, "doctor", cwd=workdir, env=environment)  # passes before trust, as $NAMI_BASE_URL
         assert nami("trust", "--yes").exit_code == 0  # chose the endpoint, not agent.yaml
         ran = run_nami(None, "run", "hello", cwd=workdir, env=environment)

@@ -18,6 +18,7 @@ from nami_yaml.config.trust import remember, trust_state
 from nami_yaml.doctor import FAIL, OK, WARN, Check, run_doctor
 from nami_yaml.project_request import ProjectRequest
 from nami_yaml.testing import FakeOpenAIServer, call, error, text, tool_calls
+from tests.helpers import programs_on_path
 from tests.local_http import QuietHandler, serving
 
 KEY = "sk-test-0123456789abcdef"
@@ -79,6 +80,7 @@ def test_the_readmes_offline_recipe_passes_with_a_warning(workdir: Path, monkeyp
     endpoint the environment chose is checked before trust, and a local server that lists other names
     (the fake server, llama.cpp, which answer any) is a warning naming them, not a failure."""
     assert CliRunner().invoke(cli, ["init", "--library", "jq"]).exit_code == 0
+    monkeypatch.setenv("PATH", programs_on_path(workdir.parent / "bin", "jq"))  # doctor checks jq is there
     with FakeOpenAIServer() as server:
         monkeypatch.setenv("NAMI_BASE_URL", server.base_url)
         result = CliRunner().invoke(cli, ["doctor"])

@@ -11,6 +11,7 @@ from pathlib import Path
 import pytest
 
 from nami_yaml.agent.hooks import Decision
+from tests.helpers import programs_on_path
 
 Decide = Callable[..., Decision]
 
@@ -180,10 +181,12 @@ rules:
 """
 
 
-def test_nami_check_explains_rule_mistakes_with_positions(workdir: Path, write_rules: Callable[..., None]) -> None:
+def test_nami_check_explains_rule_mistakes_with_positions(workdir: Path, write_rules: Callable[..., None],
+                                                          tmp_path: Path) -> None:
     write_rules("")
     (workdir / "agent.yaml").write_text(BROKEN)
-    result = subprocess.run(["nami", "check"], cwd=workdir, capture_output=True, text=True)
+    env = {**os.environ, "PATH": programs_on_path(tmp_path / "bin", "kubectl")}  # not "kubectl not found"
+    result = subprocess.run(["nami", "check"], cwd=workdir, capture_output=True, text=True, env=env)
     assert result.returncode == 1
     lines = result.stderr.splitlines()
     rule_mistakes = [
@@ -204,7 +207,7 @@ def test_nami_check_explains_rule_mistakes_with_positions(workdir: Path, write_r
                      "agent.yaml:18:15: $.rules[5].decision: \"maybe\" is not one of: \"allow\", \"ask\", \"deny\"",
                      rule_mistakes[5], "6 problems and 1 warning found"]
     (workdir / "agent.yaml").write_text(BROKEN.replace("    decision: maybe\n", "    decision: ask\n"))
-    lines = subprocess.run(["nami", "check"], cwd=workdir, capture_output=True, text=True).stderr.splitlines()
+    lines = subprocess.run(["nami", "check"], cwd=workdir, capture_output=True, text=True, env=env).stderr.splitlines()
     assert lines == [*rule_mistakes, "5 problems and 1 warning found"]
 
 
