@@ -69,6 +69,7 @@ class Agent:
                         agent=self.lineage.name if parent is not None else None)
         self.guard = Guards(project, asking, via=options.via, dry_run=options.dry_run, session_id=options.session_id,
                             on_error=lambda message: self.bus(ErrorEvent(message)),
+                            on_notice=lambda message: self.bus(NoticeEvent(message)),
                             before_tool=[*options.before_tool, *self.lineage.layers], agent=self.lineage.name,
                             parent_session=parent.session_id if parent is not None else None)
         economy = token_economy(project.settings, model, self.bus)

@@ -26,6 +26,7 @@ from nami_yaml.agent.hooks import (
     strictest_opinion,
 )
 from nami_yaml.agent.toolbox import PreparedCall, Toolbox
+from nami_yaml.app.change_watch import ChangeWatch, watch_for
 from nami_yaml.app.dry_run import DryRun
 from nami_yaml.app.escalate import offer
 from nami_yaml.app.project import Project
@@ -87,7 +88,8 @@ class Guards:
     def __init__(self, project: Project, asking: Asking = Asking(), *, via: str = "api", dry_run: bool = False,
                  session_id: str | None = None, on_error: Callable[[str], None] | None = None,
                  client: str | None = None, by_hand: bool = False, before_tool: Sequence[BeforeTool] = (),
-                 agent: str | None = None, parent_session: str | None = None):
+                 agent: str | None = None, parent_session: str | None = None,
+                 on_notice: Callable[[str], None] | None = None):
         self.policy = project_policy(project)
         self.fallback: Fallback | None = by_hand_fallback(self.policy) if by_hand else None
         self.before_tool = list(before_tool)
@@ -97,6 +99,9 @@ class Guards:
         # A dry run records nothing in the audit log: nothing runs.
         self.audit = None if dry_run else open_audit(project, via=via, session=self._session_id, on_error=on_error,
                                                      client=client, agent=agent, parent_session=parent_session)
+        # What a call may not change for later ones, looked at again after each call (app/change_watch.py).
+        self.watch: ChangeWatch | None = None if dry_run else watch_for(project)
+        self.on_notice = on_notice or on_error
         # --yes answers for nobody: a rerun without the sandbox is only ever a person's own yes.
         self.approve = asking.approve
         self.person_present = asking.approve is not None and not asking.assume_yes and not dry_run
@@ -119,6 +124,7 @@ class Guards:
     def decide(self, call: PreparedCall) -> Decision:
         """The strictest opinion of the policy, the extra guards and the audit log (which denies every call
         once it cannot record them). A guard that fails denies."""
+        call = self.marked(call)
         policy = self.policy.decide(call, self.fallback).decision
         extra = [*self.before_tool, *([self.audit.before_tool] if self.audit is not None else [])]
         decided = strictest_opinion(extra, call, given=[policy])
@@ -135,6 +141,10 @@ class Guards:
         if decision.action != "ask":
             return decision, None
         return answer(self.asker, call, decision)[0], decision
+
+    def marked(self, call: PreparedCall) -> PreparedCall:
+        """The call as it is decided: an exec call where the code its tool runs changed during the session."""
+        return self.watch.mark(call) if self.watch is not None else call
 
     def record(self, record: CallRecord) -> None:
         """After a call (run, refused or invalid): its audit line, or its entry in the dry run."""
@@ -166,6 +176,9 @@ class Guards:
             recorders.append(self.audit.after_tool)
         if self.dry_run is not None:
             recorders.append(self.dry_run.record)
+        if self.watch is not None:
+            watch, notice = self.watch, self.on_notice
+            recorders.append(lambda record: watch.after_call(record, notice))
         return recorders
 
 
