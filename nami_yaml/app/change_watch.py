@@ -61,6 +61,12 @@ def identity(path: Path) -> Identity | None:
     return info.st_dev, info.st_ino, info.st_mode, info.st_size, info.st_mtime_ns, info.st_ctime_ns
 
 
+def _same(before: os.stat_result, now: os.stat_result) -> bool:
+    """The same folder with the same entries: an entry added, removed or renamed changes its times."""
+    return (before.st_ino == now.st_ino and before.st_dev == now.st_dev and before.st_mtime_ns == now.st_mtime_ns
+            and before.st_ctime_ns == now.st_ctime_ns)
+
+
 # -- git ------------------------------------------------------------------------------------------------
 
 
@@ -123,13 +129,14 @@ class FolderIndex:
     (an entry added, removed or renamed changes its times): where ``.git`` entries are."""
 
     def __init__(self, root: Path):
-        self.root = root
-        self._folders: dict[Path, tuple[Identity | None, tuple[str, ...], bool]] = {}
+        self.root = str(root)
+        # Folders as strings: this runs after every call, and pathlib's objects cost more than the lstat.
+        self._folders: dict[str, tuple[os.stat_result | None, tuple[str, ...], bool]] = {}
         self.complete = True
 
     def git_entries(self) -> set[Path]:
         found: set[Path] = set()
-        listed: dict[Path, tuple[Identity | None, tuple[str, ...], bool]] = {}
+        listed: dict[str, tuple[os.stat_result | None, tuple[str, ...], bool]] = {}
         pending = [self.root]
         self.complete = True
         while pending:
@@ -137,21 +144,24 @@ class FolderIndex:
             if len(listed) >= MAX_FOLDERS:
                 self.complete = False
                 break
-            now = identity(folder)
+            try:
+                now: os.stat_result | None = os.lstat(folder)
+            except OSError:
+                now = None
             known = self._folders.get(folder)
-            if known is not None and known[0] == now:
+            if known is not None and known[0] is not None and now is not None and _same(known[0], now):
                 subfolders, has_git = known[1], known[2]
             else:
                 subfolders, has_git = self._list(folder)
             listed[folder] = (now, subfolders, has_git)
             if has_git:
-                found.add(folder / ".git")
-            pending.extend(folder / name for name in subfolders)
+                found.add(Path(folder, ".git"))
+            pending.extend(os.path.join(folder, name) for name in subfolders)
         self._folders = listed
         return found
 
     @staticmethod
-    def _list(folder: Path) -> tuple[tuple[str, ...], bool]:
+    def _list(folder: str) -> tuple[tuple[str, ...], bool]:
         subfolders: list[str] = []
         has_git = False
         try:
