@@ -37,7 +37,7 @@ class Decider:
 
     def __init__(self, project: Project, *, by_hand: bool = False):
         # A dry run's guards: the same policy and fallback, no audit log (nothing runs, so nothing is recorded).
-        self.guards = Guards(project, dry_run=True, by_hand=by_hand)
+        self.guards = Guards(project, dry_run=True, by_hand=by_hand, run_hooks=False)  # nothing runs here
         self.executor = project.executor()
 
     def __call__(self, tool: str, arguments: dict[str, Any]) -> Decision | str:
