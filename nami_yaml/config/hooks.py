@@ -61,11 +61,11 @@ class HookSpec:
 def hook_specs(effective: Effective) -> tuple[HookSpec, ...]:
     """Every hook of every config file read, in the order the files were layered (computed once)."""
     if "hooks" not in effective.memo:
-        effective.memo["hooks"] = tuple(spec for config in effective.files for spec in _of(config))
+        effective.memo["hooks"] = tuple(spec for config in effective.files for spec in hooks_of(config))
     return effective.memo["hooks"]
 
 
-def _of(config: ConfigFile) -> list[HookSpec]:
+def hooks_of(config: ConfigFile) -> list[HookSpec]:
     hooks = config.data.get("hooks")
     if not isinstance(hooks, Mapping):
         return []

@@ -17,7 +17,8 @@ from nami_yaml.config.settings import load_settings
 from nami_yaml.config.trust import trust_state
 from nami_yaml.policy.approval import ApprovalRequest
 from nami_yaml.project_request import ProjectRequest
-from nami_yaml.testing import FakeOpenAIServer, call, text, tool_calls
+from nami_yaml.spec.validate import validator
+from nami_yaml.testing import FakeOpenAIServer, ScriptedModel, call, text, tool_calls
 from tests.helpers import nami
 from tests.programs import need, need_bwrap
 
@@ -95,6 +96,7 @@ def test_the_hook_gets_claude_codes_input(sandboxed: Path) -> None:
     assert given["hook_event_name"] == "PreToolUse" and given["tool_name"] == "bash"
     assert given["tool_input"] == {"command": "echo hi"} and given["cwd"] == str(sandboxed)
     assert given["session_id"]
+    assert list(validator("hook-input").iter_errors(given)) == []
 
 
 def test_a_hooks_allow_does_not_skip_the_question_the_rules_ask(sandboxed: Path) -> None:
@@ -235,3 +237,54 @@ def test_nami_policy_test_runs_no_hook(workdir: Path, temp_home: Path) -> None:
     decision = decide("bash", {"command": "echo"})
     assert not isinstance(decision, str) and decision.action == "ask"  # the rules' answer, no hook's
     assert not marker.exists()
+
+
+def test_the_published_hook_schemas(workdir: Path, temp_home: Path) -> None:
+    shown = json.loads(nami("schema", "hook-output").output)
+    assert shown["properties"]["hookSpecificOutput"]["properties"]["permissionDecision"]["enum"] == [
+        "allow", "deny", "ask"]
+    answer = {"hookSpecificOutput": {"hookEventName": "PreToolUse", "permissionDecision": "deny",
+                                     "permissionDecisionReason": "no"}}
+    assert list(validator("hook-output").iter_errors(answer)) == []
+    assert list(validator("hook-output").iter_errors({"decision": "maybe"}))
+    assert json.loads(nami("schema", "hook-input").output)["required"] == ["session_id", "cwd", "hook_event_name"]
+
+
+def test_a_subagent_stop_hook_sends_the_named_agent_back_and_stop_is_the_parents(sandboxed: Path) -> None:
+    need("jq")
+    script(sandboxed / "hooks" / "sub.sh", "#!/bin/sh\nif jq -e .stop_hook_active >/dev/null; then exit 0; fi\n"
+           "echo 'cite the file you read' >&2; exit 2\n")
+    (sandboxed / "agent.yaml").write_text(
+        "tools: {builtin: [read_file]}\nagents:\n  reviewer:\n    description: Reviews.\n    tools: [read_file]\n"
+        "hooks:\n  SubagentStop:\n    - {command: [./hooks/sub.sh]}\n")
+    with FakeOpenAIServer() as server:
+        server.add_task("[p]", tool_calls(call("agent__reviewer", {"task": "[c] review"})), text("All good."))
+        server.add_task("[c]", text("fine"), text("fine: app.py line 3"))
+        outcome = Agent.from_config(base_url=server.base_url, model="m", trust=True).run("[p] get it reviewed")
+        child = [r for r in server.requests if "[c]" in r["messages"][1]["content"]]
+    assert outcome.final_text == "All good."  # the parent's Stop ran no hook: there is none
+    assert child[1]["messages"][-1] == {"role": "user", "content": "cite the file you read"}
+
+
+def test_a_pre_compact_hook_is_told_before_the_history_is_compacted(sandboxed: Path) -> None:
+    need("jq")
+    script(sandboxed / "hooks" / "compact.sh",
+           "#!/bin/sh\njq -c '{systemMessage: (\"compacting: \" + .trigger)}'\n")
+    (sandboxed / "agent.yaml").write_text(
+        "model: {provider: custom, name: m, base_url: http://127.0.0.1:9/v1, context_window: 3000}\n"
+        "compaction: {keep_recent: 700, reserve: 500}\nhooks:\n  PreCompact:\n    - {command: [./hooks/compact.sh]}\n")
+    events: list[Event] = []
+    model = ScriptedModel([text("answer 1"), text("answer 2"), text("summary"), text("answer 3")])
+    agent = Agent.from_config("agent.yaml", client=model, trust=True, on_event=events.append)
+    for n in (1, 2, 3):
+        agent.run(f"task {n}: " + f"{n}" * 3000)
+    assert "compacting: threshold" in notices(events)
+
+
+def test_the_trust_summary_lists_each_hook_as_it_runs(workdir: Path, temp_home: Path) -> None:
+    script(workdir / "hooks" / "guard.sh", "#!/bin/sh\nexit 0\n")
+    project(workdir, "  PreToolUse:\n    - {matcher: bash, command: [./hooks/guard.sh, --strict], "
+                     "sandbox: {network: true}}\n")
+    shown = nami("trust", "--summary").output
+    assert f'runs hook PreToolUse for \'bash\': ["{workdir / "hooks" / "guard.sh"}", "--strict"], ' \
+           f'sandbox {{"network": true}}' in shown
