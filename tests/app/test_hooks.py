@@ -288,3 +288,13 @@ def test_the_trust_summary_lists_each_hook_as_it_runs(workdir: Path, temp_home: 
     shown = nami("trust", "--summary").output
     assert f'runs hook PreToolUse for \'bash\': ["{workdir / "hooks" / "guard.sh"}", "--strict"], ' \
            f'sandbox {{"network": true}}' in shown
+
+
+def test_nami_policy_test_says_the_hooks_did_not_run(workdir: Path, temp_home: Path) -> None:
+    marker = workdir / "ran"
+    script(workdir / "hooks" / "mark.sh", f"#!/bin/sh\ntouch {marker}\nexit 2\n")
+    project(workdir, "  PreToolUse:\n    - {command: [./hooks/mark.sh]}\n",
+            extra="policy_tests:\n  - {call: {tool: bash, args: {command: ls}}, expect: ask}\n")
+    result = nami("policy", "test")
+    assert "1 passed" in result.output and "1 PreToolUse hook not run here" in result.output
+    assert not marker.exists()
