@@ -328,8 +328,13 @@ class ChangeWatch:
                 report(message)
 
     def _check_git(self, undo: bool, tool: str) -> list[str]:
+        complete_before = self._folders.complete
         now = self._git_files() | set(self._git)
         messages: list[str] = []
+        if complete_before and not self._folders.complete:
+            # Folders past the limit could hide a planted .git: say so rather than pass in silence.
+            messages.append(f"after {tool} the workspace holds more than {MAX_FOLDERS:,} folders: nami did not "
+                            "look in all of them for a .git a call may have planted (find . -name .git)")
         for path in sorted(now):
             kept = self._git.get(path, Kept(None))
             current = identity(path)
