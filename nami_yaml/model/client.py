@@ -343,6 +343,9 @@ class OpenAIChatModel:
             text = f"rate limited (429) at {where} after {_retries(retried)}: {detail}; wait and try again"
         elif status in (400, 413, 422) and _context_length(status, exc.body, detail):
             return self._overflow(status, exc.body, detail, request)
+        elif "requires --jinja" in detail:  # llama-server started without it refuses every request with tools
+            text = (f"{where} takes no tools as it was started ({status}): {detail}; start llama-server with --jinja "
+                    "(docs/config.md: Local models with llama.cpp)")
         elif status in (400, 413, 422):
             text = f"request rejected ({status}) by {where}: {detail}"
         elif status >= 500:

@@ -123,6 +123,7 @@ def test_missing_key_is_reported_before_any_request() -> None:
                                                                   "400)", "send less"]),
     (429, "Rate limit reached", ["rate limited (429)", "after 0 retries", "Rate limit reached"]),
     (403, "forbidden", ["permission denied (403)"]),
+    (500, "tools param requires --jinja flag", ["takes no tools as it was started (500)", "start llama-server with --jinja"]),
 ])
 def test_status_errors_explain_what_to_do(status: int, message: str, expected: list[str]) -> None:
     with FakeOpenAIServer([error(status, message)]) as srv, pytest.raises(ModelError) as exc:
