@@ -192,14 +192,17 @@ def _leave_hosted_preset(values: dict[str, Any], sources: dict[str, str], provid
     """The endpoint is not ``provider``'s own: what the preset knows of that host (its list prices, its context
     window, its key variable, which would send the provider's key elsewhere) does not apply; the provider is
     ``custom``. What remains of the preset: the model name, when nothing else gave one (a local server
-    answers any), and, for a remote endpoint the provider was chosen for (a proxy of it), its quirks, which
-    describe the protocol; a local server gets the default quirks."""
-    chosen = sources.get("model.provider") != "default"
+    answers any), and its quirks, which describe the protocol, where the provider was chosen for this
+    endpoint: in the same place as the URL (a proxy of OpenAI's API on localhost), or for a remote one. Where
+    only the URL was changed to a local server ($NAMI_BASE_URL over `nami init`'s DeepSeek section), or
+    nobody chose the provider, the default quirks."""
     local = _host(values["model"]["base_url"]) in LOCAL_HOSTS
+    chosen_here = sources.get("model.provider") != "default" and (
+        sources.get("model.provider") == sources.get("model.base_url") or not local)
     _set(values, sources, "model.provider", "custom",
          f"{sources.get('model.base_url', 'model.base_url')}: not the {provider} endpoint")
     kept: dict[str, Any] = {"model": preset.get("model")}
-    if chosen and not local:
+    if chosen_here:
         kept["quirks"] = preset["quirks"]
     return kept
 

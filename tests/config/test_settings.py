@@ -258,6 +258,14 @@ def test_a_remote_endpoint_keeps_the_chosen_providers_protocol(temp_home: Path, 
     assert effective.get("model.quirks")["max_tokens_field"] == "max_completion_tokens"
 
 
+def test_a_local_proxy_chosen_with_its_provider_keeps_the_protocol(temp_home: Path, workdir: Path) -> None:
+    # provider and base_url in one file: OpenAI's API through a proxy on localhost (LiteLLM, say).
+    write(workdir / "agent.yaml", "model: {provider: openai, base_url: 'http://127.0.0.1:4000/v1'}\n")
+    effective = load_settings(ProjectRequest(env=env_for(temp_home), cwd=workdir))
+    assert effective.model.provider == "custom" and effective.model.pricing is None
+    assert effective.get("model.quirks")["response_format"] == "json_schema"
+
+
 def test_the_providers_own_endpoint_keeps_its_preset(temp_home: Path, workdir: Path) -> None:
     env = env_for(temp_home, NAMI_BASE_URL="https://api.deepseek.com/v1")
     effective = load_settings(ProjectRequest(env=env, cwd=workdir))
