@@ -69,7 +69,8 @@ def check_placeholders(draft: ToolDraft, where: tuple[str | int, ...], template:
             declared = ", ".join(draft.properties) or "none"
             hint = did_you_mean(name, list(draft.properties))
             draft.error(where, f"placeholder {{{name}}} names no parameter (declared: {declared})" + (
-                hint or f"; braces are escaped by doubling: write {{{{{name}}}}} for the program to get {{{name}}}"))
+                hint or f"; or, for the program to get {{{name}}} itself, write {{{{{name}}}}} (braces are escaped "
+                        "by doubling)"))
     return names
 
 

@@ -27,8 +27,8 @@ def problems(workdir: Path, text: str) -> list[str]:
     ('[docker, inspect, -f, "{{json .Config}}", x]', "the program gets {json .Config}"),
     ('[kubectl, get, pods, -o, "go-template={{range .items}}{{.metadata.name}}{{end}}"]', "the program gets {range"),
     ('[curl, -w, "%{http_code}", "https://example.org"]',
-     "placeholder {http_code} names no parameter (declared: none); braces are escaped by doubling: write "
-     "{{http_code}} for the program to get {http_code}"),
+     "placeholder {http_code} names no parameter (declared: none); or, for the program to get {http_code} "
+     "itself, write {{http_code}} (braces are escaped by doubling)"),
 ])
 def test_an_escape_that_plainly_meant_another_template_is_an_error(workdir: Path, command: str, said: str) -> None:
     found = problems(workdir, f"command: {command}\n")
