@@ -133,7 +133,22 @@ def test_mode_read_only_keeps_the_workspace_as_it_is(ctx: RuntimeContext) -> Non
 
 # -- reading -----------------------------------------------------------------------------------------------
 
-def test_credentials_show_nothing(ctx: RuntimeContext, temp_home: Path) -> None:
+def test_the_home_folder_is_empty_but_for_what_a_call_declares(ctx: RuntimeContext, temp_home: Path) -> None:
+    (temp_home / "notes.txt").write_text("NOTES\n")
+    (temp_home / ".pgpass").write_text("db:5432:*:me:PG-SECRET\n")  # on no list: hidden with the rest of home
+    (temp_home / ".config" / "tool").mkdir(parents=True)
+    (temp_home / ".config" / "tool" / "settings").write_text("DECLARED\n")
+    result = bash("cat ~/notes.txt ~/.pgpass; ls -A ~; echo x > ~/planted", ctx=ctx)
+    assert "NOTES" not in result.content and "PG-SECRET" not in result.content
+    assert not (temp_home / "planted").exists() and "Read-only file system" in result.content
+    # The first thing refused is named, with the key that shows it.
+    assert "~/notes.txt is in the home folder, which the sandbox hides" in result.content
+    assert "sandbox: {reads: [~/notes.txt]}" in result.content
+    declared = bash("cat ~/.config/tool/settings; cat ~/notes.txt", ctx=with_sandbox(ctx, reads=("~/.config/tool",)))
+    assert "DECLARED" in declared.content and "NOTES" not in declared.content
+
+
+def test_credentials_show_nothing_even_where_home_is_shown(ctx: RuntimeContext, temp_home: Path) -> None:
     (temp_home / ".ssh").mkdir()
     (temp_home / ".ssh" / "id_ed25519").write_text("SSH-SECRET\n")
     (temp_home / ".aws").mkdir()
@@ -143,11 +158,20 @@ def test_credentials_show_nothing(ctx: RuntimeContext, temp_home: Path) -> None:
     (temp_home / ".docker" / "config.json").write_text('{"auths": {"x": {"auth": "DOCKER-SECRET"}}}')
     (temp_home / "notes.txt").write_text("not a secret\n")
     result = bash("cat ~/notes.txt; cat ~/.ssh/id_*; cat ~/.aws/credentials; cat ~/.netrc ~/.docker/config.json; "
-                  "ls -A ~/.ssh ~/.aws; wc -c < ~/.netrc", ctx=ctx)
-    assert "not a secret" in result.content  # the home folder itself is there, read-only
+                  "ls -A ~/.ssh ~/.aws; wc -c < ~/.netrc", ctx=with_sandbox(ctx, reads=("~",)))
+    assert "not a secret" in result.content  # the home folder, declared whole, is there read-only
     for secret in ("SSH-SECRET", "AWS-SECRET", "NETRC-SECRET", "DOCKER-SECRET", "id_ed25519", "credentials\n"):
         assert secret not in result.content, result.content
     assert "\n0\n" in result.content + "\n"  # a hidden file is an empty file
+
+
+def test_a_file_a_credential_variable_names_is_hidden_wherever_it_is(ctx: RuntimeContext) -> None:
+    (ctx.workspace / "creds.ini").write_text("[default]\naws_secret_access_key = AWS-SECRET\n")
+    (ctx.workspace / "other.ini").write_text("PLAIN\n")
+    named = replace(ctx, host_env={**ctx.host_env, "AWS_SHARED_CREDENTIALS_FILE": str(ctx.workspace / "creds.ini")})
+    result = bash("cat creds.ini other.ini", ctx=named)
+    assert "AWS-SECRET" not in result.content and "PLAIN" in result.content
+    assert "AWS-SECRET" in bash("cat creds.ini", ctx=ctx).content  # named by no variable: a workspace file
 
 
 def test_a_tool_reads_what_it_declares_and_no_more(ctx: RuntimeContext, temp_home: Path) -> None:
@@ -390,7 +414,7 @@ def test_an_entry_point_runs_in_a_sandboxed_child(ctx: RuntimeContext, temp_home
     (folder / "probe_mod.py").write_text(
         "import os\nfrom pathlib import Path\n\n"
         "def probe(ctx):\n"
-        "    seen = [p.name for p in Path(os.path.expanduser('~/.ssh')).iterdir()]\n"
+        "    seen = os.path.exists(os.path.expanduser('~/.ssh/id_rsa'))\n"
         "    try:\n        Path('/var/tmp/nami-entry-%d' % os.getpid()).write_text('x')\n        wrote = True\n"
         "    except OSError as exc:\n        wrote = exc.strerror\n"
         "    (ctx.workspace / 'done').write_text('yes')\n"
@@ -398,7 +422,7 @@ def test_an_entry_point_runs_in_a_sandboxed_child(ctx: RuntimeContext, temp_home
     executor = tools(ctx, "name: probe\ndescription: d\nentrypoint: probe_mod:probe\n")
     result = executor.execute("probe", {})
     assert result.ok, result.content
-    assert '"ssh": []' in result.content and "Read-only file system" in result.content
+    assert '"ssh": false' in result.content and "Read-only file system" in result.content
     assert (ctx.workspace / "done").read_text() == "yes"
 
 
