@@ -214,3 +214,19 @@ def test_a_program_denied_by_name_is_masked_in_the_bash_calls_of_the_project(pro
     assert line["plan"]["sandbox"]["home"] == "hidden"
     assert any(path.endswith("/rm") for path in line["plan"]["sandbox"]["masked"])  # git push: line reading only
     assert not any("git" in path for path in line["plan"]["sandbox"]["masked"])
+
+
+def test_a_writes_destination_with_a_tilde_is_judged_in_the_home_folder_too(project: Path, temp_home: Path) -> None:
+    """`~/report.txt` was judged as ./~/report.txt (inside the workspace: no question under write: allow),
+    while a program expanding ~ itself (eval, expanduser) writes the home folder's file."""
+    (project / "tools" / "expand.yaml").write_text(
+        "name: expand\ndescription: d\nrisk: write\nwrites: [out]\n"
+        "parameters: {type: object, properties: {out: {type: string}}, required: [out]}\n"
+        "script: eval \"echo report > $out\"\n")
+    (project / "agent.yaml").write_text("tools: {builtin: [bash], files: [tools/]}\npermissions: {write: allow}\n")
+    person = Person(rerun=False)
+    with FakeOpenAIServer([tool_calls(call("expand", {"out": "~/report.txt"})), text("ok")]) as server:
+        run(server, approve=person)
+    assert [r.pending.source for r in person.asked][:1] == ["permissions.exec"]
+    assert str(temp_home / "report.txt") in (person.asked[0].call.risk_reason or "")
+    assert (temp_home / "report.txt").read_text() == "report\n"  # approved: written where the program writes
