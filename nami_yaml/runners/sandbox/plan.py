@@ -322,13 +322,14 @@ def _home_shown(path: str, home: Path) -> tuple[Path, ...]:
 
 
 def _pinned(kept: Sequence[Path], workspace: Path, areas: Sequence[Path]) -> list[Path]:
-    """The folders strictly between a writable area and each path of ``kept``, and the workspace's .git
-    folder: what a call must not be able to rename or remove, since the read-only mounts below them would
+    """The folders strictly between a writable area and each path of ``kept``, and the .git folder of the
+    workspace and of each writable area: what a call must not be able to rename or remove, since the read-only mounts below them would
     move along (a mount point cannot be renamed: rename() fails with EBUSY)."""
     folders: list[Path] = []
-    git = workspace / ".git"
-    if _inside_any(git, areas) and git.is_dir() and not git.is_symlink():
-        folders.append(git)
+    for area in _unique([workspace, *areas]):
+        git = area / ".git"
+        if _inside_any(git, areas) and git.is_dir() and not git.is_symlink():
+            folders.append(git)
     for path in kept:
         area = next((a for a in areas if _inside(path, a) and path != a), None)
         if area is None:
@@ -338,11 +339,13 @@ def _pinned(kept: Sequence[Path], workspace: Path, areas: Sequence[Path]) -> lis
 
 
 def _protected_inside(protected: ProtectedPaths, workspace: Path, areas: list[Path]) -> list[Path]:
-    """The existing paths of ``protected`` (and the workspace's .git/hooks and .git/config) strictly inside
-    a writable area. Protected paths are kept case-folded; the real names are found on disk."""
+    """The existing paths of ``protected`` (and the .git/hooks, .git/config, ... of the workspace's and each
+    writable area's repository) strictly inside a writable area. Protected paths are kept case-folded; the real names are found on disk."""
     if not areas:
         return []
-    found = _git_paths(workspace / ".git", workspace)
+    # The workspace's repository, and one in each writable area (sandbox.writable: ~/src/lib): the same
+    # config and hooks, run later by git.
+    found = [path for area in _unique([workspace, *areas]) for path in _git_paths(area / ".git", area)]
     for key in (*protected.files, *protected.folders):
         for area in areas:
             folded = str(area).casefold()
