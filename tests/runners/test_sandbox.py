@@ -476,3 +476,32 @@ def test_a_writable_folder_under_tmp_named_on_a_command_line_stays_writable(ctx:
         close_all(keep)
     assert done.returncode == 0, done.stderr
     assert (out / "log").read_text() == "more\n"
+
+
+def test_a_path_folder_under_home_runs_with_its_installation(ctx: RuntimeContext, temp_home: Path) -> None:
+    """The folders of the PATH that lie under home are shown read-only, with the installation a bin or shims
+    folder belongs to (pyenv's shims run its versions): nothing else of home."""
+    tool = temp_home / ".tool"
+    (tool / "bin").mkdir(parents=True)
+    (tool / "versions").mkdir()
+    (tool / "versions" / "data").write_text("FROM THE INSTALLATION\n")
+    (tool / "bin" / "hello").write_text(f"#!/bin/sh\ncat {tool}/versions/data\n")
+    (tool / "bin" / "hello").chmod(0o755)
+    (temp_home / "private.txt").write_text("PRIVATE\n")
+    on_path = replace(ctx, host_env={**ctx.host_env, "PATH": f"{tool / 'bin'}:{ctx.host_env.get('PATH', '')}"})
+    result = bash("hello; cat ~/private.txt", ctx=on_path)
+    assert "FROM THE INSTALLATION" in result.content and "PRIVATE" not in result.content
+    # Shown read-only: a call cannot add a program there for the calls after it.
+    assert "Read-only file system" in bash(f"echo x > {tool}/bin/other", ctx=on_path).content
+
+
+def test_a_call_sees_what_its_targets_environment_names(ctx: RuntimeContext, temp_home: Path) -> None:
+    from nami_yaml.runtime import Target
+
+    (temp_home / ".kube").mkdir()
+    (temp_home / ".kube" / "prod").write_text("PROD-CONFIG\n")
+    (temp_home / ".kube" / "staging").write_text("STAGING-CONFIG\n")
+    prod = Target("prod", env={"KUBECONFIG": str(temp_home / ".kube" / "prod")})
+    result = bash("cat ~/.kube/prod ~/.kube/staging", ctx=replace(ctx, target=prod))
+    assert "PROD-CONFIG" in result.content and "STAGING-CONFIG" not in result.content
+    assert "PROD-CONFIG" not in bash("cat ~/.kube/prod", ctx=ctx).content  # on no target: hidden
