@@ -266,22 +266,30 @@ def _build(ctx: RuntimeContext, settings: SandboxSettings, needs: SandboxNeeds, 
     if needs.network:
         reads.extend(_resolver_files())
     path = env.get("PATH", "")
-    shown = [*_existing(visible), *_code_folders(path, tuple(sys.path)),
-             *(_home_shown(path, home) if empty else ())]
-    # Shown read-only where nothing else mounts it: never hidden, and never over a writable area (a folder
-    # both named on a command line and writable stays writable).
-    shown = [p for p in shown if _inside_any(p, (PRIVATE_TMP, *PRIVATE_FOLDERS, *empty))
-             and not _inside_any(p, hidden) and not _inside_any(p, [workspace, *writable])]
     spill = _real(ctx.spill_dir)
-    if os.path.isdir(spill):
-        shown.append(spill)  # this session's saved output only: results name its files, read tools read it
-    shown = _outermost(_unique(shown), hidden)
+    shown = _shown((*_existing(visible), *_code_folders(path, tuple(sys.path)),
+                    *(_home_shown(path, home) if empty else ())),
+                   spill if os.path.isdir(spill) else None, tuple(empty), tuple(hidden), (workspace, *writable))
     kept = [p for p in _protected_inside(ctx.protected_paths, workspace, areas) if not _inside_any(p, hidden)]
     pinned = [p for p in _pinned(kept, workspace, areas) if not _inside_any(p, hidden)]
     return replace(base, mode=READ_ONLY if read_only else WORKSPACE_WRITE, network=needs.network,
                    writable=tuple(_unique(writable)), hidden=tuple(hidden), reads=tuple(_unique(reads)),
                    read_only=tuple(_unique(kept)), pinned=tuple(pinned), visible=tuple(shown),
                    empty=tuple(empty), host_proc=host_proc, sealed=tuple(sealed))
+
+
+@functools.lru_cache(maxsize=64)
+def _shown(candidates: tuple[Path, ...], spill: Path | None, empty: tuple[Path, ...], hidden: tuple[Path, ...],
+           areas: tuple[Path, ...]) -> tuple[Path, ...]:
+    """The folders shown read-only where nothing else mounts them: under the private /tmp and /run or the
+    emptied home, never hidden, and never over a writable area (a folder both named on a command line and
+    writable stays writable); and this session's saved output (results name its files, read tools read
+    it). Pure path arithmetic, the same for most calls of a session: computed once for each."""
+    shown = [p for p in candidates if _inside_any(p, (PRIVATE_TMP, *PRIVATE_FOLDERS, *empty))
+             and not _inside_any(p, hidden) and not _inside_any(p, areas)]
+    if spill is not None:
+        shown.append(spill)
+    return tuple(_outermost(_unique(shown), hidden))
 
 
 def _outermost(shown: list[Path], hidden: Sequence[Path]) -> list[Path]:
