@@ -174,6 +174,17 @@ def test_a_file_a_credential_variable_names_is_hidden_wherever_it_is(ctx: Runtim
     assert "AWS-SECRET" in bash("cat creds.ini", ctx=ctx).content  # named by no variable: a workspace file
 
 
+def test_credentials_under_an_xdg_config_home_outside_home_are_hidden(ctx: RuntimeContext) -> None:
+    config = ctx.workspace / "cfg"
+    (config / "gh").mkdir(parents=True)
+    (config / "gh" / "hosts.yml").write_text("oauth_token: GH-SECRET\n")
+    (config / "other").mkdir()
+    (config / "other" / "settings").write_text("PLAIN\n")
+    moved = replace(ctx, host_env={**ctx.host_env, "XDG_CONFIG_HOME": str(config)})
+    result = bash("cat cfg/gh/hosts.yml cfg/other/settings", ctx=moved)
+    assert "GH-SECRET" not in result.content and "PLAIN" in result.content
+
+
 def test_a_tool_reads_what_it_declares_and_no_more(ctx: RuntimeContext, temp_home: Path) -> None:
     (temp_home / ".kube").mkdir()
     (temp_home / ".kube" / "config").write_text("clusters: [prod]\n")

@@ -58,6 +58,10 @@ HIDDEN = (
     "~/.config/git/credentials", "~/.pgpass", "~/.my.cnf", "~/.s3cfg", "~/.boto", "~/.config/containers/auth.json",
     "~/.config/rclone", "~/.config/sops", "~/.m2/settings.xml", "~/.gradle/gradle.properties", "~/.terraformrc",
     "~/.bash_history", "~/.zsh_history", "~/.python_history", "~/.psql_history", "~/.mysql_history",
+    # The same where XDG_CONFIG_HOME or XDG_DATA_HOME lies outside the home folder (inside, it is emptied).
+    *(f"$XDG_CONFIG_HOME/{name}" for name in ("gh", "hub", "gcloud", "op", "doctl", "git/credentials", "rclone",
+                                              "sops", "containers/auth.json")),
+    "$XDG_DATA_HOME/keyrings",
 )
 # Variables naming a file (or folder) of credentials: what they name is hidden wherever it is, unless the
 # call declares it (``reads:``) or its target's environment names it. Each entry of a list ($KUBECONFIG).
