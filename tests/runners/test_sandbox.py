@@ -516,3 +516,16 @@ def test_a_call_sees_what_its_targets_environment_names(ctx: RuntimeContext, tem
     result = bash("cat ~/.kube/prod ~/.kube/staging", ctx=replace(ctx, target=prod))
     assert "PROD-CONFIG" in result.content and "STAGING-CONFIG" not in result.content
     assert "PROD-CONFIG" not in bash("cat ~/.kube/prod", ctx=ctx).content  # on no target: hidden
+
+
+def test_a_workspace_that_is_the_home_folder_is_shown_whole_but_its_credentials(temp_home: Path) -> None:
+    from nami_yaml.runners.sandbox.plan import BASH_BUILTIN, builtin_plan
+
+    (temp_home / ".ssh").mkdir()
+    (temp_home / ".ssh" / "id_ed25519").write_text("SSH-SECRET\n")
+    (temp_home / "notes.txt").write_text("NOTES\n")
+    ctx = RuntimeContext(workspace=temp_home, spill_dir=temp_home / ".local" / "state" / "nami" / "output")
+    plan = builtin_plan(BASH_BUILTIN, ctx)
+    assert plan is not None and plan.empty == ()  # emptying it would take the workspace away
+    result = bash("cat notes.txt .ssh/id_ed25519", ctx=ctx)
+    assert "NOTES" in result.content and "SSH-SECRET" not in result.content
