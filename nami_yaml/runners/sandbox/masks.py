@@ -107,8 +107,9 @@ def _entries(folders: tuple[str, ...]) -> tuple[str, ...]:
     return tuple(found)
 
 
+@functools.lru_cache(maxsize=16)
 def running_shell(path: str) -> str | None:
-    """The bash the bash built-in starts (found as it finds it, on the host's PATH)."""
+    """The bash the bash built-in starts (found as it finds it, on the host's PATH); once per PATH."""
     import shutil
 
     return shutil.which("bash", path=path) or shutil.which("bash")
