@@ -18,7 +18,8 @@ class SessionApprovals:
 
     @staticmethod
     def key(call: PreparedCall) -> str:
-        return json.dumps([call.name, call.arguments], sort_keys=True, ensure_ascii=False, default=str)
+        # The reason a call is asked as a higher risk (code it runs changed) is part of what was approved.
+        return json.dumps([call.name, call.arguments, getattr(call, "risk_reason", None)], sort_keys=True, ensure_ascii=False, default=str)
 
     def remember(self, call: PreparedCall) -> None:
         with self._lock:

@@ -19,6 +19,7 @@ from nami_yaml.builtins.shell import bash
 from nami_yaml.registry.executor import Executor, PreparedToolCall
 from nami_yaml.registry.loader import check_tools
 from nami_yaml.registry.registry import Registry
+from nami_yaml.runners import process as process_module
 from nami_yaml.runtime import RuntimeContext
 from nami_yaml.sandbox_settings import SandboxSettings
 from nami_yaml.sensitive_paths import ProtectedPaths
@@ -529,3 +530,20 @@ def test_a_workspace_that_is_the_home_folder_is_shown_whole_but_its_credentials(
     assert plan is not None and plan.empty == ()  # emptying it would take the workspace away
     result = bash("cat notes.txt .ssh/id_ed25519", ctx=ctx)
     assert "NOTES" in result.content and "SSH-SECRET" not in result.content
+
+
+def test_a_process_left_behind_in_the_sandbox_ends_with_the_call(ctx: RuntimeContext,
+                                                                 monkeypatch: pytest.MonkeyPatch) -> None:
+    """No list of the machine's processes is read after a sandboxed call: its pid namespace ends with it."""
+    listed: list[int] = []
+    monkeypatch.setattr(process_module, "processes", lambda: listed.append(1))
+    marker = f"sleep 308.{os.getpid() % 1000:03d}1"
+    executor = tools(ctx, "tools:\n- {name: bg, description: d, risk: read, "
+                          f"script: '{marker} >/dev/null 2>&1 & echo started'}}\n")
+    try:
+        result = executor.execute("bg", {})
+        assert result.content.strip() == "started"
+        assert gone(marker)
+        assert listed == []
+    finally:
+        kill(running(marker))
