@@ -226,6 +226,8 @@ def build_invocation(
         # A path the tool declares (`reads: [$KUBECONFIG]`) is read from the environment it runs in: its own
         # fixed env and its target's, written in trusted files; never from values the model passes.
         # (A view, not a merged copy of the whole environment at every call: only a planned sandbox reads it.)
+        # A tool named bash (the built-in, or a project's own) is what command rules match: the programs
+        # they deny by name are masked in its sandbox.
         sandbox=plan_for(ctx, options.sandbox if sandbox is None else sandbox, kind=sandbox_kind,
-                         env=ChainMap(target_variables(ctx), fixed, ctx.host_env)),
+                         env=ChainMap(target_variables(ctx), fixed, ctx.host_env), masks=tool == "bash"),
     )
