@@ -45,8 +45,12 @@ def modeline(file: Path, root: Path, schema: str) -> str:
     return f"# yaml-language-server: $schema={relative}\n"
 
 
+# The schemas of the files people write, for their editors (the hooks' input and output are not written).
+EDITOR_SCHEMAS = tuple(name for name in SCHEMA_NAMES if not name.startswith("hook-"))
+
+
 def schema_files(root: Path) -> list[NewFile]:
-    return [NewFile(schema_path(root, name), schema_text(name)) for name in SCHEMA_NAMES]
+    return [NewFile(schema_path(root, name), schema_text(name)) for name in EDITOR_SCHEMAS]
 
 
 AGENT_TEMPLATE = """\

@@ -68,9 +68,11 @@ def check_placeholders(draft: ToolDraft, where: tuple[str | int, ...], template:
         if name not in draft.properties:
             declared = ", ".join(draft.properties) or "none"
             hint = did_you_mean(name, list(draft.properties))
-            draft.error(where, f"placeholder {{{name}}} names no parameter (declared: {declared})" + (
-                hint or f"; or, for the program to get {{{name}}} itself, write {{{{{name}}}}} (braces are escaped "
-                        "by doubling)"))
+            if not hint and (not draft.properties or re.search(rf"[%$#@]\{{{re.escape(name)}\}}", template)):
+                # No parameter it could be meant for, or a format's own braces (curl -w "%{http_code}").
+                hint = (f"; or, for the program to get {{{name}}} itself, write {{{{{name}}}}} (braces are "
+                        "escaped by doubling)")
+            draft.error(where, f"placeholder {{{name}}} names no parameter (declared: {declared}){hint}")
     return names
 
 

@@ -48,7 +48,8 @@ def test_check_reports_every_problem_and_exits_1(workdir: Path) -> None:
         "tools/a.yaml:1:1: $: missing runner: a tool needs one of command, script or entrypoint\n"
         "tools/a.yaml:2:14: $.description: expected string, got integer 5\n"
         "tools/a.yaml:3:1: $.comand: unknown key 'comand'; did you mean 'command'?\n"
-        "tools/b.yaml:3:17: $.command[1]: placeholder {x} names no parameter (declared: none)\n"
+        "tools/b.yaml:3:17: $.command[1]: placeholder {x} names no parameter (declared: none); or, for the "
+        "program to get {x} itself, write {{x}} (braces are escaped by doubling)\n"
         "4 problems found\n"
     )
 

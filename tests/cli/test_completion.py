@@ -36,7 +36,7 @@ def test_sub_commands_and_their_options_complete() -> None:
     assert complete(incomplete="do") == ["doctor"]
     assert complete("tools") == ["call", "library", "list", "show"]
     assert "--strict" in complete("check", incomplete="--")
-    assert complete("schema") == ["tool", "agent", "tasks"]
+    assert complete("schema") == ["tool", "agent", "tasks", "hook-input", "hook-output"]
 
 
 def test_tool_names_come_from_the_project(workdir: Path) -> None:
