@@ -138,6 +138,7 @@ class RuntimeContext:
     # Tools sent on demand: each group's tool names (what load_tools offers), and the groups loaded so far.
     tool_groups: Mapping[str, list[str]] = field(default_factory=dict)
     loaded_groups: LoadedGroups = field(default_factory=LoadedGroups)
+    tool_names: frozenset[str] = frozenset()  # every tool of the agent (a skill's allowed-tools are looked up)
     # The target this call runs on (agent.yaml targets:), set by the executor for a tool that runs on one.
     target: Target | None = None
 

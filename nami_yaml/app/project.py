@@ -115,7 +115,8 @@ class Project:
         if self.is_trusted():
             self.servers, self.registry = start_tool_servers(self.settings, self.context, self.registry,
                                                              self.trusted_digest)
-            self.context = replace(self.context, tool_groups=self.registry.groups())
+            self.context = replace(self.context, tool_groups=self.registry.groups(),
+                                   tool_names=frozenset(self.registry.names()))
         else:
             self.servers = not_started(self.settings, "this agent.yaml is not trusted yet (`nami trust`)")
 
@@ -268,4 +269,5 @@ def runtime_context(effective: Effective, *, env: Mapping[str, str] | None = Non
         tool_docs={t.name: t.docs for t in registry or () if t.docs is not None},
         skills={skill.name: skill for skill in skills},
         tool_groups=registry.groups() if registry is not None else {},
+        tool_names=frozenset(registry.names()) if registry is not None else frozenset(),
     )
