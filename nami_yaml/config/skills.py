@@ -13,7 +13,7 @@ from another agent's project works unchanged. ``license``, ``compatibility`` and
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -162,17 +162,22 @@ def load_skills(effective: Effective) -> list[Skill]:
 def check_skills(effective: Effective) -> tuple[list[Skill], list[Problem]]:
     """The skills that load, and every problem of them, warnings included. Two skills of one name are an
     error, unless the later was found under a .agents/skills folder: the first keeps the name (agent.yaml's
-    skills:, then the project's .agents/skills, then ~/.agents/skills) and a warning says so."""
+    skills:, then the project's .agents/skills, then ~/.agents/skills) and a warning says so. A skill found
+    there that cannot load is left out with a warning: a broken skill shared with other agents does not
+    stop nami."""
     skills: list[Skill] = []
     problems: list[Problem] = []
     seen: dict[str, Path] = {}
     for file in loaded_files(effective).skills:
         skill, found = read_skill(file)
+        shadowed = file.parent.parent.parts[-2:] == AGENTS_SKILLS.parts
+        if shadowed:  # found by convention, maybe shared with other agents: a broken one is left out, not fatal
+            found = [replace(p, severity=WARNING, message=f"{p.message} (this skill is left out)") if p.is_error
+                     else p for p in found]
         problems.extend(found)
         if skill is None:
             continue
         if skill.name in seen:
-            shadowed = file.parent.parent.parts[-2:] == AGENTS_SKILLS.parts
             problems.append(Problem(path_for_messages(file), 2, 1, "$.name",
                                     f"duplicate skill name '{skill.name}': also in {path_for_messages(seen[skill.name])}"
                                     + (", which is the one loaded" if shadowed else ""),

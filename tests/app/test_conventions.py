@@ -175,6 +175,11 @@ def test_nami_check_reports_where_a_skill_departs_from_the_specification(workdir
     assert f"{where}:5:1: $.model: warning: 'model' is not in the Agent Skills specification" in output
     assert checked.returncode == 0  # warnings: the skill still loads
     assert run_nami(None, "check", "--strict", cwd=repo).returncode != 0
+    # One that cannot load (no description) is left out, with a warning: the project still opens.
+    write(repo / ".agents" / "skills" / "pdf" / "SKILL.md", "---\nname: pdf\n---\nBody.\n")
+    checked = run_nami(None, "check", cwd=repo)
+    assert f"{where}:2:1: $: warning: missing description (this skill is left out)" in checked.stdout + checked.stderr
+    assert sorted(open_project(cwd=repo).context.skills) == ["api-style", "release-notes"]
 
 
 def test_allowed_tools_load_the_on_demand_tools_a_skill_names_at_the_end(workdir: Path) -> None:
