@@ -50,6 +50,7 @@ def show_context(project: Project, as_json: bool, target: str | None = None) -> 
         click.echo(json.dumps({"parts": [{"label": p.label, "chars": p.chars, "tokens": p.tokens} for p in parts],
                                "chars": chars, "tokens": tokens, "target": target,
                                "cost": None if pricing is None else pricing.cost(tokens, 0, 0),
+                               "context_window": project.settings.model.context_window,
                                "docs_on_demand": on_demand, "skills": skills,
                                "tool_groups_on_demand": groups, "chars_with_every_group_loaded": loaded_chars,
                                "agents_md": {"files": [str(f) for f in instructions.files], "cut": instructions.cut},
@@ -61,7 +62,7 @@ def show_context(project: Project, as_json: bool, target: str | None = None) -> 
     for part in parts:
         click.echo(visible(f"{part.label:<{width}}  {part.chars:>7,}  {part.tokens:>7,}"))
     click.echo(f"{'total':<{width}}  {chars:>7,}  {tokens:>7,}")
-    notes = [f"tokens estimated at {CHARS_PER_TOKEN} characters each"]
+    notes = [f"tokens estimated at {CHARS_PER_TOKEN} characters each", _window_note(project, tokens)]
     if pricing is not None:
         notes.append(f"about {money(pricing.cost(tokens, 0, 0))} per request uncached, "
                      f"{money(pricing.cost(tokens, tokens, 0))} from the prompt cache")
@@ -97,6 +98,13 @@ def agents_md_note(project: Project, instructions: Instructions) -> str:
     if config is not None and project.settings.instructions.agents_md and not project.is_trusted():
         return f"AGENTS.md not read: {config} is not trusted (`nami trust`)"
     return ""
+
+
+def _window_note(project: Project, tokens: int) -> str:
+    window = project.settings.model.context_window
+    if not window:  # a local or custom server: nothing is assumed (docs/config.md, context_window)
+        return "the model's context window is not known (set model.context_window to the server's, e.g. llama.cpp's -c)"
+    return f"{tokens / window:.0%} of the model's {window:,}-token context window"
 
 
 def _pinned(project: Project, target: str) -> str:
