@@ -141,6 +141,7 @@ class RuntimeContext:
     # The programs rules deny by name alone (``command: [rm]``, for the bash tool): masked in the sandbox
     # of its calls (runners/sandbox/masks.py), so no spelling or interpreter runs them.
     denied_programs: tuple[str, ...] = ()
+    tool_names: frozenset[str] = frozenset()  # every tool of the agent (a skill's allowed-tools are looked up)
     # The target this call runs on (agent.yaml targets:), set by the executor for a tool that runs on one.
     target: Target | None = None
 

@@ -28,7 +28,10 @@ LIMITS: dict[str, Any] = {
 }
 PERMISSIONS: dict[str, str] = {"write": "ask", "exec": "ask"}
 COMPACTION: dict[str, Any] = {"enabled": True, "threshold": 0.8, "reserve": 4096, "keep_recent": 20_000}
+# What nami takes from other agents' conventions (docs/conventions.md): AGENTS.md into the system prompt, cut at
+# max_bytes (Codex's project_doc_max_bytes is 32 KiB too), and skills found under .agents/skills.
+INSTRUCTIONS: dict[str, Any] = {"agents_md": True, "max_bytes": 32_768, "agents_skills": True}
 
 # The settings' defaults by top-level key, in the order `nami config` lists them (then ``sandbox``).
 SECTIONS: dict[str, dict[str, Any]] = {"model": MODEL, "tools": TOOLS, "limits": LIMITS, "permissions": PERMISSIONS,
-                                       "compaction": COMPACTION}
+                                       "compaction": COMPACTION, "instructions": INSTRUCTIONS}

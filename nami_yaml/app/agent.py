@@ -32,11 +32,11 @@ from nami_yaml.app.options import AgentOptions, EventSink
 from nami_yaml.app.project import Project, open_project
 from nami_yaml.app.sessions import SessionFacts, SessionRecording, session_facts
 from nami_yaml.app.subagents import Lineage, Subagents, share_cost_limit
+from nami_yaml.builtins.skill_tools import loads_with_skills
 from nami_yaml.config.agents import AgentSpec, load_agents
 from nami_yaml.config.effective import Effective
 from nami_yaml.errors import ConfigError, SpecError
 from nami_yaml.model.types import Model
-from nami_yaml.registry.groups import loads_in
 from nami_yaml.session.loader import LoadedSession
 from nami_yaml.session.store import SessionStore
 from nami_yaml.session.writer import SessionWriter
@@ -248,7 +248,8 @@ class Agent:
         with self._lock:
             self.history = History([dict(m) for m in messages], emit=self.bus)
             context = self.project.context
-            context.loaded_groups.add(loads_in(messages, context.tool_groups))
+            context.loaded_groups.add(loads_with_skills(messages, context.tool_groups, context.skills,
+                                                        context.tool_names))
 
     def _save_output_in(self, folder: Path) -> None:
         """Tools' saved output goes to ``folder`` from now on (a session's own): a new context, as the

@@ -25,7 +25,8 @@ def agent_view(project: Project, spec: AgentSpec, *, cancel: CancelToken) -> Pro
     registry = agent_registry(spec, project.registry)
     settings = agent_settings(project.settings, spec)
     context = replace(project.context, cancel=cancel, settings=tool_settings(settings),
-                      tool_groups=registry.groups(), loaded_groups=LoadedGroups())
+                      tool_groups=registry.groups(), loaded_groups=LoadedGroups(),
+                      tool_names=frozenset(registry.names()))
     return Project(settings, registry, context, project.trusted, cwd=project.cwd, servers=project.servers)
 
 

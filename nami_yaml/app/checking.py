@@ -16,6 +16,7 @@ from nami_yaml.config.effective import Effective
 from nami_yaml.config.mcp_servers import check_problems as mcp_check_problems
 from nami_yaml.config.mcp_servers import server_specs
 from nami_yaml.config.settings import load_settings
+from nami_yaml.config.skills import check_skills
 from nami_yaml.display import plural
 from nami_yaml.errors import ConfigError, Problem, SpecError
 from nami_yaml.policy.layers import rule_problems
@@ -70,6 +71,7 @@ def check_project(config: str | None, paths: Sequence[str] = (), *, search_path:
         # The settings from what of the config files is valid, so their tools are checked in the same run.
         report.effective = load_settings(ProjectRequest(config=config), problems=found)
         host = Host(Path(report.effective.get("workspace") or Path.cwd()), search_path, report.effective.sandbox)
+        found += [problem for problem in check_skills(report.effective)[1] if not problem.is_error]  # errors: below
         report.tools, more = check_toolset(report.effective, tool_paths, host=host)
         found += more
         all_loaded = not any(p.is_error for p in more)

@@ -15,6 +15,7 @@ from nami_yaml.app.tool_servers import ToolServers, not_started, start_tool_serv
 from nami_yaml.app.toolset import build_registry
 from nami_yaml.app.trust_summary import changes_of, review, warning_lines
 from nami_yaml.config.effective import Effective, env_scrub_rules, protected_env_names
+from nami_yaml.config.instructions import Instructions, instruction_files, read_instructions
 from nami_yaml.config.prompt import system_prompt
 from nami_yaml.config.settings import load_settings
 from nami_yaml.config.skills import Skill, load_skills
@@ -115,7 +116,8 @@ class Project:
         if self.is_trusted():
             self.servers, self.registry = start_tool_servers(self.settings, self.context, self.registry,
                                                              self.trusted_digest)
-            self.context = replace(self.context, tool_groups=self.registry.groups())
+            self.context = replace(self.context, tool_groups=self.registry.groups(),
+                                   tool_names=frozenset(self.registry.names()))
         else:
             self.servers = not_started(self.settings, "this agent.yaml is not trusted yet (`nami trust`)")
 
@@ -143,7 +145,18 @@ class Project:
 
     def system_prompt(self) -> str:
         """The system message every conversation starts with."""
-        return system_prompt(self.settings, self.context.workspace, skills=self.context.skills.values(), cwd=self.cwd)
+        return system_prompt(self.settings, self.context.workspace, skills=self.context.skills.values(), cwd=self.cwd,
+                             instructions=self.instructions().section())
+
+    def instructions(self) -> Instructions:
+        """The project's AGENTS.md text for the prompt: from agent.yaml's folder down to the folder it was
+        opened from, cut at ``instructions.max_bytes``; none without an agent.yaml, with ``agents_md:
+        false``, or for a project that is not trusted (its text would reach the model unreviewed)."""
+        config, settings = self.settings.config_path, self.settings.instructions
+        if config is None or not settings.agents_md or not self.is_trusted():
+            return Instructions()
+        project = config.parent.resolve()
+        return read_instructions(instruction_files(project, self.cwd), project, settings.max_bytes)
 
 
 def open_project(request: ProjectRequest | str | Path | None = None, *, trust: Trust = None, will_run: bool = False,
@@ -258,4 +271,5 @@ def runtime_context(effective: Effective, *, env: Mapping[str, str] | None = Non
         tool_docs={t.name: t.docs for t in registry or () if t.docs is not None},
         skills={skill.name: skill for skill in skills},
         tool_groups=registry.groups() if registry is not None else {},
+        tool_names=frozenset(registry.names()) if registry is not None else frozenset(),
     )

@@ -9,7 +9,7 @@ from nami_yaml.app.toolset import tool_files
 from nami_yaml.config.agents import AGENTS_FOLDER, prompt_files, read_agents
 from nami_yaml.config.effective import Effective
 from nami_yaml.config.files import user_config_path
-from nami_yaml.config.loaded import loaded_files
+from nami_yaml.config.loaded import AGENTS_SKILLS, loaded_files
 from nami_yaml.sensitive_paths import ProtectedPaths
 from nami_yaml.xdg import default_state_dir
 
@@ -47,6 +47,9 @@ def protected_paths(effective: Effective, extra_tools: list[str] | None = None,
         # Named agents are configurations like agent.yaml: their files (also ones made later) and prompts.
         folders.append((effective.config_path.parent / AGENTS_FOLDER, NAMED_AGENTS))
         files.extend((prompt, "it is a named agent's system prompt") for prompt in prompt_files(read_agents(effective)[0]))
-    for folder in effective.get("skills") or []:
+    # AGENTS.md and skills found by convention (docs/conventions.md) are instructions the model follows too.
+    files.extend((file, "an AGENTS.md: it is in the system prompt the model follows") for file in loaded.instructions)
+    conventional = [*loaded.skill_folders, Path.home() / AGENTS_SKILLS] if effective.instructions.agents_skills else []
+    for folder in dict.fromkeys([*(Path(folder) for folder in effective.get("skills") or []), *conventional]):
         folders.append((Path(folder), "a skill folder: its SKILL.md is instructions the model follows"))
     return ProtectedPaths.build(files, folders)

@@ -11,6 +11,7 @@ from pathlib import Path
 from nami_yaml.config.agents import read_agents
 from nami_yaml.config.effective import Effective
 from nami_yaml.config.hooks import hooks_of
+from nami_yaml.config.loaded import AGENTS_SKILLS, loaded_files
 from nami_yaml.config.mcp_servers import server_specs
 from nami_yaml.config.mcp_servers import trust_lines as mcp_trust_lines
 from nami_yaml.config.sandbox import DeclaredNeeds
@@ -110,6 +111,7 @@ def review(effective: Effective, registry: Registry, changes: Changes | None | o
     project_file = next((f for f in effective.files if f.path == effective.config_path), None)
     for spec in (project_file.data.get("skills", []) if project_file else []):
         lines.append(f"  adds skills from {spec}")
+    lines.extend(convention_lines(effective, project))
     lines.extend(mcp_trust_lines(effective))
     for hook in hooks_of(project_file) if project_file else ():
         # Hooks run at every call or prompt they match: shown whole, as the argv that runs.
@@ -151,6 +153,22 @@ def review(effective: Effective, registry: Registry, changes: Changes | None | o
         diff.extend(f"    {line}" for line in changed.diff)
     # Names and paths come from the repository: no escape codes, and no newline to print a line of its own.
     return Review([visible_line(line) for line in lines], [visible_line(line) for line in diff])
+
+
+def convention_lines(effective: Effective, project: Path) -> list[str]:
+    """What other agents' files add (docs/conventions.md): the AGENTS.md text the system prompt gets, and
+    the skills of .agents/skills."""
+    loaded = loaded_files(effective, project_only=True)
+    lines = []
+    if loaded.instructions:
+        names = ", ".join(shown(file, project) for file in loaded.instructions)
+        lines.append(f"  adds instructions to the system prompt (AGENTS.md, read from the root down to the "
+                     f"current folder): {names}")
+    conventional = (project.resolve() / AGENTS_SKILLS).resolve()
+    if conventional in loaded.skill_folders:
+        skills = sorted(file.parent.name for file in loaded.skills if file.parent.parent == conventional)
+        lines.append(f"  adds skills from {AGENTS_SKILLS}: {', '.join(skills)}")
+    return lines
 
 
 def changes_of(effective: Effective, files: list[Path] | None = None) -> Changes | None:

@@ -8,6 +8,7 @@ and capped output.
 
 from __future__ import annotations
 
+from nami_yaml.builtins.skill_tools import files_note, read_skill_file, use_tools
 from nami_yaml.errors import ToolError
 from nami_yaml.result import ToolResult
 from nami_yaml.runners.base import build_invocation
@@ -51,16 +52,20 @@ def read_docs(name: str, source: DocSource, ctx: RuntimeContext) -> ToolResult:
     return result
 
 
-def skill(name: str, *, ctx: RuntimeContext) -> str:
+def skill(name: str, file: str | None = None, *, ctx: RuntimeContext) -> str:
+    """A skill's body (and its files' names; the tools its allowed-tools names loaded), or one of its files
+    by relative path (builtins/skill_tools.py). Nothing of the skill runs."""
     found = ctx.skills.get(name)
     if found is None:
         known = sorted(ctx.skills)
         raise ToolError(f"no skill {name!r}{did_you_mean(name, known)}. Skills: {', '.join(known) or 'none'}")
+    if file is not None:
+        return read_skill_file(found, file)
     try:
         body = found.body()
     except (OSError, ValueError) as exc:
         raise ToolError(f"cannot read skill {name}: {exc}") from None
-    return f"{body}\n\n(Skill folder: {found.folder})"
+    return f"{body}\n\n(Skill folder: {found.folder}){files_note(found)}{use_tools(found, ctx)}"
 
 
 def load_tools(groups: list[str], *, ctx: RuntimeContext) -> str:

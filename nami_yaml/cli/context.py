@@ -3,11 +3,13 @@
 from __future__ import annotations
 
 import json
+from pathlib import Path
 
 import click
 
 from nami_yaml.app.project import Project, open_project
 from nami_yaml.cli.common import config_option, handle_errors, prompt_trust, report_notices, tools_option
+from nami_yaml.config.instructions import Instructions
 from nami_yaml.display import visible
 from nami_yaml.project_request import ProjectRequest
 from nami_yaml.registry.library import ShapingSample, shaping_samples
@@ -34,7 +36,8 @@ def context(config: str | None, extra_tools: tuple[str, ...], target: str | None
 
 
 def show_context(project: Project, as_json: bool, target: str | None = None) -> None:
-    parts = request_parts(project.system_prompt(), project.registry.definitions())
+    instructions = project.instructions()
+    parts = request_parts(project.system_prompt(), project.registry.definitions(), instructions.section())
     chars = total_chars(parts)
     tokens = estimate_tokens(chars)
     pricing = Pricing.from_settings(project.settings.model.pricing)
@@ -50,6 +53,7 @@ def show_context(project: Project, as_json: bool, target: str | None = None) -> 
                                "context_window": project.settings.model.context_window,
                                "docs_on_demand": on_demand, "skills": skills,
                                "tool_groups_on_demand": groups, "chars_with_every_group_loaded": loaded_chars,
+                               "agents_md": {"files": [str(f) for f in instructions.files], "cut": instructions.cut},
                                "shaped_output": [{"tool": s.tool, "before": s.before, "after": s.after}
                                                  for s in shaped]}, indent=2))
         return
@@ -68,6 +72,9 @@ def show_context(project: Project, as_json: bool, target: str | None = None) -> 
     if unsent:
         notes.append(f"not sent: {' and '.join(unsent)}, read on demand")
     click.echo("; ".join(notes))
+    agents_md = agents_md_note(project, instructions)
+    if agents_md:
+        click.echo(agents_md)
     if target is not None:
         click.echo(_pinned(project, target))
     if groups:
@@ -77,6 +84,20 @@ def show_context(project: Project, as_json: bool, target: str | None = None) -> 
                    f"with every group loaded a request starts with {loaded_chars:,} characters (~"
                    f"{estimate_tokens(loaded_chars):,} tokens)")
     show_shaping(shaped)
+
+
+def agents_md_note(project: Project, instructions: Instructions) -> str:
+    """Which AGENTS.md files the prompt holds, whether they were cut, or why there are none."""
+    if instructions.files:
+        root = project.settings.config_path.parent.resolve() if project.settings.config_path else Path("/")
+        names = ", ".join(visible(str(file.relative_to(root))) for file in instructions.files)
+        cut = f"; cut at instructions.max_bytes ({project.settings.instructions.max_bytes:,} bytes)" \
+            if instructions.cut else ""
+        return f"AGENTS.md in the system prompt: {names}{cut}"
+    config = project.settings.config_path
+    if config is not None and project.settings.instructions.agents_md and not project.is_trusted():
+        return f"AGENTS.md not read: {config} is not trusted (`nami trust`)"
+    return ""
 
 
 def _window_note(project: Project, tokens: int) -> str:

@@ -12,6 +12,7 @@ from typing import Any
 from nami_yaml.config.sections import (
     AuditSettings,
     CompactionSettings,
+    InstructionSettings,
     LimitSettings,
     ModelSettings,
     PermissionSettings,
@@ -80,6 +81,10 @@ class Effective:
     @property
     def sandbox(self) -> SandboxSettings:
         return self.sections.sandbox
+
+    @property
+    def instructions(self) -> InstructionSettings:
+        return self.sections.instructions
 
     def config_file(self, path: Path | None) -> ConfigFile | None:
         return next((f for f in self.files if path is not None and f.path == path), None)

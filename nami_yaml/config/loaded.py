@@ -26,6 +26,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from nami_yaml.config.hooks import HookSpec, hook_words
+from nami_yaml.config.instructions import project_instruction_files
 from nami_yaml.paths import expand_tool_paths, walk
 from nami_yaml.shell.command_risks import PYTHON
 from nami_yaml.spec.yamlpos import parse_yaml, read_source
@@ -34,6 +35,7 @@ if TYPE_CHECKING:  # config.effective reads nothing of this module; only the typ
     from nami_yaml.config.effective import Effective
 
 SKILL_FILE = "SKILL.md"
+AGENTS_SKILLS = Path(".agents") / "skills"  # the Agent Skills folder other agents read, in a project and in ~
 _PYTHON_VALUE_OPTIONS = frozenset({"-X", "-W", "--check-hash-based-pycs"})
 CODE_PATH_VARIABLES = ("PYTHONPATH", "NODE_PATH")  # folders an interpreter imports from
 NODE = re.compile(r"^(node|nodejs|npx|npm|pnpm|pnpx|yarn|bun|bunx|deno|tsx|ts-node)$")  # they require node_modules
@@ -82,6 +84,9 @@ class LoadedFiles:
     skill_folders: tuple[Path, ...] = ()
     servers: tuple[ServerCode, ...] = ()
     tool_code: tuple[ServerCode, ...] = ()  # project files tools' command lines run, outside the tool folders
+    # Every AGENTS.md of the project, listed for trust alone (project_only): the prompt reads those from the
+    # root down to the current folder (config/instructions.py), so one trust covers every folder.
+    instructions: tuple[Path, ...] = ()
 
     def folders(self) -> list[Path]:
         return sorted({*self.tool_folders, *self.skill_folders,
@@ -92,7 +97,8 @@ class LoadedFiles:
 
     def covered(self) -> list[Path]:
         """Every file of the listing: those named, and every file the walk of its folders reaches."""
-        files: set[Path] = {*self.tools, *(t.resolve() for t in self.tools), *self.skills, *self.server_files()}
+        files: set[Path] = {*self.tools, *(t.resolve() for t in self.tools), *self.skills, *self.server_files(),
+                            *self.instructions}
         files.update(p for p in (self.config, self.prompt, *self.read) if p is not None)
         for folder in self.folders():
             files.update(walk(folder))
@@ -124,8 +130,16 @@ def _list_loaded(effective: Effective, project_only: bool) -> LoadedFiles:
     skill_folders = [Path(spec) for spec in data.get("skills") or []]
     servers: list[ServerCode] = []
     code: list[ServerCode] = []
+    instructions: list[Path] = []
+    # Skills other agents read: the project's .agents/skills (covered by trust), the user's ~/.agents/skills
+    # (their own: loaded, never listed for trust).
+    conventions = effective.instructions
+    found_skills: list[Path] = []
     if effective.config_path is not None:
         project = effective.config_path.parent.resolve()
+        found_skills.append(project / AGENTS_SKILLS)
+        if project_only and conventions.agents_md:
+            instructions = project_instruction_files(project)
         workspace = Path(effective.get("workspace") or project).resolve()
         servers = [server_code(name, entry, workspace, project)
                    for name, entry in (data.get("mcp_servers") or {}).items() if isinstance(entry, Mapping)]
@@ -136,11 +150,18 @@ def _list_loaded(effective: Effective, project_only: bool) -> LoadedFiles:
                                   for words in hook_words(data)), project, project)
         if hooks is not None:
             code.append(hooks)
+    if not project_only:
+        found_skills.append(Path.home() / AGENTS_SKILLS)
+    if conventions.agents_skills:
+        for folder in dict.fromkeys(folder.resolve() for folder in found_skills):
+            if folder not in skill_folders and folder.is_dir() and skill_files(folder):
+                skill_folders.append(folder)
     return LoadedFiles(
         config=effective.config_path, prompt=Path(data["system_file"]) if data.get("system_file") else None, read=read,
         tools=tuple(tools), skills=tuple(file for folder in skill_folders for file in skill_files(folder)),
         tool_folders=tuple(sorted({file.resolve().parent for file in tools})), skill_folders=tuple(skill_folders),
-        servers=tuple(server for server in servers if server.files or server.folders), tool_code=tuple(code))
+        servers=tuple(server for server in servers if server.files or server.folders), tool_code=tuple(code),
+        instructions=tuple(instructions))
 
 
 def server_code(name: str, entry: Mapping[str, Any], workspace: Path, project: Path) -> ServerCode:

@@ -12,7 +12,7 @@ from typing import Any
 
 from nami_yaml.config.sandbox import sandbox_settings
 from nami_yaml.sandbox_settings import SandboxSettings
-from nami_yaml.setting_defaults import COMPACTION, LIMITS, MODEL, PERMISSIONS, TOOLS
+from nami_yaml.setting_defaults import COMPACTION, INSTRUCTIONS, LIMITS, MODEL, PERMISSIONS, TOOLS
 
 
 def _over(defaults: Mapping[str, Any], value: Any) -> dict[str, Any]:
@@ -167,6 +167,21 @@ class AuditSettings:
 
 
 @dataclass(frozen=True)
+class InstructionSettings:
+    """``instructions:``: the project's AGENTS.md files in the system prompt (at most ``max_bytes`` of them),
+    and skills found under ``.agents/skills`` (config/instructions.py, docs/conventions.md)."""
+
+    agents_md: bool
+    max_bytes: int
+    agents_skills: bool
+
+    @classmethod
+    def from_mapping(cls, value: Any) -> InstructionSettings:
+        data = _over(INSTRUCTIONS, value)
+        return cls(bool(data["agents_md"]), int(data["max_bytes"]), bool(data["agents_skills"]))
+
+
+@dataclass(frozen=True)
 class Sections:
     """Every typed section of one Effective (its ``model``, ``tools``, ``limits``, ... properties)."""
 
@@ -177,6 +192,7 @@ class Sections:
     permissions: PermissionSettings
     audit: AuditSettings
     sandbox: SandboxSettings
+    instructions: InstructionSettings
 
     @classmethod
     def from_values(cls, values: Mapping[str, Any]) -> Sections:
@@ -186,4 +202,5 @@ class Sections:
                    compaction=CompactionSettings.from_mapping(values.get("compaction")),
                    permissions=PermissionSettings.from_mapping(values.get("permissions")),
                    audit=AuditSettings.from_mapping(values.get("audit")),
-                   sandbox=sandbox_settings(values.get("sandbox")))
+                   sandbox=sandbox_settings(values.get("sandbox")),
+                   instructions=InstructionSettings.from_mapping(values.get("instructions")))

@@ -35,9 +35,13 @@ def snapshot_folder(config: Path) -> Path:
     return default_state_dir() / "trusted" / key
 
 
+INSTRUCTION_NAMES = frozenset({"AGENTS.md", "SKILL.md"})
+
+
 def reviewable(files: list[Path], prompt: Path | None) -> list[Path]:
-    """The files a reviewer reads as text and sees diffs of: YAML files and the prompt."""
-    return [f for f in files if f.suffix in TOOL_SUFFIXES or f == prompt]
+    """The files a reviewer reads as text and sees diffs of: YAML files, the prompt, and the instructions of
+    AGENTS.md and SKILL.md files (they reach the model as the prompt does)."""
+    return [f for f in files if f.suffix in TOOL_SUFFIXES or f == prompt or f.name in INSTRUCTION_NAMES]
 
 
 def _digest(path: Path) -> str | None:

@@ -25,9 +25,12 @@ def definition_chars(definition: dict[str, Any]) -> int:
     return len(json.dumps(definition, ensure_ascii=False, separators=(",", ":")))
 
 
-def request_parts(system_prompt: str, definitions: list[dict[str, Any]]) -> list[Part]:
-    """The fixed part of every request, largest first."""
-    parts = [Part("system prompt", len(system_prompt))]
+def request_parts(system_prompt: str, definitions: list[dict[str, Any]], agents_md: str = "") -> list[Part]:
+    """The fixed part of every request, largest first. ``agents_md``: the AGENTS.md section of the system
+    prompt, counted as a part of its own."""
+    parts = [Part("system prompt", len(system_prompt) - len(agents_md))]
+    if agents_md:
+        parts.append(Part("AGENTS.md (in the system prompt)", len(agents_md)))
     parts.extend(Part(f"tool {d['function']['name']}", definition_chars(d)) for d in definitions)
     return sorted(parts, key=lambda part: (-part.chars, part.label))
 
