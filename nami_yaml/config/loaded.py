@@ -27,7 +27,7 @@ from typing import TYPE_CHECKING, Any
 
 from nami_yaml.paths import expand_tool_paths, walk
 from nami_yaml.shell.command_risks import PYTHON
-from nami_yaml.spec.yamlpos import parse_yaml, read_source
+from nami_yaml.spec.yamlpos import parse_file
 
 if TYPE_CHECKING:  # config.effective reads nothing of this module; only the type is needed
     from nami_yaml.config.effective import Effective
@@ -128,7 +128,11 @@ def _list_loaded(effective: Effective, project_only: bool) -> LoadedFiles:
         workspace = Path(effective.get("workspace") or project).resolve()
         servers = [server_code(name, entry, workspace, project)
                    for name, entry in (data.get("mcp_servers") or {}).items() if isinstance(entry, Mapping)]
-        code = tool_code(tools, workspace, project)
+        # The two listings (all files, the project's alone) mostly name the same tool files: read once.
+        key = ("tool_code", tuple(tools), workspace, project)
+        if key not in effective.memo:
+            effective.memo[key] = tool_code(tools, workspace, project)
+        code = effective.memo[key]
     return LoadedFiles(
         config=effective.config_path, prompt=Path(data["system_file"]) if data.get("system_file") else None, read=read,
         tools=tuple(tools), skills=tuple(file for folder in skill_folders for file in skill_files(folder)),
@@ -237,51 +241,51 @@ def tool_code(files: Iterable[Path], workspace: Path, project: Path) -> list[Ser
     it imports from, a ``-m`` module, a ``PYTHONPATH``; in ``command:``, ``docs:`` and the command lines
     of a ``script:`` (read best effort: more than runs is only fingerprinted, never run)."""
     found: list[ServerCode] = []
+    bases: dict[str, Path] = {}
     for file in files:
         for entry in _tool_entries(file):
-            base = (workspace / str(entry.get("cwd") or ".")).resolve()
-            files_run: list[Path] = []
-            for words in _command_lines(entry):
-                runner = words[:1] in (["source"], ["."]) or any(RUNS_FILES.match(os.path.basename(word))
-                                                                 for word in words)
-                for index, word in enumerate(words):
-                    path = project_path(word, base, project)
-                    if path is not None and path.is_file() and (runner or (index == 0 and "/" in word)):
-                        files_run.append(path)
-                for module in modules(words):
-                    top = module.split(".")[0]
-                    files_run += [path for candidate in (top, f"{top}.py")
-                                  if (path := project_path(candidate, base, project)) is not None]
-            folders = [path if path.is_dir() else path.parent for path in files_run]
-            folders += code_path_folders(entry.get("env"), base, project)
-            if files_run or folders:
-                found.append(ServerCode(str(entry.get("name") or file.name),
-                                        tuple(dict.fromkeys(p for p in files_run if p.is_file())),
-                                        tuple(_outermost(folders))))
+            cwd = str(entry.get("cwd") or ".")
+            if cwd not in bases:
+                bases[cwd] = (workspace / cwd).resolve()
+            code = _entry_code(entry, file, bases[cwd], project)
+            if code is not None:
+                found.append(code)
     return found
 
 
+def _entry_code(entry: Mapping[str, Any], file: Path, base: Path, project: Path) -> ServerCode | None:
+    """The project's code one tool entry runs from outside its folder (see ``tool_code``), or None."""
+    files_run: list[Path] = []
+    for words in _command_lines(entry):
+        runner = words[:1] in (["source"], ["."]) or any(RUNS_FILES.match(os.path.basename(word)) for word in words)
+        for index, word in enumerate(words):
+            # Only a runner's words, or a first word with a slash, can name code: the others are not looked
+            # up (a thousand tool files' command lines are some ten thousand paths to resolve).
+            if not (runner or (index == 0 and "/" in word)):
+                continue
+            path = project_path(word, base, project)
+            if path is not None and path.is_file():
+                files_run.append(path)
+        for module in modules(words):
+            top = module.split(".")[0]
+            files_run += [path for candidate in (top, f"{top}.py")
+                          if (path := project_path(candidate, base, project)) is not None]
+    folders = [path if path.is_dir() else path.parent for path in files_run]
+    folders += code_path_folders(entry.get("env"), base, project)
+    if not (files_run or folders):
+        return None
+    return ServerCode(str(entry.get("name") or file.name), tuple(dict.fromkeys(p for p in files_run if p.is_file())),
+                      tuple(_outermost(folders)))
+
+
 def _tool_entries(file: Path) -> list[Mapping[str, Any]]:
-    """The tool entries of a tool file, parsed by the loader's own parser (what trust lists must be read as
-    what runs). Kept while the file is unchanged (its inode, size and times): the listing of everything a
-    project loads and the listing of what trust covers read the same files."""
+    """The tool entries of a tool file, parsed by the loader's own parser and kept for it (``parse_file``):
+    what trust lists must be read as what runs, and each file is parsed once per command."""
     try:
-        info = file.stat()
-        key = (str(file), info.st_ino, info.st_size, info.st_mtime_ns, info.st_ctime_ns)
-        if key in _PARSED:
-            return _PARSED[key]
-        doc, _ = parse_yaml(read_source(file), str(file))
+        doc, _ = parse_file(file)
     except (OSError, ValueError):
         return []
-    entries = _entries_of(doc)
-    if len(_PARSED) >= _PARSED_KEPT:
-        _PARSED.clear()
-    _PARSED[key] = entries
-    return entries
-
-
-_PARSED: dict[tuple[Any, ...], list[Mapping[str, Any]]] = {}
-_PARSED_KEPT = 4096  # files' entries kept at most (a project of thousands of tool files reads each once)
+    return _entries_of(doc)
 
 
 def _entries_of(doc: Any) -> list[Mapping[str, Any]]:
