@@ -140,7 +140,7 @@ def _build_tool(draft: ToolDraft, builtin: bool) -> Tool | None:
         name=raw["name"], description=raw["description"].strip(), parameters=parameters,
         risk=raw.get("risk", "exec"), runner=runner, source=f"{draft.doc.file}:{line}:{col}", builtin=builtin,
         docs=docs, writes=tuple(raw.get("writes", ())), targets=draft.targets if draft.targeted else None,
-        output=_output_shape(raw.get("output")),
+        output=_output_shape(raw.get("output")), group=raw.get("group"),
     )
 
 
