@@ -50,6 +50,7 @@ class ForkedWorker:
     batch's wait needs (``communicate``, ``send_signal``, ``kill``, ``pid``, ``returncode``)."""
 
     def __init__(self, job_json: str, env: dict[str, str], cwd: Path):
+        """``env``: the worker's whole environment."""
         context = _server_context()
         report_read, report_write = context.Pipe(duplex=False)
         err_read, err_write = context.Pipe(duplex=False)
@@ -100,16 +101,18 @@ def _child(job_json: str, env: dict[str, str], cwd: str, report: Connection, err
     os.setsid()  # a session of its own, as start_new_session gave the worker
     null = os.open(os.devnull, os.O_RDONLY)
     os.dup2(null, 0)
+    os.close(null)
+    os.dup2(err.fileno(), 1)  # stray output (a Python tool's print) goes with stderr, as in the worker
     os.dup2(err.fileno(), 2)
-    os.dup2(err.fileno(), 1)  # the worker moves its reports off fd 1 itself (claim_stdout)
-    os.dup2(report.fileno(), 3)
-    os.closerange(4, 256)  # of the server's, the pipes' own copies included: nothing but these three
+    err.close()
+    report_stream = os.fdopen(os.dup(report.fileno()), "w", encoding="utf-8")
+    report.close()
+    os.environ.clear()  # the server's is the batch's when it started: the worker gets the batch's of now
     os.environ.update(env)
     os.chdir(cwd)
+    sys.stdout = sys.stderr
     from nami_yaml.batch.worker import run_job
 
-    report_stream = os.fdopen(3, "w", encoding="utf-8")
-    sys.stdout = sys.stderr
     code = run_job(job_json, report_stream)
     sys.stderr.flush()
     os._exit(code)  # as the worker does: a tool thread stuck in Python code must not keep it waiting
