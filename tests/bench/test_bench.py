@@ -24,7 +24,7 @@ KEYS = [
     *(f"startup.{c}{suffix}" for c in ("help", "tools_list", "check") for suffix in ("", ".vs_python", ".no_openai")),
     "load.generated", "load.library", "load.check_many", "load.start_many",
     *(f"against.{measure}{suffix}" for measure in ("help", "check", "open") for suffix in ("", ".cpu")),
-    "steps.stream", "steps.plain", "steps.stream.seeds", "steps.plain.seeds", "steps.process",
+    "steps.stream", "steps.plain", "steps.stream.seeds", "steps.plain.seeds", "steps.process", "steps.inprocess",
     "stream.first_byte.pty", "stream.first_byte.pipe",
     "parallel.four_reads",
     "memory.flood", "memory.resume",
