@@ -11,16 +11,11 @@ from __future__ import annotations
 import sys
 
 from bench.common import ROOT, Row, Settings, bench_env, scratch, write_project
+from bench.steps import PING as STEPS_PING
 from bench.steps import Runs, steps_responder
 from nami_yaml.testing import FakeOpenAIServer
 
-PING = """\
-name: ping
-description: Answers ok.
-risk: read
-parameters: {type: object, properties: {}}
-entrypoint: ping_tool:ping
-"""
+PING = STEPS_PING.replace("command: [echo, ok]", "entrypoint: ping_tool:ping")  # the same tool, inside nami
 TARGET = 1.2
 
 
