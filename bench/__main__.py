@@ -29,7 +29,7 @@ from pathlib import Path
 from bench.common import BenchError, Row, Settings, machine
 from bench.table import machine_lines, markdown, replace_block
 
-SECTIONS = ("startup", "load_tools", "against", "steps", "first_byte", "parallel", "memory", "tokens", "prefix",
+SECTIONS = ("startup", "load_tools", "against", "steps", "inprocess", "first_byte", "parallel", "memory", "tokens", "prefix",
             "batch", "bash_rules", "shaping", "sandbox")
 
 

@@ -1,13 +1,16 @@
 """Loading: parse and validate N generated tool files (default 1,000; target under 0.5 s) through the real
-loader, against PyYAML's C parser alone on the same files; and `nami tools list` in a project that takes
-the whole tool library, against the same command in a project with only the built-ins.
+loader, against PyYAML's C parser alone on the same files; `nami check` and `nami run`'s start (to its
+first request) in a project of those files, against a project with none; and `nami tools list` in a project
+that takes the whole tool library, against the same command in a project with only the built-ins.
 
     python -m bench.load_tools
 """
 
 from __future__ import annotations
 
+import resource
 import subprocess
+import time
 from pathlib import Path
 
 import yaml
@@ -19,13 +22,16 @@ from bench.common import (
     interleaved,
     median_time,
     nami_command,
+    run,
     scratch,
     timed,
+    turns,
     write_project,
 )
 from nami_yaml.paths import expand_tool_paths
 from nami_yaml.registry.library import library_groups
 from nami_yaml.registry.loader import load_tools
+from nami_yaml.testing import FakeOpenAIServer, text
 
 TARGET_SECONDS, TARGET_FILES = 0.5, 1000  # the issue's target: 1,000 files in under half a second
 LOADER = getattr(yaml, "CSafeLoader", yaml.SafeLoader)  # what a careful loader would use: the C parser
@@ -66,6 +72,48 @@ def parse_only(paths: list[Path]) -> None:
             yaml.load(stream, Loader=LOADER)
 
 
+def many_files_rows(settings: Settings, home: Path, folder: Path, count: int) -> list[Row]:
+    """`nami check` and `nami run`'s start (until its first request reaches the server) in a project of
+    ``count`` tool files, each against the same project with none (issue 42's goals: 1.5× and 1.3×)."""
+    env = bench_env(home)
+    nami = nami_command()
+    with FakeOpenAIServer(responder=lambda body: text("done")) as server:
+        many = write_project(home / "many", server.base_url, f"tools: {{files: ['{folder}']}}\nsandbox: {{mode: off}}\n")
+        none = write_project(home / "none", server.base_url, "sandbox: {mode: off}\n")
+
+        def check(config: Path) -> float:
+            """CPU seconds of `nami check` (user and system): on a shared machine, less disturbed than its wall
+            time by what else runs."""
+            before = resource.getrusage(resource.RUSAGE_CHILDREN)
+            run([*nami, "check", "--config", str(config)], config.parent, env)
+            after = resource.getrusage(resource.RUSAGE_CHILDREN)
+            return after.ru_utime + after.ru_stime - before.ru_utime - before.ru_stime
+
+        def start(config: Path) -> float:
+            """Seconds from launching `nami run` to its first request at the server."""
+            server.requests.clear()
+            launched = time.monotonic()
+            run([*nami, "run", "--config", str(config), "hello"], config.parent, env)
+            return server.requests[0].arrived - launched
+
+        for _ in range(settings.warmup):
+            check(many), check(none), start(many), start(none)
+        found = turns({"check_many": lambda: check(many), "check_none": lambda: check(none),
+                       "start_many": lambda: start(many), "start_none": lambda: start(none)}, settings.repeat,
+                      alternate=True)
+    # The lowest of the runs: each does the same work, and the machine's pauses only ever add time.
+    low = {name: min(values) for name, values in found.items()}
+    spread = {name: f"{min(v):.2f}-{max(v):.2f} s" for name, v in found.items()}
+    return [
+        Row("load.check_many", f"`nami check`, {count:,} tool files, CPU time (lowest; runs {spread['check_many']})",
+            low["check_many"], "s", low["check_none"], f"no tool files (runs {spread['check_none']})", "≤ 1.5×",
+            low["check_many"] <= 1.5 * low["check_none"]),
+        Row("load.start_many", f"`nami run` to its first request, {count:,} tool files (lowest; runs "
+                               f"{spread['start_many']})", low["start_many"], "s", low["start_none"],
+            f"no tool files (runs {spread['start_none']})", "≤ 1.3×", low["start_many"] <= 1.3 * low["start_none"]),
+    ]
+
+
 def measure(settings: Settings) -> list[Row]:
     count = settings.size(1000, 100)
     rows = []
@@ -95,6 +143,7 @@ def measure(settings: Settings) -> list[Row]:
             tools_list(plain)
         times = interleaved({"library": lambda: tools_list(library), "plain": lambda: tools_list(plain)},
                             settings.repeat)
+        rows += many_files_rows(settings, home, folder, count)
         count_library = sum(len(files) for files in library_groups().values())
         rows.append(Row("load.library", f"`nami tools list`, whole library ({count_library} tools in "
                                          f"{len(groups)} groups)", times["library"] * 1000, "ms",

@@ -1,7 +1,7 @@
 """The baselines of the per-step and streaming figures: the smallest agent loop over the same openai SDK and
 fake server, with the same trivial tool (`echo ok`, a process like nami's). Prints streamed text as it comes.
 
-    python bench/minimal_loop.py BASE_URL TASK [--no-stream] [--direct [REQUEST.json]]
+    python bench/minimal_loop.py BASE_URL TASK [--no-stream] [--direct [REQUEST.json]] [--inprocess]
 
 By default it calls `chat.completions.create()`, as the seeds' loop did; the SDK then walks every message
 and tool against its type declarations and builds an object of every chunk. With --direct it posts the
@@ -21,6 +21,7 @@ TOOLS = [{"type": "function", "function": {"name": "ping", "description": "Answe
                                            "parameters": {"type": "object", "properties": {}}}}]
 base_url, task = sys.argv[1], sys.argv[2]
 stream, direct = "--no-stream" not in sys.argv, "--direct" in sys.argv
+inprocess = "--inprocess" in sys.argv  # the tool answers in this process, as a Python tool in nami's does
 given = [a for a in sys.argv[3:] if a.endswith(".json")]
 template = json.loads(Path(given[0]).read_text()) if given else {
     "model": "fake-model", "messages": [{"role": "system", "content": "You are a minimal agent."}], "tools": TOOLS,
@@ -61,5 +62,5 @@ while True:
         for c in calls.values()]})
     for c in calls.values():
         json.loads(c["arguments"] or "{}")
-        result = subprocess.run(["echo", "ok"], capture_output=True, text=True).stdout
+        result = "ok" if inprocess else subprocess.run(["echo", "ok"], capture_output=True, text=True).stdout
         messages.append({"role": "tool", "tool_call_id": c["id"], "content": result})

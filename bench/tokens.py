@@ -45,7 +45,27 @@ def measure(settings: Settings) -> list[Row]:
     pi = measure_pi(may_install=not settings.quick)
     groups = list(library_groups())
     everything, _ = default_parts(groups)
-    return [*pi_rows(prompt, tools, pi), *library_rows(everything, len(groups), pi)]
+    return [*pi_rows(prompt, tools, pi), *library_rows(everything, len(groups), pi),
+            files_row(settings.size(1000, 100), pi)]
+
+
+def files_row(count: int, pi: PiWeight | NotMeasured) -> Row:
+    """The first request of a project with ``count`` tool files of its own (bench/load_tools.py's), which
+    past tools.files_on_demand are offered on demand, against Pi's whole first request."""
+    from bench.load_tools import generated
+
+    with tempfile.TemporaryDirectory() as folder:
+        workspace = Path(folder) / "project"
+        (workspace / "tools").mkdir(parents=True)
+        generated(workspace / "tools", count)
+        (workspace / "agent.yaml").write_text("tools: {files: [tools/]}\n")
+        project = open_project(str(workspace / "agent.yaml"), cwd=workspace, env={"HOME": folder})
+        chars = total_chars(request_parts(project.system_prompt(), project.registry.definitions()))
+    baseline, name = (None, f"Pi: not measured ({pi.why})") if isinstance(pi, NotMeasured) else (
+        pi.total, f"Pi {pi.version}, measured")
+    return Row("tokens.files.chars", f"system prompt + tools of a project with {count:,} tool files (sent on "
+                                     "demand past tools.files_on_demand), characters", chars, "chars", baseline, name,
+               "≤ 1.0× Pi's", None if baseline is None else chars <= baseline)
 
 
 def library_rows(parts: list[Part], groups: int, pi: PiWeight | NotMeasured) -> list[Row]:

@@ -18,6 +18,7 @@ TOOLS: dict[str, Any] = {
     "files": [],
     "on_demand": "auto",
     "eager": [],
+    "files_on_demand": 20_000,  # characters of the project's own tool definitions sent at start, at most
     "bash": {"timeout": 120, "max_timeout": 600},
     "fetch_url": {"allow_hosts": [], "max_bytes": 5_000_000, "timeout": 30},
 }

@@ -33,8 +33,9 @@ def protected_paths(effective: Effective, extra_tools: list[str] | None = None,
         (user_config_path(os.environ).parent, "nami's configuration folder"),
     ]
     for file in tool_files(effective, extra_tools, base):
-        files.append((file.resolve(), TOOL_FOLDER))
-        folders.append((file.resolve().parent, TOOL_FOLDER))
+        resolved = file.resolve()
+        files.append((resolved, TOOL_FOLDER))
+        folders.append((resolved.parent, TOOL_FOLDER))
     loaded = loaded_files(effective, project_only=True)
     for code, why in ((loaded.servers, MCP_SERVER), (loaded.tool_code, TOOL_CODE)):
         files.extend((file, why) for server in code for file in server.files)

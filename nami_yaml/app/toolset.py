@@ -13,7 +13,7 @@ from nami_yaml.config.skills import Skill, load_skills
 from nami_yaml.config.targets import project_targets
 from nami_yaml.errors import Problem, SpecError
 from nami_yaml.paths import expand_tool_paths
-from nami_yaml.registry.groups import LOADER, on_demand_groups
+from nami_yaml.registry.groups import LOADER, definition_size, on_demand_groups
 from nami_yaml.registry.library import UnknownLibraryName, library_group_of, resolve_library
 from nami_yaml.registry.loader import Host, check_tools, load_tools
 from nami_yaml.registry.registry import DOCS_READER, Registry
@@ -109,7 +109,7 @@ def check_toolset(effective: Effective, extra: list[str] | None = None, *, host:
     problems = [*problems, *more, *found]
     if any(p.is_error for p in problems):
         return tools, problems
-    tools = grouped(tools)
+    tools = grouped(tools, effective)
     return _with_readers(tools, bool(load_skills(effective)), bool(on_demand_of(effective, tools))), problems
 
 
@@ -124,7 +124,7 @@ def build_registry(effective: Effective, extra: list[str] | None = None, base: P
     if problems or more or found:
         raise SpecError([*problems, *more, *found])
     skills = load_skills(effective) if skills is None else skills
-    return grouped_registry(effective, grouped(tools), has_skills=bool(skills))
+    return grouped_registry(effective, grouped(tools, effective), has_skills=bool(skills))
 
 
 def grouped_registry(effective: Effective, tools: list[Tool], *, has_skills: bool) -> Registry:
@@ -138,13 +138,46 @@ def on_demand_of(effective: Effective, tools: list[Tool]) -> frozenset[str]:
     return on_demand_groups(tools, effective.tools.on_demand, effective.tools.eager)
 
 
-def grouped(tools: list[Tool]) -> list[Tool]:
-    """Library tools marked with their library group (the folder they come from)."""
-    marked = []
+def grouped(tools: list[Tool], effective: Effective | None = None) -> list[Tool]:
+    """Library tools marked with their library group (the folder they come from); the project's own tools
+    with theirs (a tool's ``group:``, else its file's folder) once together they weigh more than
+    ``tools.files_on_demand``, and with none below it (they are all sent, as they always were). Without
+    ``effective``, only the library's are marked."""
+    marked: list[Tool] = []
+    own: list[int] = []
     for tool in tools:
         group = library_group_of(tool.source)
-        marked.append(replace(tool, group=group) if group is not None and tool.group is None else tool)
+        if group is not None:
+            marked.append(replace(tool, group=group) if tool.group is None else tool)
+            continue
+        if not tool.builtin:
+            own.append(len(marked))
+        marked.append(tool)
+    if effective is None:
+        return marked
+    settings = effective.tools
+    weight = sum(definition_size(marked[i].definition(docs_hint=True)) for i in own)
+    offered = settings.on_demand is not False and settings.files_on_demand is not None
+    if offered and weight > settings.files_on_demand:  # type: ignore[operator]
+        project = effective.config_path.parent if effective.config_path is not None else Path.cwd()
+        for i in own:
+            marked[i] = replace(marked[i], group=marked[i].group or folder_group(marked[i], project))
+    else:
+        for i in own:
+            marked[i] = replace(marked[i], group=None) if marked[i].group is not None else marked[i]
     return marked
+
+
+def folder_group(tool: Tool, project: Path) -> str:
+    """The group of a project's tool without ``group:``: its file's folder, relative to the project's
+    (``tools/k8s/``), or the folder's name for one outside it; written with a slash, so it never takes the
+    name of a library group or an MCP server."""
+    folder = Path(tool.source.rsplit(":", 2)[0]).resolve().parent
+    try:
+        relative = folder.relative_to(project.resolve()).as_posix()
+    except ValueError:
+        relative = folder.name
+    return "./" if relative in (".", "") else f"{relative}/"
 
 
 def _with_readers(tools: list[Tool], has_skills: bool, has_groups: bool = False) -> list[Tool]:

@@ -19,6 +19,7 @@ import time
 from pathlib import Path
 from typing import Any
 
+from nami_yaml.batch import forked
 from nami_yaml.batch.job import Job
 from nami_yaml.batch.proctree import kill_tree
 from nami_yaml.batch.results import new_result
@@ -31,19 +32,25 @@ _POLL = 0.25
 
 
 def run_isolated(job_data: dict[str, Any], stop: threading.Event | None = None, *,
-                 root: Path | None = None) -> dict[str, Any]:
+                 root: Path | None = None, warm: bool = False) -> dict[str, Any]:
     """Run ``job_data`` (a :class:`Job` as JSON) in a new worker process; its result as a dict.
 
     ``stop``: set to stop the task (the batch is stopping): the worker is asked to stop, then killed.
     ``root``: the folder the job's relative paths are relative to (a shipped project), else the current one.
+    ``warm``: the worker is forked from the warm server (batch/forked.py) where there is one, rather than
+    a new interpreter that imports everything again.
     A KeyboardInterrupt here (Ray cancelling the task) kills the worker's tree and is raised again.
     """
     job = Job.from_json(job_data)
     started = time.monotonic()
-    proc = subprocess.Popen([sys.executable, *WORKER], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-                            stderr=subprocess.PIPE, env={**os.environ, **job.env}, cwd=root or Path.cwd(),
-                            # Its own session: a Ctrl-C at the terminal reaches the batch, which decides.
-                            start_new_session=True)
+    proc: Any
+    if warm and forked.available():
+        proc = forked.ForkedWorker(json.dumps(job.to_json()), {**os.environ, **job.env}, root or Path.cwd())
+    else:
+        proc = subprocess.Popen([sys.executable, *WORKER], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                                stderr=subprocess.PIPE, env={**os.environ, **job.env}, cwd=root or Path.cwd(),
+                                # Its own session: a Ctrl-C at the terminal reaches the batch, which decides.
+                                start_new_session=True)
     try:
         out, err, ended = _wait(proc, json.dumps(job.to_json()).encode(), started + job.task_wall_time + KILL_GRACE,
                                 stop)
@@ -57,7 +64,7 @@ def run_isolated(job_data: dict[str, Any], stop: threading.Event | None = None, 
     return result
 
 
-def _wait(proc: subprocess.Popen[bytes], data: bytes, backstop: float,
+def _wait(proc: Any, data: bytes, backstop: float,
           stop: threading.Event | None) -> tuple[bytes, bytes, str | None]:
     """The worker's stdout and stderr once it exits, and why it was ended early (None: it exited)."""
     send: bytes | None = data

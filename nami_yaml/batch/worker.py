@@ -54,9 +54,15 @@ def kill_leftovers() -> None:
 
 def main() -> int:
     report = claim_stdout()
+    return run_job(sys.stdin.read(), report)
+
+
+def run_job(job_json: str, report: IO[str]) -> int:
+    """Run one job (a :class:`Job` as JSON) in this process, reporting on ``report``: this worker's, or a
+    worker forked from the warm server (batch/forked.py), which has its stdout moved off already."""
     keep_environment_private()
     adopt_orphans()
-    job = Job.from_json(json.loads(sys.stdin.read()))
+    job = Job.from_json(json.loads(job_json))
 
     def emit(record: dict[str, Any]) -> None:
         report.write(json.dumps(record, ensure_ascii=False, default=str) + "\n")

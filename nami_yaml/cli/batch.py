@@ -48,6 +48,9 @@ def batch_group() -> None:
 @click.option("--wall-time", type=click.FloatRange(min=0, min_open=True), metavar="SECONDS",
               help="Seconds for a task that sets no limits.wall_time (default 1800).")
 @click.option("--keep-workspaces", is_flag=True, help="Keep each task's workspace; its path is in the result.")
+@click.option("--fresh-workers", is_flag=True,
+              help="Start each local worker as a new Python (importing everything again) instead of forking it "
+                   "from a warm one: slower; for comparison.")
 @click.option("--yes", "-y", "trust_tasks", is_flag=True,
               help="Trust the task file's commands (setup:, command: checks, env:) without asking: for CI.")
 @config_option
@@ -58,7 +61,7 @@ def batch_group() -> None:
 @handle_errors
 def run(tasks_file: Path, output: Path | None, workers: int | None, ray_address: str | None, ray_shared: bool,
         resume: bool, approve_risks: tuple[str, ...], wall_time: float | None, keep_workspaces: bool,
-        trust_tasks: bool, config: str | None, model_name: str | None, base_url: str | None, max_steps: int | None,
+        fresh_workers: bool, trust_tasks: bool, config: str | None, model_name: str | None, base_url: str | None, max_steps: int | None,
         extra_tools: tuple[str, ...]) -> None:
     """Run every task of TASKS (YAML or JSONL; see `nami schema tasks`), each in a fresh copy of its
     workspace, and check it. One result line per task goes to the results file as it ends; a summary
@@ -95,7 +98,7 @@ def run(tasks_file: Path, output: Path | None, workers: int | None, ray_address:
             backend: Any = ray_backend(ray_address, ray_shared, workers, project, jobs)
             jobs = backend.jobs
         else:
-            backend = LocalPool(workers or 4)
+            backend = LocalPool(workers or 4, warm=not fresh_workers)
         resumed = f", {len(results.previous)} already done" if results.previous else ""
         click.echo(f"nami batch: {plural(len(jobs), 'task')} on {backend.description}{resumed}", err=True)
         view = ProgressView()

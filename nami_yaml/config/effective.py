@@ -46,7 +46,7 @@ class Effective:
     user_config: Path | None = None  # the user config, when it was read
     # What follows from these settings alone and costs a walk of the disk (config/loaded.py's listing, the
     # trust fingerprint), computed once per value; with_values() and with_model() make a new value.
-    memo: dict[str, Any] = field(default_factory=dict, repr=False, compare=False)
+    memo: dict[Any, Any] = field(default_factory=dict, repr=False, compare=False)
 
     @cached_property
     def sections(self) -> Sections:

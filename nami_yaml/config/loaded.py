@@ -29,7 +29,7 @@ from nami_yaml.config.hooks import HookSpec, hook_words
 from nami_yaml.config.instructions import project_instruction_files
 from nami_yaml.paths import expand_tool_paths, walk
 from nami_yaml.shell.command_risks import PYTHON
-from nami_yaml.spec.yamlpos import parse_yaml, read_source
+from nami_yaml.spec.yamlpos import parse_file
 
 if TYPE_CHECKING:  # config.effective reads nothing of this module; only the type is needed
     from nami_yaml.config.effective import Effective
@@ -143,7 +143,11 @@ def _list_loaded(effective: Effective, project_only: bool) -> LoadedFiles:
         workspace = Path(effective.get("workspace") or project).resolve()
         servers = [server_code(name, entry, workspace, project)
                    for name, entry in (data.get("mcp_servers") or {}).items() if isinstance(entry, Mapping)]
-        code = tool_code(tools, workspace, project)
+        # The two listings (all files, the project's alone) mostly name the same tool files: read once.
+        key = ("tool_code", tuple(tools), workspace, project)
+        if key not in effective.memo:
+            effective.memo[key] = tool_code(tools, workspace, project)
+        code = list(effective.memo[key])
         # Hooks are project code too: the files their command lines run (as they run: from the project's
         # folder, with $CLAUDE_PROJECT_DIR the workspace).
         hooks = code_of("hooks", ([HookSpec("", tuple(words), base=project).argv(workspace)[0], *words[1:]]
@@ -265,10 +269,13 @@ def tool_code(files: Iterable[Path], workspace: Path, project: Path) -> list[Ser
     it imports from, a ``-m`` module, a ``PYTHONPATH``; in ``command:``, ``docs:`` and the command lines
     of a ``script:`` (read best effort: more than runs is only fingerprinted, never run)."""
     found: list[ServerCode] = []
+    bases: dict[str, Path] = {}
     for file in files:
         for entry in _tool_entries(file):
-            base = (workspace / str(entry.get("cwd") or ".")).resolve()
-            code = code_of(str(entry.get("name") or file.name), _command_lines(entry), base, project,
+            cwd = str(entry.get("cwd") or ".")
+            if cwd not in bases:
+                bases[cwd] = (workspace / cwd).resolve()
+            code = code_of(str(entry.get("name") or file.name), _command_lines(entry), bases[cwd], project,
                            entry.get("env"))
             if code is not None:
                 found.append(code)
@@ -282,8 +289,12 @@ def code_of(name: str, lines: Iterable[list[str]], base: Path, project: Path, en
     for words in lines:
         runner = words[:1] in (["source"], ["."]) or any(RUNS_FILES.match(os.path.basename(word)) for word in words)
         for index, word in enumerate(words):
+            # Only a runner's words, or a first word with a slash, can name code: the others are not looked
+            # up (a thousand tool files' command lines are some ten thousand paths to resolve).
+            if not (runner or (index == 0 and "/" in word)):
+                continue
             path = project_path(word, base, project)
-            if path is not None and path.is_file() and (runner or (index == 0 and "/" in word)):
+            if path is not None and path.is_file():
                 files_run.append(path)
         for module in modules(words):
             top = module.split(".")[0]
@@ -297,26 +308,13 @@ def code_of(name: str, lines: Iterable[list[str]], base: Path, project: Path, en
 
 
 def _tool_entries(file: Path) -> list[Mapping[str, Any]]:
-    """The tool entries of a tool file, parsed by the loader's own parser (what trust lists must be read as
-    what runs). Kept while the file is unchanged (its inode, size and times): the listing of everything a
-    project loads and the listing of what trust covers read the same files."""
+    """The tool entries of a tool file, parsed by the loader's own parser and kept for it (``parse_file``):
+    what trust lists must be read as what runs, and each file is parsed once per command."""
     try:
-        info = file.stat()
-        key = (str(file), info.st_ino, info.st_size, info.st_mtime_ns, info.st_ctime_ns)
-        if key in _PARSED:
-            return _PARSED[key]
-        doc, _ = parse_yaml(read_source(file), str(file))
+        doc, _ = parse_file(file)
     except (OSError, ValueError):
         return []
-    entries = _entries_of(doc)
-    if len(_PARSED) >= _PARSED_KEPT:
-        _PARSED.clear()
-    _PARSED[key] = entries
-    return entries
-
-
-_PARSED: dict[tuple[Any, ...], list[Mapping[str, Any]]] = {}
-_PARSED_KEPT = 4096  # files' entries kept at most (a project of thousands of tool files reads each once)
+    return _entries_of(doc)
 
 
 def _entries_of(doc: Any) -> list[Mapping[str, Any]]:

@@ -76,6 +76,7 @@ class ToolsSettings:
     library: tuple[str, ...]
     on_demand: str | bool
     eager: tuple[str, ...]
+    files_on_demand: int | None  # characters of the project's own tool definitions sent at start; None: any
     bash: BashSettings
     fetch_url: FetchUrlSettings
 
@@ -87,6 +88,7 @@ class ToolsSettings:
         return cls(builtin=builtin if isinstance(builtin, str) else tuple(builtin or ()),
                    files=tuple(data["files"] or ()), library=tuple(data.get("library") or ()),
                    on_demand=data["on_demand"], eager=tuple(data["eager"] or ()),
+                   files_on_demand=None if data["files_on_demand"] is False else int(data["files_on_demand"]),
                    bash=BashSettings(float(bash["timeout"]), float(bash["max_timeout"])),
                    fetch_url=FetchUrlSettings(tuple(fetch["allow_hosts"] or ()), int(fetch["max_bytes"]),
                                               float(fetch["timeout"])))

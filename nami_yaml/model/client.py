@@ -440,6 +440,12 @@ def _root_cause(exc: BaseException) -> str:
     return str(cause) or type(cause).__name__
 
 
+def import_sdk() -> None:
+    """Import the openai SDK (and its HTTP client class) now rather than at the first request: for a process
+    that others are forked from (batch workers' warm server), which then never import it again."""
+    _http_client_class()
+
+
 @functools.cache
 def _http_client_class() -> type | None:
     import openai

@@ -61,8 +61,14 @@ def loader_definition(definition: dict[str, Any], listing: dict[str, list[str]])
     return {**definition, "function": function}
 
 
+NAMED_AT_MOST = 24  # a larger group (a project's folder of tools) is named by its count and first tools
+
+
 def compact(group: str, names: list[str]) -> str:
-    """A group's tool names, their shared prefix written once: ``kubectl_{get,logs}``, ``github__{a,b}``."""
+    """A group's tool names, their shared prefix written once: ``kubectl_{get,logs}``, ``github__{a,b}``;
+    a group of more than NAMED_AT_MOST tools in one short line: ``1000 tools: a, b, c, …``."""
+    if len(names) > NAMED_AT_MOST:
+        return f"{len(names)} tools: {', '.join(names[:3])}, …"
     for prefix in (f"{group}__", f"{group}_"):
         if len(names) > 1 and all(name.startswith(prefix) and len(name) > len(prefix) for name in names):
             return prefix + "{" + ",".join(name[len(prefix):] for name in names) + "}"

@@ -25,7 +25,7 @@ from nami_yaml.runtime import TargetSet
 from nami_yaml.sandbox_settings import SandboxNeeds
 from nami_yaml.spec.fastcheck import tool_surely_valid
 from nami_yaml.spec.validate import problems_for, validator
-from nami_yaml.spec.yamlpos import Document, JsonPath, parse_yaml, read_source
+from nami_yaml.spec.yamlpos import Document, JsonPath, parse_file
 
 SCHEMA_KEY = "$schema"  # for editors (yaml-language-server reads it); nami ignores it
 
@@ -74,12 +74,10 @@ def check_tools(files: Iterable[Path], *, builtin: Iterable[Path] = (), host: Ho
 
 def _load_file(path: Path, builtin: bool, host: Host | None, targets: TargetSet,
                ) -> tuple[list[_Found], list[Problem]]:
-    name = path_for_messages(path)
     try:
-        text = read_source(path)
+        doc, problems = parse_file(path)
     except (OSError, ValueError) as exc:
-        return [], [Problem(name, 1, 1, "$", f"cannot read tool file: {exc}")]
-    doc, problems = parse_yaml(text, name)
+        return [], [Problem(path_for_messages(path), 1, 1, "$", f"cannot read tool file: {exc}")]
     if doc is None:
         return [], problems
     found = []
@@ -142,7 +140,7 @@ def _build_tool(draft: ToolDraft, builtin: bool) -> Tool | None:
         name=raw["name"], description=raw["description"].strip(), parameters=parameters,
         risk=raw.get("risk", "exec"), runner=runner, source=f"{draft.doc.file}:{line}:{col}", builtin=builtin,
         docs=docs, writes=tuple(raw.get("writes", ())), targets=draft.targets if draft.targeted else None,
-        output=_output_shape(raw.get("output")),
+        output=_output_shape(raw.get("output")), group=raw.get("group"),
     )
 
 

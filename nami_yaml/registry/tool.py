@@ -39,7 +39,8 @@ class Tool:
     writes: tuple[str, ...] = ()  # parameters holding paths the tool writes (`writes:` in the tool file)
     docs: DocSource | None = None
     # The group it belongs to (a library group, an MCP server), whose definitions may be sent only once the
-    # model loads them (registry.groups); None for built-ins and the project's own tool files.
+    # model loads them (registry.groups); None for built-ins, and for the project's own tool files while
+    # they weigh at most ``tools.files_on_demand`` (app/toolset.py groups them past it).
     group: str | None = None
     # The project's targets, for a tool that runs on one (`target:` in its file, and targets declared); their
     # ``pinned`` one (`nami run --target`) takes every call, and `target` is then not offered to the model.

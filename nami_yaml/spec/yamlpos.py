@@ -6,6 +6,7 @@ Validation errors are reported as ``file:line:col: $.json.path: message``; this 
 
 from __future__ import annotations
 
+import os
 import stat
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -62,6 +63,7 @@ _Loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 
 
 _PLAIN_TAGS = ("tag:yaml.org,2002:map", "tag:yaml.org,2002:seq")
+_STR_TAG = "tag:yaml.org,2002:str"
 _MERGE_TAG = "tag:yaml.org,2002:merge"
 
 
@@ -107,7 +109,7 @@ def _walk(loader: yaml.SafeLoader, node: yaml.Node, path: JsonPath, doc: Documen
         result: dict[Any, Any] = {}
         from_merge: set[str] = set()
         for key_node, value_node in node.value:
-            key = loader.construct_object(key_node, deep=True)
+            key = _scalar(loader, key_node)
             if isinstance(key, (list, dict)):
                 line, col = _mark(key_node)
                 problems.append(Problem(doc.file, line, col, format_path(path), "a mapping key must be a scalar"))
@@ -127,6 +129,15 @@ def _walk(loader: yaml.SafeLoader, node: yaml.Node, path: JsonPath, doc: Documen
         return result
     if isinstance(node, yaml.SequenceNode):
         return [_walk(loader, item, (*path, i), doc, problems) for i, item in enumerate(node.value)]
+    return _scalar(loader, node)
+
+
+def _scalar(loader: yaml.SafeLoader, node: yaml.Node) -> Any:
+    """A scalar's value. Most are strings (resolved so by the parser: quoted, or plain and not a number,
+    boolean or null), whose value is the node's text: taken as it is, without the constructor's bookkeeping
+    (most of the time of loading a thousand tool files)."""
+    if node.tag == _STR_TAG and isinstance(node, yaml.ScalarNode):
+        return node.value
     return loader.construct_object(node, deep=True)
 
 
@@ -153,3 +164,32 @@ def parse_yaml(text: str, file: str) -> tuple[Document | None, list[Problem]]:
         return None, [Problem(file, 1, 1, "$", "nested too deeply")]
     finally:
         loader.dispose()
+
+
+def parse_file(path: Path) -> tuple[Document | None, list[Problem]]:
+    """``parse_yaml`` of a file's text (``read_source``: OSError or ValueError when it cannot be read), its
+    problems naming it relative to the current folder; kept while the file is unchanged (its inode, size and
+    times): one command reads a tool file in several places (the code its tools run, for trust and for the
+    protected paths, then the loader) and parses it once. The document is shared: callers read it and never
+    change it; the problems list is each caller's own copy."""
+    info = path.stat()
+    key = (str(path), os.getcwd(), info.st_ino, info.st_size, info.st_mtime_ns, info.st_ctime_ns)
+    found = _PARSED.get(key)
+    if found is None:
+        found = parse_yaml(read_source(path), _for_messages(path))
+        if len(_PARSED) >= _PARSED_KEPT:
+            _PARSED.clear()
+        _PARSED[key] = found
+    doc, problems = found
+    return doc, list(problems)
+
+
+def _for_messages(path: Path) -> str:
+    try:
+        return os.path.relpath(path)
+    except ValueError:
+        return str(path)
+
+
+_PARSED: dict[tuple[Any, ...], tuple[Document | None, list[Problem]]] = {}
+_PARSED_KEPT = 4096  # files kept at most (a project of thousands of tool files reads each once per command)

@@ -22,15 +22,16 @@ from nami_yaml.registry.library import library_groups  # noqa: E402
 KEYS = [
     "startup.python", "startup.openai",
     *(f"startup.{c}{suffix}" for c in ("help", "tools_list", "check") for suffix in ("", ".vs_python", ".no_openai")),
-    "load.generated", "load.library",
+    "load.generated", "load.library", "load.check_many", "load.start_many",
     *(f"against.{measure}{suffix}" for measure in ("help", "check", "open") for suffix in ("", ".cpu")),
-    "steps.stream", "steps.plain", "steps.stream.seeds", "steps.plain.seeds", "steps.process",
+    "steps.stream", "steps.plain", "steps.stream.seeds", "steps.plain.seeds", "steps.process", "steps.inprocess",
     "stream.first_byte.pty", "stream.first_byte.pipe",
     "parallel.four_reads",
     "memory.flood", "memory.resume",
     *(f"tokens.{part}.{unit}" for part in ("prompt", "tools", "total", "library") for unit in ("chars", "tokens")),
+    "tokens.files.chars",
     "prefix.stable",
-    "batch.workers1", "batch.workers2", "batch.workers4",
+    "batch.workers1", "batch.workers2", "batch.workers4", "batch.per_core",
     "bash_rules.slowest",
     "shaping.docker_containers", "shaping.kubectl_pods", "shaping.terraform_show",
     "sandbox.extra",
@@ -53,7 +54,7 @@ def test_every_row_is_there(rows: dict[str, Row]) -> None:
 def test_the_values_are_sane(rows: dict[str, Row]) -> None:
     assert all(row.problem() is None for row in rows.values())  # collect() refuses them anyway
     for key in ("startup.python", "startup.openai", "startup.help", "startup.tools_list", "startup.check",
-                "load.generated", "load.library", "parallel.four_reads", "batch.workers1", "batch.workers4",
+                "load.generated", "load.library", "load.check_many", "load.start_many", "parallel.four_reads", "batch.workers1", "batch.workers4",
                 "bash_rules.slowest", "stream.first_byte.pty", "stream.first_byte.pipe"):
         assert rows[key].value > 0, key
     for key in ("memory.flood", "memory.resume"):
