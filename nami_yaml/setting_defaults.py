@@ -28,7 +28,10 @@ LIMITS: dict[str, Any] = {
 }
 PERMISSIONS: dict[str, str] = {"write": "ask", "exec": "ask"}
 COMPACTION: dict[str, Any] = {"enabled": True, "threshold": 0.8, "reserve": 4096, "keep_recent": 20_000}
+# Durations in seconds (a file may also write "30m"). ``path`` has no default here: the
+# queue folder is in nami's state folder (nami_yaml.xdg), found where it is used.
+APPROVALS: dict[str, Any] = {"via": "terminal", "timeout": 1800, "expires": 900}
 
 # The settings' defaults by top-level key, in the order `nami config` lists them (then ``sandbox``).
 SECTIONS: dict[str, dict[str, Any]] = {"model": MODEL, "tools": TOOLS, "limits": LIMITS, "permissions": PERMISSIONS,
-                                       "compaction": COMPACTION}
+                                       "compaction": COMPACTION, "approvals": APPROVALS}

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import threading
+from collections.abc import Callable
 
 from nami_yaml.agent.toolbox import PreparedCall
 
@@ -12,13 +13,19 @@ class SessionApprovals:
     """Exact calls approved for the session. Only the same tool with the same argument values (after
     defaults) is approved again; a deny is never asked, so it is never skipped by this."""
 
-    def __init__(self) -> None:
+    def __init__(self, key: Callable[[PreparedCall], str] | None = None) -> None:
         self._approved: set[str] = set()
         self._lock = threading.Lock()
+        # What "the same call" means: given by the guards as the digest of everything that decides what runs
+        # (approvals/binding.py: argv, stdin, environment, cwd, target, sandbox), not the arguments alone.
+        self._key = key or self.arguments_key
 
     @staticmethod
-    def key(call: PreparedCall) -> str:
+    def arguments_key(call: PreparedCall) -> str:
         return json.dumps([call.name, call.arguments], sort_keys=True, ensure_ascii=False, default=str)
+
+    def key(self, call: PreparedCall) -> str:
+        return self._key(call)
 
     def remember(self, call: PreparedCall) -> None:
         with self._lock:
