@@ -6,6 +6,7 @@ and a changed agent.yaml that is not trusted refuses."""
 
 from __future__ import annotations
 
+import os
 from collections.abc import Callable
 from dataclasses import replace
 
@@ -22,7 +23,7 @@ from nami_yaml.policy.approval import ApprovalRequest, Approver
 
 def rules_now(project: Project) -> Callable[[PreparedCall], Decision | None]:
     """The decision on a call as the files say now (read again): a deny, or None when it may still run."""
-    from nami_yaml.config.files import read_config
+    from nami_yaml.config.files import read_config, user_config_path
     from nami_yaml.policy.layers import build_policy
 
     def again(call: PreparedCall) -> Decision | None:
@@ -31,9 +32,14 @@ def rules_now(project: Project) -> Callable[[PreparedCall], Decision | None]:
             return Decision.deny(f"{settings.config_path} (or a file it loads) changed while the call waited for "
                                  "approval, and is not trusted: `nami trust` it, then call again", "trust")
         try:
-            files = [read_config(file.path) for file in settings.files]
-            policy = build_policy(replace(settings, files=files, memo={}), project.registry,
-                                  project.context.workspace)
+            # The user config as it is now (made or changed since the run began), and agent.yaml's rules
+            # as they are now (its trust was checked above).
+            user = user_config_path(os.environ)
+            files = [read_config(file.path) for file in settings.files if file.path != settings.user_config]
+            if user.is_file():
+                files.insert(0, read_config(user))
+            fresh = replace(settings, files=files, memo={}, user_config=user if user.is_file() else None)
+            policy = build_policy(fresh, project.registry, project.context.workspace)
             decided = policy.decide(call).decision
         except (NamiError, OSError) as exc:
             return Decision.deny(f"the rules cannot be read again: {exc}", "policy")
