@@ -118,3 +118,18 @@ def queue_of(config: str | None = None, queue: str | None = None, *, create: boo
     if needs_trust(settings) and not trust_state(settings).trusted:
         settings = load_settings(request.but(config=None, discover=False))
     return QueueFolder.open(settings.approvals.path, create=create)
+
+
+def who_is_asked(project: Project) -> Callable[[PreparedCall], str | None]:
+    """For a dry run (which queues nothing): who a call that asks would be asked, where the queue is used."""
+    settings = project.settings.approvals
+    needed = approvals_needed(project)
+
+    def who(call: PreparedCall) -> str | None:
+        if settings.via != "queue":
+            return None
+        count = needed(call)
+        where = settings.path or "nami's state folder"
+        return f"the approvals queue in {where}" + (f", {count} different approvers" if count > 1 else "")
+
+    return who

@@ -26,7 +26,7 @@ from nami_yaml.agent.hooks import (
     strictest_opinion,
 )
 from nami_yaml.agent.toolbox import PreparedCall, Toolbox
-from nami_yaml.app.approval_route import route
+from nami_yaml.app.approval_route import route, who_is_asked
 from nami_yaml.app.dry_run import DryRun
 from nami_yaml.app.escalate import offer
 from nami_yaml.app.project import Project
@@ -95,7 +95,7 @@ class Guards:
         self.before_tool = list(before_tool)
         # "yes for this very call": the same digest (approvals/binding.py), for this agent's life
         self.approvals = SessionApprovals(digest_of)
-        self.dry_run = DryRun() if dry_run else None
+        self.dry_run = DryRun(who_is_asked(project)) if dry_run else None
         self._session_id = session_id or new_session_id()
         # A dry run records nothing in the audit log: nothing runs.
         self.audit = None if dry_run else open_audit(project, via=via, session=self._session_id, on_error=on_error,
