@@ -14,7 +14,7 @@ from nami_yaml.agent.hooks import Decision
 from nami_yaml.agent.toolbox import PreparedCall
 from nami_yaml.app.project import Project
 from nami_yaml.approvals.queue import QueueApprover, queue_approver
-from nami_yaml.approvals.store import WITHDRAWN, QueueFolder
+from nami_yaml.approvals.store import APPROVED, DENIED, WITHDRAWN, QueueFolder
 from nami_yaml.config.targets import project_targets
 from nami_yaml.config.trust import needs_trust, trust_state
 from nami_yaml.errors import NamiError
@@ -99,7 +99,7 @@ def racing(queue: QueueApprover, terminal: Approver, interactive: Callable[[], b
         if from_queue:
             return queue.settle(waiting, request, from_queue[0])
         answered = said if isinstance(said, Decision) else Decision("allow" if said else "deny", None, "user")
-        waiting.update(answered.action == "allow" and "approved" or "denied", "answered on the terminal")
+        waiting.update(APPROVED if answered.action == "allow" else DENIED, "answered on the terminal")
         return said
 
     return approve
