@@ -10,14 +10,20 @@ from tests.approvals.conftest import approvals, pending_ids, trust
 from tests.cli.terminal import Terminal
 
 
+def asking(project: Path, server: FakeOpenAIServer, answer: str) -> tuple[Terminal, str]:
+    """A run on a pty, showing its question; the id of the same question in the queue."""
+    trust(project)
+    server.add(tool_calls(call("make_marker", {"name": "marker.txt"})), text(answer))
+    terminal = Terminal(server, ["run", "make the marker"], cwd=project)
+    terminal.expect(r"Run it\?")
+    [approval_id] = pending_ids(project / "queue")
+    return terminal, approval_id
+
+
 def test_an_answer_from_the_queue_ends_the_question_on_the_terminal(project: Path,
                                                                    fake_openai: FakeOpenAIServer) -> None:
-    trust(project)
-    fake_openai.add(tool_calls(call("make_marker", {"name": "marker.txt"})), text("made it"))
-    terminal = Terminal(fake_openai, ["run", "make the marker"], cwd=project)
+    terminal, approval_id = asking(project, fake_openai, "made it")
     try:
-        terminal.expect(r"Run it\?")
-        [approval_id] = pending_ids(project / "queue")
         answered = approvals(project, "approve", approval_id)
         assert answered.returncode == 0, answered.stderr
         terminal.expect("answered from the queue: allow")
@@ -29,12 +35,8 @@ def test_an_answer_from_the_queue_ends_the_question_on_the_terminal(project: Pat
 
 
 def test_a_key_on_the_terminal_answers_and_the_queue_is_told(project: Path, fake_openai: FakeOpenAIServer) -> None:
-    trust(project)
-    fake_openai.add(tool_calls(call("make_marker", {"name": "marker.txt"})), text("fine"))
-    terminal = Terminal(fake_openai, ["run", "make the marker"], cwd=project)
+    terminal, approval_id = asking(project, fake_openai, "fine")
     try:
-        terminal.expect(r"Run it\?")
-        [approval_id] = pending_ids(project / "queue")
         terminal.send("n")
         assert terminal.finish() == 0
     finally:
