@@ -18,6 +18,7 @@ from typing import Any
 from nami_yaml.agent.hooks import Decision
 from nami_yaml.agent.toolbox import PreparedCall
 from nami_yaml.approvals.binding import Binding, bind
+from nami_yaml.approvals.clock import WAITS
 from nami_yaml.approvals.store import (
     APPROVED,
     DENIED,
@@ -283,16 +284,8 @@ class QueueApprover:
         """Wait for the answers (or ``elsewhere``'s, a terminal asking at the same time) until the timeout."""
         deadline = time.monotonic() + self.timeout
         try:
-            while True:
-                decided = waiting.take() or (elsewhere() if elsewhere is not None else None)
-                if decided is not None:
-                    return self.settle(waiting, request, decided)
-                if time.monotonic() >= deadline:
-                    waiting.update(TIMED_OUT, "nobody answered in time")
-                    why = waiting.expired(time.time()) if waiting.answers else None
-                    return Decision.deny(f"nobody approved it within approvals.timeout ({int(self.timeout)}s; "
-                                         f"approval {waiting.id})" + (f"; {why}" if why else ""), SOURCE)
-                time.sleep(POLL_SECONDS)
+            with WAITS.waiting():  # not counted in a batch task's wall_time
+                return self._wait(waiting, request, deadline, elsewhere)
         except KeyboardInterrupt:
             waiting.update(WITHDRAWN, "the run was interrupted while it waited")
             return Decision.deny(f"the wait for approval {waiting.id} was interrupted (Ctrl-C): not approved",
@@ -300,6 +293,19 @@ class QueueApprover:
         except BaseException:
             waiting.update(WITHDRAWN, "the run ended while it waited")
             raise
+
+    def _wait(self, waiting: Waiting, request: ApprovalRequest, deadline: float,
+              elsewhere: Callable[[], Decision | None] | None) -> Decision:
+        while True:
+            decided = waiting.take() or (elsewhere() if elsewhere is not None else None)
+            if decided is not None:
+                return self.settle(waiting, request, decided)
+            if time.monotonic() >= deadline:
+                waiting.update(TIMED_OUT, "nobody answered in time")
+                why = waiting.expired(time.time()) if waiting.answers else None
+                return Decision.deny(f"nobody approved it within approvals.timeout ({int(self.timeout)}s; "
+                                     f"approval {waiting.id})" + (f"; {why}" if why else ""), SOURCE)
+            time.sleep(POLL_SECONDS)
 
     def settle(self, waiting: Waiting, request: ApprovalRequest, decided: Decision) -> Decision:
         """The answer, once checked again against what would run now: the same call (its digest), approvals

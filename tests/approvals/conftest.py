@@ -109,3 +109,16 @@ def audit_lines() -> list[dict[str, object]]:
 
     path = default_audit_path()
     return [json.loads(line) for line in path.read_text().splitlines()] if path.exists() else []
+
+
+def start(project: Path, server: FakeOpenAIServer, runs: list[Run], *, target: str = "dev",
+          answer: str = "done") -> tuple[Run, str]:
+    """A trusted project's run that calls make_marker (on ``target``) and waits; the id it waits on."""
+    from nami_yaml.testing import call, text, tool_calls
+
+    trust(project)
+    server.add(tool_calls(call("make_marker", {"name": "marker.txt", "target": target})), text(answer))
+    run = Run(project, server, "make the marker")
+    runs.append(run)
+    [approval_id] = wait_for_pending(project / "queue", run)
+    return run, approval_id

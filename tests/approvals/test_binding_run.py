@@ -10,8 +10,8 @@ import time
 from pathlib import Path
 
 from nami_yaml.approvals.store import QueueFolder
-from nami_yaml.testing import FakeOpenAIServer, call, text, tool_calls
-from tests.approvals.conftest import Run, agent_yaml, approvals, audit_lines, trust, wait_for_pending
+from nami_yaml.testing import FakeOpenAIServer
+from tests.approvals.conftest import Run, agent_yaml, approvals, audit_lines, start
 from tests.helpers import write
 
 TOKENS = {"alice": "alice-secret-token-1", "bob": "bob-secret-token-2"}
@@ -21,15 +21,6 @@ APPROVERS = "  approvers:\n" + "".join(
 
 def as_(name: str) -> dict[str, str]:
     return {"NAMI_APPROVER_TOKEN": TOKENS[name]}
-
-
-def start(project: Path, server: FakeOpenAIServer, runs: list[Run], *, target: str = "dev") -> tuple[Run, str]:
-    trust(project)
-    server.add(tool_calls(call("make_marker", {"name": "marker.txt", "target": target})), text("done"))
-    run = Run(project, server, "make the marker")
-    runs.append(run)
-    [approval_id] = wait_for_pending(project / "queue", run)
-    return run, approval_id
 
 
 def told(server: FakeOpenAIServer) -> str:

@@ -5,17 +5,13 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from nami_yaml.testing import FakeOpenAIServer, call, text, tool_calls
-from tests.approvals.conftest import Run, approvals, audit_lines, trust, wait_for_pending
+from nami_yaml.testing import FakeOpenAIServer
+from tests.approvals.conftest import Run, approvals, audit_lines, start
 
 
 def test_a_run_waits_until_another_process_approves(project: Path, fake_openai: FakeOpenAIServer,
                                                       runs: list[Run]) -> None:
-    trust(project)
-    fake_openai.add(tool_calls(call("make_marker", {"name": "marker.txt"})), text("made it"))
-    run = Run(project, fake_openai, "make the marker")
-    runs.append(run)
-    [approval_id] = wait_for_pending(project / "queue", run)
+    run, approval_id = start(project, fake_openai, runs, answer="made it")
     assert not (project / "marker.txt").exists()  # waiting, not run
 
     listed = approvals(project, "--json")
@@ -44,11 +40,7 @@ def test_a_run_waits_until_another_process_approves(project: Path, fake_openai: 
 
 
 def test_a_deny_reason_reaches_the_model(project: Path, fake_openai: FakeOpenAIServer, runs: list[Run]) -> None:
-    trust(project)
-    fake_openai.add(tool_calls(call("make_marker", {"name": "marker.txt"})), text("understood"))
-    run = Run(project, fake_openai, "make the marker")
-    runs.append(run)
-    [approval_id] = wait_for_pending(project / "queue", run)
+    run, approval_id = start(project, fake_openai, runs, answer="understood")
     answered = approvals(project, "deny", approval_id, "--reason", "not during the freeze")
     assert answered.returncode == 0, answered.stderr
     code, out, err = run.finish()

@@ -8,7 +8,7 @@ import signal
 from pathlib import Path
 
 from nami_yaml.testing import FakeOpenAIServer, call, text, tool_calls
-from tests.approvals.conftest import Run, agent_yaml, approvals, trust, wait_for_pending
+from tests.approvals.conftest import Run, agent_yaml, approvals, start, trust, wait_for_pending
 from tests.helpers import write
 
 
@@ -33,11 +33,7 @@ def test_the_timeout_is_a_no_told_to_the_model(project: Path, fake_openai: FakeO
 
 def test_ctrl_c_while_it_waits_is_a_no_told_to_the_model(project: Path, fake_openai: FakeOpenAIServer,
                                                          runs: list[Run]) -> None:
-    trust(project)
-    fake_openai.add(tool_calls(call("make_marker", {"name": "marker.txt"})), text("stopped"))
-    run = Run(project, fake_openai, "make the marker")
-    runs.append(run)
-    [approval_id] = wait_for_pending(project / "queue", run)
+    run, approval_id = start(project, fake_openai, runs, answer="stopped")
     run.process.send_signal(signal.SIGINT)
     code, out, err = run.finish()
     assert code == 0, err
@@ -49,11 +45,7 @@ def test_ctrl_c_while_it_waits_is_a_no_told_to_the_model(project: Path, fake_ope
 
 def test_the_question_of_a_run_that_ended_is_withdrawn(project: Path, fake_openai: FakeOpenAIServer,
                                                        runs: list[Run]) -> None:
-    trust(project)
-    fake_openai.add(tool_calls(call("make_marker", {"name": "marker.txt"})), text("never"))
-    run = Run(project, fake_openai, "make the marker")
-    runs.append(run)
-    [approval_id] = wait_for_pending(project / "queue", run)
+    run, approval_id = start(project, fake_openai, runs, answer="never")
     run.kill()  # SIGKILL: nothing could mark it; its process is gone
     late = approvals(project, "approve", approval_id)
     assert late.returncode == 2 and "withdrawn: the run that asked has ended" in late.stderr
