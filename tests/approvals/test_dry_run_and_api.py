@@ -10,7 +10,7 @@ from pathlib import Path
 from nami_yaml import Agent
 from nami_yaml.testing import FakeOpenAIServer, ScriptedModel, call, text, tool_calls
 from tests.approvals.conftest import Run, agent_yaml, approvals, pending_ids, trust
-from tests.helpers import write
+from tests.helpers import run_nami, write
 
 
 def test_a_dry_run_queues_nothing_and_says_who_would_be_asked(project: Path, fake_openai: FakeOpenAIServer,
@@ -46,3 +46,13 @@ def test_the_python_api_waits_on_the_queue(project: Path) -> None:
         running.join(60)
     assert (project / "marker.txt").exists()
     assert getattr(outcome[0], "final_text", None) == "made"
+
+
+def test_policy_test_says_who_would_be_asked_and_queues_nothing(project: Path) -> None:
+    write(project / "agent.yaml", agent_yaml()
+          .replace("prod: {env: {STAGE: prod}}", "prod: {env: {STAGE: prod}, approvals: {required: 2}}")
+          + "policy_tests:\n  - call: {tool: make_marker, args: {name: m, target: prod}}\n    expect: ask\n")
+    tested = run_nami(None, "policy", "test", cwd=project)
+    assert tested.returncode == 0, tested.stdout + tested.stderr
+    assert f"would ask the approvals queue in {project / 'queue'}, 2 different approvers" in tested.stdout
+    assert not (project / "queue").exists()
