@@ -263,6 +263,7 @@ class QueueApprover:
     def open(self, request: ApprovalRequest) -> Waiting:
         binding = bind(request.call)
         required = max(1, self.required(request.call))
+        self.folder.prune(time.time())
         while True:
             record = pending_record(request, new_id(), binding, required=required, timeout=self.timeout,
                                     expires=self.expires, session=self.session(), workspace=self.workspace,

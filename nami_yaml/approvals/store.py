@@ -218,14 +218,23 @@ class QueueFolder:
             os.unlink(self.path / name)
 
     def prune(self, now: float) -> None:
-        """Remove this user's answered approvals older than a week, and leftovers of their answers."""
+        """Remove this user's approvals answered more than a week ago, and receipts left an hour (the
+        answer's writer removes its receipt; one of another user cannot, in a sticky folder)."""
         for name in self.names():
-            stored = self.read(name) if name.endswith(".json") else None
-            if stored is None or stored.owner != os.getuid():
+            if not name.endswith(".json"):
                 continue
-            created = stored.data.get("created_unix")
-            if isinstance(created, (int, float)) and now - created > KEEP_ANSWERED \
-                    and stored.data.get("state") != PENDING:
+            try:
+                info = os.lstat(self.path / name)
+            except OSError:
+                continue
+            if info.st_uid != os.getuid() or not stat.S_ISREG(info.st_mode):
+                continue
+            if ".receipt." in name:
+                if now - info.st_mtime > 3600:
+                    self.remove(name)
+                continue
+            stored = self.read(name)
+            if stored is not None and stored.data.get("state") != PENDING and now - info.st_mtime > KEEP_ANSWERED:
                 self.remove(name)
 
 
