@@ -19,6 +19,7 @@ from nami_yaml.agent.hooks import Decision
 from nami_yaml.agent.toolbox import PreparedCall
 from nami_yaml.approvals.binding import Binding, bind
 from nami_yaml.approvals.clock import WAITS
+from nami_yaml.approvals.notify import Notifier, webhook
 from nami_yaml.approvals.store import (
     APPROVED,
     DENIED,
@@ -255,6 +256,7 @@ class QueueApprover:
     session: Callable[[], str | None] = lambda: None
     workspace: str | None = None
     page_url: str | None = None
+    notify: Notifier | None = None  # approvals.notify's webhook (notify.py)
 
     def __call__(self, request: ApprovalRequest) -> Decision:
         waiting = self.open(request)
@@ -274,6 +276,8 @@ class QueueApprover:
             except FileExistsError:
                 continue  # someone holds that id: another
             break
+        if self.notify is not None:
+            self.notify(record)
         needs = f" ({required} different approvers)" if required > 1 else ""
         self.say(f"nami: waiting for approval {waiting.id}{needs} of {request.risk} tool {request.name}: "
                  f"{visible_line(record['describe'])}\n"
@@ -336,5 +340,7 @@ class QueueApprover:
 
 def queue_approver(settings: Any, *, folder: QueueFolder | None = None, **more: Any) -> Approver:
     """A :class:`QueueApprover` from typed ``approvals:`` settings (config.sections.ApprovalSettings)."""
+    say = more.pop("say", stderr_line)
     return QueueApprover(folder or QueueFolder.open(settings.path), settings.timeout, settings.expires,
-                         dict(settings.approvers), page_url=settings.page_url, **more)
+                         dict(settings.approvers), page_url=settings.page_url, say=say,
+                         notify=webhook(settings.notify, os.environ, say), **more)
