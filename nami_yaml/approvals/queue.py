@@ -198,6 +198,12 @@ class Waiting:
                                         "same person does not count")
             return None
         approve = data.get("answer") == "approve"
+        if approve and self.approvers and not key.startswith("approver:"):
+            # Where approvals.approvers names who approves, an approval needs one of their tokens: anyone who
+            # may write in the queue folder could otherwise approve as themselves. A deny counts from anyone.
+            self._receipt(nonce, False, "approvals.approvers names who may approve here: give your token in "
+                                        "$NAMI_APPROVER_TOKEN")
+            return None
         reason = " ".join(str(data.get("reason") or "").split()) or None
         label = str(data["label"]) if data.get("label") else None
         answer = Answer(key, person, how, approve, reason, time.time(), label)

@@ -52,12 +52,14 @@ def test_two_approvers_for_prod_and_the_same_one_twice_counts_once(project: Path
     assert "alice (token, as OS user" in str(line["reason"]) and "bob (token" in str(line["reason"])
 
 
-def test_a_token_nobody_declared_does_not_count(project: Path, fake_openai: FakeOpenAIServer,
+def test_where_approvers_are_named_only_their_tokens_approve(project: Path, fake_openai: FakeOpenAIServer,
                                                 runs: list[Run]) -> None:
     write(project / "agent.yaml", agent_yaml(APPROVERS))
     run, approval_id = start(project, fake_openai, runs)
     wrong = approvals(project, "approve", approval_id, env={"NAMI_APPROVER_TOKEN": "guessed"})
     assert wrong.returncode == 2 and "is not one of approvals.approvers" in wrong.stderr
+    unnamed = approvals(project, "approve", approval_id)  # an OS user alone, where approvers are named
+    assert unnamed.returncode == 2 and "give your token in $NAMI_APPROVER_TOKEN" in unnamed.stderr
     assert approvals(project, "deny", approval_id, "--reason", "stop", env=as_("bob")).returncode == 0
     assert run.finish()[0] == 0 and not (project / "marker.txt").exists()
 
