@@ -61,7 +61,8 @@ class Policy:
         writes = self.code_writes(call)
         if writes is None:
             return verdict
-        decision = strictest([verdict.decision, writes])
+        # Of equally strict opinions the first is reported: the one that says why, where the other does not.
+        decision = strictest([verdict.decision, writes] if verdict.decision.reason else [writes, verdict.decision])
         assert decision is not None
         return Verdict(decision, verdict.by_rule)
 
