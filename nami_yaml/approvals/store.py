@@ -100,6 +100,8 @@ class QueueFolder:
         """The folder ``approvals.path`` names (None: nami's own), made (0700) when missing and ``create``.
         ConfigError when it cannot be used safely: not a folder, or writable by others without the sticky bit."""
         path = Path(setting) if setting else default_queue()
+        if not create and not os.path.lexists(path):
+            return cls(path)  # nothing was ever queued there: an empty queue
         if create and not path.exists():
             try:
                 path.mkdir(mode=0o700, parents=True)

@@ -44,3 +44,8 @@ def test_old_answered_approvals_and_receipts_are_pruned(tmp_path: Path) -> None:
     folder.create("abcdef012345.receipt.aa.json", {"accepted": True}, 0o644)
     folder.prune(time.time() + 8 * 24 * 3600)
     assert folder.names() == ["0123456789ab.json"]
+
+
+def test_a_queue_never_made_is_an_empty_one(tmp_path: Path) -> None:
+    folder = QueueFolder.open(str(tmp_path / "never"), create=False)
+    assert folder.listing() == [] and not folder.path.exists()
