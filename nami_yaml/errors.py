@@ -45,6 +45,8 @@ The tree (module relative to ``nami_yaml``; what becomes of it)::
     +-- ScaffoldError ............. app.scaffold            `nami init`: exit 1 (exit 2 for --tool NAME)
     +-- WorkspaceError ............ batch.workspace         the batch task ends "setup_failed"; the batch goes on
     +-- BrokenResponse ............ model.assembly          inside the client: becomes a ModelError
+    |   +-- EmptyStream ........... model.assembly          a stream with no event: asked again, not streamed
+    +-- _ErrorEvent ............... model.client            a stream's own error line: becomes a ModelError
     +-- TooLarge .................. model.assembly          inside the client: becomes a ModelError
     +-- Silent .................... model.assembly          inside the client: becomes a ModelError
     +-- PatternTimeout ............ registry.patterns       the call's validation error (a tool result)

@@ -139,6 +139,9 @@ class RuntimeContext:
     # Tools sent on demand: each group's tool names (what load_tools offers), and the groups loaded so far.
     tool_groups: Mapping[str, list[str]] = field(default_factory=dict)
     loaded_groups: LoadedGroups = field(default_factory=LoadedGroups)
+    # The programs rules deny by name alone (``command: [rm]``, for the bash tool): masked in the sandbox
+    # of its calls (runners/sandbox/masks.py), so no spelling or interpreter runs them.
+    denied_programs: tuple[str, ...] = ()
     # The target this call runs on (agent.yaml targets:), set by the executor for a tool that runs on one.
     target: Target | None = None
 

@@ -168,7 +168,7 @@ class AgentLoop:
             if error.kind != "context_length":
                 raise
             raise ModelError(f"{error} (even after compacting the history once)", status=error.status,
-                             kind=error.kind) from error
+                             kind=error.kind, context_window=error.context_window) from error
 
     def _complete(self, state: RunState) -> AssistantTurn:
         streamed = state.streamed = []

@@ -21,6 +21,7 @@ from nami_yaml.config.skills import Skill, load_skills
 from nami_yaml.config.trust import TrustState, code_check, needs_trust, remember, trust_state
 from nami_yaml.config.trust_diff import describe
 from nami_yaml.errors import ConfigError
+from nami_yaml.policy.layers import project_denied_programs
 from nami_yaml.project_request import ProjectRequest, request_for
 from nami_yaml.registry.executor import Executor
 from nami_yaml.registry.registry import Registry
@@ -253,6 +254,7 @@ def runtime_context(effective: Effective, *, env: Mapping[str, str] | None = Non
         protected_paths=protected_paths(effective, list(extra_tools), cwd),
         spill_dir=session_spill_dir(keep=SessionStore().has),
         sandbox=effective.sandbox,  # the user config's and agent.yaml's, combined
+        denied_programs=project_denied_programs(effective),  # masked in bash calls' sandbox
         tool_docs={t.name: t.docs for t in registry or () if t.docs is not None},
         skills={skill.name: skill for skill in skills},
         tool_groups=registry.groups() if registry is not None else {},

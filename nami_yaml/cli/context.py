@@ -47,6 +47,7 @@ def show_context(project: Project, as_json: bool, target: str | None = None) -> 
         click.echo(json.dumps({"parts": [{"label": p.label, "chars": p.chars, "tokens": p.tokens} for p in parts],
                                "chars": chars, "tokens": tokens, "target": target,
                                "cost": None if pricing is None else pricing.cost(tokens, 0, 0),
+                               "context_window": project.settings.model.context_window,
                                "docs_on_demand": on_demand, "skills": skills,
                                "tool_groups_on_demand": groups, "chars_with_every_group_loaded": loaded_chars,
                                "shaped_output": [{"tool": s.tool, "before": s.before, "after": s.after}
@@ -57,7 +58,7 @@ def show_context(project: Project, as_json: bool, target: str | None = None) -> 
     for part in parts:
         click.echo(visible(f"{part.label:<{width}}  {part.chars:>7,}  {part.tokens:>7,}"))
     click.echo(f"{'total':<{width}}  {chars:>7,}  {tokens:>7,}")
-    notes = [f"tokens estimated at {CHARS_PER_TOKEN} characters each"]
+    notes = [f"tokens estimated at {CHARS_PER_TOKEN} characters each", _window_note(project, tokens)]
     if pricing is not None:
         notes.append(f"about {money(pricing.cost(tokens, 0, 0))} per request uncached, "
                      f"{money(pricing.cost(tokens, tokens, 0))} from the prompt cache")
@@ -76,6 +77,13 @@ def show_context(project: Project, as_json: bool, target: str | None = None) -> 
                    f"with every group loaded a request starts with {loaded_chars:,} characters (~"
                    f"{estimate_tokens(loaded_chars):,} tokens)")
     show_shaping(shaped)
+
+
+def _window_note(project: Project, tokens: int) -> str:
+    window = project.settings.model.context_window
+    if not window:  # a local or custom server: nothing is assumed (docs/config.md, context_window)
+        return "the model's context window is not known (set model.context_window to the server's, e.g. llama.cpp's -c)"
+    return f"{tokens / window:.0%} of the model's {window:,}-token context window"
 
 
 def _pinned(project: Project, target: str) -> str:

@@ -124,6 +124,9 @@ def load_settings(request: ProjectRequest, *, problems: list[Problem] | None = N
         _set(values, sources, "model.provider", "custom", "$OPENAI_BASE_URL")
     provider = model.get("provider", DEFAULT_PRESET)
     preset = get_preset(provider) if provider in PRESETS else {}
+    if _elsewhere(preset, model.get("base_url")):
+        preset = _leave_hosted_preset(values, sources, provider, preset)
+        provider = "custom"
     for key, preset_key in (("name", "model"), ("base_url", "base_url"), ("api_key_env", "api_key_env"),
                             ("context_window", "context_window")):
         if key not in model and preset.get(preset_key) is not None:
@@ -131,7 +134,7 @@ def load_settings(request: ProjectRequest, *, problems: list[Problem] | None = N
     price = (preset.get("pricing") or {}).get(model.get("name"))
     if "pricing" not in model and price is not None:
         _set(values, sources, "model.pricing", dict(price), f"preset {provider} (list price of {PRICES_AS_OF})")
-    if preset:
+    if preset.get("quirks"):
         quirks = {**preset["quirks"], **(model.get("quirks") or {})}
         if sources.get("model.quirks") == "default":
             _set(values, sources, "model.quirks", quirks, f"preset {provider}")
@@ -177,6 +180,32 @@ def with_model(effective: Effective, name: str, origin: str = "chosen in chat") 
             _set(values, sources, "model.pricing", dict(price), f"preset {provider} (list price of {PRICES_AS_OF})")
     return Effective(values, sources, effective.config_path, effective.files, effective.api_key,
                      effective.api_key_source, effective.found_by, effective.user_config)
+
+
+def _elsewhere(preset: Mapping[str, Any], base_url: str | None) -> bool:
+    """Whether ``base_url`` leaves a hosted provider's endpoint (DeepSeek's, OpenAI's: the presets with a key
+    variable): $NAMI_BASE_URL at a llama.cpp server, say, with agent.yaml's `provider: deepseek`."""
+    return bool(preset.get("api_key_env") and base_url and _host(base_url) != _host(preset["base_url"]))
+
+
+def _leave_hosted_preset(values: dict[str, Any], sources: dict[str, str], provider: str,
+                         preset: dict[str, Any]) -> dict[str, Any]:
+    """The endpoint is not ``provider``'s own: what the preset knows of that host (its list prices, its context
+    window, its key variable, which would send the provider's key elsewhere) does not apply; the provider is
+    ``custom``. What remains of the preset: the model name, when nothing else gave one (a local server
+    answers any), and its quirks, which describe the protocol, where the provider was chosen for this
+    endpoint: in the same place as the URL (a proxy of OpenAI's API on localhost), or for a remote one. Where
+    only the URL was changed to a local server ($NAMI_BASE_URL over `nami init`'s DeepSeek section), or
+    nobody chose the provider, the default quirks."""
+    local = _host(values["model"]["base_url"]) in LOCAL_HOSTS
+    chosen_here = sources.get("model.provider") != "default" and (
+        sources.get("model.provider") == sources.get("model.base_url") or not local)
+    _set(values, sources, "model.provider", "custom",
+         f"{sources.get('model.base_url', 'model.base_url')}: not the {provider} endpoint")
+    kept: dict[str, Any] = {"model": preset.get("model")}
+    if chosen_here:
+        kept["quirks"] = preset["quirks"]
+    return kept
 
 
 def _join_tool_files(values: dict[str, Any], sources: dict[str, str], files: list[ConfigFile]) -> None:

@@ -19,6 +19,12 @@ class BrokenResponse(Exception):
     """A response that cannot be used: cut short, not JSON, or with fields of the wrong type. Retried."""
 
 
+class EmptyStream(BrokenResponse):
+    """A stream that ended or broke before its first event. Retried without streaming: llama-cpp-python's server
+    begins a stream with 200 before it knows the prompt is longer than its context, then drops it unsaid;
+    a plain request gets the reason (400, the sizes) instead of the same silence."""
+
+
 class TooLarge(Exception):
     """A response longer than the client's limit (limits.max_response_bytes). Not retried: an endpoint
     that sent one endless answer would send another."""
@@ -204,11 +210,14 @@ class StreamAssembly:
     def turn(self, where: str) -> AssistantTurn:
         """The assembled turn; a stream that ended before a finish_reason is a BrokenResponse."""
         if self.finish_reason is None:
-            raise BrokenResponse(self.ended_early(where))
+            raise self.cut_short(where)
         calls = [ToolCall(id=s["id"] or new_call_id(), name=s["name"], arguments="".join(s["arguments"]))
                  for _, s in sorted(self.slots.items())]
         return AssistantTurn(content="".join(self.text) or None, tool_calls=calls,
                              finish_reason=self.finish_reason, usage=self.usage)
+
+    def cut_short(self, where: str, cause: str = "") -> BrokenResponse:
+        return (EmptyStream if self.events == 0 else BrokenResponse)(self.ended_early(where, cause))
 
     def ended_early(self, where: str, cause: str = "") -> str:
         count = f"{self.events} event{'s' if self.events != 1 else ''} received"

@@ -20,12 +20,14 @@ from typing import TYPE_CHECKING, Any
 from nami_yaml.errors import ConfigError
 from nami_yaml.model.assembly import (
     BrokenResponse,
+    EmptyStream,
     Silent,
     StreamAssembly,
     TextEcho,
     TooLarge,
     read_completion,
 )
+from nami_yaml.model.context_size import StreamErrors, lacks_window, nearby, overflow, published_context
 from nami_yaml.model.error_body import server_detail
 from nami_yaml.model.presets import resolve_quirks
 from nami_yaml.model.request_body import BodyEncoder
@@ -42,6 +44,14 @@ _SDK_OPTIONS = {"extra_headers": "headers", "extra_query": "params", "timeout": 
 _NO_KEY = "no-key"  # the SDK refuses to start without a key; keyless local servers ignore it
 # Asks the SDK for the response unread (as its with_streaming_response does), so a body is read in pieces.
 _UNREAD = {"X-Stainless-Raw-Response": "stream"}
+
+
+class _ErrorEvent(Exception):
+    """A stream that carried an ``error:`` line (llama-server) instead of an answer; ``body`` is its object."""
+
+    def __init__(self, body: dict[str, Any]):
+        super().__init__(str(body.get("message") or body))
+        self.body = body
 
 
 @dataclass(frozen=True)
@@ -109,11 +119,12 @@ class OpenAIChatModel:
         sdk = self._client()
         request = self._request(messages, tools)
         echo = TextEcho(on_text)
+        streamed = self.stream
         for attempt in itertools.count():
             try:
-                if self.stream:
+                if streamed:
                     return self._complete_streamed(sdk, request, echo)
-                return self._complete_once(sdk, request, echo)
+                return self._complete_once(sdk, _plain(request), echo)
             except TooLarge as exc:
                 raise ModelError(f"the response from {self._where()} passed limits.max_response_bytes "
                                  f"({exc.limit:,} bytes) and was cut off there; nothing of it was kept. "
@@ -124,6 +135,9 @@ class OpenAIChatModel:
                                  "only keep-alives or empty events; it was closed and not retried. Try again, or "
                                  "raise model.timeout if the model really works that long in silence",
                                  kind="stream_silent") from None
+            except _ErrorEvent as exc:
+                # The server said why it stopped: retrying the same request would only hear it again.
+                raise self._error_event(exc.body, request) from None
             except BrokenResponse as exc:
                 # The server answered 200 and then broke off or sent garbage: retried like a 5xx.
                 if attempt >= self.max_retries:
@@ -131,8 +145,9 @@ class OpenAIChatModel:
                     raise ModelError(self._clean(f"{exc}; {after}")) from None
                 time.sleep(self.retry_delay * 2 ** attempt)
                 echo.retry()
+                streamed = streamed and not isinstance(exc, EmptyStream)
             except openai.APIError as exc:
-                raise self._model_error(exc) from exc
+                raise self._model_error(exc, request) from exc
             except openai.OpenAIError as exc:
                 raise ModelError(self._clean(f"request to {self._where()} failed: {exc}")) from exc
         raise AssertionError("unreachable")
@@ -178,8 +193,9 @@ class OpenAIChatModel:
         hands each event over as the dict ``json.loads`` made of it (StreamAssembly reads dicts)."""
         from openai import Stream
 
+        streamed = bool(request.body.get("stream"))
         return sdk.post("/chat/completions", **self._payload(request.body), options=request.options,  # type: ignore[arg-type]
-                        cast_to=object, stream=self.stream, stream_cls=Stream[object])
+                        cast_to=object, stream=streamed, stream_cls=Stream[object])
 
     def _payload(self, body: dict[str, Any]) -> dict[str, Any]:
         """The body's bytes, encoded here with each message encoded once (request_body.py), where the SDK's
@@ -237,10 +253,12 @@ class OpenAIChatModel:
     # -- responses ------------------------------------------------------------------------------
     def _complete_streamed(self, sdk: openai.OpenAI, request: _Request, echo: TextEcho) -> AssistantTurn:
         assembly = StreamAssembly(self.max_response_bytes)
+        errors = StreamErrors()
         # The context manager closes the HTTP response on any exit, KeyboardInterrupt included.
-        with self._send(sdk, request) as stream, self._mid_stream(assembly):
+        with self._send(sdk, request) as stream, self._mid_stream(assembly, errors):
             hold_events(stream.response, self.max_response_bytes)  # what the SDK buffers before we see it
             hold_silence(stream.response, self.timeout, assembly.said)  # and what it drops
+            errors.watch(stream.response)  # and the error lines it drops
             chunks = iter(stream)
             while True:
                 try:
@@ -260,6 +278,8 @@ class OpenAIChatModel:
                     raise BrokenResponse(f"malformed stream from {self._where()}: {exc}") from None
                 for piece in pieces:
                     echo(piece)
+            if errors.body is not None and assembly.finish_reason is None:
+                raise _ErrorEvent(errors.body)
         return assembly.turn(self._where())
 
     def _complete_once(self, sdk: openai.OpenAI, request: _Request, echo: TextEcho) -> AssistantTurn:
@@ -275,24 +295,29 @@ class OpenAIChatModel:
 
     # -- errors ---------------------------------------------------------------------------------
     @contextlib.contextmanager
-    def _mid_stream(self, assembly: StreamAssembly) -> Iterator[None]:
-        """A dropped connection after the response began is not "cannot reach": a stream cut short."""
+    def _mid_stream(self, assembly: StreamAssembly, errors: StreamErrors) -> Iterator[None]:
+        """A dropped connection after the response began is not "cannot reach": a stream cut short (unless
+        the server said why first)."""
         import openai
 
         try:
             yield
         except openai.APITimeoutError:
             raise
-        except openai.APIConnectionError as exc:
+        except (BrokenResponse, openai.APIConnectionError) as exc:
+            if errors.body is not None and assembly.finish_reason is None:
+                raise _ErrorEvent(errors.body) from None
+            if isinstance(exc, BrokenResponse):
+                raise
             cause = f"; connection lost: {_root_cause(exc)}"
-            raise BrokenResponse(assembly.ended_early(self._where(), cause)) from exc
+            raise assembly.cut_short(self._where(), cause) from exc
 
     def _where(self) -> str:
         if self._sdk is not None:
             return str(self._sdk.base_url).rstrip("/")
         return (self.base_url or "https://api.openai.com/v1").rstrip("/")
 
-    def _model_error(self, exc: openai.APIError) -> ModelError:
+    def _model_error(self, exc: openai.APIError, request: _Request) -> ModelError:
         import openai
 
         where = self._where()
@@ -301,8 +326,8 @@ class OpenAIChatModel:
                               f"(after {_retries(self.max_retries)}); try again or raise the timeout")
         if isinstance(exc, openai.APIConnectionError):
             return ModelError(self._clean(f"cannot reach {where}: {_root_cause(exc)}; is the server running?"))
-        if not isinstance(exc, openai.APIStatusError):
-            return ModelError(self._clean(f"error from {where} while streaming: {exc.message}"))
+        if not isinstance(exc, openai.APIStatusError):  # a `data: {"error": ...}` event
+            return self._error_event(exc.body if isinstance(exc.body, dict) else {"message": exc.message}, request)
         status = exc.status_code
         detail = server_detail(exc.body, exc.response.reason_phrase or "no details")
         retried = 0 if exc.response.headers.get("x-should-retry") == "false" else self.max_retries
@@ -316,9 +341,11 @@ class OpenAIChatModel:
                     f"and that base_url points at the API (often ending in /v1)")
         elif status == 429:
             text = f"rate limited (429) at {where} after {_retries(retried)}: {detail}; wait and try again"
-        elif status in (400, 413, 422) and _context_length(exc, detail):
-            text = f"the conversation is too long for the model's context window ({status}) at {where}: {detail}"
-            return ModelError(self._clean(text), status=status, kind="context_length")
+        elif status in (400, 413, 422) and _context_length(status, exc.body, detail):
+            return self._overflow(status, exc.body, detail, request)
+        elif "requires --jinja" in detail:  # llama-server started without it refuses every request with tools
+            text = (f"{where} takes no tools as it was started ({status}): {detail}; start llama-server with --jinja "
+                    "(docs/config.md: Local models with llama.cpp)")
         elif status in (400, 413, 422):
             text = f"request rejected ({status}) by {where}: {detail}"
         elif status >= 500:
@@ -327,12 +354,39 @@ class OpenAIChatModel:
             text = f"unexpected response ({status}) from {where}: {detail}"
         return ModelError(self._clean(text), status=status)
 
+    def _error_event(self, body: dict[str, Any], request: _Request) -> ModelError:
+        """An error the server sent inside a stream (an ``error:`` line, or an event with an ``error``)."""
+        detail = server_detail(body, "no details")
+        code = body.get("code")
+        status = code if isinstance(code, int) and not isinstance(code, bool) else None
+        if _context_length(status, body, detail):
+            return self._overflow(status or "in the stream", body, detail, request)
+        return ModelError(self._clean(f"error from {self._where()} while streaming: {detail}"), status=status)
+
+    def _overflow(self, status: int | str, body: Any, detail: str, request: _Request) -> ModelError:
+        """The request is longer than the server's context: its size and the server's, and what to change.
+        Not retried (the same request would be refused again); the loop may compact the history once."""
+        published = None
+        if lacks_window(body, detail) and nearby(self._where()):  # llama-server publishes it, others 404
+            published = published_context(self._where(), None if self._api_key == _NO_KEY else self._api_key)
+        size = len(json.dumps(request.body, ensure_ascii=False, default=str))
+        found = overflow(body, detail, size, published, nearby=nearby(self._where()))
+        return ModelError(self._clean(found.message(self._where(), status)), status=status if isinstance(status, int)
+                          else None, kind="context_length", context_window=found.window)
+
     def _clean(self, text: str) -> str:
         """One line, bounded, and never the key (servers sometimes echo it back)."""
         if self._api_key != _NO_KEY and len(self._api_key) >= 4:
             text = text.replace(self._api_key, "***")
         text = re.sub(r"\s+", " ", text).strip()
         return text if len(text) <= 500 else text[:497] + "..."
+
+
+def _plain(request: _Request) -> _Request:
+    """The request not streamed (a retry of a stream that said nothing is asked for whole)."""
+    if not request.body.get("stream"):
+        return request
+    return _Request({k: v for k, v in request.body.items() if k not in ("stream", "stream_options")}, request.options)
 
 
 def _declared_within(headers: Any, limit: int) -> bool:
@@ -373,10 +427,10 @@ _CONTEXT_TEXT = re.compile(r"maximum context length|context[ _]length[ _]exceede
                            r"|too many tokens|reduce the length of the (?:messages|prompt)", re.I)
 
 
-def _context_length(exc: openai.APIStatusError, detail: str) -> bool:
-    body = exc.body if isinstance(exc.body, dict) else {}
-    codes = {str(body.get("code")), str(body.get("type"))}
-    return exc.status_code == 413 or bool(codes & _CONTEXT_CODES) or bool(_CONTEXT_TEXT.search(detail))
+def _context_length(status: int | None, body: Any, detail: str) -> bool:
+    fields = body if isinstance(body, dict) else {}
+    codes = {str(fields.get("code")), str(fields.get("type"))}
+    return status == 413 or bool(codes & _CONTEXT_CODES) or bool(_CONTEXT_TEXT.search(detail))
 
 
 def _root_cause(exc: BaseException) -> str:

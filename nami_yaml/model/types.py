@@ -57,13 +57,16 @@ class ModelError(NamiError):
     """The endpoint failed after retries. ``message`` is one line for a human, with what to do.
 
     ``kind`` classifies failures the loop can act on: ``"context_length"`` (the prompt no longer fits, so a
-    before_request hook may compact and the loop retries once).
+    before_request hook may compact and the loop retries once); ``context_window`` is then the server's
+    context in tokens where it said so (or publishes it), for compaction to keep to from then on.
     """
 
-    def __init__(self, message: str, *, status: int | None = None, kind: str | None = None):
+    def __init__(self, message: str, *, status: int | None = None, kind: str | None = None,
+                 context_window: int | None = None):
         super().__init__(message)
         self.status = status
         self.kind = kind
+        self.context_window = context_window
 
 
 class Model(Protocol):

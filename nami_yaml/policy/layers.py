@@ -23,7 +23,7 @@ from nami_yaml.agent.toolbox import PreparedCall
 from nami_yaml.config.effective import Effective
 from nami_yaml.errors import Problem, SpecError
 from nami_yaml.policy.permissions import CodeWrites, RiskPolicy
-from nami_yaml.policy.rules import RuleSet, load_rules
+from nami_yaml.policy.rules import RuleSet, denied_programs, load_rules
 from nami_yaml.policy.target_rules import unknown_target_problems
 from nami_yaml.registry.registry import Registry
 
@@ -97,6 +97,12 @@ def build_policy(effective: Effective, registry: Registry, workspace: Path) -> P
     permissions = effective.permissions.as_mapping()
     return Policy(RiskPolicy(permissions), workspace, project=project, user=user, project_denies=project_denies,
                   code_writes=CodeWrites(permissions))
+
+
+def project_denied_programs(effective: Effective) -> tuple[str, ...]:
+    """The programs agent.yaml's and the user config's bash rules deny by name alone (rules.denied_programs)."""
+    files = [effective.config_file(effective.config_path), effective.config_file(effective.user_config)]
+    return tuple(dict.fromkeys(name for file in files if file is not None for name in denied_programs(file)))
 
 
 def rule_problems(effective: Effective, registry: Registry, *, all_tools: bool = True) -> list[Problem]:

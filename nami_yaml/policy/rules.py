@@ -292,6 +292,26 @@ def _commands(data: dict[str, Any], where: tuple[str | int, ...], doc: Any) -> t
     return tuple(commands), problems
 
 
+def denied_programs(config: ConfigFile) -> list[str]:
+    """The programs the bash rules of ``config`` deny by name alone (``command: [rm]``, not ``git push``):
+    the sandbox of a bash call masks them (runners/sandbox/masks.py), so no spelling runs them. A rule's
+    conditions on other arguments do not narrow it: every bash call gets the mask."""
+    found: list[str] = []
+    for data in config.data.get("rules") or []:
+        if not isinstance(data, dict) or data.get("decision") != "deny" or "command" not in data:
+            continue
+        tools = data.get("tool")
+        if not any(fnmatch.fnmatchcase(BASH, t) for t in ([tools] if isinstance(tools, str) else tools or [])
+                   if isinstance(t, str)):
+            continue
+        texts = data["command"] if isinstance(data["command"], list) else [data["command"]]
+        for text in (t for t in texts if isinstance(t, str)):
+            words = prefix_words(text)
+            if not isinstance(words, str) and len(words) == 1:
+                found.append(words[0])
+    return found
+
+
 def _tool_entries(tool: str | list[str]) -> list[tuple[tuple[int, ...], str]]:
     return [((), tool)] if isinstance(tool, str) else [((i,), name) for i, name in enumerate(tool)]
 

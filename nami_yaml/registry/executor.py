@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 import math
 import os
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
@@ -155,8 +155,9 @@ class Executor:
         declared writable areas, needs exec approval; a write into what the sandbox hides is refused."""
         if not tool.writes:
             return call
-        written = [path for name in tool.writes for value in [call.arguments.get(name)]
-                   for path in (value if isinstance(value, list) else [value]) if isinstance(path, str) and path]
+        written = [reading for name in tool.writes for value in [call.arguments.get(name)]
+                   for path in (value if isinstance(value, list) else [value]) if isinstance(path, str) and path
+                   for reading in tilde_readings(path, self.ctx.host_env)]
         # Judged from where the process writes (its cwd:), the very paths _allow_writes mounts: judging from
         # the workspace let `cwd: docs` plus a link docs/cfg -> ~/.config/git write the git config unasked.
         base = Path(getattr(call.invocation, "cwd", None) or self.ctx.workspace)
@@ -274,10 +275,20 @@ def _allow_writes(invocation: Invocation, tool: Tool, arguments: dict[str, Any],
         for path in value if isinstance(value, list) else [value]:
             if isinstance(path, str) and path and "\x00" not in path:
                 # Where the write lands: links followed, as the kernel will (the prompt shows that path).
-                paths.append(Path(os.path.realpath(base / path)))
+                paths += [Path(os.path.realpath(base / reading)) for reading in tilde_readings(path, ctx.host_env)]
     if paths:
         allow(paths)
 
+
+
+def tilde_readings(value: str, env: Mapping[str, str]) -> list[str]:
+    """A ``writes:`` value as a program may read it: as written, and for ``~`` or ``~/…`` also in the home
+    folder, expanded as nami expands ``~`` everywhere (sandbox_settings.expand_paths: $HOME). A program
+    given ``~/.bashrc`` as an argument writes ./~/.bashrc, unless it expands ``~`` itself (a shell's
+    eval, Python's expanduser): both places are judged, and both are mounted once approved."""
+    if value != "~" and not value.startswith("~/"):
+        return [value]
+    return [value, *(str(p) for p in expand_paths([value], env, Path("/")))]
 
 
 def _refuse_constant(name: str) -> Any:

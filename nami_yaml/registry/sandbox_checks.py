@@ -43,8 +43,8 @@ def check_sandbox_needs(draft: ToolDraft) -> None:
         what = "; ".join(f"{m.program} needs {m.described()}" for m in keyed)
         verb = "write its sandbox as" if declared else "add to the tool"
         parts.append(f"{what}, which the sandbox gives a tool only when it declares them (by default a tool sees "
-                     f"its own processes only, has no network, and credential folders are hidden); {verb}: "
-                     f"{yaml_lines(keyed, declared)}")
+                     "its own processes only, has no network, and sees of the home folder only what it declares); "
+                     f"{verb}: {yaml_lines(keyed, declared)}")
     signalling = [m.program for m in found if m.signals]
     if signalling:
         parts.append(signals_note(signalling, "agent.yaml"))

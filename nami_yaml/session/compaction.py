@@ -98,11 +98,17 @@ class Compactor:
         if not self.context_window:
             return None
         window = self.context_window
-        return max(1, min(int(window * self.settings.threshold), window - self.settings.reserve))
+        # At most a quarter of the window is kept for the answer: with a small local context (llama.cpp's 2,048)
+        # the default reserve of 4,096 would leave no room at all, and every request would be compacted first.
+        reserve = min(self.settings.reserve, window // 4)
+        return max(1, min(int(window * self.settings.threshold), window - reserve))
 
     def __call__(self, info: RequestInfo) -> list[Message] | None:
         if not self.settings.enabled:
             return None
+        if info.error is not None and info.error.context_window and not self.context_window:
+            # The server said its context (model.context_window unset, as at a local server): kept to from now on.
+            self.context_window = info.error.context_window
         tokens = self.meter.estimate_request(info)
         limit = self.trigger()
         if info.error is None and (limit is None or tokens <= limit):

@@ -8,6 +8,7 @@ in ``routing``, and the checked script file format in ``script_file``.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import itertools
 import json
 import signal
@@ -45,6 +46,7 @@ __all__ = ["FakeOpenAIServer", "RecordedRequest", "ScriptedCall", "ScriptedRespo
            "text", "text_pieces", "tool_calls", "usage"]
 
 Responder = Callable[[dict[str, Any]], "ScriptedResponse | str | None"]
+OVERFLOW_STYLES = ("status", "plain", "event", "python")
 
 
 class RecordedRequest(dict):  # type: ignore[type-arg]
@@ -76,12 +78,22 @@ class FakeOpenAIServer:
 
     ``strict`` refuses what OpenAI and DeepSeek refuse (400); ``refuse_null_content`` also refuses an
     assistant message whose content is null, with the 500 a llama.cpp Python server gives.
+
+    ``context_size`` (tokens; the fake counts four bytes of the request body a token) makes it a llama.cpp
+    server started with ``-c context_size``: ``GET /props`` publishes it, and a longer request is refused as
+    llama-server refuses it, by ``overflow``: ``"status"`` (400, ``exceed_context_size_error`` with
+    ``n_prompt_tokens`` and ``n_ctx``), ``"plain"`` (the same 400 without the numbers, as older builds), or
+    ``"event"`` (a stream begun with 200 that says only ``error: {...}`` and ``data: [DONE]``, as builds before
+    mid-2025 answer a streamed request); ``"python"`` answers as llama-cpp-python's server: 400
+    ``context_length_exceeded`` worded as OpenAI words it, and a stream begun with 200 and dropped before its
+    first event. ``publish_context=False`` answers /props with 404, as servers other than llama-server.
     """
 
     def __init__(self, script: Iterable[Scripted] = (), *, responder: Responder | None = None,
                  host: str = "127.0.0.1", port: int = 0, models: Iterable[str] = ("fake-model",),
                  strict: bool = True, refuse_null_content: bool = False,
-                 runs: Iterable[Iterable[Scripted]] = (), tasks: Mapping[str, Iterable[Scripted]] | None = None):
+                 runs: Iterable[Iterable[Scripted]] = (), tasks: Mapping[str, Iterable[Scripted]] | None = None,
+                 context_size: int | None = None, overflow: str = "status", publish_context: bool = True):
         self._lock = threading.Lock()
         self._router = ScriptRouter()
         self.add(*script)
@@ -93,6 +105,9 @@ class FakeOpenAIServer:
         self.models = list(models)
         self.strict = strict
         self.refuse_null_content = refuse_null_content
+        if overflow not in OVERFLOW_STYLES:
+            raise ValueError(f"overflow must be one of {', '.join(OVERFLOW_STYLES)}, not {overflow!r}")
+        self.context_size, self.overflow, self.publish_context = context_size, overflow, publish_context
         self.requests: list[RecordedRequest] = []
         self._served = 0
         self._closed = threading.Event()
@@ -208,6 +223,9 @@ def _make_handler(server: FakeOpenAIServer) -> type[BaseHTTPRequestHandler]:
             if self._route() == "/models":
                 data = [{"id": m, "object": "model", "created": 0, "owned_by": "nami-fake"} for m in server.models]
                 self._send_json(200, {"object": "list", "data": data})
+            elif self._route() == "/props" and server.context_size and server.publish_context:
+                self._send_json(200, {"default_generation_settings": {"n_ctx": server.context_size},
+                                      "total_slots": 1, "model_path": "fake-model.gguf"})
             else:
                 self._send_error(404, f"no route for GET {self.path}")
 
@@ -230,6 +248,10 @@ def _make_handler(server: FakeOpenAIServer) -> type[BaseHTTPRequestHandler]:
             problem = server._problem(body)
             if problem:
                 self._send_error(*problem)
+                return
+            tokens = len(raw) // 4
+            if server.context_size and tokens > server.context_size:
+                self._refuse_as_llama_cpp(tokens, bool(body.get("stream")))
                 return
             resp = server._next_response(body)
             if not server._sleep(resp.delay):
@@ -261,6 +283,46 @@ def _make_handler(server: FakeOpenAIServer) -> type[BaseHTTPRequestHandler]:
                 self.wfile.write(data)
             except OSError:
                 self.close_connection = True  # client went away (timeout, cancelled): nothing to tell
+
+        def _refuse_as_llama_cpp(self, tokens: int, streamed: bool) -> None:
+            assert server.context_size is not None
+            if server.overflow == "python":
+                if streamed:
+                    self.close_connection = True
+                    with contextlib.suppress(OSError):
+                        self.send_response(200)
+                        self.send_header("content-type", "text/event-stream")
+                        self.send_header("transfer-encoding", "chunked")
+                        self.end_headers()
+                        self.wfile.flush()
+                    return  # the connection closes without the chunked body's end: cut short
+                self._send_json(400, {"error": {
+                    "message": f"This model's maximum context length is {server.context_size} tokens. However, you "
+                               f"requested {tokens} tokens ({tokens} in the messages, None in the completion). Please "
+                               "reduce the length of the messages or completion.",
+                    "type": "invalid_request_error", "param": "messages", "code": "context_length_exceeded"}})
+                return
+            if server.overflow == "plain":
+                problem = {"code": 400, "message": "the request exceeds the available context size, try increasing it",
+                           "type": "exceed_context_size_error"}
+            else:
+                problem = {"code": 400, "message": f"request ({tokens} tokens) exceeds the available context size "
+                                                   f"({server.context_size} tokens), try increasing it",
+                           "type": "exceed_context_size_error", "n_prompt_tokens": tokens,
+                           "n_ctx": server.context_size}
+            if server.overflow != "event" or not streamed:
+                self._send_json(400, {"error": problem})
+                return
+            self.close_connection = True
+            data = b"error: " + json.dumps(problem).encode() + b"\n\ndata: [DONE]\n\n"
+            try:
+                self.send_response(200)
+                self.send_header("content-type", "text/event-stream")
+                self.send_header("content-length", str(len(data)))
+                self.end_headers()
+                self.wfile.write(data)
+            except OSError:
+                pass
 
         def _send_error(self, status: int, message: str) -> None:
             self._send_json(status, error(status, message).error_body or {})

@@ -193,3 +193,40 @@ def test_a_writes_destination_is_judged_from_the_tools_cwd(project: Path, temp_h
         seen = server.requests[1]["messages"][-1]["content"]
     assert (temp_home / ".config" / "git" / "config").read_text() == "[user]\n"
     assert seen.startswith("Denied by permissions.exec"), seen
+
+
+TIMEIT = ('python3 -m timeit -n1 -r1 -s "import os" "class X: __class_getitem__ = os.system\n'
+          'X[\\"r\\"+\\"m -rf victim\\"]"')
+
+
+def test_a_program_denied_by_name_is_masked_in_the_bash_calls_of_the_project(project: Path) -> None:
+    """Sixth review (issue 40, item 2): under deny rm, python's timeit ran os.system("r"+"m -rf victim") past
+    the line reading (an exec question; --yes deleted victim/). The rule now masks rm in the sandbox."""
+    (project / "agent.yaml").write_text("tools: {builtin: [bash], files: [tools/]}\n"
+                                        "rules:\n  - {tool: bash, command: [rm, git push], decision: deny}\n")
+    (project / "victim").mkdir()
+    with FakeOpenAIServer([tool_calls(call("bash", {"command": TIMEIT})), text("ok")]) as server:
+        run(server, assume_yes=True)
+        seen = server.requests[1]["messages"][-1]["content"]
+    assert (project / "victim").is_dir(), seen
+    assert "rm: Permission denied" in seen  # it ran (--yes), and rm could not
+    line = audit_lines()[-1]
+    assert line["plan"]["sandbox"]["home"] == "hidden"
+    assert any(path.endswith("/rm") for path in line["plan"]["sandbox"]["masked"])  # git push: line reading only
+    assert not any("git" in path for path in line["plan"]["sandbox"]["masked"])
+
+
+def test_a_writes_destination_with_a_tilde_is_judged_in_the_home_folder_too(project: Path, temp_home: Path) -> None:
+    """`~/report.txt` was judged as ./~/report.txt (inside the workspace: no question under write: allow),
+    while a program expanding ~ itself (eval, expanduser) writes the home folder's file."""
+    (project / "tools" / "expand.yaml").write_text(
+        "name: expand\ndescription: d\nrisk: write\nwrites: [out]\n"
+        "parameters: {type: object, properties: {out: {type: string}}, required: [out]}\n"
+        "script: eval \"echo report > $out\"\n")
+    (project / "agent.yaml").write_text("tools: {builtin: [bash], files: [tools/]}\npermissions: {write: allow}\n")
+    person = Person(rerun=False)
+    with FakeOpenAIServer([tool_calls(call("expand", {"out": "~/report.txt"})), text("ok")]) as server:
+        run(server, approve=person)
+    assert [r.pending.source for r in person.asked][:1] == ["permissions.exec"]
+    assert str(temp_home / "report.txt") in (person.asked[0].call.risk_reason or "")
+    assert (temp_home / "report.txt").read_text() == "report\n"  # approved: written where the program writes

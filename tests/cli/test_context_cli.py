@@ -35,5 +35,14 @@ def test_context_counts_what_a_request_carries_largest_first(workdir: Path) -> N
     assert table.returncode == 0, table.stderr
     lines = table.stdout.splitlines()
     assert lines[1].startswith("tool big") and lines[-2].split() == ["total", f"{report['chars']:,}", f"{report['tokens']:,}"]
-    assert "per request uncached" in lines[-1]
+    assert "per request uncached" in lines[-1] and "of the model's 128,000-token context window" in lines[-1]
+    assert report["context_window"] == 128_000  # deepseek's preset
+
+
+def test_context_at_a_local_server_assumes_no_window_and_no_price(workdir: Path) -> None:
+    env = {"NAMI_BASE_URL": "http://127.0.0.1:8080/v1"}  # nothing is asked of it: nami context sends nothing
+    report = json.loads(run_nami(None, "context", "--json", cwd=workdir, env=env).stdout)
+    assert report["context_window"] is None and report["cost"] is None
+    table = run_nami(None, "context", cwd=workdir, env=env)
+    assert "the model's context window is not known" in table.stdout and "$" not in table.stdout
 

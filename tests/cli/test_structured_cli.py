@@ -69,12 +69,14 @@ def test_answer_schema_in_agent_yaml_and_the_json_final_event(fake_openai: FakeO
 def test_response_format_for_a_preset_that_takes_it_instructions_for_one_that_does_not(
         fake_openai: FakeOpenAIServer, workdir: Path) -> None:
     openai_project, ollama_project = workdir / "openai", workdir / "ollama"
-    write(openai_project / "agent.yaml", "model: {provider: openai}\n")
+    # OpenAI's protocol at this URL, chosen in one file (as for a proxy of OpenAI's API): its quirks apply. (Only
+    # $NAMI_BASE_URL moving `provider: openai` to a local server would leave them: docs/config.md, provider.)
+    write(openai_project / "agent.yaml", f"model: {{provider: openai, base_url: '{fake_openai.base_url}'}}\n")
     write(ollama_project / "agent.yaml", "model: {provider: ollama}\n")
     for project in (openai_project, ollama_project):
         assert run_nami(None, "trust", "--yes", cwd=project).returncode == 0
     fake_openai.add(text('{"status": "ok"}'), text('{"status": "ok"}'))
-    assert run_nami(fake_openai, "run", "--schema", INLINE, "check", cwd=openai_project).returncode == 0
+    assert run_nami(None, "run", "--schema", INLINE, "check", cwd=openai_project).returncode == 0
     assert run_nami(fake_openai, "run", "--schema", INLINE, "check", cwd=ollama_project).returncode == 0
     to_openai, to_ollama = fake_openai.requests
     assert to_openai["response_format"] == {"type": "json_schema",

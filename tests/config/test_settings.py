@@ -231,3 +231,43 @@ def test_an_answer_schema_is_one_value_never_merged(temp_home: Path, workdir: Pa
     assert effective.sources["answer_schema"] == str(workdir / "agent.yaml")
     assert effective.get("limits.schema_retries") == 0
     assert load_settings(ProjectRequest(env=env_for(temp_home), cwd=workdir, user_config=False)).get("limits.schema_retries") == 0
+
+
+@pytest.mark.parametrize("agent_yaml", ["", "model: {provider: deepseek, name: deepseek-chat}\n"])
+def test_a_local_base_url_is_not_deepseek(temp_home: Path, workdir: Path, agent_yaml: str) -> None:
+    # $NAMI_BASE_URL at a llama.cpp server, with or without `nami init`'s DeepSeek section: none of what
+    # DeepSeek's preset knows of its own host applies there.
+    write(workdir / "agent.yaml", agent_yaml)
+    env = env_for(temp_home, NAMI_BASE_URL="http://127.0.0.1:8080/v1", DEEPSEEK_API_KEY="sk-deepseek-secret")
+    effective = load_settings(ProjectRequest(env=env, cwd=workdir))
+    model = effective.model
+    assert (model.provider, model.base_url) == ("custom", "http://127.0.0.1:8080/v1")
+    assert effective.sources["model.provider"] == "$NAMI_BASE_URL: not the deepseek endpoint"
+    assert model.pricing is None and model.context_window is None  # no dollar cost, no 128k window assumed
+    assert model.api_key_env is None and effective.api_key != "sk-deepseek-secret"  # its key stays home
+    assert effective.get("model.quirks") == {}  # not DeepSeek's json_object
+    assert model.name == "deepseek-chat"  # the name still goes (a local server answers any)
+
+
+def test_a_remote_endpoint_keeps_the_chosen_providers_protocol(temp_home: Path, workdir: Path) -> None:
+    # A proxy of OpenAI's API: its quirks still describe what it speaks; its prices and window are not known.
+    write(workdir / "agent.yaml", "model: {provider: openai, base_url: 'https://llm-proxy.example.com/v1'}\n")
+    effective = load_settings(ProjectRequest(env=env_for(temp_home), cwd=workdir))
+    assert effective.model.provider == "custom"
+    assert effective.model.pricing is None and effective.model.context_window is None
+    assert effective.get("model.quirks")["max_tokens_field"] == "max_completion_tokens"
+
+
+def test_a_local_proxy_chosen_with_its_provider_keeps_the_protocol(temp_home: Path, workdir: Path) -> None:
+    # provider and base_url in one file: OpenAI's API through a proxy on localhost (LiteLLM, say).
+    write(workdir / "agent.yaml", "model: {provider: openai, base_url: 'http://127.0.0.1:4000/v1'}\n")
+    effective = load_settings(ProjectRequest(env=env_for(temp_home), cwd=workdir))
+    assert effective.model.provider == "custom" and effective.model.pricing is None
+    assert effective.get("model.quirks")["response_format"] == "json_schema"
+
+
+def test_the_providers_own_endpoint_keeps_its_preset(temp_home: Path, workdir: Path) -> None:
+    env = env_for(temp_home, NAMI_BASE_URL="https://api.deepseek.com/v1")
+    effective = load_settings(ProjectRequest(env=env, cwd=workdir))
+    assert effective.model.provider == "deepseek" and effective.model.context_window == 128_000
+    assert effective.model.pricing is not None

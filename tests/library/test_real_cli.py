@@ -18,6 +18,7 @@ from tests.library.conftest import LibraryRunner
 from tests.library.test_rendered_argv import CASES
 from tests.local_http import QuietHandler, serving
 from tests.programs import need, needs
+from tests.sandboxing import need_bwrap
 
 # -- git --------------------------------------------------------------------------------------------
 
@@ -54,6 +55,32 @@ def test_git_status(real_library: LibraryRunner, repo: Path) -> None:
     assert result.content.splitlines() == ["## main", " M f0.txt", "?? -dash.txt"]
     assert real_library("git_status", untracked="no").content.splitlines() == ["## main", " M f0.txt"]
     assert real_library("git_status", paths=["-dash.txt"]).content.splitlines() == ["## main", "?? -dash.txt"]
+
+
+@needs("git")
+def test_git_reads_the_configuration_its_tools_declare_in_the_hidden_home(
+        real_library: LibraryRunner, repo: Path, temp_home: Path) -> None:
+    """Issue 40, item 3: the home folder is hidden; git's tools declare ~/.gitconfig and ~/.config/git, so
+    git still finds its excludes there (and ~/.config/git/credentials stays hidden)."""
+    need_bwrap()
+    (temp_home / ".config" / "git").mkdir(parents=True)
+    (temp_home / ".gitconfig").write_text("[core]\n\texcludesFile = ~/.config/git/more-ignores\n")
+    (temp_home / ".config" / "git" / "more-ignores").write_text("-dash.txt\n")
+    (temp_home / ".config" / "git" / "ignore").write_text("side.txt\n")
+    assert real_library("git_status").content.splitlines() == ["## main", " M f0.txt"]
+    (temp_home / ".gitconfig").unlink()  # the default excludes file, ~/.config/git/ignore, is read too
+    assert real_library("git_status").content.splitlines() == ["## main", " M f0.txt", "?? -dash.txt"]
+
+
+@needs("kubectl")
+def test_kubectl_reads_the_kubeconfig_its_tools_declare(real_library: LibraryRunner, temp_home: Path) -> None:
+    need_bwrap()
+    (temp_home / ".kube").mkdir()
+    (temp_home / ".kube" / "config").write_text(
+        "apiVersion: v1\nkind: Config\ncurrent-context: here\nclusters: [{name: c, cluster: {server: "
+        "'https://127.0.0.1:9'}}]\ncontexts: [{name: here, context: {cluster: c, user: u}}]\nusers: [{name: u, user: {token: t}}]\n")
+    result = real_library("kubectl_get", kind="pods")
+    assert "127.0.0.1:9" in result.content, result.content  # the server its kubeconfig names, not localhost:8080
 
 
 @needs("git")

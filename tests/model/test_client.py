@@ -119,10 +119,11 @@ def test_missing_key_is_reported_before_any_request() -> None:
 @pytest.mark.parametrize(("status", "message", "expected"), [
     (404, "The model `nope` does not exist", ["not found (404)", "nope", "base_url"]),
     (400, "Invalid value for 'temperature'", ["request rejected (400)", "temperature"]),
-    (400, "This model's maximum context length is 65536 tokens", ["too long for the model's context window (400)",
-                                                                  "65536"]),
+    (400, "This model's maximum context length is 65536 tokens", ["the request has ~", "context is 65,536 (",
+                                                                  "400)", "send less"]),
     (429, "Rate limit reached", ["rate limited (429)", "after 0 retries", "Rate limit reached"]),
     (403, "forbidden", ["permission denied (403)"]),
+    (500, "tools param requires --jinja flag", ["takes no tools as it was started (500)", "start llama-server with --jinja"]),
 ])
 def test_status_errors_explain_what_to_do(status: int, message: str, expected: list[str]) -> None:
     with FakeOpenAIServer([error(status, message)]) as srv, pytest.raises(ModelError) as exc:

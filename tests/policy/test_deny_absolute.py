@@ -189,3 +189,19 @@ def test_the_user_configs_deny_is_absolute_too(rules: Callable[[str], Decide], t
     (config / "config.yaml").write_text("rules:\n  - tool: bash\n    command: [rm]\n    decision: deny\n")
     decision = rules("  - tool: bash\n    command: [ls]\n    decision: allow\n")("bash", command="x=rm; $x -rf v")
     assert decision.action == "deny", decision
+
+
+def test_the_programs_denied_by_name_alone_are_the_ones_the_sandbox_masks(workdir: Path, temp_home: Path,
+                                                                          write_rules: Callable[..., None]) -> None:
+    """Issue 40, item 2: `command: rm` (one word, or a path) masks rm in bash calls; a prefix (`git push
+    --force`) stays line reading, since masking git would break all of git; an allow or ask masks nothing.
+    The user config's denies count too."""
+    from nami_yaml.app import open_project
+
+    write_rules(DENY_RM + "  - {tool: bash, command: [/usr/bin/shred, curl], decision: ask}\n"
+                          "  - {tool: bash, command: [/usr/bin/shred], decision: deny}\n")
+    (temp_home / ".config" / "nami").mkdir(parents=True)
+    (temp_home / ".config" / "nami" / "config.yaml").write_text(
+        "rules:\n  - {tool: bash, command: [dd, tar -x], decision: deny}\n")
+    project = open_project(cwd=workdir, trust=True, will_run=True)
+    assert project.context.denied_programs == ("rm", "/usr/bin/shred", "dd")

@@ -129,7 +129,8 @@ def test_an_unreadable_file_is_a_problem(workdir: Path) -> None:
     ("name: t\ndescription: d\ncommand: [ls, [--all]]\n",
      "$.command[1]: an optional group needs a {parameter} of its own that switches it on"),
     ("name: t\ndescription: d\nstdin: '{body}'\ncommand: [cat]\n",
-     "$.stdin: placeholder {body} names no parameter (declared: none)"),
+     "$.stdin: placeholder {body} names no parameter (declared: none); or, for the program to get {body} "
+     "itself, write {{body}} (braces are escaped by doubling)"),
     ("name: t\ndescription: d\nparameters: {type: object, required: [x]}\ncommand: [echo]\n",
      "$.parameters.required: required parameter 'x' is not declared in properties"),
     ("name: t\ndescription: d\nenv: {MY-VAR: x}\ncommand: [env]\n",

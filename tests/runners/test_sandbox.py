@@ -134,7 +134,22 @@ def test_mode_read_only_keeps_the_workspace_as_it_is(ctx: RuntimeContext) -> Non
 
 # -- reading -----------------------------------------------------------------------------------------------
 
-def test_credentials_show_nothing(ctx: RuntimeContext, temp_home: Path) -> None:
+def test_the_home_folder_is_empty_but_for_what_a_call_declares(ctx: RuntimeContext, temp_home: Path) -> None:
+    (temp_home / "notes.txt").write_text("NOTES\n")
+    (temp_home / ".pgpass").write_text("db:5432:*:me:PG-SECRET\n")  # on no list: hidden with the rest of home
+    (temp_home / ".config" / "tool").mkdir(parents=True)
+    (temp_home / ".config" / "tool" / "settings").write_text("DECLARED\n")
+    result = bash("cat ~/notes.txt ~/.pgpass; ls -A ~; echo x > ~/planted", ctx=ctx)
+    assert "NOTES" not in result.content and "PG-SECRET" not in result.content
+    assert not (temp_home / "planted").exists() and "Read-only file system" in result.content
+    # The first thing refused is named, with the key that shows it.
+    assert "~/notes.txt is in the home folder, which the sandbox hides" in result.content
+    assert "sandbox: {reads: [~/notes.txt]}" in result.content
+    declared = bash("cat ~/.config/tool/settings; cat ~/notes.txt", ctx=with_sandbox(ctx, reads=("~/.config/tool",)))
+    assert "DECLARED" in declared.content and "NOTES" not in declared.content
+
+
+def test_credentials_show_nothing_even_where_home_is_shown(ctx: RuntimeContext, temp_home: Path) -> None:
     (temp_home / ".ssh").mkdir()
     (temp_home / ".ssh" / "id_ed25519").write_text("SSH-SECRET\n")
     (temp_home / ".aws").mkdir()
@@ -144,11 +159,31 @@ def test_credentials_show_nothing(ctx: RuntimeContext, temp_home: Path) -> None:
     (temp_home / ".docker" / "config.json").write_text('{"auths": {"x": {"auth": "DOCKER-SECRET"}}}')
     (temp_home / "notes.txt").write_text("not a secret\n")
     result = bash("cat ~/notes.txt; cat ~/.ssh/id_*; cat ~/.aws/credentials; cat ~/.netrc ~/.docker/config.json; "
-                  "ls -A ~/.ssh ~/.aws; wc -c < ~/.netrc", ctx=ctx)
-    assert "not a secret" in result.content  # the home folder itself is there, read-only
+                  "ls -A ~/.ssh ~/.aws; wc -c < ~/.netrc", ctx=with_sandbox(ctx, reads=("~",)))
+    assert "not a secret" in result.content  # the home folder, declared whole, is there read-only
     for secret in ("SSH-SECRET", "AWS-SECRET", "NETRC-SECRET", "DOCKER-SECRET", "id_ed25519", "credentials\n"):
         assert secret not in result.content, result.content
     assert "\n0\n" in result.content + "\n"  # a hidden file is an empty file
+
+
+def test_a_file_a_credential_variable_names_is_hidden_wherever_it_is(ctx: RuntimeContext) -> None:
+    (ctx.workspace / "creds.ini").write_text("[default]\naws_secret_access_key = AWS-SECRET\n")
+    (ctx.workspace / "other.ini").write_text("PLAIN\n")
+    named = replace(ctx, host_env={**ctx.host_env, "AWS_SHARED_CREDENTIALS_FILE": str(ctx.workspace / "creds.ini")})
+    result = bash("cat creds.ini other.ini", ctx=named)
+    assert "AWS-SECRET" not in result.content and "PLAIN" in result.content
+    assert "AWS-SECRET" in bash("cat creds.ini", ctx=ctx).content  # named by no variable: a workspace file
+
+
+def test_credentials_under_an_xdg_config_home_outside_home_are_hidden(ctx: RuntimeContext) -> None:
+    config = ctx.workspace / "cfg"
+    (config / "gh").mkdir(parents=True)
+    (config / "gh" / "hosts.yml").write_text("oauth_token: GH-SECRET\n")
+    (config / "other").mkdir()
+    (config / "other" / "settings").write_text("PLAIN\n")
+    moved = replace(ctx, host_env={**ctx.host_env, "XDG_CONFIG_HOME": str(config)})
+    result = bash("cat cfg/gh/hosts.yml cfg/other/settings", ctx=moved)
+    assert "GH-SECRET" not in result.content and "PLAIN" in result.content
 
 
 def test_a_tool_reads_what_it_declares_and_no_more(ctx: RuntimeContext, temp_home: Path) -> None:
@@ -391,7 +426,7 @@ def test_an_entry_point_runs_in_a_sandboxed_child(ctx: RuntimeContext, temp_home
     (folder / "probe_mod.py").write_text(
         "import os\nfrom pathlib import Path\n\n"
         "def probe(ctx):\n"
-        "    seen = [p.name for p in Path(os.path.expanduser('~/.ssh')).iterdir()]\n"
+        "    seen = os.path.exists(os.path.expanduser('~/.ssh/id_rsa'))\n"
         "    try:\n        Path('/var/tmp/nami-entry-%d' % os.getpid()).write_text('x')\n        wrote = True\n"
         "    except OSError as exc:\n        wrote = exc.strerror\n"
         "    (ctx.workspace / 'done').write_text('yes')\n"
@@ -399,7 +434,7 @@ def test_an_entry_point_runs_in_a_sandboxed_child(ctx: RuntimeContext, temp_home
     executor = tools(ctx, "name: probe\ndescription: d\nentrypoint: probe_mod:probe\n")
     result = executor.execute("probe", {})
     assert result.ok, result.content
-    assert '"ssh": []' in result.content and "Read-only file system" in result.content
+    assert '"ssh": false' in result.content and "Read-only file system" in result.content
     assert (ctx.workspace / "done").read_text() == "yes"
 
 
@@ -453,6 +488,48 @@ def test_a_writable_folder_under_tmp_named_on_a_command_line_stays_writable(ctx:
         close_all(keep)
     assert done.returncode == 0, done.stderr
     assert (out / "log").read_text() == "more\n"
+
+
+def test_a_path_folder_under_home_runs_with_its_installation(ctx: RuntimeContext, temp_home: Path) -> None:
+    """The folders of the PATH that lie under home are shown read-only, with the installation a bin or shims
+    folder belongs to (pyenv's shims run its versions): nothing else of home."""
+    tool = temp_home / ".tool"
+    (tool / "bin").mkdir(parents=True)
+    (tool / "versions").mkdir()
+    (tool / "versions" / "data").write_text("FROM THE INSTALLATION\n")
+    (tool / "bin" / "hello").write_text(f"#!/bin/sh\ncat {tool}/versions/data\n")
+    (tool / "bin" / "hello").chmod(0o755)
+    (temp_home / "private.txt").write_text("PRIVATE\n")
+    on_path = replace(ctx, host_env={**ctx.host_env, "PATH": f"{tool / 'bin'}:{ctx.host_env.get('PATH', '')}"})
+    result = bash("hello; cat ~/private.txt", ctx=on_path)
+    assert "FROM THE INSTALLATION" in result.content and "PRIVATE" not in result.content
+    # Shown read-only: a call cannot add a program there for the calls after it.
+    assert "Read-only file system" in bash(f"echo x > {tool}/bin/other", ctx=on_path).content
+
+
+def test_a_call_sees_what_its_targets_environment_names(ctx: RuntimeContext, temp_home: Path) -> None:
+    from nami_yaml.runtime import Target
+
+    (temp_home / ".kube").mkdir()
+    (temp_home / ".kube" / "prod").write_text("PROD-CONFIG\n")
+    (temp_home / ".kube" / "staging").write_text("STAGING-CONFIG\n")
+    prod = Target("prod", env={"KUBECONFIG": str(temp_home / ".kube" / "prod")})
+    result = bash("cat ~/.kube/prod ~/.kube/staging", ctx=replace(ctx, target=prod))
+    assert "PROD-CONFIG" in result.content and "STAGING-CONFIG" not in result.content
+    assert "PROD-CONFIG" not in bash("cat ~/.kube/prod", ctx=ctx).content  # on no target: hidden
+
+
+def test_a_workspace_that_is_the_home_folder_is_shown_whole_but_its_credentials(temp_home: Path) -> None:
+    from nami_yaml.runners.sandbox.plan import BASH_BUILTIN, builtin_plan
+
+    (temp_home / ".ssh").mkdir()
+    (temp_home / ".ssh" / "id_ed25519").write_text("SSH-SECRET\n")
+    (temp_home / "notes.txt").write_text("NOTES\n")
+    ctx = RuntimeContext(workspace=temp_home, spill_dir=temp_home / ".local" / "state" / "nami" / "output")
+    plan = builtin_plan(BASH_BUILTIN, ctx)
+    assert plan is not None and plan.empty == ()  # emptying it would take the workspace away
+    result = bash("cat notes.txt .ssh/id_ed25519", ctx=ctx)
+    assert "NOTES" in result.content and "SSH-SECRET" not in result.content
 
 
 def test_a_process_left_behind_in_the_sandbox_ends_with_the_call(ctx: RuntimeContext,

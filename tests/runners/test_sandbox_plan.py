@@ -68,6 +68,30 @@ def test_the_argv_mounts_from_the_outermost_path_in(tmp_path: Path) -> None:
     assert argv[-4:] == ["--chdir", str(tmp_path / "ws"), "--", "true"]
 
 
+def test_an_emptied_home_is_mounted_first_and_masks_last(tmp_path: Path) -> None:
+    """The home folder: an empty tmpfs before what is shown in it, read-only at the end; a credential inside
+    nothing shown is not mounted at all (it is not there), one inside a shown folder is; a denied
+    program's file is the very last mount, over anything that would show it."""
+    home = tmp_path / "home"
+    for folder in (".ssh", ".cargo/bin", "ws"):
+        (home / folder).mkdir(parents=True)
+    (home / ".cargo" / "credentials.toml").write_text("secret")
+    program = tmp_path / "bin" / "rm"
+    program.parent.mkdir()
+    program.write_text("")
+    shown = plan(workspace=home / "ws", empty=(home,), visible=(home / ".cargo",),
+                 hidden=(home / ".ssh", home / ".cargo" / "credentials.toml"), masked=(program,))
+    argv = bwrap_argv(shown, ["true"], home / "ws", [7, 8])
+    order = mounts(argv)
+    position = {mount: index for index, mount in enumerate(order)}
+    assert position[("--tmpfs", str(home))] < position[("--ro-bind", str(home / ".cargo"))]
+    assert position[("--tmpfs", str(home))] < position[("--bind", str(home / "ws"))]
+    assert ("--ro-bind-data", str(home / ".cargo" / "credentials.toml")) in order
+    assert ("--tmpfs", str(home / ".ssh")) not in order  # in the empty home already: nothing to hide
+    assert order[-2:] == [("--ro-bind-data", str(program)), ("--remount-ro", str(home))]
+    assert describe(shown)["home"] == "hidden" and describe(shown)["masked"] == [str(program)]
+
+
 def test_the_network_host_processes_and_read_only_mode_change_the_argv(tmp_path: Path) -> None:
     argv = bwrap_argv(plan(workspace=tmp_path, network=True, host_proc=True, mode="read-only"), ["true"], tmp_path, [])
     assert "--unshare-net" not in argv

@@ -126,3 +126,19 @@ def test_planning_makes_no_folder_where_a_git_link_points_outside(ctx: RuntimeCo
     (ctx.workspace / ".git").symlink_to(elsewhere)
     plan_for(ctx, SandboxNeeds())
     assert not (elsewhere / "hooks").exists()
+
+
+def test_a_repository_in_a_writable_area_is_guarded_as_the_workspaces(ctx: RuntimeContext, tmp_path: Path) -> None:
+    """sandbox.writable: [other] with a repository in it: its .git/config and hooks are read-only, and its .git
+    cannot be renamed away, while its objects, refs and index stay writable (a commit there works)."""
+    other = tmp_path / "other"
+    other.mkdir()
+    git = repository(other)
+    config = (git / "config").read_text()
+    area = replace(ctx, sandbox=replace(ctx.sandbox, writable=(str(other),)))
+    result = bash(f"cd {other} && echo b > b.txt && git add b.txt && git -c user.email=a@b -c user.name=a commit -qm one"
+                  " && git log --oneline | wc -l; echo '[core] fsmonitor = x' >> .git/config; "
+                  "echo x > .git/hooks/pre-commit; mv .git .git-old; echo done", ctx=area)
+    assert result.content.splitlines()[0].strip() == "1", result.content
+    assert (git / "config").read_text() == config and not (git / "hooks" / "pre-commit").exists()
+    assert git.is_dir() and not (other / ".git-old").exists() and "done" in result.content

@@ -127,8 +127,21 @@ def test_when_compaction_cannot_help_the_run_fails_clearly(workdir: Path) -> Non
     with FakeOpenAIServer([too_long]) as server:
         result = run_nami(server, "run", "x" * 5000, cwd=workdir)
     assert result.returncode == 1
-    assert "too long for the model's context window (400)" in result.stderr
+    assert "the request has ~" in result.stderr and "takes (400): raise it (llama-server -c N" in result.stderr
     assert "Traceback" not in result.stderr and len(server.requests) == 1
+
+
+def test_the_window_a_server_tells_is_kept_to(workdir: Path) -> None:
+    # No model.context_window (a local server): its refusal says 2,048, and compaction keeps to it from then on.
+    with FakeOpenAIServer([text("first"), text("Summary: a lot of a."), text("second")], context_size=2048) as server:
+        (workdir / "agent.yaml").write_text(f"model: {{provider: custom, name: m, base_url: '{server.base_url}'}}\n"
+                                            "tools: {builtin: []}\n")
+        agent = Agent.from_config("agent.yaml")
+        assert agent.compactor.context_window is None
+        agent.run("a" * 3000)
+        outcome = agent.run("b" * 5000)  # with the first turn, more than 2,048 tokens as the fake counts
+    assert outcome.status == "answered" and outcome.final_text == "second"
+    assert agent.compactor.context_window == 2048
 
 
 def test_a_failed_summary_drops_the_old_turns_and_says_so(workdir: Path) -> None:

@@ -115,7 +115,9 @@ def test_per_run_and_per_session_totals_and_chat_cost(workdir: Path) -> None:
     assert first.totals["prompt_tokens"] == 100 and second.totals["prompt_tokens"] == 200
     assert agent.meter.session.prompt_tokens == 300 and agent.meter.session.steps == 2
 
+    # Priced by agent.yaml: a local server ($NAMI_BASE_URL) has no list price of its own.
+    (workdir / "agent.yaml").write_text("model: {pricing: {input: 0.28, output: 0.42}}\n")
     with FakeOpenAIServer([text("hi", usage=usage(100, 10))]) as server:
-        result = run_nami(server, "chat", cwd=workdir, stdin="hello\n/cost\n")
+        result = run_nami(server, "chat", cwd=workdir, stdin="hello\n/cost\n", env={"NAMI_CONFIG": "agent.yaml"})
     assert result.returncode == 0, result.stderr
     assert "session " in result.stdout and ": 100 in, 10 out, 1 step, $0.0000" in result.stdout

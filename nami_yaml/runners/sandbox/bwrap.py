@@ -4,7 +4,9 @@ bwrap applies its mounts in order, so the order is the design: the system read-o
 /proc, an empty writable /tmp and empty /run; then every named path from the outermost to the innermost
 (a path is mounted after the folders it is in, so the more specific wins); then the hidden folders made
 read-only. A hidden folder is an empty tmpfs; a hidden file an empty read-only file (bwrap copies it from
-a descriptor of /dev/null that the process layer passes down, :func:`wrap`).
+a descriptor of /dev/null that the process layer passes down, :func:`wrap`). The home folder is such an
+empty folder (the first mount of its depth), what is shown of it mounted inside; a denied program's file
+is an empty read-only file too, mounted after everything else.
 """
 
 from __future__ import annotations
@@ -67,20 +69,33 @@ def bwrap_argv(plan: SandboxPlan, argv: list[str], cwd: Path, empty: list[int]) 
 
 
 def _mounts(plan: SandboxPlan) -> list[tuple[Path, str]]:
-    mounts: list[tuple[Path, str]] = [(p, _RO) for p in plan.visible]
+    mounts: list[tuple[Path, str]] = [(p, _HIDE_DIR) for p in plan.empty]  # the home folder: an empty one
+    mounts += [(p, _RO) for p in plan.visible]
     mounts.append((plan.workspace, _RO if plan.mode == "read-only" else _RW))
     mounts += [(p, _RW) for p in plan.writable]
     # Bound in place before what is mounted inside them (shallower first): mount points cannot be renamed.
     mounts += [(p, _RW) for p in plan.pinned if plan.mode != "read-only"]
-    mounts += [(p, _HIDE_DIR if p.is_dir() else _HIDE_FILE) for p in plan.hidden]
     hidden = plan.hidden
-    # A read is mounted where it would not be seen otherwise: inside something hidden or private.
-    mounts += [(p, _RO) for p in plan.reads if _covered(p, (*hidden, PRIVATE_TMP, *PRIVATE_FOLDERS))]
+    # A read is mounted where it would not be seen otherwise: inside something hidden, private or emptied.
+    reads = [p for p in plan.reads if _covered(p, (*hidden, *plan.empty, PRIVATE_TMP, *PRIVATE_FOLDERS))]
+    if plan.empty:
+        # Inside the empty home only what a shown folder holds needs hiding: the rest is not there.
+        shown = [p for p, _ in mounts if p not in plan.empty] + reads
+        hidden = tuple(p for p in hidden if not _covered(p, plan.empty)
+                       or any(_inside_strictly(p, folder) for folder in shown))
+    mounts += [(p, _HIDE_DIR if p.is_dir() else _HIDE_FILE) for p in hidden]
+    mounts += [(p, _RO) for p in reads]
     mounts += [(p, _RO) for p in plan.read_only]
     mounts += [(p, _RW) for p in plan.call_writes if os.path.lexists(p)]
     # A stable sort: equal depth keeps the order above for one kind, and _ORDER between kinds.
-    return sorted(mounts, key=lambda item: (len(item[0].parts), _ORDER[item[1]]))
+    ordered = sorted(mounts, key=lambda item: (len(item[0].parts), _ORDER[item[1]]))
+    # Denied programs last, over whatever else shows them: nothing mounted after can bring one back.
+    return ordered + [(p, _HIDE_FILE) for p in plan.masked]
 
 
 def _covered(path: Path, folders: tuple[Path, ...]) -> bool:
     return any(path == folder or folder in path.parents for folder in folders)
+
+
+def _inside_strictly(path: Path, folder: Path) -> bool:
+    return folder in path.parents

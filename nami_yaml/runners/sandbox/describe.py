@@ -13,7 +13,9 @@ from nami_yaml.runners.sandbox.plan import OFF, SandboxPlan
 
 def describe(plan: SandboxPlan | None, home: Path | None = None) -> dict[str, Any]:
     """``{"mode": ..., "network": ..., ...}``: what the call may write, read and reach. The long list of
-    hidden paths is summed up (``hidden``: how many, of which nami's own folders are always a part)."""
+    hidden paths is summed up (``hidden``: how many, of which nami's own folders are always a part);
+    ``home: hidden``: the home folder is an empty one but for what is shown; ``masked``: the files of the
+    programs rules deny by name, which nothing runs in this call."""
     if plan is None:
         return {"mode": OFF, "reason": "not sandboxed"}
     if plan.refusal is not None:
@@ -29,6 +31,10 @@ def describe(plan: SandboxPlan | None, home: Path | None = None) -> dict[str, An
         shown["host_processes"] = True
     if plan.read_only:
         shown["read_only"] = _all(plan.read_only, home)
+    if plan.masked:
+        shown["masked"] = _all(plan.masked, home)
+    if plan.empty:
+        shown["home"] = "hidden"  # an empty one: the call sees of it only what is shown (reads, PATH folders)
     shown["hidden"] = len(plan.hidden)
     return shown
 
@@ -52,6 +58,8 @@ def sandbox_line(plan: Mapping[str, Any]) -> str | None:
     for key, label in (("writable", "also writes"), ("reads", "reads hidden")):
         if shown.get(key):
             parts.append(f"{label} {', '.join(map(str, shown[key]))}")
+    if shown.get("masked"):
+        parts.append(f"denied programs masked ({', '.join(map(str, shown['masked']))})")
     if shown.get("host_processes"):
         parts.append("sees the host's processes")
     return "; ".join(parts)

@@ -134,9 +134,9 @@ def _known_program(plan: SandboxPlan, result: Finished, argv: Sequence[str]) -> 
 
 def _hidden_only(plan: SandboxPlan, found: Missing) -> Missing:
     """``found`` without the paths the sandbox does not hide here (a kubeconfig this machine lacks)."""
-    hidden = [p for p in found.reads if not p.startswith("$") and any(
+    hidden = [p for p in found.reads if not p.startswith("$") and (any(
         _inside(_path(plan, p), folder) or _inside(folder, _path(plan, p))
-        for folder in (*plan.hidden, *PRIVATE_FOLDERS))]
+        for folder in (*plan.hidden, *PRIVATE_FOLDERS)) or _in_empty_home(plan, _path(plan, p)))]
     return Missing(found.program, found.processes, found.network, tuple(hidden), found.signals)
 
 
@@ -192,7 +192,19 @@ def _hidden(plan: SandboxPlan, line: str) -> SandboxFailure | None:
             what = "is hidden from tools (credentials)" if not any(
                 _inside(path, folder) for folder in PRIVATE_FOLDERS) else "is in /run, which is empty in the sandbox"
             return _failure(plan, "hidden", path, "reads", f"{_shown(plan, path)} {what}")
+        if _in_empty_home(plan, path):
+            return _failure(plan, "hidden", path, "reads",
+                            f"{_shown(plan, path)} is in the home folder, which the sandbox hides: a call sees of it "
+                            "only what it declares")
     return None
+
+
+def _in_empty_home(plan: SandboxPlan, path: Path) -> bool:
+    """Whether ``path`` exists on the host, in the home folder the sandbox empties, and nothing shows it."""
+    if not any(_inside(path, folder) for folder in plan.empty) or not os.path.lexists(path):
+        return False
+    shown = (plan.workspace, *plan.visible, *plan.reads, *plan.writable, *plan.call_writes, *plan.pinned)
+    return not any(_inside(path, folder) for folder in shown)
 
 
 def _network(plan: SandboxPlan, line: str) -> SandboxFailure | None:
@@ -249,7 +261,7 @@ def _path(plan: SandboxPlan, token: str) -> Path:
 def _writable(plan: SandboxPlan, path: Path) -> bool:
     """Whether the sandbox lets ``path`` be written: the innermost mount holding it decides."""
     mounts = [(Path("/"), False), (PRIVATE_TMP, True), (plan.workspace, plan.mode != READ_ONLY),
-              *((p, False) for p in (*plan.visible, *plan.reads, *plan.hidden, *plan.read_only)),
+              *((p, False) for p in (*plan.empty, *plan.visible, *plan.reads, *plan.hidden, *plan.read_only)),
               *((p, True) for p in (*plan.writable, *plan.call_writes))]
     holding = [(len(p.parts), writable) for p, writable in mounts if _inside(path, p)]
     return max(holding)[1]

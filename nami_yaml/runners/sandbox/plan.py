@@ -4,14 +4,23 @@ argv by runners/sandbox/bwrap.py.
 
 What a plan holds, beyond the workspace (read-write, or read-only in ``mode: read-only``):
 - ``writable``: more paths the call may write (the settings' ``writable:``, the tool's own);
-- ``hidden``: what the call cannot see: the credential folders and files (:data:`HIDDEN`, plus ``hide:``),
-  and nami's own state, config, data and cache folders (:func:`nami_folders`), which nothing un-hides;
-- ``reads``: hidden paths shown read-only to this call (a tool's ``reads:``; nami's saved-output folder
-  of this session, whose paths results name);
+- ``empty``: the home folder, replaced by an empty read-only one: a call sees of it only what is shown
+  in it (below), what it declares; never all of it (see :func:`_home_shown` for what nami itself shows);
+- ``hidden``: what the call cannot see even inside what is shown: the credential folders and files
+  (:data:`HIDDEN`), the files credential variables name wherever they are (:data:`CREDENTIAL_VARIABLES`),
+  ``hide:``, and nami's own state, config, data and cache folders (:func:`nami_folders`), which nothing
+  un-hides;
+- ``reads``: hidden paths shown read-only to this call (a tool's ``reads:``, the settings' ``reads:``,
+  the paths its target's environment names; nami's saved-output folder of this session, whose paths
+  results name);
 - ``read_only``: paths inside the writable ones that stay read-only, because writing them is running code
   later, outside any sandbox: nami's configuration and tool folders, ``.git/hooks`` and ``.git/config``;
-- ``visible``: folders under the private /tmp and /run that must stay readable (HOME, PATH folders, the
-  Python a child runs), since those two are empty in the sandbox, and this session's saved-output folder;
+- ``visible``: folders under the private /tmp and /run or the hidden home that must stay readable (the
+  PATH folders and the installations they belong to, the Python a child runs), and this session's
+  saved-output folder;
+- ``masked``: the files of the programs a rule denies by name alone (``command: [rm]``), each an empty
+  read-only file in the sandbox of the calls that rule can match (the bash built-in's): no spelling,
+  script or interpreter runs them (:func:`masked_files`);
 - ``network``: the host's network, or (default) a namespace of its own with nothing but its own loopback.
 Where a named path and a hidden one meet, the more specific wins; a path both hidden and named by
 ``reads:`` or ``writable:`` is shown.
@@ -28,6 +37,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path, PurePath
 
+from nami_yaml.runners.sandbox.masks import masked_files, running_shell
 from nami_yaml.runners.sandbox.probe import availability
 from nami_yaml.runtime import RuntimeContext
 from nami_yaml.sandbox_settings import SandboxNeeds, SandboxSettings, expand_paths
@@ -36,14 +46,39 @@ from nami_yaml.xdg import home_folder, xdg_folder
 
 WORKSPACE_WRITE, READ_ONLY, OFF = "workspace-write", "read-only", "off"
 
-# Credentials a tool never needs to see unless it says so (``reads:``). Sockets that hand out root (a
+# Credentials a tool never needs to see unless it says so (``reads:``): the home folder is hidden as a
+# whole anyway (``empty``), so these count where home is shown in part (a PATH installation such as
+# ~/.cargo, a declared folder, a workspace that holds the home folder). Sockets that hand out root (a
 # container engine's) are under /run, which is private as a whole (see PRIVATE_FOLDERS).
 HIDDEN = (
     "~/.ssh", "~/.aws", "~/.gnupg", "~/.config/gcloud", "~/.azure", "~/.kube", "~/.docker/config.json",
     "~/.netrc", "~/.git-credentials", "~/.password-store", "~/.config/gh", "~/.config/hub", "~/.vault-token",
     "~/.npmrc", "~/.pypirc", "~/.cargo/credentials", "~/.cargo/credentials.toml", "~/.terraform.d/credentials.tfrc.json",
     "~/.config/op", "~/.oci", "~/.config/doctl", "~/.local/share/keyrings", "$XDG_RUNTIME_DIR",
+    "~/.config/git/credentials", "~/.pgpass", "~/.my.cnf", "~/.s3cfg", "~/.boto", "~/.config/containers/auth.json",
+    "~/.config/rclone", "~/.config/sops", "~/.m2/settings.xml", "~/.gradle/gradle.properties", "~/.terraformrc",
+    "~/.bash_history", "~/.zsh_history", "~/.python_history", "~/.psql_history", "~/.mysql_history",
+    # The same where XDG_CONFIG_HOME or XDG_DATA_HOME lies outside the home folder (inside, it is emptied).
+    *(f"$XDG_CONFIG_HOME/{name}" for name in ("gh", "hub", "gcloud", "op", "doctl", "git/credentials", "rclone",
+                                              "sops", "containers/auth.json")),
+    "$XDG_DATA_HOME/keyrings",
 )
+# Variables naming a file (or folder) of credentials: what they name is hidden wherever it is, unless the
+# call declares it (``reads:``) or its target's environment names it. Each entry of a list ($KUBECONFIG).
+CREDENTIAL_VARIABLES = (
+    "AWS_SHARED_CREDENTIALS_FILE", "AWS_CONFIG_FILE", "AWS_WEB_IDENTITY_TOKEN_FILE", "DOCKER_CONFIG", "KUBECONFIG",
+    "GOOGLE_APPLICATION_CREDENTIALS", "CLOUDSDK_CONFIG", "AZURE_CONFIG_DIR", "GH_CONFIG_DIR", "GNUPGHOME", "NETRC",
+    "PASSWORD_STORE_DIR", "PGPASSFILE", "MYSQL_CONFIG_FILE", "SOPS_AGE_KEY_FILE", "TF_CLI_CONFIG_FILE",
+    "BOTO_CONFIG", "RCLONE_CONFIG", "REGISTRY_AUTH_FILE", "HELM_REGISTRY_CONFIG", "NPM_CONFIG_USERCONFIG",
+    "VAULT_CONFIG_PATH", "OCI_CLI_CONFIG_FILE", "GIT_CONFIG_GLOBAL", "S3CMD_CONFIG", "PIP_CONFIG_FILE",
+)
+# A PATH folder under home with one of these names belongs to an installation (its parent: ~/.pyenv for
+# ~/.pyenv/shims, ~/go for ~/go/bin, an nvm node for .../bin), shown with it: the shims and programs
+# there run what is beside them (pyenv's versions and libexec, node's lib/node_modules).
+INSTALLATION_BINS = ("bin", "shims", "sbin")
+# Never shown as an installation: home itself (~/bin) and ~/.local, of which only lib/ goes with its bin/
+# (pip --user scripts import from there); ~/.local/share and ~/.local/state hold keyrings and nami's own.
+_SHARED_PARENTS = (".local",)
 # Empty in the sandbox: /tmp (its own, writable), and /run and /var/run, where daemons keep their sockets
 # (docker.sock, the D-Bus buses, systemd's): a unix socket stays reachable without any network.
 PRIVATE_TMP = Path("/tmp")
@@ -75,6 +110,10 @@ class SandboxPlan:
     # its own in its place: a new .git with core.fsmonitor, new code in a trusted tool's folder.
     pinned: tuple[Path, ...] = ()
     visible: tuple[Path, ...] = ()
+    # Folders replaced by an empty read-only one (the home folder), where only what is shown in them is seen.
+    empty: tuple[Path, ...] = ()
+    # Files of the programs denied by name (rules' ``command: [rm]``): empty and read-only in the sandbox.
+    masked: tuple[Path, ...] = ()
     host_proc: bool = False  # ``reads: [/proc]``: the host's processes (ps), instead of its own
     call_writes: tuple[Path, ...] = ()  # this call's approved ``writes:`` destinations (allowing_writes)
     sealed: tuple[Path, ...] = ()  # nami's own folders (hidden, never shown)
@@ -141,14 +180,17 @@ def nami_folders(env: Mapping[str, str]) -> list[Path]:
 
 def plan_for(ctx: RuntimeContext, needs: SandboxNeeds | None = None, *, kind: str = KIND_TOOL,
              visible: Sequence[Path] = (), read_only: bool = False,
-             env: Mapping[str, str] | None = None) -> SandboxPlan:
+             env: Mapping[str, str] | None = None, masks: bool | None = None) -> SandboxPlan:
     """The plan of one process started for ``ctx``'s run: ``needs`` is the tool's (or server's) own
     ``sandbox:``; ``kind`` says whose process it is; ``read_only``: the workspace is not written (rg,
     nami's own helpers); ``env``: the variables ``$NAME`` in the declared paths are read from (default the
-    host's; a tool's own fixed env and its target's env come first there, as the process sees them). KIND_NAMI processes are nami's fixed programs: sandboxed where possible, run as
-    they are where not, whatever the mode."""
+    host's; a tool's own fixed env and its target's env come first there, as the process sees them);
+    ``masks``: whether the programs rules deny by name (``ctx.denied_programs``) are masked in it (default:
+    for the bash built-in, the one tool command rules match). KIND_NAMI processes are nami's fixed
+    programs: sandboxed where possible, run as they are where not, whatever the mode."""
     settings = ctx.sandbox
     needs = needs or SandboxNeeds()
+    masking = kind == KIND_BASH if masks is None else masks
     if settings.mode == OFF:
         return _off(ctx.workspace, kind, needs, ctx.host_env.get("HOME", ""), settings.escalate,
                     settings.reason or "sandbox.mode is off")
@@ -161,8 +203,12 @@ def plan_for(ctx: RuntimeContext, needs: SandboxNeeds | None = None, *, kind: st
         return replace(base, reason=f"no sandbox here: {found.reason}")
     assert found.bwrap is not None
     base = replace(base, runner=(found.bwrap, *found.flags))
-    return _build(ctx, settings, needs, base, visible=visible,
+    plan = _build(ctx, settings, needs, base, visible=visible,
                   read_only=read_only or settings.mode == READ_ONLY, paths_env=env)
+    if masking and ctx.denied_programs:
+        path = ctx.host_env.get("PATH", "")
+        plan = replace(plan, masked=masked_files(ctx.denied_programs, path, running_shell(path)))
+    return plan
 
 
 def bash_needs(ctx: RuntimeContext) -> SandboxNeeds:
@@ -201,6 +247,11 @@ def _build(ctx: RuntimeContext, settings: SandboxSettings, needs: SandboxNeeds, 
     writable = [] if read_only else _existing(expand_paths((*settings.writable, *needs.writable), named_env,
                                                            workspace))
     reads = _existing(expand_paths((*settings.reads, *needs.reads), named_env, workspace))
+    home = _real(home_folder(env))
+    # An empty home in its place, unless the workspace is the home folder or holds it.
+    empty = [home] if home != Path("/") and not _inside(home, workspace) and home.is_dir() else []
+    if ctx.target is not None and empty:
+        reads += _target_paths(tuple(ctx.target.env.values()), home)
     host_proc = Path("/proc") in reads
     writable = [p for p in writable if not _inside_any(p, sealed)]
     reads = [p for p in reads if p != Path("/proc") and not _inside_any(p, sealed)]
@@ -210,8 +261,7 @@ def _build(ctx: RuntimeContext, settings: SandboxSettings, needs: SandboxNeeds, 
             # Made now, so that it is hidden too: else a call could plant nami's config or trust store there.
             os.makedirs(folder, 0o700, exist_ok=True)
     named = set(writable) | set(reads)
-    home = home_folder(env)
-    written = (*HIDDEN, *settings.hide)
+    written = (*HIDDEN, *_CREDENTIAL_ENTRIES, *settings.hide)
     used = tuple((name, env[name]) for name in sorted(set(_VARIABLE.findall(" ".join(written)))) if name in env)
     candidates = _hidden_candidates(written, str(home), used)
     hidden = [p for p in _existing(candidates) if p not in named]
@@ -220,30 +270,79 @@ def _build(ctx: RuntimeContext, settings: SandboxSettings, needs: SandboxNeeds, 
     hidden = _unique([p for p in hidden if not _inside(workspace, p)])
     if needs.network:
         reads.extend(_resolver_files())
-    shown = [*_existing([home_folder(env), *visible]), *_code_folders(env.get("PATH", ""), tuple(sys.path))]
-    # Shown read-only where nothing else mounts it: never hidden, and never over a writable area (a folder
-    # both named on a command line and writable stays writable).
-    shown = [p for p in shown if _inside_any(p, (PRIVATE_TMP, *PRIVATE_FOLDERS)) and not _inside_any(p, hidden)
-             and not _inside_any(p, [workspace, *writable])]
+    path = env.get("PATH", "")
     spill = _real(ctx.spill_dir)
-    if os.path.isdir(spill):
-        shown.append(spill)  # this session's saved output only: results name its files, read tools read it
+    shown = _shown((*_existing(visible), *_code_folders(path, tuple(sys.path)),
+                    *(_home_shown(path, home) if empty else ())),
+                   spill if os.path.isdir(spill) else None, tuple(empty), tuple(hidden), (workspace, *writable))
     kept = [p for p in _protected_inside(ctx.protected_paths, workspace, areas) if not _inside_any(p, hidden)]
     pinned = [p for p in _pinned(kept, workspace, areas) if not _inside_any(p, hidden)]
     return replace(base, mode=READ_ONLY if read_only else WORKSPACE_WRITE, network=needs.network,
                    writable=tuple(_unique(writable)), hidden=tuple(hidden), reads=tuple(_unique(reads)),
-                   read_only=tuple(_unique(kept)), pinned=tuple(pinned), visible=tuple(_unique(shown)),
-                   host_proc=host_proc, sealed=tuple(sealed))
+                   read_only=tuple(_unique(kept)), pinned=tuple(pinned), visible=tuple(shown),
+                   empty=tuple(empty), host_proc=host_proc, sealed=tuple(sealed))
+
+
+@functools.lru_cache(maxsize=64)
+def _shown(candidates: tuple[Path, ...], spill: Path | None, empty: tuple[Path, ...], hidden: tuple[Path, ...],
+           areas: tuple[Path, ...]) -> tuple[Path, ...]:
+    """The folders shown read-only where nothing else mounts them: under the private /tmp and /run or the
+    emptied home, never hidden, and never over a writable area (a folder both named on a command line and
+    writable stays writable); and this session's saved output (results name its files, read tools read
+    it). Pure path arithmetic, the same for most calls of a session: computed once for each."""
+    shown = [p for p in candidates if _inside_any(p, (PRIVATE_TMP, *PRIVATE_FOLDERS, *empty))
+             and not _inside_any(p, hidden) and not _inside_any(p, areas)]
+    if spill is not None:
+        shown.append(spill)
+    return tuple(_outermost(_unique(shown), hidden))
+
+
+def _outermost(shown: list[Path], hidden: Sequence[Path]) -> list[Path]:
+    """``shown`` without the folders another one already shows (one mount fewer each), unless something
+    hidden lies between the two (then the inner one is mounted again over it)."""
+    return [p for p in shown if not any(
+        p != outer and _inside(p, outer) and not any(_inside(h, outer) and _inside(p, h) for h in hidden)
+        for outer in shown)]
+
+
+_CREDENTIAL_ENTRIES = tuple(f"${name}" for name in CREDENTIAL_VARIABLES)
+
+
+@functools.lru_cache(maxsize=16)
+def _target_paths(values: tuple[str, ...], home: Path) -> tuple[Path, ...]:
+    """The existing paths strictly inside ``home`` that a target's environment names (each entry of a list
+    such as $KUBECONFIG's): what the project says a call on that target uses. Looked at once per target."""
+    named = [Path(part) for value in values for part in value.split(os.pathsep) if os.path.isabs(part)]
+    return tuple(p for p in _existing(named) if _inside(p, home) and p != home)
+
+
+@functools.lru_cache(maxsize=16)
+def _home_shown(path: str, home: Path) -> tuple[Path, ...]:
+    """What nami shows of a hidden home folder to every call: the folders of the PATH that lie under it
+    (read-only), each with the installation it belongs to (the parent of a ``bin`` or ``shims`` folder:
+    ~/.pyenv, ~/go, an nvm node; for ~/.local/bin, ~/.local/lib beside it), where what runs from there
+    finds the rest of itself. Looked at once per PATH."""
+    found: list[Path] = []
+    for folder in (Path(p) for p in path.split(os.pathsep) if os.path.isabs(p)):
+        real = _real(folder)
+        if not _inside(real, home) or real == home or not real.is_dir():
+            continue
+        found.append(real)
+        parent = real.parent
+        if real.name in INSTALLATION_BINS and parent != home:
+            found.append(parent / "lib" if parent.name in _SHARED_PARENTS and parent.parent == home else parent)
+    return tuple(_existing(found))
 
 
 def _pinned(kept: Sequence[Path], workspace: Path, areas: Sequence[Path]) -> list[Path]:
-    """The folders strictly between a writable area and each path of ``kept``, and the workspace's .git
-    folder: what a call must not be able to rename or remove, since the read-only mounts below them would
+    """The folders strictly between a writable area and each path of ``kept``, and the .git folder of the
+    workspace and of each writable area: what a call must not be able to rename or remove, since the read-only mounts below them would
     move along (a mount point cannot be renamed: rename() fails with EBUSY)."""
     folders: list[Path] = []
-    git = workspace / ".git"
-    if _inside_any(git, areas) and git.is_dir() and not git.is_symlink():
-        folders.append(git)
+    for area in _unique([workspace, *areas]):
+        git = area / ".git"
+        if _inside_any(git, areas) and git.is_dir() and not git.is_symlink():
+            folders.append(git)
     for path in kept:
         area = next((a for a in areas if _inside(path, a) and path != a), None)
         if area is None:
@@ -253,11 +352,13 @@ def _pinned(kept: Sequence[Path], workspace: Path, areas: Sequence[Path]) -> lis
 
 
 def _protected_inside(protected: ProtectedPaths, workspace: Path, areas: list[Path]) -> list[Path]:
-    """The existing paths of ``protected`` (and the workspace's .git/hooks and .git/config) strictly inside
-    a writable area. Protected paths are kept case-folded; the real names are found on disk."""
+    """The existing paths of ``protected`` (and the .git/hooks, .git/config, ... of the workspace's and each
+    writable area's repository) strictly inside a writable area. Protected paths are kept case-folded; the real names are found on disk."""
     if not areas:
         return []
-    found = _git_paths(workspace / ".git", workspace)
+    # The workspace's repository, and one in each writable area (sandbox.writable: ~/src/lib): the same
+    # config and hooks, run later by git.
+    found = [path for area in _unique([workspace, *areas]) for path in _git_paths(area / ".git", area)]
     for key in (*protected.files, *protected.folders):
         for area in areas:
             folded = str(area).casefold()
