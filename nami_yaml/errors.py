@@ -25,6 +25,8 @@ The tree (module relative to ``nami_yaml``; what becomes of it)::
     |   |   +-- UntrustedProject .. app.project             exit 2 (agent.yaml not trusted: `nami trust`)
     |   |   |   +-- UntrustedTaskFile  batch.trust          exit 2 (a batch task file not trusted)
     |   |   +-- SessionRefused .... session.store           exit 2 (another workspace or tool set: --force)
+    |   |   +-- ApprovalRefused ... approvals.store         exit 2 (`nami approvals`: an unknown, answered or
+    |   |   |                                               withdrawn id, a second answer, or one refused)
     |   |   +-- ResultsError ...... batch.results           exit 2 (a batch results file cannot be used)
     |   |   +-- RayMissing ........ batch.ray_backend       exit 2 (`nami batch --ray` without ray)
     |   |   +-- McpUnavailable .... mcp                     exit 2 (`nami mcp serve` without the extra);

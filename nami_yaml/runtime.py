@@ -79,6 +79,7 @@ class Target:
     name: str
     env: Mapping[str, str] = field(default_factory=dict)
     vars: Mapping[str, str] = field(default_factory=dict)
+    approvals_required: int = 1  # different people who must approve a call on it that asks (approvals.required)
 
 
 @dataclass(frozen=True)

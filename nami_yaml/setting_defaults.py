@@ -32,7 +32,10 @@ COMPACTION: dict[str, Any] = {"enabled": True, "threshold": 0.8, "reserve": 4096
 # What nami takes from other agents' conventions (docs/conventions.md): AGENTS.md into the system prompt, cut at
 # max_bytes (Codex's project_doc_max_bytes is 32 KiB too), and skills found under .agents/skills.
 INSTRUCTIONS: dict[str, Any] = {"agents_md": True, "max_bytes": 32_768, "agents_skills": True}
+# Durations in seconds (a file may also write "30m"). ``path`` has no default here: the
+# queue folder is in nami's state folder (nami_yaml.xdg), found where it is used.
+APPROVALS: dict[str, Any] = {"via": "terminal", "timeout": 1800, "expires": 900}
 
 # The settings' defaults by top-level key, in the order `nami config` lists them (then ``sandbox``).
 SECTIONS: dict[str, dict[str, Any]] = {"model": MODEL, "tools": TOOLS, "limits": LIMITS, "permissions": PERMISSIONS,
-                                       "compaction": COMPACTION, "instructions": INSTRUCTIONS}
+                                       "compaction": COMPACTION, "instructions": INSTRUCTIONS, "approvals": APPROVALS}

@@ -32,6 +32,7 @@ FORBIDDEN = {
                                                     "mcp", "model", "policy", "project", "registry", "runners",
                                                     "runtime", "serve", "session", "spec")) + ("click", "openai"),
     "batch": ("nami_yaml.cli", "click", "openai"),
+    "approvals": ("nami_yaml.cli", "nami_yaml.app", "click", "openai"),
 }
 SDK = ("mcp", "mcp_types", "uvicorn")  # the mcp extra: only nami_yaml/mcp/ (client) and serve/ speak the protocol
 SDK_PACKAGES = ("mcp", "serve")

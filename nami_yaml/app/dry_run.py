@@ -60,7 +60,8 @@ class DryRunToolbox:
 class DryRun:
     """Collects what each call of a run would have done, and hands the list out before ``final``."""
 
-    def __init__(self) -> None:
+    def __init__(self, asked: Callable[[PreparedCall], str | None] | None = None) -> None:
+        self.asked = asked  # who would be asked (the approvals queue and how many approvers), where it says
         self.calls: list[dict[str, Any]] = []
         self._order: dict[str, int] = {}  # call id -> its place in the run (reads may finish out of order)
         self._lock = threading.Lock()
@@ -87,6 +88,9 @@ class DryRun:
         elif isinstance(prepared, DryRunCall) and prepared.would_ask is not None:
             asked = prepared.would_ask
             entry.update(outcome="would ask", command=rendered(prepared), by=asked.source, detail=asked.reason)
+            who = self.asked(prepared.inner) if self.asked is not None else None
+            if who:
+                entry["asked"] = who
         else:
             entry.update(outcome="would run", command=rendered(prepared), by=decision.source if decision else None)
         if prepared is not None:

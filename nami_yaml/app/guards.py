@@ -26,11 +26,13 @@ from nami_yaml.agent.hooks import (
     strictest_opinion,
 )
 from nami_yaml.agent.toolbox import PreparedCall, Toolbox
+from nami_yaml.app.approval_route import route, who_is_asked
 from nami_yaml.app.change_watch import ChangeWatch, watch_for
 from nami_yaml.app.dry_run import DryRun
 from nami_yaml.app.escalate import offer
 from nami_yaml.app.hooks import RunHooks
 from nami_yaml.app.project import Project
+from nami_yaml.approvals.binding import digest_of
 from nami_yaml.config.hooks import hook_specs
 from nami_yaml.config.trust import needs_trust
 from nami_yaml.policy.approval import Approver, NobodyToAsk, build_asker
@@ -95,8 +97,9 @@ class Guards:
         self.policy = project_policy(project)
         self.fallback: Fallback | None = by_hand_fallback(self.policy) if by_hand else None
         self.before_tool = list(before_tool)
-        self.approvals = SessionApprovals()  # "yes for this tool with these values", for this agent's life
-        self.dry_run = DryRun() if dry_run else None
+        # "yes for this very call": the same digest (approvals/binding.py), for this agent's life
+        self.approvals = SessionApprovals(digest_of)
+        self.dry_run = DryRun(who_is_asked(project)) if dry_run else None
         self._session_id = session_id or new_session_id()
         # A dry run records nothing in the audit log: nothing runs.
         self.audit = None if dry_run else open_audit(project, via=via, session=self._session_id, on_error=on_error,
@@ -112,7 +115,8 @@ class Guards:
         self.approve = asking.approve
         self.person_present = asking.approve is not None and not asking.assume_yes and not dry_run
         self.asker: Asker = self.dry_run.ask if self.dry_run else build_asker(
-            asking.approve, assume_yes=asking.assume_yes, approve_risks=asking.approve_risks,
+            route(project, asking.approve, session=lambda: self.session_id, mcp=asking.nobody is not None),
+            assume_yes=asking.assume_yes, approve_risks=asking.approve_risks,
             session=self.approvals, nobody=asking.nobody, agent=asking.agent)
 
     @property

@@ -56,7 +56,13 @@ class Decider:
         if isinstance(prepared, ToolResult):
             return prepared.content.removeprefix(ERROR_PREFIX)
         assert isinstance(prepared, PreparedToolCall)
-        return self.guards.decide(prepared)
+        decided = self.guards.decide(prepared)
+        dry_run = self.guards.dry_run
+        who = dry_run.asked(prepared) if decided.action == "ask" and dry_run and dry_run.asked else None
+        if who:  # nothing is queued here: say whom the question would go to
+            decided = Decision.ask((f"{decided.reason}; " if decided.reason else "") + f"would ask {who}",
+                                   decided.source)
+        return decided
 
 
 @dataclass

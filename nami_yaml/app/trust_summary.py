@@ -101,7 +101,9 @@ def review(effective: Effective, registry: Registry, changes: Changes | None | o
         lines.append(f"  sets {len(targets)} target{'s' if len(targets) != 1 else ''}, whose env the calls on each get:")
         for name, spec in targets.items():
             env = " ".join(f"{key}={value}" for key, value in (spec.get("env") or {}).items())
-            lines.append(f"    {name}: {env or '(no env)'}")
+            needs = (spec.get("approvals") or {}).get("required")
+            lines.append(f"    {name}: {env or '(no env)'}" + (f" (needs {needs} approvers)" if needs else ""))
+    lines.extend(_approval_lines((project_file.data.get("approvals") or {}) if project_file else {}))
     if any(effective.sources.get(f"model.{k}") == mine for k in ("base_url", "api_key_env", "provider")):
         lines.append(f"  {_key_destination(effective)}")
     files = covered_files(effective)
@@ -176,6 +178,19 @@ def changes_of(effective: Effective, files: list[Path] | None = None) -> Changes
     assert effective.config_path is not None
     files = covered_files(effective) if files is None else files
     return changes_since_trusted(effective.config_path, files, reviewable(files, prompt_file(effective)))
+
+
+def _approval_lines(approvals: dict[str, object]) -> list[str]:
+    """Where the project sends its questions and who it lets answer them: a cloned repository must not
+    send your approvals to its own folder or name its own approvers unseen."""
+    lines = []
+    for key in ("via", "path", "timeout", "expires", "page_url", "notify"):
+        if key in approvals:
+            lines.append(f"  sets approvals.{key} = {json.dumps(approvals[key], ensure_ascii=False)}")
+    approvers = approvals.get("approvers")
+    if isinstance(approvers, dict) and approvers:
+        lines.append(f"  names approvers who may answer with a token: {', '.join(visible_line(n) for n in approvers)}")
+    return lines
 
 
 def _inside(path: Path, project: Path) -> bool:

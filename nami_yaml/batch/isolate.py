@@ -14,12 +14,15 @@ import os
 import signal
 import subprocess
 import sys
+import tempfile
 import threading
 import time
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 from nami_yaml.batch import forked
+from nami_yaml.approvals.clock import WAIT_FILE_ENV, waited_in
 from nami_yaml.batch.job import Job
 from nami_yaml.batch.proctree import kill_tree
 from nami_yaml.batch.results import new_result
@@ -43,30 +46,48 @@ def run_isolated(job_data: dict[str, Any], stop: threading.Event | None = None, 
     """
     job = Job.from_json(job_data)
     started = time.monotonic()
+    # Where the worker says how long it waited for approvals (not counted in its wall time): approvals/clock.py
+    handle, name = tempfile.mkstemp(prefix="nami-approval-wait-", suffix=".json")
+    os.close(handle)
+    wait_file = Path(name)
+    env = {**os.environ, **job.env, WAIT_FILE_ENV: str(wait_file)}
     proc: Any
     if warm and forked.available():
-        proc = forked.ForkedWorker(json.dumps(job.to_json()), {**os.environ, **job.env}, root or Path.cwd())
+        proc = forked.ForkedWorker(json.dumps(job.to_json()), env, root or Path.cwd())
     else:
         proc = subprocess.Popen([sys.executable, *WORKER], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-                                stderr=subprocess.PIPE, env={**os.environ, **job.env}, cwd=root or Path.cwd(),
+                                stderr=subprocess.PIPE, env=env, cwd=root or Path.cwd(),
                                 # Its own session: a Ctrl-C at the terminal reaches the batch, which decides.
                                 start_new_session=True)
     try:
         out, err, ended = _wait(proc, json.dumps(job.to_json()).encode(), started + job.task_wall_time + KILL_GRACE,
-                                stop)
+                                stop, lambda: waited_in(wait_file))
     except BaseException:
         kill_tree(proc.pid)
         with contextlib.suppress(Exception):
             proc.communicate(timeout=5)
         raise
+    finally:
+        with contextlib.suppress(OSError):
+            wait_file.unlink()
     result = _result(job, out, err, proc.returncode, ended)
     result["duration_s"] = round(time.monotonic() - started, 3)
     return result
 
 
-def _wait(proc: Any, data: bytes, backstop: float,
-          stop: threading.Event | None) -> tuple[bytes, bytes, str | None]:
-    """The worker's stdout and stderr once it exits, and why it was ended early (None: it exited)."""
+    # Where the worker says how long it waited for approvals (not counted in its wall time): approvals/clock.py
+    handle, name = tempfile.mkstemp(prefix="nami-approval-wait-", suffix=".json")
+    os.close(handle)
+    wait_file = Path(name)
+    env = {**os.environ, **job.env, WAIT_FILE_ENV: str(wait_file)}
+    proc: Any
+    if warm and forked.available():
+        proc = forked.ForkedWorker(json.dumps(job.to_json()), env, root or Path.cwd())
+    else:
+        proc = subprocess.Popen([sys.executable, *WORKER], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                                stderr=subprocess.PIPE, env=env, cwd=root or Path.cwd(),
+                                # Its own session: a Ctrl-C at the terminal reaches the batch, which decides.
+                                start_new_session=True)
     send: bytes | None = data
     term_deadline: float | None = None
     ended: str | None = None
@@ -81,7 +102,7 @@ def _wait(proc: Any, data: bytes, backstop: float,
             ended, term_deadline = "stopped", now + STOP_GRACE
             with contextlib.suppress(ProcessLookupError):
                 proc.send_signal(signal.SIGTERM)
-        if (term_deadline is not None and now >= term_deadline) or now >= backstop:
+        if (term_deadline is not None and now >= term_deadline) or (now >= backstop and now >= backstop + waited()):
             ended = ended or "timeout"
             kill_tree(proc.pid)
             try:

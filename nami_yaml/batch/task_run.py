@@ -12,6 +12,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from nami_yaml.approvals.clock import WAITS
 from nami_yaml.batch.checks import RunFacts, called_tools, run_checks
 from nami_yaml.batch.job import Job
 from nami_yaml.batch.records import RECORDS_KEY, collect
@@ -53,16 +54,26 @@ class TaskRun:
         if self.agent is not None:
             self.agent.cancel()
 
+    def _watch_wall_time(self, finished: threading.Event) -> None:
+        """Cancel the task once its wall time is spent (waits for approvals not counted)."""
+        while not finished.wait(timeout=min(1.0, max(0.01, self.remaining()))):
+            if self.remaining() <= 0:
+                self.cancel.set()
+                return
+
     def remaining(self) -> float:
-        return self.deadline - time.monotonic()
+        # A wait for a person's answer from the approvals queue does not count against the wall time.
+        return self.deadline + WAITS.waited() - time.monotonic()
 
     # -- the task ---------------------------------------------------------------------------------
 
     def execute(self) -> dict[str, Any]:
         env = {**os.environ, **self.job.env, **(self.task.get("env") or {})}
         folder: Path | None = None
-        timer = threading.Timer(max(0.0, self.remaining()), self.cancel.set)
-        timer.daemon = True
+        finished = threading.Event()
+        # Not one timer for the wall time: the deadline moves while the task waits for an approval.
+        timer = threading.Thread(target=self._watch_wall_time, args=(finished,), name="nami-batch-wall-time",
+                                 daemon=True)
         timer.start()
         try:
             folder = make_workspace(self.job.task_id, self.task.get("workspace"), Path(self.job.base),
@@ -81,7 +92,7 @@ class TaskRun:
         except Exception as exc:  # a bug of ours: reported with the task, the batch goes on
             self._end("error", f"{type(exc).__name__}: {exc}\n{traceback.format_exc(limit=8)}")
         finally:
-            timer.cancel()
+            finished.set()
             if self.agent is not None:
                 self.agent.close()
                 if self.job.bring_back and self.session_path is not None:
@@ -123,7 +134,8 @@ class TaskRun:
         limits = self.task.get("limits") or {}
         settings = {**project.flags, "workspace": str(folder), "limits.max_steps": limits.get("max_steps"),
                     "limits.max_cost": limits.get("max_cost"), "limits.schema_retries": limits.get("schema_retries")}
-        # Nobody can be asked here (approve=None): asks are denied unless approved by risk. An agent.yaml found
+        # Nobody can be asked here (approve=None): asks are denied unless approved by risk, or wait on the
+        # approvals queue where agent.yaml says approvals.via: queue (app/approval_route.py). An agent.yaml found
         # upwards must already be trusted on this machine (the batch asked, and recorded it, before
         # starting), so one changed since is refused (trust=None), not run. Its MCP servers start after
         # the task's setup commands, in its workspace (start_servers=False, then _run).

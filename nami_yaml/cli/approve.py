@@ -183,7 +183,13 @@ def terminal_approver(stdin: TextIO | None = None, err: TextIO | None = None,
         while True:
             out.write(paint.bold(PROMPT.rstrip(": ") + more + ": "))
             out.flush()
-            answer = ANSWERS.get(read_key(source), "no")
+            key = read_key(source, request.elsewhere)
+            if isinstance(key, Decision):  # answered from the approvals queue first
+                out.write(f"answered from the queue: {visible_line(key.action)}"
+                          f"{' (' + visible_line(key.reason) + ')' if key.reason else ''}\n")
+                out.flush()
+                return key
+            answer = ANSWERS.get(key, "no")
             if answer == "view" and more:
                 out.write("\n" + "\n".join(approval_lines(request.call, change, paint, whole=True)) + "\n")
                 continue
@@ -202,18 +208,27 @@ def terminal_approver(stdin: TextIO | None = None, err: TextIO | None = None,
                 return Decision.deny(reason or None, "user")
             return False
 
+    # Whether a person can answer here now: with approvals.via: queue, the queue is asked as well while they
+    # can, and alone when they cannot (app/approval_route.py).
+    setattr(approve, "interactive", lambda: source.isatty())  # noqa: B010 (an attribute of a function)
     return approve
 
 
-def read_key(source: TextIO) -> str:
+def read_key(source: TextIO, elsewhere: Callable[[], Decision | None] | None = None) -> str | Decision:
     """One key from a terminal, lower-cased, without waiting for Enter (Ctrl-C still interrupts). Where
-    the input cannot be read key by key (not a real terminal), the first word of a line."""
+    the input cannot be read key by key (not a real terminal), the first word of a line. ``elsewhere``:
+    polled while no key is pressed; its answer (from the approvals queue) ends the wait instead of a key."""
     with _cbreak(source) as fd:
         if fd is None:
             words = source.readline().split()
             return words[0].lower() if words else ""
         import os
+        import select
 
+        while elsewhere is not None and not select.select([fd], [], [], 0.2)[0]:
+            decided = elsewhere()
+            if decided is not None:
+                return decided
         data = os.read(fd, 1)
         if data == b"\x1b":  # an arrow or function key sends a sequence; drop the rest of it
             _drain(fd)

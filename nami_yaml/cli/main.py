@@ -14,6 +14,8 @@ from nami_yaml.version import __version__
 # loads click and nothing else (the loader, jsonschema, openai stay out); tests check the help lines match.
 COMMANDS: dict[str, tuple[str, str, str]] = {
     "agents": ("nami_yaml.cli.agents", "agents", "List this project's named agents, their tools and rights."),
+    "approvals": ("nami_yaml.cli.approvals", "approvals_group",
+                  "List the calls waiting for approval; approve or deny them."),
     "batch": ("nami_yaml.cli.batch", "batch_group", "Run many tasks at once, each in a fresh workspace, checked."),
     "chat": ("nami_yaml.cli.chat", "chat", "Talk with the agent; the conversation carries across turns."),
     "check": ("nami_yaml.cli.inspect", "check", "Validate agent.yaml, its tools and any tool files given."),

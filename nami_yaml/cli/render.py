@@ -319,7 +319,8 @@ def dry_run_lines(calls: list[dict[str, Any]]) -> list[str]:
         what = call.get("command") or _one_line(call.get("detail") or "", 100)
         by = f"  [{call['by']}]" if call.get("by") else ""
         detail = f": {call['detail']}" if call["outcome"] in ("denied", "would ask") and call.get("detail") else ""
-        lines.append(f"  {call['outcome']:<9}  {call['tool']}: {what}{by}{detail}")
+        asked = f" (would ask {call['asked']})" if call.get("asked") else ""
+        lines.append(f"  {call['outcome']:<9}  {call['tool']}: {what}{by}{detail}{asked}")
         sandbox = sandbox_line(call["plan"]) if isinstance(call.get("plan"), dict) else None
         if sandbox is not None and call["outcome"] != "denied":
             lines.append(f"             {sandbox}")

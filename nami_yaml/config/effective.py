@@ -10,6 +10,7 @@ from pathlib import Path
 from typing import Any
 
 from nami_yaml.config.sections import (
+    ApprovalSettings,
     AuditSettings,
     CompactionSettings,
     InstructionSettings,
@@ -77,6 +78,10 @@ class Effective:
     @property
     def audit(self) -> AuditSettings:
         return self.sections.audit
+
+    @property
+    def approvals(self) -> ApprovalSettings:
+        return self.sections.approvals
 
     @property
     def sandbox(self) -> SandboxSettings:

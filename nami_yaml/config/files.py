@@ -138,9 +138,10 @@ def check_config(path: Path, env: Mapping[str, str] | None = None) -> tuple[Conf
     for key_path in PATH_KEYS:
         if key_path[0] in data:
             data[key_path[0]] = str((base / expanded(key_path, data[key_path[0]])).resolve())
-    if isinstance(data.get("audit"), dict) and "path" in data["audit"]:
-        # Not resolved: the log may not exist yet, and a symlinked shared folder should stay as named.
-        data["audit"]["path"] = os.path.normpath(base / expanded(("audit", "path"), data["audit"]["path"]))
+    for section in ("audit", "approvals"):
+        if isinstance(data.get(section), dict) and "path" in data[section]:
+            # Not resolved: the log may not exist yet, and a symlinked shared folder should stay as named.
+            data[section]["path"] = os.path.normpath(base / expanded((section, "path"), data[section]["path"]))
     said = {problem.path for problem in problems}
     for key_path in PATH_KEYS:  # a path with an unset variable is left out, not read as well
         if format_path(key_path) in said:

@@ -12,7 +12,7 @@ from typing import Any
 
 from nami_yaml.config.sandbox import sandbox_settings
 from nami_yaml.sandbox_settings import SandboxSettings
-from nami_yaml.setting_defaults import COMPACTION, INSTRUCTIONS, LIMITS, MODEL, PERMISSIONS, TOOLS
+from nami_yaml.setting_defaults import APPROVALS, COMPACTION, INSTRUCTIONS, LIMITS, MODEL, PERMISSIONS, TOOLS
 
 
 def _over(defaults: Mapping[str, Any], value: Any) -> dict[str, Any]:
@@ -168,6 +168,40 @@ class AuditSettings:
         return cls(_optional(str, data.get("path")))
 
 
+_UNITS = {"s": 1, "m": 60, "h": 3600}
+
+
+def duration_seconds(value: Any) -> float:
+    """A duration as the schema takes it: seconds, or text such as ``90s``, ``15m``, ``2h``."""
+    if isinstance(value, str) and value[-1:] in _UNITS:
+        return float(value[:-1]) * _UNITS[value[-1]]
+    return float(value)
+
+
+@dataclass(frozen=True)
+class ApprovalSettings:
+    """``approvals:``. ``path`` as written (None: the queue folder in nami's state folder); ``timeout`` and
+    ``expires`` in seconds; ``approvers``: name -> the SHA-256 of their token."""
+
+    via: str
+    path: str | None
+    timeout: float
+    expires: float
+    approvers: Mapping[str, str]
+    notify: Mapping[str, Any]
+    page_url: str | None
+
+    @classmethod
+    def from_mapping(cls, value: Any) -> ApprovalSettings:
+        data = _over(APPROVALS, value)
+        approvers = {str(name): str((spec or {}).get("token_sha256", "")).lower()
+                     for name, spec in (data.get("approvers") or {}).items()}
+        return cls(via=str(data["via"]), path=_optional(str, data.get("path")),
+                   timeout=duration_seconds(data["timeout"]), expires=duration_seconds(data["expires"]),
+                   approvers=approvers, notify=dict(data.get("notify") or {}),
+                   page_url=_optional(str, data.get("page_url")))
+
+
 @dataclass(frozen=True)
 class InstructionSettings:
     """``instructions:``: the project's AGENTS.md files in the system prompt (at most ``max_bytes`` of them),
@@ -195,6 +229,7 @@ class Sections:
     audit: AuditSettings
     sandbox: SandboxSettings
     instructions: InstructionSettings
+    approvals: ApprovalSettings
 
     @classmethod
     def from_values(cls, values: Mapping[str, Any]) -> Sections:
@@ -205,4 +240,5 @@ class Sections:
                    permissions=PermissionSettings.from_mapping(values.get("permissions")),
                    audit=AuditSettings.from_mapping(values.get("audit")),
                    sandbox=sandbox_settings(values.get("sandbox")),
-                   instructions=InstructionSettings.from_mapping(values.get("instructions")))
+                   instructions=InstructionSettings.from_mapping(values.get("instructions")),
+                   approvals=ApprovalSettings.from_mapping(values.get("approvals")))

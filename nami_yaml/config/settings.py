@@ -142,6 +142,7 @@ def load_settings(request: ProjectRequest, *, problems: list[Problem] | None = N
             model["quirks"] = quirks  # the file's quirks on top of the preset's; the source stays the file
 
     _combine_sandbox(values, sources, user_file, project_file)
+    _combine_approvals(values, sources, user_file, project_file)
     scrub = env_scrub_rules_of(files)
     if scrub.names or scrub.values:
         # Every file's patterns, not only the last one's: merging would let a project drop the user's.
@@ -228,6 +229,25 @@ def _combine_sandbox(values: dict[str, Any], sources: dict[str, str], user: Conf
     combined = combine_sandbox(user.data.get("sandbox") if user is not None else None,
                                project.data.get("sandbox") if project is not None else None)
     _set(values, sources, "sandbox", combined, " + ".join(str(f.path) for f in layers))
+
+
+def _combine_approvals(values: dict[str, Any], sources: dict[str, str], user: ConfigFile | None,
+                       project: ConfigFile | None) -> None:
+    """``approvals:``: the project's over the user's, except that the user's may only tighten: the shorter
+    ``timeout`` and ``expires`` count, and an approver the user config names keeps the user's token."""
+    from nami_yaml.config.sections import duration_seconds
+
+    layers = [(f, f.data["approvals"]) for f in (user, project) if f is not None
+              and isinstance(f.data.get("approvals"), dict)]
+    if len(layers) < 2:
+        return
+    (user_file, mine), (_, theirs) = layers
+    for key in ("timeout", "expires"):
+        if key in mine and (key not in theirs or duration_seconds(mine[key]) < duration_seconds(theirs[key])):
+            _set(values, sources, f"approvals.{key}", mine[key], str(user_file.path))
+    if mine.get("approvers"):
+        _set(values, sources, "approvals.approvers", {**(theirs.get("approvers") or {}), **mine["approvers"]},
+             " + ".join(str(f.path) for f, _ in layers))
 
 
 def _host(url: str | None) -> str:

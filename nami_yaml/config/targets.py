@@ -68,7 +68,8 @@ def project_only_problems(config: ConfigFile) -> list[Problem]:
 def project_targets(effective: Effective, pinned: str | None = None) -> TargetSet:
     """The project's targets; ``pinned`` (``--target``) must name one of them (ConfigError otherwise)."""
     declared = effective.get("targets") or {}
-    targets = tuple(Target(name, dict(spec.get("env") or {}), dict(spec.get("vars") or {}))
+    targets = tuple(Target(name, dict(spec.get("env") or {}), dict(spec.get("vars") or {}),
+                           int((spec.get("approvals") or {}).get("required") or 1))
                     for name, spec in declared.items())
     names = [target.name for target in targets]
     if pinned is not None:

@@ -24,6 +24,9 @@ class ApprovalRequest:
     pending: Decision  # the "ask" decision: its source says which setting or rule asks, its reason why
     session: SessionApprovals | None = None
     agent: str | None = None  # the named sub-agent that makes the call (None: the agent the person runs)
+    # An answer given elsewhere meanwhile (the approvals queue), polled by an approver that waits on a person
+    # (the terminal): a Decision ends its question, None means none yet.
+    elsewhere: Callable[[], Decision | None] | None = None
 
     @property
     def name(self) -> str:

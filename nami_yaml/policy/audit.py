@@ -274,6 +274,11 @@ def host_secrets() -> list[str]:
                   key=len, reverse=True)
 
 
+def scrub(text: str, secrets: list[str]) -> str:
+    """``text`` with each of ``secrets`` in it replaced, as the log writes it (queue files show the same)."""
+    return _scrub(text, secrets)
+
+
 def _scrub(text: str, secrets: list[str]) -> str:
     for secret in secrets:
         if text == secret:

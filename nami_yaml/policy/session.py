@@ -1,25 +1,33 @@
-"""Answers a person gave for the rest of the session: "yes to this tool with these argument values"."""
+"""Answers a person gave for the rest of the session: "yes to this very call again"."""
 
 from __future__ import annotations
 
 import json
 import threading
+from collections.abc import Callable
 
 from nami_yaml.agent.toolbox import PreparedCall
 
 
 class SessionApprovals:
-    """Exact calls approved for the session. Only the same tool with the same argument values (after
-    defaults) is approved again; a deny is never asked, so it is never skipped by this."""
+    """Exact calls approved for the session: only the same call (by ``key``; the guards give the digest of
+    everything that decides what runs) is approved again; a deny is never asked, so it is never skipped."""
 
-    def __init__(self) -> None:
+    def __init__(self, key: Callable[[PreparedCall], str] | None = None) -> None:
         self._approved: set[str] = set()
         self._lock = threading.Lock()
+        # What "the same call" means: given by the guards as the digest of everything that decides what runs
+        # (approvals/binding.py: argv, stdin, environment, cwd, target, sandbox), not the arguments alone.
+        self._key = key or self.arguments_key
 
     @staticmethod
-    def key(call: PreparedCall) -> str:
+    def arguments_key(call: PreparedCall) -> str:
         # The reason a call is asked as a higher risk (code it runs changed) is part of what was approved.
-        return json.dumps([call.name, call.arguments, getattr(call, "risk_reason", None)], sort_keys=True, ensure_ascii=False, default=str)
+        return json.dumps([call.name, call.arguments, getattr(call, "risk_reason", None)], sort_keys=True,
+                          ensure_ascii=False, default=str)
+
+    def key(self, call: PreparedCall) -> str:
+        return self._key(call)
 
     def remember(self, call: PreparedCall) -> None:
         with self._lock:

@@ -24,11 +24,13 @@ from mcp.server.stdio import stdio_server
 from mcp.server.transport_security import TransportSecuritySettings
 from mcp.shared.exceptions import MCPError
 
+from nami_yaml.agent.hooks import Decision
 from nami_yaml.errors import NamiError
+from nami_yaml.policy.approval import ApprovalRequest
 from nami_yaml.registry.tool import Tool
 from nami_yaml.result import ToolResult
 from nami_yaml.serve.hosts import served_names
-from nami_yaml.serve.serving import ServedCall, ServedTools, output_schema
+from nami_yaml.serve.serving import ServedCall, ServedTools, output_schema, question_text
 from nami_yaml.serve.stdin import StdinLines
 from nami_yaml.spec.validate import did_you_mean
 from nami_yaml.version import __version__
@@ -53,7 +55,8 @@ def build_server(served: ServedTools) -> Server[Any]:
         return listing
 
     async def call_tool(ctx: Any, params: types.CallToolRequestParams) -> types.CallToolResult:
-        call = await anyio.to_thread.run_sync(served.start, params.name, params.arguments, client_name(ctx))
+        call = await anyio.to_thread.run_sync(served.start, params.name, params.arguments, client_name(ctx),
+                                              client_asker(ctx))
         if params.name not in listed:
             # The spec's answer to a tool that does not exist is a protocol error, not a tool result; the
             # call is still in the audit log (served.start wrote it).
@@ -98,6 +101,47 @@ def client_name(ctx: Any) -> str:
     if info is None:
         return "unknown MCP client"
     return f"{info.name} {info.version}".strip()
+
+
+APPROVAL_FORM: dict[str, Any] = {
+    "type": "object",
+    "properties": {
+        "approve": {"type": "boolean", "title": "Run it?", "description": "Yes runs this call once, as shown."},
+        "reason": {"type": "string", "title": "Why not", "description": "Told to the agent when you say no."},
+    },
+    "required": ["approve"],
+}
+
+
+def client_asker(ctx: Any) -> Callable[[ApprovalRequest], Decision] | None:
+    """How to ask the client's user about one call (elicitation), from the call's worker thread; None when
+    the client did not declare the elicitation capability."""
+    session = getattr(ctx, "session", None)
+    params = getattr(session, "client_params", None)
+    capabilities = getattr(params, "capabilities", None)
+    if session is None or getattr(capabilities, "elicitation", None) is None:
+        return None
+    client = client_name(ctx)
+
+    def ask(request: ApprovalRequest) -> Decision:
+        async def elicit() -> types.ElicitResult:
+            return await session.elicit_form(question_text(request), APPROVAL_FORM,
+                                              related_request_id=getattr(ctx, "request_id", None))
+
+        rule = request.pending.source or "the policy"
+        try:
+            reply = anyio.from_thread.run(elicit)
+        except Exception as exc:  # no answer is a no
+            return Decision.deny(f"{rule} asks, and {client}'s user could not be asked ({type(exc).__name__})",
+                                 "MCP elicitation")
+        content = reply.content or {}
+        if reply.action == "accept" and content.get("approve") is True:
+            return Decision.allow(f"approved by the user of {client}", "MCP elicitation")
+        reason = " ".join(str(content.get("reason") or "").split())
+        said = {"accept": "said no", "decline": "declined", "cancel": "dismissed the question"}[reply.action]
+        return Decision.deny(reason or f"{rule} asks, and {client}'s user {said}", "MCP elicitation")
+
+    return ask
 
 
 async def run_cancellable(call: ServedCall) -> ToolResult:

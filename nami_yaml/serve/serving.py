@@ -1,9 +1,10 @@
 """Calls from other agents (``nami mcp serve``): the executor and the guards of the loop (the same policy,
 the same audit log).
 
-There is nobody to ask: a call the policy would ask about is refused, naming the setting or rule that
-asks, unless the server was started with ``--approve`` for its risk (as ``nami run --approve``); a deny is
-always a deny. Each line of the audit log says ``via: mcp`` and which client asked. Knows nothing of the
+A call the policy would ask about is asked of the client's user where the client can ask them (MCP
+elicitation: the question as the terminal words it, the answer bound to the call as shown); with a client
+that cannot, it is refused, naming the setting or rule that asks, unless the server was started with
+``--approve`` for its risk (as ``nami run --approve``); a deny is always a deny. Each line of the audit log says ``via: mcp`` and which client asked. Knows nothing of the
 MCP SDK (``nami_yaml.serve.server`` speaks the protocol).
 """
 
@@ -13,7 +14,8 @@ import json
 import secrets
 import threading
 import time
-from collections.abc import Collection
+from collections.abc import Callable, Collection
+from contextvars import ContextVar
 from dataclasses import replace
 from typing import Any
 
@@ -23,7 +25,11 @@ from nami_yaml.app.agent import build_agent
 from nami_yaml.app.guards import Asking, Guards
 from nami_yaml.app.options import AgentOptions
 from nami_yaml.app.project import Project, open_project
+from nami_yaml.approvals.binding import bind
+from nami_yaml.display import visible_line
 from nami_yaml.model.types import ToolCall
+from nami_yaml.policy.approval import ApprovalRequest
+from nami_yaml.policy.audit import host_secrets, scrub, secret_values
 from nami_yaml.registry.executor import PreparedToolCall
 from nami_yaml.registry.groups import LOADER
 from nami_yaml.registry.tool import Tool
@@ -39,6 +45,43 @@ def nobody_over_mcp(call: PreparedCall, pending: Decision) -> Decision:
     return Decision.deny(f"{asks} asks about this call{why}, and nobody can be asked over MCP. Allow it with a "
                          f"rule in agent.yaml, or start nami mcp serve with --approve {call.risk}",
                          pending.source or "no approver")
+
+
+ClientAsker = Callable[[ApprovalRequest], "Decision | bool"]
+# The client of the call being decided, when it can ask its user (MCP elicitation): set by the protocol
+# side around one call's decision (server.py), None for clients that cannot.
+CLIENT_ASKS: ContextVar[ClientAsker | None] = ContextVar("nami_client_asks", default=None)
+
+
+def ask_client(request: ApprovalRequest) -> Decision | bool:
+    """The approver of ``nami mcp serve``: the client's user, where the client can ask them (elicitation),
+    with the approval bound to the call as it was shown; else today's refusal naming the rule."""
+    asks = CLIENT_ASKS.get()
+    if asks is None:
+        return nobody_over_mcp(request.call, request.pending)
+    shown = bind(request.call)
+    answer = asks(request)
+    changed = shown.changed(bind(request.call))
+    if changed and (answer is True or (isinstance(answer, Decision) and answer.action == "allow")):
+        return Decision.deny(f"the call changed while the client's user was asked ({', '.join(changed)})",
+                             "MCP elicitation")
+    return answer
+
+
+def question_text(request: ApprovalRequest) -> str:
+    """The question as a client shows it: what would run, where, and which rule asks (redacted)."""
+    call, pending = request.call, request.pending
+    secrets = sorted({*secret_values(call.arguments), *host_secrets()}, key=len, reverse=True)
+    target = getattr(call, "target", None)
+    lines = [f"{call.risk} tool {call.name} wants to run" + (f" on target {target}" if target is not None else "")
+             + ":", "  " + visible_line(scrub(call.describe(), secrets))]
+    plan = call.plan()
+    if plan.get("cwd"):
+        lines.append(f"  in {visible_line(str(plan['cwd']))}")
+    asked = f"asked by {pending.source}" if pending.source else "asked"
+    lines.append(f"  ({asked}" + (f": {scrub(pending.reason, secrets)}" if pending.reason else "") + ")")
+    lines.append("Run it?")
+    return "\n".join(lines)
 
 
 def serve_tools(options: AgentOptions, *, include_builtins: bool = False, agents: bool = False) -> ServedTools:
@@ -79,7 +122,8 @@ class ServedTools:
         # Calls that run at once, whatever a client sends: each may be a process (limits.max_parallel_tools).
         self.max_parallel = project.settings.limits.max_parallel_tools
         self.session_id = session_id or new_session_id()
-        self._asking = Asking(approve_risks=self.approve_risks, nobody=nobody_over_mcp)
+        # The client's user is asked where the client can (elicitation); else nobody, and asks are refused.
+        self._asking = Asking(ask_client, approve_risks=self.approve_risks, nobody=nobody_over_mcp)
         self._guards: dict[str, Guards] = {}
         self._lock = threading.Lock()
         self._running: set[ServedCall] = set()
@@ -100,9 +144,15 @@ class ServedTools:
         tool = next((t for t in self.tools if t.name == name), None)
         return structured_result(tool, result) if tool is not None else (result, None)
 
-    def start(self, name: str, arguments: dict[str, Any] | None, client: str | None) -> ServedCall:
-        """Validate and decide one call; a refused or invalid call already holds its result (and is recorded)."""
-        return ServedCall(self, name, arguments or {}, client)
+    def start(self, name: str, arguments: dict[str, Any] | None, client: str | None,
+              asks: ClientAsker | None = None) -> ServedCall:
+        """Validate and decide one call; a refused or invalid call already holds its result (and is recorded).
+        ``asks``: how to ask the client's user (None: the client cannot be asked)."""
+        token = CLIENT_ASKS.set(asks)
+        try:
+            return ServedCall(self, name, arguments or {}, client)
+        finally:
+            CLIENT_ASKS.reset(token)
 
     def cancel_all(self) -> None:
         """Cancel every call still running (the server is stopping): their process groups are killed."""

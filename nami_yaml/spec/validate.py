@@ -19,6 +19,9 @@ SCHEMA_NAMES = ("tool", "agent", "tasks", "hook-input", "hook-output")
 
 # The published schemas' patterns in words: a regex is no help to someone who typed `mytools.helpers`.
 PATTERN_MEANINGS = {
+    "^[A-Za-z0-9][A-Za-z0-9_.@-]{0,63}$": "a name of 1 to 64 letters, digits, _ . @ or -, starting with a letter or digit",
+    "^[0-9]+(\\.[0-9]+)?(s|m|h)$": "a duration such as 90s, 15m or 2h (or a number of seconds)",
+    "^[0-9a-f]{64}$": "64 lower-case hex digits (a SHA-256)",
     "^[a-zA-Z0-9_-]{1,64}$": "1 to 64 letters, digits, _ or -",
     "^[A-Za-z0-9_-]{1,40}$": "1 to 40 letters, digits, _ or - (an MCP server's name)",
     "^[A-Za-z_][A-Za-z0-9_]*(\\.[A-Za-z_][A-Za-z0-9_]*)*:[A-Za-z_][A-Za-z0-9_]*$":

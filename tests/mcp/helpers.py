@@ -82,11 +82,13 @@ def audit_lines(path: Path) -> list[dict[str, Any]]:
 
 
 @asynccontextmanager
-async def stdio_session(args: list[str], cwd: Path, errlog: IO[str]) -> AsyncIterator[ClientSession]:
-    """``nami ARGS`` started by the SDK's own stdio client, initialized."""
+async def stdio_session(args: list[str], cwd: Path, errlog: IO[str], *,
+                        elicitation_callback: Any = None) -> AsyncIterator[ClientSession]:
+    """``nami ARGS`` started by the SDK's own stdio client, initialized. ``elicitation_callback``: the client
+    declares elicitation and answers with it."""
     params = StdioServerParameters(command=NAMI[0], args=[*NAMI[1:], *args], cwd=str(cwd), env=dict(os.environ))
     async with stdio_client(params, errlog=errlog) as (read, write), \
-            ClientSession(read, write, client_info=CLIENT) as session:
+            ClientSession(read, write, client_info=CLIENT, elicitation_callback=elicitation_callback) as session:
         await session.initialize()
         yield session
 
