@@ -21,8 +21,8 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from nami_yaml.batch import forked
 from nami_yaml.approvals.clock import WAIT_FILE_ENV, waited_in
+from nami_yaml.batch import forked
 from nami_yaml.batch.job import Job
 from nami_yaml.batch.proctree import kill_tree
 from nami_yaml.batch.results import new_result
@@ -75,19 +75,10 @@ def run_isolated(job_data: dict[str, Any], stop: threading.Event | None = None, 
     return result
 
 
-    # Where the worker says how long it waited for approvals (not counted in its wall time): approvals/clock.py
-    handle, name = tempfile.mkstemp(prefix="nami-approval-wait-", suffix=".json")
-    os.close(handle)
-    wait_file = Path(name)
-    env = {**os.environ, **job.env, WAIT_FILE_ENV: str(wait_file)}
-    proc: Any
-    if warm and forked.available():
-        proc = forked.ForkedWorker(json.dumps(job.to_json()), env, root or Path.cwd())
-    else:
-        proc = subprocess.Popen([sys.executable, *WORKER], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-                                stderr=subprocess.PIPE, env=env, cwd=root or Path.cwd(),
-                                # Its own session: a Ctrl-C at the terminal reaches the batch, which decides.
-                                start_new_session=True)
+def _wait(proc: Any, data: bytes, backstop: float,
+          stop: threading.Event | None, waited: Callable[[], float] = lambda: 0.0) -> tuple[bytes, bytes, str | None]:
+    """The worker's stdout and stderr once it exits, and why it was ended early (None: it exited).
+    ``waited``: the seconds it waited for approvals, which move the backstop."""
     send: bytes | None = data
     term_deadline: float | None = None
     ended: str | None = None
