@@ -31,12 +31,18 @@ def default_out_dir(cwd: Path) -> Path:
     to agent.yaml; else ``tools/`` here."""
     from nami_yaml.config.settings import load_settings
 
-    try:
-        effective = load_settings(ProjectRequest(cwd=cwd, user_config=False))
+    try:  # problems collected, not raised: a glob that matches nothing yet is where imported files go
+        effective = load_settings(ProjectRequest(cwd=cwd, user_config=False), problems=[])
     except ConfigError:
         return cwd / DEFAULT_FOLDER
-    base = effective.config_path.parent if effective.config_path else cwd
-    for entry in effective.tools.files:
+    if effective.config_path is None:
+        return cwd / DEFAULT_FOLDER
+    base = effective.config_path.parent
+    try:  # as written: the settings leave out an entry that matches no file yet
+        written = (yaml.safe_load(effective.config_path.read_text(encoding="utf-8")) or {}).get("tools") or {}
+    except (OSError, yaml.YAMLError, AttributeError):
+        written = {}
+    for entry in written.get("files") or [] if isinstance(written, dict) else []:
         if isinstance(entry, str) and entry:
             head = re.split(r"[*?\[]", entry)[0]
             if glob.has_magic(entry):

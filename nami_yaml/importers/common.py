@@ -42,6 +42,10 @@ READ_PROGRAMS = frozenset({"grep", "egrep", "head", "tail", "jq", "yq", "sort", 
                            "free", "hostname", "whoami", "id", "uname", "env", "find", "stat", "true", "test",
                            "dig", "nslookup", "ping", "host", "curl", "wget", "journalctl", "base64", "xargs"})
 RISK_ORDER = {"read": 0, "write": 1, "exec": 2}
+# Shell builtins and keywords of a script: they run no program, so they say nothing of its risk.
+SHELL_BUILTINS = frozenset({"set", "export", "local", "declare", "readarray", "mapfile", "read", "cd", "shift",
+                            "return", "exit", "unset", "true", "false", "[", "[[", "test", ":", "trap", "wait",
+                            "mktemp"})
 
 
 def guess_risk(program: str, args: Sequence[str]) -> tuple[str, str]:
@@ -71,7 +75,8 @@ class Imported:
 def tool_from_template(imported: Imported, pieces: Sequence[Piece], parameters: dict[str, Any],
                        required: Sequence[str], *, script_only: str = "") -> None:
     """Fill ``imported.tool`` with the runner for a shell template, its risk and sandbox guesses, and notes."""
-    optional = set(parameters) - set(required)
+    # Left out by a call and without a default: such a value alone is an optional group
+    optional = {name for name, spec in parameters.items() if name not in required and "default" not in spec}
     result: Converted = convert(pieces, optional, script_only=script_only)
     if result.problem:
         imported.skipped = result.problem
@@ -149,7 +154,7 @@ def risk_and_sandbox(imported: Imported, programs: Sequence[tuple[str, tuple[str
     risk, why = "read", "no program"
     network, processes, reads = False, False, []
     for program, args in programs:
-        if not program or "{" in program:
+        if not program or "{" in program or program in SHELL_BUILTINS:
             continue
         one, reason = guess_risk(program, args)
         if RISK_ORDER[one] > RISK_ORDER[risk] or why == "no program":
@@ -227,7 +232,20 @@ def file_text(outcome: Outcome, command: str) -> str:
               "# Review it before use: the import report lists what became argv, what needed a script, and the\n"
               "# guesses (risk, sandbox) to check.\n")
     body: Any = kept[0] if len(kept) == 1 else {"tools": kept}
-    return header + yaml.safe_dump(body, sort_keys=False, allow_unicode=True, width=110, default_flow_style=None)
+    return header + yaml.dump(body, Dumper=_BlockScripts, sort_keys=False, allow_unicode=True, width=110,
+                              default_flow_style=None)
+
+
+class _BlockScripts(yaml.SafeDumper):
+    """Scripts and other text of several lines as YAML literal blocks (``script: |``), as people write them."""
+
+
+def _text(dumper: yaml.SafeDumper, value: str) -> yaml.Node:
+    block = "\n" in value and not any(line != line.rstrip() for line in value.splitlines())
+    return dumper.represent_scalar("tag:yaml.org,2002:str", value, style="|" if block else None)
+
+
+_BlockScripts.add_representer(str, _text)
 
 
 def verify_loads(outcomes: Sequence[Outcome], command: str) -> None:

@@ -69,6 +69,8 @@ def import_script(file: Path) -> Imported:
     if kept and kept[0].startswith("#!"):
         kept = kept[1:]
     body = "\n".join(kept).strip("\n")
+    if "LLM_OUTPUT" in body and "LLM_OUTPUT=/dev/stdout" not in prelude:
+        prelude.append("LLM_OUTPUT=/dev/stdout")  # llm-functions always sets it; here the output is stdout
     script = "\n".join(prelude) + ("\n" if prelude else "") + body + "\n"
     if re.search(r"^\s*main\s*\(\)", body, re.MULTILINE):
         script += 'main "$@"\n'
