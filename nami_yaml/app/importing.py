@@ -71,7 +71,11 @@ def help_text(cwd: Path, program: str, subs: Sequence[str]) -> tuple[str, list[s
     """The program's help, read in the sandbox: ``--help``, else ``-h``, else ``PROGRAM help SUB``; returns
     the text of the first that lists options, and the commands tried."""
     tried: list[str] = []
+    # A subcommand's -h first: git SUB --help opens the whole man page, -h is its summary (kubectl, helm,
+    # docker and systemctl print the same for both).
     attempts = [[program, *subs, "--help"], [program, *subs, "-h"]]
+    if subs:
+        attempts.reverse()
     if subs:
         attempts.append([program, "help", *subs])
     attempts.append([program, *subs, "--help", "all"])  # procps' ps lists its options only so
@@ -112,7 +116,8 @@ def import_cli(cwd: Path, program: str, subs: Sequence[str], out_dir: Path, *, c
     """Draft a tool from the installed program's help, verify it (options listed by the help read in the
     sandbox, the draft loads, a read tool's probe call succeeds), then write it, saying what is unverified."""
     text, tried = help_text(cwd, program, subs)
-    drafted = cli_help.draft(program, subs, text, chosen=chosen, max_options=max_options)
+    flag = tried[-1].split()[-1] if tried and tried[-1].split()[-1] in ("-h", "--help") else "--help"
+    drafted = cli_help.draft(program, subs, text, chosen=chosen, max_options=max_options, help_flag=flag)
     imported = drafted.imported
     outcome = Outcome(" ".join(tried), out_dir / f"{imported.name}.yaml", [imported])
     done = CliImport(outcome, tried)

@@ -145,7 +145,7 @@ def _positionals(text: str) -> list[Positional]:
 
 
 def draft(program: str, subs: Sequence[str], help_text: str, *, chosen: Sequence[str] = (),
-          max_options: int = 8) -> Draft:
+          max_options: int = 8, help_flag: str = "--help") -> Draft:
     """A tool for ``program subs…`` from its help; ``chosen``: the options to emit (else the rule above)."""
     name = tool_name("_".join([program, *subs]).replace("-", "_"))
     imported = Imported(name, f"{' '.join([program, *subs])} (its help)")
@@ -167,7 +167,7 @@ def draft(program: str, subs: Sequence[str], help_text: str, *, chosen: Sequence
                               f"writes, runs or waits); left out: {', '.join(left[:30])}"
                               + (" …" if len(left) > 30 else ""))
     result.positionals = parse_usage(help_text, program, subs)
-    _build(result, program, subs)
+    _build(result, program, subs, help_flag)
     return result
 
 
@@ -185,7 +185,7 @@ def parameter_name(option: HelpOption) -> str:
     return "_".join(words) or f"opt_{option.spelling[1:]}"
 
 
-def _build(result: Draft, program: str, subs: Sequence[str]) -> None:
+def _build(result: Draft, program: str, subs: Sequence[str], help_flag: str) -> None:
     imported = result.imported
     properties: dict[str, Any] = {}
     required: list[str] = []
@@ -237,7 +237,7 @@ def _build(result: Draft, program: str, subs: Sequence[str]) -> None:
         runner = imported.tool.pop("command")
         imported.tool["parameters"] = schema_all
         imported.tool["command"] = runner
-    imported.tool["docs"] = [program, *subs, "--help"]
+    imported.tool["docs"] = [program, *subs, help_flag]
 
 
 def unlisted_options(draft_tool: dict[str, Any], help_text: str) -> list[str]:
