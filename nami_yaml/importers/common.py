@@ -84,7 +84,7 @@ def tool_from_template(imported: Imported, pieces: Sequence[Piece], parameters: 
     if result.command is not None:
         imported.tool["command"] = result.command
         imported.notes.append("argv: " + _shown_argv(result.command))
-        for name in result.split_values:
+        for name in [n for n in result.split_values if SEVERAL_WORDS.search(n)]:
             imported.notes.append(f"parameter '{name}' stood unquoted, so the shell split it into several arguments; "
                                   "nami passes it as one: make it an array (one item per argument) or typed "
                                   "parameters")
@@ -100,6 +100,10 @@ def tool_from_template(imported: Imported, pieces: Sequence[Piece], parameters: 
         programs = [(p or "", tuple(a or "" for a in args)) for p, args in script_programs(script)]
     _language_notes(imported, pieces)
     risk_and_sandbox(imported, programs)
+
+
+# Names of values that stand for several arguments at once (curl <<arguments>>): the shell split them.
+SEVERAL_WORDS = re.compile(r"arg|flag|option|opts|extra|param|cmd|command", re.IGNORECASE)
 
 
 def _script_names(imported: Imported, parameters: dict[str, Any], required: Sequence[str]) -> dict[str, str]:
@@ -231,6 +235,7 @@ def file_text(outcome: Outcome, command: str) -> str:
     header = (f"# Imported by `nami import {command}` from {outcome.source}.\n"
               "# Review it before use: the import report lists what became argv, what needed a script, and the\n"
               "# guesses (risk, sandbox) to check.\n")
+    kept = [{**tool, "command": _Flow(tool["command"])} if "command" in tool else tool for tool in kept]
     body: Any = kept[0] if len(kept) == 1 else {"tools": kept}
     return header + yaml.dump(body, Dumper=_BlockScripts, sort_keys=False, allow_unicode=True, width=110,
                               default_flow_style=None)
@@ -245,7 +250,13 @@ def _text(dumper: yaml.SafeDumper, value: str) -> yaml.Node:
     return dumper.represent_scalar("tag:yaml.org,2002:str", value, style="|" if block else None)
 
 
+class _Flow(list):
+    """A command written on one line, as an argv reads: [kubectl, get, pods, "{name}"]."""
+
+
 _BlockScripts.add_representer(str, _text)
+_BlockScripts.add_representer(
+    _Flow, lambda dumper, value: dumper.represent_sequence("tag:yaml.org,2002:seq", value, flow_style=True))
 
 
 def verify_loads(outcomes: Sequence[Outcome], command: str) -> None:
