@@ -97,6 +97,9 @@ def tool_from_template(imported: Imported, pieces: Sequence[Piece], parameters: 
             script = script.replace(f"${{{old}}}", f"${{{new}}}").replace(f"${{{old}:+", f"${{{new}:+")
         imported.tool["script"] = script if script.endswith("\n") else script + "\n"
         imported.notes.append(f"script: {result.why_script}; every value is read from its environment variable")
+        shorter = _shorter_form(result.why_script, script)
+        if shorter:
+            imported.notes.append(f"shorter later: {shorter}")
         programs = [(p or "", tuple(a or "" for a in args)) for p, args in script_programs(script)]
     _language_notes(imported, pieces)
     risk_and_sandbox(imported, programs)
@@ -104,6 +107,19 @@ def tool_from_template(imported: Imported, pieces: Sequence[Piece], parameters: 
 
 # Names of values that stand for several arguments at once (curl <<arguments>>): the shell split them.
 SEVERAL_WORDS = re.compile(r"arg|flag|option|opts|extra|param|cmd|command", re.IGNORECASE)
+
+
+def _shorter_form(why: str, script: str) -> str:
+    """Where a form nami's tool format is growing (issue 45: pipelines of argv lists, parameterised output
+    filters, a boolean negated in a group) would keep this tool argv."""
+    if "'|'" in why and script.count("\n") <= 1:
+        tail = script.rsplit("|", 1)[-1].split()
+        if tail and tail[0] in ("grep", "head", "tail"):
+            return f"an output filter ({tail[0]}: ...) would replace the pipe into {tail[0]}, keeping a command"
+        return "a pipeline: of argv lists would run this without a shell"
+    if "{% else %}" in why:
+        return "a boolean negated in a group would write the else branch as argv"
+    return ""
 
 
 def _script_names(imported: Imported, parameters: dict[str, Any], required: Sequence[str]) -> dict[str, str]:

@@ -7,6 +7,8 @@ from __future__ import annotations
 
 import json
 import os
+import subprocess
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -47,6 +49,14 @@ def imported(kind: str, source: Path, out: Path) -> str:
     check = nami("check", "--strict", str(out))
     assert check.exit_code == 0, check.output
     return result.output
+
+
+def import_fixture(ctx, kind: str, file: str, text: str) -> tuple[dict[str, Any], str]:
+    """The fixture written to src/FILE and imported into tools/: its tools by name, and the report."""
+    source = write(ctx.workspace / "src" / file, text)
+    report = imported(kind, source, ctx.workspace / "tools")
+    written = yaml.safe_load((ctx.workspace / "tools" / f"{Path(file).stem}.yaml").read_text())
+    return {tool["name"]: tool for tool in written["tools"]}, report
 
 
 def arguments_for(tool: Any, payload: str) -> dict[str, Any]:
@@ -96,11 +106,8 @@ def assert_inert(ctx, out: Path, log: Path) -> int:
 
 
 def test_holmes_toolsets_import_load_and_are_inert(stubs: Path, ctx) -> None:
-    source = write(ctx.workspace / "src" / "kubernetes.yaml", fixtures.HOLMES)
+    by_name, report = import_fixture(ctx, "holmes", "kubernetes.yaml", fixtures.HOLMES)
     out = ctx.workspace / "tools"
-    report = imported("holmes", source, out)
-    written = yaml.safe_load((out / "kubernetes.yaml").read_text())
-    by_name = {tool["name"]: tool for tool in written["tools"]}
     assert set(by_name) == {"kubectl_describe", "kubectl_find_resource", "kubectl_services", "kubectl_jq_query",
                             "aws_cloudtrail_event_details", "kubectl_logs_limited"}
     # A plain command with an optional part is argv with an optional group; a pipe needs a script.
@@ -122,28 +129,25 @@ def test_holmes_toolsets_import_load_and_are_inert(stubs: Path, ctx) -> None:
     assert "value of 'EVENT_ID' lands inside" not in report  # not another language: an argument's part
     assert "parameter 'jq_expr' renamed" not in report and "'llm_instructions' not brought" in report
     assert "{% if namespace %}…{% else %} has no argv spelling today" in report
+    assert "shorter later: an output filter (grep: ...) would replace the pipe into grep" in report
     assert assert_inert(ctx, out, stubs) >= 20
 
 
 def test_shellmcp_imports_load_and_are_inert(stubs: Path, ctx) -> None:
-    source = write(ctx.workspace / "src" / "repo.yml", fixtures.SHELLMCP)
+    by_name, report = import_fixture(ctx, "shellmcp", "repo.yml", fixtures.SHELLMCP)
     out = ctx.workspace / "tools"
-    report = imported("shellmcp", source, out)
-    by_name = {tool["name"]: tool for tool in yaml.safe_load((out / "repo.yaml").read_text())["tools"]}
     assert by_name["ListFiles"]["command"] == ["git", "ls-files", "{path}"]
     assert by_name["ListFiles"]["parameters"]["properties"]["path"]["default"] == "."
     assert by_name["SearchCode"]["command"] == ["grep", "-rn", "{pattern}", "{path}"]
     assert by_name["ContainerLogs"]["command"] == ["docker", "logs", ["--tail", "50", "{tail}"], "{container}"]
     assert by_name["ContainerLogs"]["parameters"]["properties"]["container"]["pattern"] == "^[a-zA-Z0-9_.-]+$"
-    assert "risk read: git ls-files" in report or "risk read" in report
+    assert "risk read: git ls-files: a read verb" in report and "risk read: docker logs: a read verb" in report
     assert assert_inert(ctx, out, stubs) >= 8
 
 
 def test_mcp_this_imports_load_and_are_inert(stubs: Path, ctx) -> None:
-    source = write(ctx.workspace / "src" / "tools.yaml", fixtures.MCP_THIS)
+    by_name, report = import_fixture(ctx, "mcp-this", "tools.yaml", fixtures.MCP_THIS)
     out = ctx.workspace / "tools"
-    report = imported("mcp-this", source, out)
-    by_name = {tool["name"]: tool for tool in yaml.safe_load((out / "tools.yaml").read_text())["tools"]}
     assert by_name["curl"]["command"] == ["curl", "{arguments}"]
     assert by_name["curl"]["sandbox"] == {"network": True}
     assert by_name["file-history"]["command"] == ["git", "log", "--oneline", "-n", "5", "--", "{path}"]
@@ -197,3 +201,14 @@ def test_a_file_of_another_format_is_a_clear_error(ctx) -> None:
     assert result.exit_code == 1
     assert "no 'toolsets:' mapping, so not a HolmesGPT toolset file" in result.output
     assert not (ctx.workspace / "tools").exists()
+
+
+def test_without_jinja_the_jinja_formats_say_what_to_install(workdir: Path) -> None:
+    """The import extra absent (Jinja unimportable): a clear message, exit 2, nothing written."""
+    write(workdir / "k.yaml", fixtures.HOLMES)
+    code = ("import sys; sys.modules['jinja2'] = None\n"
+            "from nami_yaml.cli.main import main; sys.argv = ['nami', 'import', 'holmes', 'k.yaml']; main()")
+    done = subprocess.run([sys.executable, "-c", code], cwd=workdir, capture_output=True, text=True, timeout=60)
+    assert done.returncode == 2, done.stderr
+    assert "install 'nami_yaml[import]'" in done.stderr and "Traceback" not in done.stderr
+    assert not (workdir / "tools").exists()
