@@ -40,20 +40,32 @@ EXEC_VERBS = ("exec", "run", "eval", "debug", "port-forward", "proxy", "cp", "ss
 READ_PROGRAMS = frozenset({"grep", "egrep", "head", "tail", "jq", "yq", "sort", "uniq", "wc", "cut", "awk",
                            "sed", "tr", "column", "echo", "printf", "date", "cat", "ls", "df", "du", "ps", "uptime",
                            "free", "hostname", "whoami", "id", "uname", "env", "find", "stat", "true", "test",
-                           "dig", "nslookup", "ping", "host", "curl", "wget", "journalctl", "base64", "xargs"})
+                           "dig", "nslookup", "ping", "host", "curl", "wget", "journalctl", "base64", "xargs", "nl",
+                           "fold", "paste", "join", "comm", "diff", "file", "tree", "less", "more", "lynx", "rg",
+                           "fd", "strings", "od", "hexdump", "md5sum", "sha256sum", "realpath", "readlink"})
 RISK_ORDER = {"read": 0, "write": 1, "exec": 2}
 # Shell builtins and keywords of a script: they run no program, so they say nothing of its risk.
 SHELL_BUILTINS = frozenset({"set", "export", "local", "declare", "readarray", "mapfile", "read", "cd", "shift",
                             "return", "exit", "unset", "true", "false", "[", "[[", "test", ":", "trap", "wait",
-                            "mktemp"})
+                            "mktemp", "continue", "break", "source", ".", "let", "shopt", "command",
+                            "type", "hash", "basename", "dirname", "sleep", "seq", "realpath", "readlink"})
+# Programs that change files whatever their operands: their risk is write.
+WRITE_PROGRAMS = frozenset({"mkdir", "touch", "cp", "mv", "rm", "rmdir", "tee", "ln", "chmod", "chown", "truncate",
+                            "dd", "install", "patch"})
 
 
 def guess_risk(program: str, args: Sequence[str]) -> tuple[str, str]:
     """``read``/``write``/``exec`` and why, from the program's name and its first operand (its verb)."""
     name = os.path.basename(program)
     verb = next((a for a in args if a and not a.startswith("-") and "{" not in a), "")
-    if name in READ_PROGRAMS and name not in ("sed", "xargs", "find", "awk"):
+    if name in WRITE_PROGRAMS:
+        return "write", f"{name} changes files"
+    edits = name == "sed" and any(a.startswith(("-i", "--in-place")) for a in args if a)
+    runs = (name == "find" and any(a in ("-exec", "-execdir", "-delete", "-ok") for a in args if a)) or name == "xargs"
+    if name in READ_PROGRAMS and not edits and not runs and name != "awk":
         return "read", f"{name} only reads"
+    if edits or runs:
+        return ("write" if edits or "-delete" in args else "exec"), f"{name} {'edits files' if edits else 'runs or deletes'}"
     for risk, verbs in (("exec", EXEC_VERBS), ("write", WRITE_VERBS), ("read", READ_VERBS)):
         if any(verb == v or verb.startswith(f"{v}-") for v in verbs):
             return risk, f"{name} {verb}: a {risk} verb"

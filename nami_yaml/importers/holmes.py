@@ -83,7 +83,10 @@ def _parameters(parsed: Parsed, declared: Any) -> tuple[dict[str, Any], list[str
         if spec.get("type") in ("integer", "number", "boolean"):
             schema["type"] = spec["type"]
         if name in parsed.defaults:
-            schema["default"] = parsed.defaults[name]
+            default = schema["default"] = parsed.defaults[name]
+            if isinstance(default, (bool, int, float)) and "type" not in spec:  # | default(500): a number
+                schema["type"] = "boolean" if isinstance(default, bool) else "integer" if isinstance(
+                    default, int) else "number"
         if spec.get("required") is False and name in required:
             required.remove(name)
         parameters[name] = schema

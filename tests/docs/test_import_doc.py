@@ -8,12 +8,14 @@ from pathlib import Path
 import yaml
 
 from tests.helpers import nami, write
+from tests.programs import need_import_extra
 
 DOC = Path(__file__).resolve().parents[2] / "docs" / "import.md"
 BLOCK = re.compile(r"^```yaml\n(.*?)^```", re.S | re.M)
 
 
 def test_the_holmes_example_imports_to_the_file_shown(workdir: Path) -> None:
+    need_import_extra()
     source, shown = BLOCK.findall(DOC.read_text(encoding="utf-8"))[:2]
     assert source.startswith("# not a nami file: a HolmesGPT toolset")
     write(workdir / "kubernetes.yaml", source)

@@ -18,6 +18,7 @@ import yaml
 from nami_yaml.registry.loader import load_tools
 from tests.helpers import executor, nami, write
 from tests.importers import fixtures
+from tests.programs import need_import_extra
 
 SEPARATOR, END = "\x1f", "\x1e"
 STUBS = ("kubectl", "aws", "jq", "grep", "git", "docker", "curl", "helm")
@@ -106,6 +107,7 @@ def assert_inert(ctx, out: Path, log: Path) -> int:
 
 
 def test_holmes_toolsets_import_load_and_are_inert(stubs: Path, ctx) -> None:
+    need_import_extra()
     by_name, report = import_fixture(ctx, "holmes", "kubernetes.yaml", fixtures.HOLMES)
     out = ctx.workspace / "tools"
     assert set(by_name) == {"kubectl_describe", "kubectl_find_resource", "kubectl_services", "kubectl_jq_query",
@@ -134,6 +136,7 @@ def test_holmes_toolsets_import_load_and_are_inert(stubs: Path, ctx) -> None:
 
 
 def test_shellmcp_imports_load_and_are_inert(stubs: Path, ctx) -> None:
+    need_import_extra()
     by_name, report = import_fixture(ctx, "shellmcp", "repo.yml", fixtures.SHELLMCP)
     out = ctx.workspace / "tools"
     assert by_name["ListFiles"]["command"] == ["git", "ls-files", "{path}"]
