@@ -192,15 +192,59 @@ def _split_values(pieces: Sequence[Piece]) -> list[str]:
     return found
 
 
+class _Quoting:
+    """Where a script's text stands: in single quotes, double quotes or neither, counting command
+    substitutions, which start a fresh unquoted context even inside double quotes (``"$(grep {{ x }})"``)."""
+
+    def __init__(self) -> None:
+        self.stack: list[tuple[str, str]] = [(NONE, "")]  # (quoting, what closes it)
+        self.previous = ""
+        self.escaped = False
+
+    @property
+    def state(self) -> str:
+        return self.stack[-1][0]
+
+    def feed(self, text: str) -> None:
+        for char in text:
+            self._one(char)
+            self.previous = char
+
+    def _one(self, char: str) -> None:
+        state, closer = self.stack[-1]
+        if self.escaped:
+            self.escaped = False
+            return
+        if state == SINGLE:
+            if char == "'":
+                self.stack.pop()
+            return
+        if char == "\\":
+            self.escaped = True
+        elif char == "(" and self.previous == "$":
+            self.stack.append((NONE, ")"))
+        elif char == "`":
+            self.stack.pop() if closer == "`" else self.stack.append((NONE, "`"))
+        elif state == DOUBLE:
+            if char == '"':
+                self.stack.pop()
+        elif char == closer and len(self.stack) > 1:
+            self.stack.pop()
+        elif char == "'":
+            self.stack.append((SINGLE, "'"))
+        elif char == '"':
+            self.stack.append((DOUBLE, '"'))
+
+
 def _script(pieces: Sequence[Piece]) -> str:
     """Bash text reading every value from its variable; ``!why`` when a piece has no safe spelling."""
     out: list[str] = []
     prelude: list[str] = []
-    state = NONE
+    quoting = _Quoting()
     for piece in pieces:
+        state = quoting.state
         if isinstance(piece, Text):
-            for char in piece.text:
-                state, _ = _step(state, char)
+            quoting.feed(piece.text)
             out.append(piece.text)
         elif isinstance(piece, Var):
             out.append(_reference(piece.name, state))
