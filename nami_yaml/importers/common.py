@@ -42,7 +42,7 @@ READ_PROGRAMS = frozenset({"grep", "egrep", "head", "tail", "jq", "yq", "sort", 
                            "free", "hostname", "whoami", "id", "uname", "env", "find", "stat", "true", "test",
                            "dig", "nslookup", "ping", "host", "curl", "wget", "journalctl", "base64", "xargs", "nl",
                            "fold", "paste", "join", "comm", "diff", "file", "tree", "less", "more", "lynx", "rg",
-                           "fd", "strings", "od", "hexdump", "md5sum", "sha256sum", "realpath", "readlink"})
+                           "fd", "strings", "od", "hexdump", "md5sum", "sha256sum", "realpath", "readlink", "pwd", "printenv"})
 RISK_ORDER = {"read": 0, "write": 1, "exec": 2}
 # Shell builtins and keywords of a script: they run no program, so they say nothing of its risk.
 SHELL_BUILTINS = frozenset({"set", "export", "local", "declare", "readarray", "mapfile", "read", "cd", "shift",
