@@ -30,13 +30,17 @@ The tree (module relative to ``nami_yaml``; what becomes of it)::
     |   |   +-- ResultsError ...... batch.results           exit 2 (a batch results file cannot be used)
     |   |   +-- RayMissing ........ batch.ray_backend       exit 2 (`nami batch --ray` without ray)
     |   |   +-- McpUnavailable .... mcp                     exit 2 (`nami mcp serve` without the extra);
-    |   |                                                   agent.yaml's mcp_servers: a notice, not started
+    |   |   |                                               agent.yaml's mcp_servers: a notice, not started
+    |   |   +-- JinjaMissing ...... importers.jinja_template  exit 2 (`nami import holmes|shellmcp` without
+    |   |                                                   the import extra)
     |   +-- ModelError ............ model.types             in a run: status "error" (exit 1); a failed
     |   |                                                   compaction summary: a note in its place;
     |   |                                                   outside a run exit 1 (nami doctor: a failed check)
     |   +-- AuditError ............ policy.audit            exit 1 (audit log unwritable: nothing runs); once
     |   |                                                   running, the audit log denies every call instead
     |   +-- SessionError .......... session.store           exit 1 (a session file cannot be found or read)
+    |   +-- ImportProblem ......... importers.common        exit 1 (`nami import`: a source unreadable or not
+    |                                                       of its format, an output file exists: nothing written)
     +-- ToolError ................. errors                  the tool's result: "Error: <message>"
     +-- StopRun ................... agent.hooks             ends the run with its status (max_cost: exit 3,
     |                                                       invalid_answer: exit 4, stopped: exit 1)

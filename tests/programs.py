@@ -45,6 +45,21 @@ def needs(program: str) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
     return decorate
 
 
+IMPORT_VARIABLE = "NAMI_REQUIRE_IMPORT"
+
+
+def need_import_extra() -> None:
+    """Inside a test of `nami import holmes|shellmcp` (Jinja templates): skip, with the reason, where the import
+    extra (jinja2) is not installed; fail where CI sets NAMI_REQUIRE_IMPORT=1."""
+    try:
+        import jinja2  # noqa: F401
+    except ImportError as exc:
+        reason = f"the import extra is not installed ({exc}; pip install -e '.[import]')"
+        if os.environ.get(IMPORT_VARIABLE) == "1":
+            pytest.fail(f"{reason}: {IMPORT_VARIABLE}=1 requires it", pytrace=False)
+        pytest.skip(reason)
+
+
 MCP_VARIABLE = "NAMI_REQUIRE_MCP"
 
 

@@ -23,6 +23,7 @@ COMMANDS: dict[str, tuple[str, str, str]] = {
     "config": ("nami_yaml.cli.inspect", "show_config", "Show the effective configuration and its sources."),
     "context": ("nami_yaml.cli.context", "context", "Show what each request sends: the prompt and tools, in tokens."),
     "doctor": ("nami_yaml.cli.doctor", "doctor", "Check this setup: config, key, endpoint, model, programs."),
+    "import": ("nami_yaml.cli.imports", "import_group", "Import other agents' tools or a CLI's help as tool files."),
     "init": ("nami_yaml.cli.init", "init", "Start a project: agent.yaml, an example tool, editor schemas."),
     "log": ("nami_yaml.cli.log", "log", "Show the audit log: each tool call, who decided it, what it did."),
     "mcp": ("nami_yaml.cli.mcp", "mcp_group", "Serve nami's tools to other agents over MCP (nami mcp serve)."),
