@@ -72,7 +72,8 @@ class Agent:
                             on_error=lambda message: self.bus(ErrorEvent(message)),
                             on_notice=lambda message: self.bus(NoticeEvent(message)),
                             before_tool=[*options.before_tool, *self.lineage.layers], agent=self.lineage.name,
-                            parent_session=parent.session_id if parent is not None else None)
+                            parent_session=parent.session_id if parent is not None else None,
+                            replay=options.replay.toolbox if options.replay is not None else None)
         economy = token_economy(project.settings, model, self.bus)
         self.meter, self.compactor, self.pricing = economy.meter, economy.compactor, economy.pricing
         self.bus.add(self.meter)
@@ -87,7 +88,7 @@ class Agent:
             self.hooks.after_run.append(answers.finish)
         # agent.yaml's hooks: (app/hooks.py): Stop (SubagentStop for a named agent), PreCompact, and in run()
         # SessionStart and UserPromptSubmit. A dry run runs only PreToolUse's (Guards).
-        self.run_hooks = None if options.dry_run else self.guard.run_hooks
+        self.run_hooks = None if options.dry_run or options.replay is not None else self.guard.run_hooks
         self._refused: str | None = None  # a UserPromptSubmit hook blocked the prompt: the run stops at once
         self._started = False  # SessionStart ran
         self.hooks.before_request.insert(0, self._refuse_prompt)

@@ -39,6 +39,10 @@ class DryRunCall:
     def cancel(self) -> None:
         self.inner.cancel()
 
+    def entry_details(self, result: ToolResult) -> dict[str, Any]:
+        """More of the call for its entry in the list (a replay's: what was served)."""
+        return {}
+
     def run(self) -> ToolResult:
         shown = rendered(self.inner)
         return ToolResult(f"{NOT_EXECUTED}. It would run: {shown}", ok=True,
@@ -60,14 +64,16 @@ class DryRunToolbox:
 class DryRun:
     """Collects what each call of a run would have done, and hands the list out before ``final``."""
 
-    def __init__(self, asked: Callable[[PreparedCall], str | None] | None = None) -> None:
+    def __init__(self, asked: Callable[[PreparedCall], str | None] | None = None,
+                 serve: Callable[[Toolbox], Toolbox] | None = None) -> None:
         self.asked = asked  # who would be asked (the approvals queue and how many approvers), where it says
+        self.serve = serve  # a replay's toolbox maker (app/replay.py): recorded results instead of the message
         self.calls: list[dict[str, Any]] = []
         self._order: dict[str, int] = {}  # call id -> its place in the run (reads may finish out of order)
         self._lock = threading.Lock()
 
-    def toolbox(self, inner: Toolbox) -> DryRunToolbox:
-        return DryRunToolbox(inner)
+    def toolbox(self, inner: Toolbox) -> Toolbox:
+        return self.serve(inner) if self.serve is not None else DryRunToolbox(inner)
 
     def ask(self, call: PreparedCall, pending: Decision) -> Decision:
         """The ask hook: nobody is asked; the call is noted as one that would need a yes."""
@@ -92,9 +98,12 @@ class DryRun:
             if who:
                 entry["asked"] = who
         else:
-            entry.update(outcome="would run", command=rendered(prepared), by=decision.source if decision else None)
+            entry.update(outcome=getattr(prepared, "outcome", "would run"), command=rendered(prepared),
+                         by=decision.source if decision else None)
         if prepared is not None:
             entry["plan"] = _safe_plan(prepared)
+        if isinstance(prepared, DryRunCall):
+            entry.update(prepared.entry_details(record.result))
         with self._lock:
             self.calls.append(entry)
 

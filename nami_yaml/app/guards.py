@@ -93,13 +93,16 @@ class Guards:
                  session_id: str | None = None, on_error: Callable[[str], None] | None = None,
                  client: str | None = None, by_hand: bool = False, before_tool: Sequence[BeforeTool] = (),
                  agent: str | None = None, parent_session: str | None = None,
-                 on_notice: Callable[[str], None] | None = None, run_hooks: bool = True):
+                 on_notice: Callable[[str], None] | None = None, run_hooks: bool = True,
+                 replay: Callable[[Toolbox], Toolbox] | None = None):
         self.policy = project_policy(project)
         self.fallback: Fallback | None = by_hand_fallback(self.policy) if by_hand else None
         self.before_tool = list(before_tool)
         # "yes for this very call": the same digest (approvals/binding.py), for this agent's life
         self.approvals = SessionApprovals(digest_of)
-        self.dry_run = DryRun(who_is_asked(project)) if dry_run else None
+        # A replay (app/replay.py) is a dry run whose calls get recorded results: the same guards, nothing runs.
+        dry_run = dry_run or replay is not None
+        self.dry_run = DryRun(who_is_asked(project), replay) if dry_run else None
         self._session_id = session_id or new_session_id()
         # A dry run records nothing in the audit log: nothing runs.
         self.audit = None if dry_run else open_audit(project, via=via, session=self._session_id, on_error=on_error,
@@ -108,7 +111,7 @@ class Guards:
         self.watch: ChangeWatch | None = None if dry_run else watch_for(project)
         self.on_notice = on_notice or on_error
         # agent.yaml's hooks: (app/hooks.py). A dry run runs PreToolUse hooks, which decide; nothing else.
-        specs = hook_specs(project.settings) if run_hooks else ()
+        specs = hook_specs(project.settings) if run_hooks and replay is None else ()
         self.run_hooks: RunHooks | None = RunHooks(
             specs, project.context, lambda: self._session_id, report=self.on_notice, agent=agent) if specs else None
         # --yes answers for nobody: a rerun without the sandbox is only ever a person's own yes.

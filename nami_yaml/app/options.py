@@ -45,6 +45,8 @@ class AgentOptions:
     assume_yes: bool = False  # --yes: every question is a yes (never a deny)
     approve_risks: Collection[str] = ()  # --approve read,write
     dry_run: bool = False
+    # A replay (app/replay.py ReplaySource): calls get a recorded session's results; nothing runs or is recorded.
+    replay: Any = None
     # A structured answer: a JSON Schema (a mapping, inline JSON, or a file relative to ``cwd``) the final
     # answer must match (app/answers.py). None: agent.yaml's answer_schema, if any; False: none at all.
     answer_schema: Mapping[str, Any] | str | bool | None = None

@@ -9,7 +9,7 @@ import socket
 from pathlib import Path
 from typing import Any
 
-from nami_yaml.policy.audit import append_line, writable_problem
+from nami_yaml.policy.audit import append_records, writable_problem
 from nami_yaml.session.store import ID_PATTERN, SessionStore
 
 RECORDS_KEY = "_records"  # in a worker's result, removed before the result is written
@@ -38,6 +38,14 @@ def _session_of(line: str) -> str | None:
     except ValueError:
         return None
     return entry.get("session") if isinstance(entry, dict) else None
+
+
+def _record_of(line: Any) -> dict[str, Any] | None:
+    try:
+        entry = json.loads(line) if isinstance(line, str) else None
+    except ValueError:
+        return None
+    return entry if isinstance(entry, dict) else None
 
 
 def records_problem(records: Any) -> str | None:
@@ -70,8 +78,8 @@ def store(records: dict[str, Any], *, audit_path: Path, sessions: SessionStore |
         temporary.write_text(text, encoding="utf-8")
         os.replace(temporary, path)
         wrote = True
-    lines = [line for line in records.get("audit") or [] if isinstance(line, str)]
-    if lines and writable_problem(audit_path) is None:
-        append_line(audit_path, "".join(lines).encode("utf-8", "surrogateescape"))
+    entries = [entry for entry in map(_record_of, records.get("audit") or []) if entry is not None]
+    if entries and writable_problem(audit_path) is None:
+        append_records(audit_path, entries)  # chained into this machine's log
         wrote = True
     return wrote

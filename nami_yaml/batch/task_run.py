@@ -44,6 +44,7 @@ class TaskRun:
         self.project: Any = None
         self.options: Any = None
         self.session_path: Path | None = None
+        self.prompts: list[str] = []  # a replay task's recorded turns (else its prompt)
         self.result = new_result(self.job.task_id)
 
     # -- control ----------------------------------------------------------------------------------
@@ -143,7 +144,20 @@ class TaskRun:
                             tools=list(project.tools), trust=None, approve=None,
                             approve_risks=self.job.approve_risks, via="batch", start_servers=False,
                             record_session=True, agent=self.task.get("agent"), target=self.task.get("target"),
-                            answer_schema=self.task.get("answer_schema"))
+                            answer_schema=self.task.get("answer_schema"), replay=self._replay())
+
+    def _replay(self) -> Any:
+        """A ``replay:`` task's recorded session (relative to the task file): its turns are the prompts,
+        its results serve the calls (app/replay.py). SessionError ends the task as an error."""
+        if not self.task.get("replay"):
+            return None
+        from nami_yaml.app.replay import ReplaySource
+        from nami_yaml.session.loader import load_session
+        from nami_yaml.session.replay import Recording
+
+        recording = Recording.of(load_session(Path(self.job.base) / self.task["replay"]))
+        self.prompts = recording.turns
+        return ReplaySource(recording)
 
     def _project(self, folder: Path, env: dict[str, str]) -> Any:
         from nami_yaml.app.project import open_project
@@ -196,7 +210,13 @@ class TaskRun:
     def _run_agent(self, agent: Any) -> Any:
         """Run the prompt in a thread, so the wall time and a stop can cancel it from here."""
         box: list[Any] = []
-        thread = threading.Thread(target=lambda: box.append(agent.run(self.task["prompt"])),
+        def run_turns() -> None:
+            for prompt in self.prompts or [self.task["prompt"]]:  # a replay's turns in order, else the prompt
+                box.append(agent.run(prompt))
+                if box[-1].status != "answered":
+                    break
+
+        thread = threading.Thread(target=run_turns,
                                   name="nami-batch-run", daemon=True)
         thread.start()
         while thread.is_alive() and not self.cancel.is_set():
@@ -206,7 +226,7 @@ class TaskRun:
         if thread.is_alive():
             agent.cancel()
             thread.join(timeout=STOP_GRACE)
-        return box[0] if box else None
+        return box[-1] if box else None
 
     def _usage(self, totals: dict[str, Any]) -> None:
         totals = dict(totals or {})

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from collections import deque
 from datetime import datetime
 from pathlib import Path
@@ -12,6 +13,8 @@ from nami_yaml.cli.common import EXIT_USAGE, config_option, fail, handle_errors
 from nami_yaml.config.settings import load_settings
 from nami_yaml.display import plural, safe_json, visible_json, visible_line
 from nami_yaml.policy.audit import REDACTED
+from nami_yaml.policy.audit_chain import Verdict, raw_lines
+from nami_yaml.policy.audit_chain import verify as verify_chain
 from nami_yaml.policy.audit_read import (
     LogFilter,
     LogLine,
@@ -53,13 +56,19 @@ def _when(ctx: click.Context, param: click.Parameter, value: str | None) -> date
 @click.option("--replay", is_flag=True,
               help="Decide the matching calls again under this configuration (or --config's) and list each whose "
                    "decision would change.")
+@click.option("--verify", is_flag=True,
+              help="Check the whole log's hash chain: name the first record edited, removed, inserted or reordered.")
+@click.option("--anchor", metavar="HASH",
+              help="With --verify: also fail unless the record with this hash (kept elsewhere) is still there.")
+@click.option("--head", is_flag=True, help="Print the hash of the log's latest record (keep it elsewhere).")
 @click.option("--path", "log_path", type=click.Path(dir_okay=False, path_type=Path),
               help="Read this log instead of the configured one (audit.path).")
 @config_option
 @handle_errors
 def log(tool: str | None, session: str | None, decision: str | None, target: str | None, by: str | None,
         since: datetime | None, until: datetime | None, last: int | None, workspace: Path | None,
-        all_workspaces: bool, as_json: bool, replay: bool, log_path: Path | None, config: str | None) -> None:
+        all_workspaces: bool, as_json: bool, replay: bool, verify: bool, anchor: str | None, head: bool,
+        log_path: Path | None, config: str | None) -> None:
     """Show the audit log: each tool call, who decided it, what it did. The log is one per user; it shows
     the calls in this project's workspace (the folder of the agent.yaml found here, else this folder)
     unless --workspace names another, --all asks for every one, or --session names a session.
@@ -67,9 +76,19 @@ def log(tool: str | None, session: str | None, decision: str | None, target: str
     With --replay, the calls shown are decided again under the current configuration (or --config
     OTHER.yaml) and each whose decision would change is listed: was → would be, and the rule. Nothing is
     run or asked.
+
+    With --verify, the whole file's hash chain is checked (filters do not apply): each record's own hash,
+    and its link to the line before. --head prints the latest record's hash; a hash kept elsewhere
+    anchors the past: --verify --anchor HASH fails if the file was cut or rewritten before it.
     """
     if workspace is not None and all_workspaces:
         raise click.UsageError("give --workspace or --all, not both")
+    if anchor is not None and not verify:
+        raise click.UsageError("--anchor goes with --verify")
+    if anchor is not None and not re.fullmatch(r"[0-9a-fA-F]{8,64}", anchor):
+        raise click.UsageError("--anchor takes a record's hash (at least its first 8 hex digits)")
+    if sum((verify, head, replay)) > 1:
+        raise click.UsageError("give one of --verify, --head and --replay")
     effective = load_settings(ProjectRequest(config=config))
     path = log_path
     if path is None:
@@ -82,6 +101,9 @@ def log(tool: str | None, session: str | None, decision: str | None, target: str
         fail(f"nami: cannot read {visible_line(str(path))}: {exc.strerror or exc}", EXIT_USAGE)
     if not present:
         fail(f"nami: no audit log at {visible_line(str(path))} yet", EXIT_USAGE if log_path else 0)
+    if verify or head:
+        show_chain(path, anchor if verify else None, as_json, head_only=head)
+        return
     here = None if all_workspaces or (session and workspace is None) else \
         str((workspace or Path(effective.get("workspace") or Path.cwd())).resolve())
     wanted = LogFilter(tool=tool, session=session, decision=decision, by=by, target=target, since=since,
@@ -127,6 +149,52 @@ def _report_broken(broken: list[int], path: Path) -> None:
         many = len(broken) != 1
         click.echo(f"nami: skipped {len(broken)} line{'s that are' if many else ' that is'} not JSON "
                    f"(line{'s' if many else ''} {where} of {path})", err=True)
+
+
+def show_chain(path: Path, anchor: str | None, as_json: bool, *, head_only: bool) -> None:
+    """--verify and --head: exit 1 when the chain is broken, the anchor missing, or there is no head."""
+    try:
+        verdict = verify_chain(raw_lines(path), anchor)
+    except OSError as exc:
+        fail(f"nami: cannot read {visible_line(str(path))}: {exc.strerror or exc}", 1)
+    if head_only:
+        if verdict.head is None:
+            fail(f"nami: no record of {visible_line(str(path))} has a hash yet", 1)
+        click.echo(safe_json({"head": verdict.head, "line": verdict.head_line}) if as_json else verdict.head)
+        return
+    if as_json:
+        click.echo(safe_json(verdict.as_dict()))
+    else:
+        for line in chain_report(verdict, path):
+            click.echo(visible_line(line))
+    if not verdict.ok:
+        raise SystemExit(1)
+
+
+def chain_report(verdict: Verdict, path: Path) -> list[str]:
+    lines = [f"line {problem.line}: {problem.message}" for problem in verdict.problems]
+    if verdict.problems:
+        first = verdict.problems[0].line
+        lines.insert(0, f"nami: the audit log {path} was altered: the first bad record is line {first}")
+    elif verdict.records:
+        lines.append(f"nami: the audit log {path} is intact: {plural(verdict.records, 'record')} chained "
+                     f"from line {verdict.first_chained}; head {verdict.head} (line {verdict.head_line})")
+    else:
+        lines.append(f"nami: no record of {path} has a hash: nothing to verify")
+    if verdict.anchor is not None:
+        lines.append(f"anchor {verdict.anchor}: line {verdict.anchor_line}" if verdict.anchor_line is not None
+                     else f"anchor {verdict.anchor}: no record has this hash: the log was cut or rewritten "
+                          "since it was taken")
+    if verdict.before_chain:
+        lines.append(f"note: {plural(verdict.before_chain, 'record')} before line {verdict.first_chained} "
+                     "predate the chain: not covered")
+    if verdict.not_records:
+        lines.append(f"note: {plural(len(verdict.not_records), 'line')} not a record (cut short by a failed "
+                     f"write), covered by the record after: {', '.join(map(str, verdict.not_records[:10]))}")
+    if verdict.unlinked:
+        lines.append(f"note: {plural(len(verdict.unlinked), 'record')} written by a process that could not read "
+                     "the log: their link to the line before is not checked")
+    return lines
 
 
 def show_replay(config: str | None, lines: list[LogLine], as_json: bool) -> None:

@@ -28,6 +28,7 @@ COMMANDS: dict[str, tuple[str, str, str]] = {
     "log": ("nami_yaml.cli.log", "log", "Show the audit log: each tool call, who decided it, what it did."),
     "mcp": ("nami_yaml.cli.mcp", "mcp_group", "Serve nami's tools to other agents over MCP (nami mcp serve)."),
     "policy": ("nami_yaml.cli.policy", "policy_group", "Check the permission rules before a model meets them."),
+    "replay": ("nami_yaml.cli.replay", "replay", "Re-run a session's turns, tools answered from the recording."),
     "run": ("nami_yaml.cli.run", "run", "Run one TASK to completion."),
     "schema": ("nami_yaml.cli.inspect", "schema", "Print the published JSON Schema of a tool file or agent.yaml."),
     "sessions": ("nami_yaml.cli.sessions", "sessions_group", "List, show and export saved sessions."),

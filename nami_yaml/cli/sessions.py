@@ -12,7 +12,7 @@ import click
 
 from nami_yaml.cli.common import handle_errors
 from nami_yaml.cli.completion import complete_session_ids
-from nami_yaml.display import visible, visible_line
+from nami_yaml.display import safe_json, visible, visible_line
 from nami_yaml.errors import NamiError
 from nami_yaml.session.export import export_html
 from nami_yaml.session.loader import LoadedSession, SessionSummary, load_session, summarize
@@ -90,18 +90,68 @@ def show(session_id: str) -> None:
 
 @sessions_group.command("export")
 @click.argument("session_id", metavar="ID", shell_complete=complete_session_ids)
-@click.option("--html", "html_file", required=True, type=click.Path(dir_okay=False), metavar="FILE",
+@click.option("--html", "html_file", type=click.Path(dir_okay=False), metavar="FILE",
               help="Write one self-contained HTML page (loads nothing from the network).")
+@click.option("--timeline", is_flag=True,
+              help="An incident timeline: steps with times, calls with target, decision and who decided, "
+                   "approvals, sub-agents nested, the answer (Markdown on stdout, or --html FILE, or --json).")
+@click.option("--json", "as_json", is_flag=True, help="With --timeline: the timeline as JSON.")
 @handle_errors
-def export(session_id: str, html_file: str) -> None:
-    """Export session ID for sharing: the conversation, with tool calls and results collapsed."""
+def export(session_id: str, html_file: str | None, timeline: bool, as_json: bool) -> None:
+    """Export session ID for sharing: the conversation, with tool calls and results collapsed; or, with
+    --timeline, what happened when, joined with the audit log's decisions."""
+    if not timeline and (html_file is None or as_json):
+        raise click.UsageError("give --html FILE (or --timeline)" if not as_json else "--json goes with --timeline")
+    if as_json and html_file is not None:
+        raise click.UsageError("give --json or --html FILE, not both")
     store = SessionStore()
     session = load_session(store.find(session_id))
+    if timeline:
+        export_timeline(session, children_of(store), html_file, as_json)
+        return
+    assert html_file is not None
     try:
         export_html(session, Path(html_file), children_of(store))
     except OSError as exc:
         raise NamiError(f"cannot write {html_file}: {exc.strerror or exc}") from None
     click.echo(f"wrote {html_file}", err=True)
+
+
+def export_timeline(session: LoadedSession, children: Callable[[str], LoadedSession | None],
+                    html_file: str | None, as_json: bool) -> None:
+    from nami_yaml.config.settings import load_settings
+    from nami_yaml.policy.audit_read import read_log, readable_path
+    from nami_yaml.project_request import ProjectRequest
+    from nami_yaml.session.export import write_private
+    from nami_yaml.session.timeline import (
+        audit_index,
+        build_timeline,
+        session_ids,
+        timeline_html,
+        timeline_markdown,
+    )
+
+    path, note = readable_path(load_settings(ProjectRequest()))
+    if note:
+        click.echo(visible_line(note), err=True)
+    wanted = session_ids(session, children)
+    try:
+        records = [line.record for line in read_log(path) if line.record is not None] if path.exists() else []
+    except OSError as exc:
+        raise NamiError(f"cannot read the audit log {path}: {exc.strerror or exc}") from None
+    if not records:
+        click.echo(f"nami: no audit log at {visible_line(str(path))}: decisions are not shown", err=True)
+    built = build_timeline(session, audit_index(records, wanted), children)
+    if as_json:
+        click.echo(safe_json(built, indent=2))
+    elif html_file is not None:
+        try:
+            write_private(Path(html_file), timeline_html(built))
+        except OSError as exc:
+            raise NamiError(f"cannot write {html_file}: {exc.strerror or exc}") from None
+        click.echo(f"wrote {html_file}", err=True)
+    else:
+        click.echo(timeline_markdown(built), nl=False)
 
 
 def children_of(store: SessionStore) -> Callable[[str], LoadedSession | None]:

@@ -6,6 +6,9 @@ processes never interleave. The log is opened once before anything runs, so a lo
 is an error up front; if a write fails later (a full disk), no further tool runs: the policy denies
 every call, saying why, rather than losing records silently.
 
+Each line carries the hash of the line before it and its own (policy/audit_chain.py), computed under the
+lock, so `nami log --verify` finds an edited, removed or reordered record.
+
 Values of secret-looking parameters (and of environment variables with such names) are redacted,
 wherever they appear in the rendered command.
 """
@@ -34,6 +37,7 @@ from nami_yaml.agent.toolbox import PreparedCall
 from nami_yaml.display import compact_json, visible_json
 from nami_yaml.env_secrets import NON_INTERACTIVE_ENV, is_secret, is_secret_name, is_secret_value
 from nami_yaml.errors import NamiError
+from nami_yaml.policy.audit_chain import previous_hash, seal
 from nami_yaml.xdg import default_state_dir
 
 REDACTED = "[redacted]"
@@ -81,6 +85,7 @@ class AuditLog:
         self._host = socket.gethostname()
         self._user = _user()
         self._host_secrets: list[str] | None = None  # read from the environment at the first line
+        self.last_hash: str | None = None  # the hash of the last line this log wrote (audit_chain.py)
 
     @classmethod
     def open(cls, path: Path, context: AuditContext, on_error: Callable[[str], None] | None = None) -> AuditLog:
@@ -180,9 +185,8 @@ class AuditLog:
         # Lone surrogates (JSON from the model may hold "\ud800") and invisible or control characters are
         # written as \u escapes: a line is always valid UTF-8, reads back to the same values, and
         # `nami log --json` prints nothing live on a terminal.
-        data = (visible_json(compact_json(entry)) + "\n").encode("utf-8")
         with self._lock:
-            append_line(self.path, data)
+            self.last_hash = append_record(self.path, entry)
 
 
 def status(record: CallRecord) -> str:
@@ -339,8 +343,48 @@ def writable_problem(path: Path) -> str | None:
     return None
 
 
-def append_line(path: Path, data: bytes) -> None:
-    """Append ``data`` (one line) whole: O_APPEND, an exclusive lock, and a retry for short writes."""
+def append_record(path: Path, entry: dict[str, Any]) -> str:
+    """Append ``entry`` as one line chained to the line before it (policy/audit_chain.py); its hash.
+    ``prev`` is read under the lock, so records of concurrent processes form one chain."""
+    def line(prev: str | None) -> bytes:
+        sealed, digest = seal(_serialize({**entry, "prev": prev}))
+        hashes.append(digest)
+        return sealed + b"\n"
+
+    hashes: list[str] = []
+    append_line(path, line)
+    return hashes[-1]
+
+
+def append_records(path: Path, entries: list[dict[str, Any]]) -> None:
+    """Append records written elsewhere (a batch worker's), chained here; their own chain fields are
+    replaced (the remote hash kept as ``remote_hash``: the worker's log can vouch for it)."""
+    def lines(prev: str | None) -> bytes:
+        data = b""
+        for entry in entries:
+            copy = {key: value for key, value in entry.items() if key not in ("prev", "hash")}
+            if "hash" in entry:
+                copy["remote_hash"] = entry["hash"]
+            sealed, digest = seal(_serialize({**copy, "prev": prev}))
+            prev = digest
+            data += sealed + b"\n"
+        return data
+
+    if entries:
+        append_line(path, lines)
+
+
+def _serialize(entry: dict[str, Any]) -> bytes:
+    # Lone surrogates (JSON from the model may hold "\ud800") and invisible or control characters are
+    # written as \u escapes: a line is always valid UTF-8, reads back to the same values, and
+    # `nami log --json` prints nothing live on a terminal.
+    return visible_json(compact_json(entry)).encode("utf-8")
+
+
+def append_line(path: Path, data: bytes | Callable[[str | None], bytes]) -> None:
+    """Append ``data`` (whole lines) whole: O_APPEND, an exclusive lock, and a retry for short writes.
+    ``data`` may be a function of the hash of the file's last line (None when the log cannot be read),
+    called under the lock."""
     try:
         fd = os.open(path, os.O_RDWR | os.O_APPEND | os.O_CREAT | os.O_CLOEXEC, 0o600)
         readable = True
@@ -349,6 +393,8 @@ def append_line(path: Path, data: bytes) -> None:
         readable = False
     try:
         fcntl.flock(fd, fcntl.LOCK_EX)
+        if callable(data):
+            data = data(previous_hash(fd) if readable else None)
         if readable:
             size = os.fstat(fd).st_size
             # A line an earlier failure cut short stays alone on its line; the next one starts afresh.

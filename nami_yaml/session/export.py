@@ -146,14 +146,18 @@ def _document(session: LoadedSession, page: _Page) -> str:
 
 
 def export_html(session: LoadedSession, target: Path, children: Children | None = None) -> None:
-    """Write the page atomically: ``target`` is the whole page or untouched, never half of one. Private to
+    """Write the page atomically (:func:`write_private`)."""
+    write_private(Path(target), render_html(session, children))
+
+
+def write_private(target: Path, text: str) -> None:
+    """Write ``text`` atomically: ``target`` is the whole page or untouched, never half of one. Private to
     the user (0600), like the session: tool output may hold what nobody else should read."""
-    target = Path(target)
     folder = target.parent if str(target.parent) else Path(".")
     fd, temporary = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=folder)
     try:
         with os.fdopen(fd, "w", encoding="utf-8") as file:
-            file.write(render_html(session, children))
+            file.write(text)
         os.replace(temporary, target)
     except BaseException:
         with contextlib.suppress(OSError):

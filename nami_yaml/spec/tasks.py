@@ -121,7 +121,8 @@ def _checked(path: Path, data: bytes) -> tuple[list[Task], list[Problem]]:
         return [], SpecError(problems).problems  # in file order
     if not entries:
         return [], [Problem(name, 1, 1, "$", "no tasks")]
-    return [Task(value["id"], value["prompt"], value, base, _where(doc, where)) for doc, where, value in entries], []
+    return [Task(value["id"], value.get("prompt", ""), value, base, _where(doc, where))
+            for doc, where, value in entries], []
 
 
 Entry = tuple[Document, JsonPath, dict[str, Any]]  # the document, the task's path in it, the task
@@ -218,6 +219,10 @@ def _semantic_problems(entries: list[Entry]) -> list[Problem]:
                 problems.append(doc.problem((*where, "env", name), f"{name} would choose which configuration, "
                                             "user config or trust store the task runs with; give the agent.yaml "
                                             "with --config", key=True))
+        if ("prompt" in task) == ("replay" in task):
+            problems.append(doc.problem(where, "give a prompt, or a session to replay (replay: SESSION_FILE), "
+                                               "not both" if "prompt" in task else
+                                        "a task needs a prompt, or a session to replay (replay: SESSION_FILE)"))
         workspace = task.get("workspace")
         if isinstance(workspace, Mapping):
             problems += _workspace_problems(doc, (*where, "workspace"), workspace)

@@ -213,6 +213,8 @@ def test_two_concurrent_nami_processes_never_break_a_line(workdir: Path) -> None
         assert record["status"] == "ran" and record["decided_by"] == "--yes"
         assert (record["via"], record["config_trust"]) == ("run", "named by --config")
     assert len({r["session"] for r in records}) == WRITER_COUNT
+    # Each line's prev was read under the lock: the two processes extended one chain.
+    assert [r["prev"] for r in records] == ["start"] + [r["hash"] for r in records[:-1]]
 
 
 def test_an_api_user_can_give_the_session_id(project: Path) -> None:
