@@ -4,7 +4,7 @@ config takes its defaults from here too (runtime.ToolSettings, agent.AgentLoop, 
 policy's permissions). The JSON Schema's ``default``s must agree (tests/config/test_sections.py).
 
 A leaf: plain data, importing nothing of nami. ``sandbox:``'s defaults are sandbox_settings.SandboxSettings'.
-Settings with no default (``model.name``, ``limits.max_cost``, ``audit.path``, ...) are not here.
+Settings with no default (``model.name``, ``limits.max_cost``, ``audit.path``, ``telemetry.endpoint``, ...) are not here.
 """
 
 from __future__ import annotations
@@ -28,7 +28,9 @@ LIMITS: dict[str, Any] = {
 }
 PERMISSIONS: dict[str, str] = {"write": "ask", "exec": "ask"}
 COMPACTION: dict[str, Any] = {"enabled": True, "threshold": 0.8, "reserve": 4096, "keep_recent": 20_000}
+# "auto": traced when the OTEL_EXPORTER_OTLP_(TRACES_)ENDPOINT variables name a collector (nami_yaml/telemetry).
+TELEMETRY: dict[str, Any] = {"enabled": "auto", "service_name": "nami", "content": False, "resource_attributes": {}}
 
 # The settings' defaults by top-level key, in the order `nami config` lists them (then ``sandbox``).
 SECTIONS: dict[str, dict[str, Any]] = {"model": MODEL, "tools": TOOLS, "limits": LIMITS, "permissions": PERMISSIONS,
-                                       "compaction": COMPACTION}
+                                       "compaction": COMPACTION, "telemetry": TELEMETRY}

@@ -12,7 +12,8 @@ from pathlib import Path
 from typing import Any
 
 from nami_yaml.agent.events import (
-    SESSION_EVENTS,
+    NOT_STREAMED,
+    TRACE_EVENTS,
     ErrorEvent,
     Event,
     EventBus,
@@ -31,6 +32,7 @@ from nami_yaml.app.options import AgentOptions, EventSink
 from nami_yaml.app.project import Project, open_project
 from nami_yaml.app.sessions import SessionFacts, SessionRecording, session_facts
 from nami_yaml.app.subagents import Lineage, Subagents, share_cost_limit
+from nami_yaml.app.tracing import trace_runs
 from nami_yaml.config.agents import AgentSpec, load_agents
 from nami_yaml.config.effective import Effective
 from nami_yaml.errors import ConfigError, SpecError
@@ -84,6 +86,8 @@ class Agent:
         if answers is not None:
             self.hooks.after_answer = [answers]
             self.hooks.after_run.append(answers.finish)
+        # Traced (telemetry: or the OTEL_* variables): a subscriber on the bus, a trace carrier in the context.
+        self._telemetry_notice = trace_runs(self, options.trace_link)
         self.executor = project.executor()
         self.loop = AgentLoop(
             model=model, toolbox=self.guard.toolbox(self.executor), hooks=self.hooks,
@@ -164,7 +168,9 @@ class Agent:
         events: queue.Queue[Event | None] = queue.Queue()
 
         def sink(event: Event) -> None:
-            if history_events or event.type not in SESSION_EVENTS:
+            if event.type in TRACE_EVENTS:  # for tracers only
+                return
+            if history_events or event.type not in NOT_STREAMED:
                 events.put(event)
 
         def work() -> None:
@@ -186,6 +192,9 @@ class Agent:
             worker.join(timeout=self.loop.interrupt_grace + 5)
 
     def _report_notices(self, info: Any) -> None:
+        if self._telemetry_notice is not None:
+            self.bus(NoticeEvent(self._telemetry_notice))
+            self._telemetry_notice = None
         sandbox = self.project.sandbox_notice()
         if sandbox is not None:
             self.bus(NoticeEvent(sandbox))

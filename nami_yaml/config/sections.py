@@ -12,7 +12,7 @@ from typing import Any
 
 from nami_yaml.config.sandbox import sandbox_settings
 from nami_yaml.sandbox_settings import SandboxSettings
-from nami_yaml.setting_defaults import COMPACTION, LIMITS, MODEL, PERMISSIONS, TOOLS
+from nami_yaml.setting_defaults import COMPACTION, LIMITS, MODEL, PERMISSIONS, TELEMETRY, TOOLS
 
 
 def _over(defaults: Mapping[str, Any], value: Any) -> dict[str, Any]:
@@ -167,6 +167,27 @@ class AuditSettings:
 
 
 @dataclass(frozen=True)
+class TelemetrySettings:
+    """``telemetry:``. ``enabled``: True, False or ``"auto"`` (on when the OTEL_EXPORTER_OTLP_* variables name a
+    collector); ``endpoint`` None: the variables'; ``content``: prompts, arguments and output in the spans."""
+
+    enabled: bool | str
+    endpoint: str | None
+    service_name: str
+    content: bool
+    resource_attributes: Mapping[str, str]
+
+    @classmethod
+    def from_mapping(cls, value: Any) -> TelemetrySettings:
+        data = _over(TELEMETRY, value)
+        enabled = data["enabled"]
+        return cls(enabled=enabled if isinstance(enabled, bool) else str(enabled),
+                   endpoint=_optional(str, data.get("endpoint")), service_name=str(data["service_name"]),
+                   content=bool(data["content"]),
+                   resource_attributes={str(k): str(v) for k, v in (data["resource_attributes"] or {}).items()})
+
+
+@dataclass(frozen=True)
 class Sections:
     """Every typed section of one Effective (its ``model``, ``tools``, ``limits``, ... properties)."""
 
@@ -177,6 +198,7 @@ class Sections:
     permissions: PermissionSettings
     audit: AuditSettings
     sandbox: SandboxSettings
+    telemetry: TelemetrySettings
 
     @classmethod
     def from_values(cls, values: Mapping[str, Any]) -> Sections:
@@ -186,4 +208,5 @@ class Sections:
                    compaction=CompactionSettings.from_mapping(values.get("compaction")),
                    permissions=PermissionSettings.from_mapping(values.get("permissions")),
                    audit=AuditSettings.from_mapping(values.get("audit")),
-                   sandbox=sandbox_settings(values.get("sandbox")))
+                   sandbox=sandbox_settings(values.get("sandbox")),
+                   telemetry=TelemetrySettings.from_mapping(values.get("telemetry")))

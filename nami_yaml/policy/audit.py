@@ -274,6 +274,12 @@ def host_secrets() -> list[str]:
                   key=len, reverse=True)
 
 
+def scrub_text(text: str, secrets: list[str]) -> str:
+    """``text`` with each of ``secrets`` (longest first: :func:`host_secrets`, :func:`secret_values`) replaced
+    as the audit log replaces them; what else carries a run's text (telemetry) redacts alike."""
+    return _scrub(text, secrets)
+
+
 def _scrub(text: str, secrets: list[str]) -> str:
     for secret in secrets:
         if text == secret:
