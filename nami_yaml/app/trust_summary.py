@@ -29,6 +29,7 @@ from nami_yaml.registry.groups import compact
 from nami_yaml.registry.overview import programs, runner_overview, sandbox_needs
 from nami_yaml.registry.registry import Registry
 from nami_yaml.registry.tool import Tool
+from nami_yaml.telemetry.switch import trust_lines as telemetry_trust_lines
 
 
 @dataclass(frozen=True)
@@ -110,6 +111,7 @@ def review(effective: Effective, registry: Registry, changes: Changes | None | o
     for spec in (project_file.data.get("skills", []) if project_file else []):
         lines.append(f"  adds skills from {spec}")
     lines.extend(mcp_trust_lines(effective))
+    lines.extend(telemetry_trust_lines(project_file.data.get("telemetry") if project_file else None))
     for spec in read_agents(effective)[0].values():
         tools = ", ".join(spec.tools) if spec.tools is not None else "all the project's"
         rights = ", ".join(f"{risk}: {value}" for risk, value in spec.permissions.items())

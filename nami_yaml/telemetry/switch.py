@@ -3,6 +3,7 @@ variables, without importing OpenTelemetry (a run that is not traced must not pa
 
 from __future__ import annotations
 
+import json
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 
@@ -69,6 +70,19 @@ def traces_url(endpoint: str | None, env: Mapping[str, str]) -> str | None:
         return env[TRACES_ENDPOINT].strip()
     base = env.get(ENDPOINT, "").strip()
     return base.rstrip("/") + TRACES_PATH if base else None
+
+
+def trust_lines(project_values: Mapping[str, object] | None) -> list[str]:
+    """For the trust summary: what a project's ``telemetry:`` (``project_values``, as its agent.yaml writes it)
+    would do once trusted. Where its runs go is the point: a collector of the repository's choosing."""
+    if not isinstance(project_values, Mapping) or not project_values:
+        return []
+    lines = [f"  sets telemetry.{key} = {json.dumps(value, ensure_ascii=False)}" for key, value in project_values.items()]
+    endpoint = project_values.get("endpoint")
+    if project_values.get("enabled") is not False and isinstance(endpoint, str):
+        shown = "with prompts, arguments and output" if project_values.get("content") is True else "without text"
+        lines.append(f"  sends a trace of every run ({shown}) to {endpoint.rstrip('/')}{TRACES_PATH}")
+    return lines
 
 
 def _true(value: str | None) -> bool:
