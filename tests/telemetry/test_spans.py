@@ -4,7 +4,10 @@ definitions; a real tool process prints the TRACEPARENT it got."""
 
 from __future__ import annotations
 
+import json
 import re
+import subprocess
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -152,3 +155,31 @@ def test_a_failed_request_is_an_error_span(workdir: Path) -> None:
     assert chat.status == 2 and chat.attributes["error.type"] == "model_error"
     root = receiver.one("invoke_agent nami")
     assert root.status == 2 and root.attributes["error.type"] == "error" and chat.parent_id == root.span_id
+
+
+def test_an_mcp_http_server_gets_the_calls_trace_context(workdir: Path, tmp_path: Path) -> None:
+    from tests.programs import need_mcp
+
+    need_mcp()
+    headers_file = tmp_path / "headers.txt"
+    server_script = Path(__file__).with_name("mcp_http_server.py")
+    process = subprocess.Popen([sys.executable, str(server_script), str(headers_file)], stdout=subprocess.PIPE,
+                               text=True, cwd=tmp_path)
+    try:
+        assert process.stdout is not None
+        url = process.stdout.readline().strip()
+        with otlp_receiver() as receiver, FakeOpenAIServer() as server:
+            config = project(workdir, receiver.url)
+            write(config, config.read_text() + f"mcp_servers:\n  traced: {{url: '{url}'}}\n")
+            server.add_task("[p]", tool_calls(call("traced__whoami", {})), text("done"))
+            assert run(config, server, "[p] ask the server").status == "answered"
+    finally:
+        process.terminate()
+        process.wait(timeout=15)
+    span = receiver.one("execute_tool traced__whoami")
+    answer = next(m["content"] for r in server.requests for m in r["messages"] if m["role"] == "tool")
+    sent = json.loads(answer)["meta"]["traceparent"]
+    assert re.match(f"00-{span.trace_id}-{span.span_id}-0[13]$", sent)
+    recorded = headers_file.read_text().splitlines()
+    assert sent in recorded  # the tools/call request's header too
+    assert recorded.count(sent) == 1 and "-" in recorded  # and only that one: the handshake is not traced
