@@ -4,13 +4,14 @@ call gets one of its own. Off (the default), this imports nothing of OpenTelemet
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
+from contextlib import contextmanager
 from dataclasses import replace
 from typing import Any
 
 from nami_yaml.config.sections import TelemetrySettings
 from nami_yaml.config.trust import needs_trust
-from nami_yaml.telemetry.switch import EXTRA_MISSING, NotTraced, choose
+from nami_yaml.telemetry.switch import EXTRA_MISSING, NotTraced, Tracing, choose
 
 TOP_LEVEL_NAME = "nami"  # gen_ai.agent.name of the project's own agent (a named agent has its name)
 ENV_CARRIER = (("TRACEPARENT", "traceparent"), ("TRACESTATE", "tracestate"))
@@ -43,6 +44,28 @@ def trace_runs(agent: Any, link: Mapping[str, str] | None = None) -> str | None:
     agent.bus.add(RunTracer(chosen, facts, env, parent=parent or None, link=link, flush=lineage.parent is None))
     project.context = replace(project.context, trace={})
     return None
+
+
+@contextmanager
+def batch_trace(project: Any, name: str, tasks: int) -> Iterator[dict[str, str] | None]:
+    """While a batch runs: its span, when runs are traced (yields its trace context, for the tasks' runs to
+    link to), else None and nothing imported. A notice (the extra missing) is left to each task's run."""
+    chosen = choose(trusted_telemetry(project), project.context.host_env)
+    span = None
+    if isinstance(chosen, Tracing):
+        try:
+            from nami_yaml.telemetry.spans import BatchSpan
+        except ImportError:
+            chosen = None
+        else:
+            span = BatchSpan(chosen, project.context.host_env, name, tasks)
+    interrupted = True
+    try:
+        yield span.carrier if span is not None else None
+        interrupted = False
+    finally:
+        if span is not None:
+            span.end(interrupted)
 
 
 def trusted_telemetry(project: Any) -> TelemetrySettings:

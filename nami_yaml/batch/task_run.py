@@ -131,7 +131,7 @@ class TaskRun:
                             tools=list(project.tools), trust=None, approve=None,
                             approve_risks=self.job.approve_risks, via="batch", start_servers=False,
                             record_session=True, agent=self.task.get("agent"), target=self.task.get("target"),
-                            answer_schema=self.task.get("answer_schema"))
+                            answer_schema=self.task.get("answer_schema"), trace_link=self.job.trace or None)
 
     def _project(self, folder: Path, env: dict[str, str]) -> Any:
         from nami_yaml.app.project import open_project

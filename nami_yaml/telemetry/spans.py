@@ -60,6 +60,24 @@ def tracer_for(tracing: Tracing, env: Mapping[str, str]) -> tuple[trace.Tracer, 
     return provider.get_tracer(TRACER_NAME, __version__), provider
 
 
+class BatchSpan:
+    """The span of a whole batch (``nami batch run``): each task's run starts a trace of its own, linked to
+    this one (a trace per task stays readable; the link finds them all). ``carrier``: its trace context."""
+
+    def __init__(self, tracing: Tracing, env: Mapping[str, str], name: str, tasks: int):
+        tracer, self.provider = tracer_for(tracing, env)
+        self.span = tracer.start_span(f"batch {name}", context=Context(), kind=SpanKind.INTERNAL,
+                                      attributes={"nami.batch.tasks_file": name, "nami.batch.tasks": tasks})
+        self.carrier: dict[str, str] = {}
+        PROPAGATOR.inject(self.carrier, context=trace.set_span_in_context(self.span))
+
+    def end(self, interrupted: bool) -> None:
+        if interrupted:
+            self.span.set_status(Status(StatusCode.ERROR, "interrupted"))
+        self.span.end()
+        self.provider.force_flush(FLUSH_MILLIS)
+
+
 @dataclass(frozen=True)
 class AgentFacts:
     """What the spans say of the agent: its name, the provider, the model (asked at each request: chat's
