@@ -40,6 +40,7 @@ class ReceivedSpan:
     status: int
     status_message: str
     resource: dict[str, Any]
+    start: int = 0  # nanoseconds since the epoch
 
 
 @dataclass
@@ -69,7 +70,7 @@ class Receiver:
                         {kv.key: value_of(kv.value) for kv in span.attributes},
                         [(event.name, {kv.key: value_of(kv.value) for kv in event.attributes}) for event in span.events],
                         [(link.trace_id.hex(), link.span_id.hex()) for link in span.links],
-                        span.status.code, span.status.message, resource))
+                        span.status.code, span.status.message, resource, span.start_time_unix_nano))
         with self.lock:
             self.spans.extend(found)
             self.headers.append(headers)
