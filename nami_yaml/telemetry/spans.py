@@ -10,6 +10,7 @@ Imports OpenTelemetry: only a traced run imports this module (nami_yaml/telemetr
 from __future__ import annotations
 
 import json
+import logging
 import threading
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
@@ -21,7 +22,7 @@ from opentelemetry.context import Context
 from opentelemetry.exporter.otlp.proto.http.trace_exporter import OTLPSpanExporter
 from opentelemetry.sdk.resources import Resource
 from opentelemetry.sdk.trace import TracerProvider
-from opentelemetry.sdk.trace.export import BatchSpanProcessor
+from opentelemetry.sdk.trace.export import BatchSpanProcessor, SpanExporter, SpanExportResult
 from opentelemetry.trace import Link, Span, SpanKind, Status, StatusCode
 from opentelemetry.trace.propagation.tracecontext import TraceContextTextMapPropagator
 from opentelemetry.util.re import parse_env_headers
@@ -35,29 +36,62 @@ TRACER_NAME = "nami_yaml"
 PROPAGATOR = TraceContextTextMapPropagator()
 MAX_CONTENT = 16_000  # characters of one text attribute (content: true): a whole file's output stays out
 FLUSH_MILLIS = 5_000  # how long the end of a top-level run waits for its spans to be sent
+# Seconds one export may take, retries included, unless $OTEL_EXPORTER_OTLP_(TRACES_)TIMEOUT says: the
+# exporter's own default (10 s) is what a run would wait at its end for a collector that is down.
+EXPORT_SECONDS = 3.0
+TIMEOUT_VARIABLES = ("OTEL_EXPORTER_OTLP_TRACES_TIMEOUT", "OTEL_EXPORTER_OTLP_TIMEOUT")
 
-_providers: dict[Any, TracerProvider] = {}
+_providers: dict[Any, tuple[TracerProvider, Exporter]] = {}
 _providers_lock = threading.Lock()
+_log = logging.getLogger(__name__)
 
 
-def tracer_for(tracing: Tracing, env: Mapping[str, str]) -> tuple[trace.Tracer, TracerProvider]:
+class Exporter(SpanExporter):
+    """The OTLP exporter, saying once (not at every retry, as the exporter's own log does) that a collector
+    cannot be reached, and remembering it: a run does not wait at its end for a collector that is down."""
+
+    def __init__(self, inner: SpanExporter, endpoint: str):
+        self.inner = inner
+        self.endpoint = endpoint
+        self.failing = False
+
+    def export(self, spans: Any) -> SpanExportResult:
+        result = self.inner.export(spans)
+        if result is SpanExportResult.FAILURE and not self.failing:
+            _log.warning("nami: traces could not be sent to %s (runs go on; see docs/telemetry.md)", self.endpoint)
+        self.failing = result is SpanExportResult.FAILURE
+        return result
+
+    def shutdown(self) -> None:
+        self.inner.shutdown()
+
+    def force_flush(self, timeout_millis: int = 30_000) -> bool:
+        return self.inner.force_flush(timeout_millis)
+
+
+def tracer_for(tracing: Tracing, env: Mapping[str, str]) -> tuple[trace.Tracer, TracerProvider, Exporter]:
     """One provider (and its exporter and batch of spans) per destination for the whole process: every
     agent of a chat, a batch worker's tasks and sub-agents share it. Not the global provider: an application
     using the Python API keeps its own."""
     key = (tracing.endpoint, tracing.service_name, tuple(sorted(tracing.resource_attributes.items())))
     with _providers_lock:
-        provider = _providers.get(key)
-        if provider is None:
+        made = _providers.get(key)
+        if made is None:
             attributes: dict[str, Any] = {"service.version": __version__, **tracing.resource_attributes}
             if tracing.service_name is not None:  # else OTEL_SERVICE_NAME, which Resource.create reads
                 attributes["service.name"] = tracing.service_name
             provider = TracerProvider(resource=Resource.create(attributes))
             headers = env.get("OTEL_EXPORTER_OTLP_TRACES_HEADERS") or env.get("OTEL_EXPORTER_OTLP_HEADERS")
-            exporter = OTLPSpanExporter(endpoint=tracing.endpoint,
-                                        headers=parse_env_headers(headers, liberal=True) if headers else None)
+            timeout = None if any(env.get(name) for name in TIMEOUT_VARIABLES) else EXPORT_SECONDS
+            exporter = Exporter(OTLPSpanExporter(endpoint=tracing.endpoint, timeout=timeout,
+                                                 headers=parse_env_headers(headers, liberal=True) if headers else None),
+                                tracing.endpoint)
+            # Its retries are logged at every attempt; Exporter says it once.
+            logging.getLogger("opentelemetry.exporter.otlp").setLevel(logging.CRITICAL)
             provider.add_span_processor(BatchSpanProcessor(exporter))
-            _providers[key] = provider
-    return provider.get_tracer(TRACER_NAME, __version__), provider
+            made = _providers[key] = provider, exporter
+    provider, exporter = made
+    return provider.get_tracer(TRACER_NAME, __version__), provider, exporter
 
 
 class BatchSpan:
@@ -65,7 +99,7 @@ class BatchSpan:
     this one (a trace per task stays readable; the link finds them all). ``carrier``: its trace context."""
 
     def __init__(self, tracing: Tracing, env: Mapping[str, str], name: str, tasks: int):
-        tracer, self.provider = tracer_for(tracing, env)
+        tracer, self.provider, self.exporter = tracer_for(tracing, env)
         self.span = tracer.start_span(f"batch {name}", context=Context(), kind=SpanKind.INTERNAL,
                                       attributes={"nami.batch.tasks_file": name, "nami.batch.tasks": tasks})
         self.carrier: dict[str, str] = {}
@@ -75,7 +109,8 @@ class BatchSpan:
         if interrupted:
             self.span.set_status(Status(StatusCode.ERROR, "interrupted"))
         self.span.end()
-        self.provider.force_flush(FLUSH_MILLIS)
+        if not self.exporter.failing:
+            self.provider.force_flush(FLUSH_MILLIS)
 
 
 @dataclass(frozen=True)
@@ -98,7 +133,7 @@ class RunTracer:
 
     def __init__(self, tracing: Tracing, facts: AgentFacts, env: Mapping[str, str], *,
                  parent: Mapping[str, str] | None = None, link: Mapping[str, str] | None = None, flush: bool = True):
-        self.tracer, self.provider = tracer_for(tracing, env)
+        self.tracer, self.provider, self.exporter = tracer_for(tracing, env)
         self.facts = facts
         self.content = tracing.content
         self.parent = dict(parent) if parent else None
@@ -158,7 +193,7 @@ class RunTracer:
             run.set_status(Status(StatusCode.ERROR, self._scrub(event.error or event.status)))
             run.set_attribute("error.type", event.status)
         run.end()
-        if self.flush:
+        if self.flush and not self.exporter.failing:  # (a collector that is down is not waited for again)
             self.provider.force_flush(FLUSH_MILLIS)
 
     # -- model requests ---------------------------------------------------------------------------------

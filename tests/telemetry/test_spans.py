@@ -5,6 +5,7 @@ definitions; a real tool process prints the TRACEPARENT it got."""
 from __future__ import annotations
 
 import json
+import logging
 import re
 import subprocess
 import sys
@@ -183,3 +184,20 @@ def test_an_mcp_http_server_gets_the_calls_trace_context(workdir: Path, tmp_path
     recorded = headers_file.read_text().splitlines()
     assert sent in recorded  # the tools/call request's header too
     assert recorded.count(sent) == 1 and "-" in recorded  # and only that one: the handshake is not traced
+
+
+def test_a_collector_that_is_down_is_said_once_and_the_run_goes_on(workdir: Path,
+                                                                   caplog: pytest.LogCaptureFixture) -> None:
+    import socket
+
+    with socket.socket() as closed:  # a port nothing listens on
+        closed.bind(("127.0.0.1", 0))
+        down = f"http://127.0.0.1:{closed.getsockname()[1]}"
+    with FakeOpenAIServer() as server:
+        config = project(workdir, down)
+        server.add_task("[p]", text("one"))
+        server.add_task("[q]", text("two"))
+        assert run(config, server, "[p] go").status == "answered"
+        assert run(config, server, "[q] again").status == "answered"
+    said = [r.getMessage() for r in caplog.records if r.levelno >= logging.WARNING]
+    assert said == [f"nami: traces could not be sent to {down}/v1/traces (runs go on; see docs/telemetry.md)"]
