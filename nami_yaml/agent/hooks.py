@@ -87,6 +87,10 @@ Asker = Callable[["PreparedCall", Decision], "Decision | bool"]
 
 AfterTool = Callable[[CallRecord], None]
 
+ResultNote = Callable[[CallRecord], "str | None"]
+"""Called once a call's result is known, before it is reported (event, audit, history): text to add to the
+result the model reads, or None (a PostToolUse hook's reason). A note that fails is left out."""
+
 Rerun = Callable[["PreparedCall", ToolResult], "tuple[PreparedCall, Decision] | None"]
 """Offered each finished call (on the loop's thread, once per call): another call to run in its place, with
 the decision that allowed it (a person's yes to rerun a call the sandbox stopped, unsandboxed), or None
@@ -165,6 +169,7 @@ class Hooks:
     before_tool: list[BeforeTool] = field(default_factory=list)
     ask: Asker | None = None  # None: nobody can be asked, so "ask" becomes "deny"
     after_tool: list[AfterTool] = field(default_factory=list)
+    result_notes: list[ResultNote] = field(default_factory=list)
     rerun: Rerun | None = None  # None: a result is final
     before_request: list[BeforeRequest] = field(default_factory=list)
     after_answer: list[AfterAnswer] = field(default_factory=list)

@@ -8,7 +8,7 @@ import threading
 import time
 from collections.abc import Callable
 from concurrent.futures import FIRST_COMPLETED, Future, wait
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any, TypeVar
 
 from nami_yaml.agent.events import (
@@ -20,7 +20,7 @@ from nami_yaml.agent.events import (
     ToolResultEvent,
 )
 from nami_yaml.agent.history import History
-from nami_yaml.agent.hooks import CallRecord, Decision, Hooks, answer, strictest_opinion
+from nami_yaml.agent.hooks import CallRecord, Decision, Hooks, ResultNote, answer, strictest_opinion
 from nami_yaml.agent.toolbox import READ, PreparedCall, Toolbox
 from nami_yaml.cancel import CancelToken, cancel_on_interrupt
 from nami_yaml.model.types import AssistantTurn, ToolCall
@@ -281,11 +281,14 @@ class ToolPhase:
     def _report(self, slot: _Slot) -> None:
         """The tool_result event, then the after_tool hooks (audit, sessions)."""
         assert slot.result is not None
-        r = slot.result
         slot.reported = True
-        self.emit(ToolResultEvent(slot.call.id, slot.call.name, r.ok, r.content, r.details))
         duration = None if slot.started is None else round(time.time() - slot.started, 3)
-        record = CallRecord(slot.call, slot.prepared, slot.decision, r, slot.started, duration, slot.asked)
+        record = CallRecord(slot.call, slot.prepared, slot.decision, slot.result, slot.started, duration, slot.asked)
+        notes = [note for note in (_note(hook, record) for hook in self.hooks.result_notes) if note]
+        if notes:
+            record.result = slot.result = replace(slot.result, content="\n\n".join([slot.result.content, *notes]))
+        r = slot.result
+        self.emit(ToolResultEvent(slot.call.id, slot.call.name, r.ok, r.content, r.details))
         for hook in self.hooks.after_tool:
             hook(record)
 
@@ -329,6 +332,13 @@ class _Workers:
 
 _WORKERS = _Workers()
 os.register_at_fork(after_in_child=_WORKERS._forget)
+
+
+def _note(hook: ResultNote, record: CallRecord) -> str | None:
+    try:
+        return hook(record)
+    except Exception:  # a note is extra text; a hook that fails adds none (the app's hooks report their own)
+        return None
 
 
 def _work(prepared: PreparedCall, cancel: CancelToken) -> tuple[ToolResult, bool]:

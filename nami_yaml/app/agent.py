@@ -21,6 +21,7 @@ from nami_yaml.agent.events import (
     NoticeEvent,
 )
 from nami_yaml.agent.history import History
+from nami_yaml.agent.hooks import StopRun
 from nami_yaml.agent.loop import AgentLoop, RunOutcome
 from nami_yaml.app.answers import StructuredAnswers, resolve_schema, structured_answers
 from nami_yaml.app.assembly import agent_view, build_model
@@ -86,6 +87,16 @@ class Agent:
         if answers is not None:
             self.hooks.after_answer = [answers]
             self.hooks.after_run.append(answers.finish)
+        # agent.yaml's hooks: (app/hooks.py): Stop (SubagentStop for a named agent), PreCompact, and in run()
+        # SessionStart and UserPromptSubmit. A dry run runs only PreToolUse's (Guards).
+        self.run_hooks = None if options.dry_run else self.guard.run_hooks
+        self._refused: str | None = None  # a UserPromptSubmit hook blocked the prompt: the run stops at once
+        self._started = False  # SessionStart ran
+        self.hooks.before_request.insert(0, self._refuse_prompt)
+        if self.run_hooks is not None:
+            run_hooks, subagent = self.run_hooks, parent is not None
+            self.hooks.after_answer.append(lambda text: run_hooks.stop(text, subagent=subagent))
+            self.compactor.before.append(run_hooks.pre_compact)
         # Traced (telemetry: or the OTEL_* variables): a subscriber on the bus, a trace carrier in the context.
         self._telemetry_notice = trace_runs(self, options.trace_link)
         self.executor = project.executor()
@@ -154,7 +165,9 @@ class Agent:
                 self.bus.add(on_event)
             self._running = True
             try:
-                self.history.append({"role": "user", "content": task})
+                task, self._refused = self._prompt(task)
+                if self._refused is None:
+                    self.history.append({"role": "user", "content": task})
                 return self.loop.run(self.history)
             finally:
                 self._running = False
@@ -190,6 +203,26 @@ class Agent:
             if not finished:
                 self.cancel()
             worker.join(timeout=self.loop.interrupt_grace + 5)
+
+    def _prompt(self, task: str) -> tuple[str, str | None]:
+        """The task as sent, with what SessionStart and UserPromptSubmit hooks add; or why a hook refused it.
+        A named agent's task comes from its parent's call, not a person: these hooks are the person's."""
+        if self.run_hooks is None or self.lineage.parent is not None:
+            return task, None
+        context: list[str] = []
+        if not self._started:
+            self._started = True
+            context += self.run_hooks.session_start("resume" if self.resumed is not None else "startup")
+        refused, more = self.run_hooks.user_prompt(task)
+        if refused is not None:
+            return task, f"the prompt was blocked by a UserPromptSubmit hook: {refused}"
+        context += more
+        return ("\n\n".join([task, "[context from hooks]", *context]) if context else task), None
+
+    def _refuse_prompt(self, info: Any) -> None:
+        if self._refused is not None:
+            refused, self._refused = self._refused, None
+            raise StopRun(refused, "stopped")
 
     def _report_notices(self, info: Any) -> None:
         if self._telemetry_notice is not None:

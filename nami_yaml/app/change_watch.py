@@ -258,6 +258,7 @@ class WatchedProject:
     code: Callable[[], list[Path]]  # every file trust covers, walked now
     tools: Mapping[str, ToolCode]  # each project tool's code
     import_folders: tuple[Path, ...] = ()  # folders Python tools import from (their top only)
+    code_folders: tuple[Path, ...] = ()  # the folders ``code`` walks: a file added there changes one of them
 
 
 Report = Callable[[str], None]
@@ -272,6 +273,9 @@ class ChangeWatch:
         self._lock = threading.Lock()
         self._folders = FolderIndex(project.workspace)
         self._git = {path: _keep(path) for path in self._git_files()}
+        self._folders_below: list[Path] | None = None  # the folders trust walks, listed once
+        self._folder_state: dict[Path, Identity | None] | None = None
+        self._code_files: set[Path] = set()
         self._code = self._code_state()
         self.changed: dict[Path, Identity | None] = {}  # code changed since, not yet accepted by a person
         self._asked: dict[str, dict[Path, Identity | None]] = {}  # a marked call's key -> what it was asked
@@ -286,10 +290,26 @@ class ChangeWatch:
         return control_files(entries)
 
     def _code_state(self) -> dict[Path, Identity | None]:
-        files = set(self.project.code())
+        """Each covered file's identity. The walk is done again only where a folder changed (a file added,
+        removed or renamed changes its folder's times): after most calls, one lstat per file and folder."""
+        folders = {folder: identity(folder) for folder in self._walked_folders()}
+        if self._folder_state != folders:
+            self._folder_state = folders
+            self._code_files = set(self.project.code())
+        files = set(self._code_files)
         for folder in self.project.import_folders:
             files.update(importables(folder))
         return {file: identity(file) for file in files}
+
+    def _walked_folders(self) -> list[Path]:
+        if self._folders_below is None:
+            below: list[Path] = []
+            for top in self.project.code_folders:
+                for root, dirs, _ in os.walk(top):
+                    dirs[:] = [d for d in dirs if d not in SKIPPED_FOLDERS]
+                    below.append(Path(root))
+            self._folders_below = below
+        return self._folders_below
 
     def after_call(self, record: CallRecord, report: Report | None = None) -> None:
         """After a call that ran: look again, undo what git would run, and say what was found."""
@@ -308,8 +328,13 @@ class ChangeWatch:
                 report(message)
 
     def _check_git(self, undo: bool, tool: str) -> list[str]:
+        complete_before = self._folders.complete
         now = self._git_files() | set(self._git)
         messages: list[str] = []
+        if complete_before and not self._folders.complete:
+            # Folders past the limit could hide a planted .git: say so rather than pass in silence.
+            messages.append(f"after {tool} the workspace holds more than {MAX_FOLDERS:,} folders: nami did not "
+                            "look in all of them for a .git a call may have planted (find . -name .git)")
         for path in sorted(now):
             kept = self._git.get(path, Kept(None))
             current = identity(path)
@@ -458,4 +483,7 @@ def watched_project(project: Project) -> WatchedProject:
             folder = ((workspace / cwd).resolve(),) if "{" not in cwd else (workspace,)
             imports.update(folder)
         tools[tool.name] = ToolCode((file.parent,), files, folder, code_folders)
-    return WatchedProject(workspace, code, tools, tuple(sorted(imports)))
+    folders = tuple(loaded.folders()) if loaded is not None else ()
+    if effective.config_path is not None:
+        folders += (effective.config_path.parent / "agents",)
+    return WatchedProject(workspace, code, tools, tuple(sorted(imports)), folders)

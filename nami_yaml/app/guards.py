@@ -29,7 +29,9 @@ from nami_yaml.agent.toolbox import PreparedCall, Toolbox
 from nami_yaml.app.change_watch import ChangeWatch, watch_for
 from nami_yaml.app.dry_run import DryRun
 from nami_yaml.app.escalate import offer
+from nami_yaml.app.hooks import RunHooks
 from nami_yaml.app.project import Project
+from nami_yaml.config.hooks import hook_specs
 from nami_yaml.config.trust import needs_trust
 from nami_yaml.policy.approval import Approver, NobodyToAsk, build_asker
 from nami_yaml.policy.permissions import by_hand
@@ -89,7 +91,7 @@ class Guards:
                  session_id: str | None = None, on_error: Callable[[str], None] | None = None,
                  client: str | None = None, by_hand: bool = False, before_tool: Sequence[BeforeTool] = (),
                  agent: str | None = None, parent_session: str | None = None,
-                 on_notice: Callable[[str], None] | None = None):
+                 on_notice: Callable[[str], None] | None = None, run_hooks: bool = True):
         self.policy = project_policy(project)
         self.fallback: Fallback | None = by_hand_fallback(self.policy) if by_hand else None
         self.before_tool = list(before_tool)
@@ -102,6 +104,10 @@ class Guards:
         # What a call may not change for later ones, looked at again after each call (app/change_watch.py).
         self.watch: ChangeWatch | None = None if dry_run else watch_for(project)
         self.on_notice = on_notice or on_error
+        # agent.yaml's hooks: (app/hooks.py). A dry run runs PreToolUse hooks, which decide; nothing else.
+        specs = hook_specs(project.settings) if run_hooks else ()
+        self.run_hooks: RunHooks | None = RunHooks(
+            specs, project.context, lambda: self._session_id, report=self.on_notice, agent=agent) if specs else None
         # --yes answers for nobody: a rerun without the sandbox is only ever a person's own yes.
         self.approve = asking.approve
         self.person_present = asking.approve is not None and not asking.assume_yes and not dry_run
@@ -126,9 +132,12 @@ class Guards:
         once it cannot record them). A guard that fails denies."""
         call = self.marked(call)
         policy = self.policy.decide(call, self.fallback).decision
+        hook = strictest_opinion([self.run_hooks.pre_tool_use], call) if self.run_hooks is not None else None
         extra = [*self.before_tool, *([self.audit.before_tool] if self.audit is not None else [])]
-        decided = strictest_opinion(extra, call, given=[policy])
+        decided = strictest_opinion(extra, call, given=[policy, hook])
         assert decided is not None
+        if hook is not None and hook.action == "allow" and decided.action != "allow" and self.run_hooks:
+            self.run_hooks.allow_did_not_loosen(call, hook, decided)
         return decided
 
     def settle(self, call: PreparedCall) -> tuple[Decision, Decision | None]:
@@ -161,7 +170,8 @@ class Guards:
         return offer(call, result, self.approve, [self.decide])
 
     def hooks(self) -> Hooks:
-        return Hooks(before_tool=[self.decide], ask=self.asker, after_tool=self._recorders(),
+        notes = [self.run_hooks.post_tool_use] if self.run_hooks is not None and self.dry_run is None else []
+        return Hooks(before_tool=[self.decide], ask=self.asker, after_tool=self._recorders(), result_notes=notes,
                      rerun=self.rerun if self.person_present else None)
 
     def toolbox(self, toolbox: Toolbox) -> Toolbox:

@@ -32,12 +32,23 @@ def open_for_deciding(config: str | Path | None = None, *, cwd: Path | None = No
     return open_project(request, trust=True, will_run=True, tool_servers=False)
 
 
+def hooks_not_run(project: Project) -> str | None:
+    """The note for a check that decides without running anything: hooks that would have had a say."""
+    from nami_yaml.config.hooks import PRE_TOOL_USE, hook_specs
+
+    deciding = [spec for spec in hook_specs(project.settings) if spec.event == PRE_TOOL_USE]
+    if not deciding:
+        return None
+    return (f"{len(deciding)} PreToolUse hook{'s' if len(deciding) != 1 else ''} not run here (nothing runs): "
+            "they may deny or ask where these decisions allow")
+
+
 class Decider:
     """``decide(tool, arguments)``: the decision a call would get, or why it is not valid."""
 
     def __init__(self, project: Project, *, by_hand: bool = False):
         # A dry run's guards: the same policy and fallback, no audit log (nothing runs, so nothing is recorded).
-        self.guards = Guards(project, dry_run=True, by_hand=by_hand)
+        self.guards = Guards(project, dry_run=True, by_hand=by_hand, run_hooks=False)  # nothing runs here
         self.executor = project.executor()
 
     def __call__(self, tool: str, arguments: dict[str, Any]) -> Decision | str:

@@ -10,6 +10,7 @@ from pathlib import Path
 
 from nami_yaml.config.agents import read_agents
 from nami_yaml.config.effective import Effective
+from nami_yaml.config.hooks import hooks_of
 from nami_yaml.config.mcp_servers import server_specs
 from nami_yaml.config.mcp_servers import trust_lines as mcp_trust_lines
 from nami_yaml.config.sandbox import DeclaredNeeds
@@ -112,6 +113,12 @@ def review(effective: Effective, registry: Registry, changes: Changes | None | o
         lines.append(f"  adds skills from {spec}")
     lines.extend(mcp_trust_lines(effective))
     lines.extend(telemetry_trust_lines(project_file.data.get("telemetry") if project_file else None))
+    for hook in hooks_of(project_file) if project_file else ():
+        # Hooks run at every call or prompt they match: shown whole, as the argv that runs.
+        workspace = Path(effective.get("workspace") or project_file.path.parent)
+        lines.append(f"  runs hook {hook.event}{' for ' + repr(hook.matcher) if hook.matcher else ''}: "
+                     f"{json.dumps(hook.argv(workspace))}"
+                     + (f", sandbox {json.dumps(hook.sandbox.as_mapping())}" if hook.sandbox.declared else ""))
     for spec in read_agents(effective)[0].values():
         tools = ", ".join(spec.tools) if spec.tools is not None else "all the project's"
         rights = ", ".join(f"{risk}: {value}" for risk, value in spec.permissions.items())

@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable
+import shlex
+from collections.abc import Callable, Iterable, Mapping
 from pathlib import Path
 from typing import Any
 
@@ -38,9 +39,14 @@ Keys:
   Ctrl-D           leave"""
 
 
-def chat_help() -> str:
+def chat_help(prompts: Mapping[str, Any] | None = None) -> str:
     width = max(len(name) for name in COMMANDS) + 2
     lines = ["Commands:"] + [f"  {name:<{width}} {text}" for name, text in COMMANDS.items()]
+    if prompts:  # an MCP server's prompts: /SERVER:PROMPT name=value ... sends its text as your message
+        lines.append("MCP prompts (/SERVER:PROMPT name=value ...):")
+        for name, prompt in prompts.items():
+            wanted = " ".join(f"{a.name}=…" for a in prompt.arguments or ())
+            lines.append(f"  /{name} {wanted}".rstrip() + (f"  {prompt.description}" if prompt.description else ""))
     return "\n".join(lines) + "\n" + KEYS
 
 
@@ -106,7 +112,7 @@ class Chat:
         self.paint = renderer.term.err
         self.reader = LineReader(complete=self.complete)
         self.handlers: dict[str, Callable[[str], None]] = {
-            "/help": lambda _: click.echo(chat_help()),
+            "/help": lambda _: click.echo(chat_help(self.mcp_prompts())),
             "/tools": self.tools,
             "/clear": self.clear,
             "/model": self.model,
@@ -143,6 +149,8 @@ class Chat:
                     break
                 if command in self.handlers:
                     self.handlers[command](argument.strip())
+                elif command[1:] in self.mcp_prompts():
+                    self.use_prompt(command[1:], argument)
                 elif command.startswith("/") and "\n" not in command:
                     self.say(f"unknown command {command}; commands: {' '.join(COMMANDS)}", "yellow")
                 else:
@@ -163,6 +171,28 @@ class Chat:
         return "\001\x1b[1;36m\002›\001\x1b[0m\002 "
 
     # -- a turn ---------------------------------------------------------------------------------------
+
+    def mcp_prompts(self) -> dict[str, Any]:
+        servers = getattr(self.agent.project.servers, "servers", None)
+        return servers.prompts() if servers is not None else {}
+
+    def use_prompt(self, name: str, argument: str) -> None:
+        """/SERVER:PROMPT name=value ...: the server's prompt, filled in, sent as the person's message."""
+        try:
+            words = shlex.split(argument)
+        except ValueError as exc:
+            self.say(f"/{name}: {exc}", "yellow")
+            return
+        values = dict(word.split("=", 1) for word in words if "=" in word)
+        if len(values) != len(words):
+            self.say(f"/{name}: give arguments as name=value", "yellow")
+            return
+        server, _, prompt = name.partition(":")
+        reply = self.agent.project.servers.servers.get_prompt(server, prompt, values)
+        if not reply.ok:
+            self.say(reply.text, "yellow")
+            return
+        self.turn(reply.text)
 
     def turn(self, text: str) -> None:
         self.renderer.begin()

@@ -130,10 +130,11 @@ def _report_broken(broken: list[int], path: Path) -> None:
 
 
 def show_replay(config: str | None, lines: list[LogLine], as_json: bool) -> None:
-    from nami_yaml.app.policy_check import open_for_deciding, replay_log
+    from nami_yaml.app.policy_check import hooks_not_run, open_for_deciding, replay_log
 
     with open_for_deciding(config) as project:
         report = replay_log(project, lines)
+        hooks_note = hooks_not_run(project)
         where = project.settings.config_path or "no agent.yaml (the defaults)"
         workspace = project.context.workspace
     for change in report.changes:
@@ -146,6 +147,8 @@ def show_replay(config: str | None, lines: list[LogLine], as_json: bool) -> None
                      f"{REDACTED} in their place: not exact")
     if report.other_workspaces:
         notes.append(f"{report.other_workspaces} of other workspaces left out")
+    if hooks_note:
+        notes.append(hooks_note)
     click.echo("nami: " + "; ".join(notes), err=True)
 
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import click
 
 from nami_yaml.app.checking import plural
-from nami_yaml.app.policy_check import open_for_deciding, project_policy_tests
+from nami_yaml.app.policy_check import hooks_not_run, open_for_deciding, project_policy_tests
 from nami_yaml.cli.common import EXIT_ERROR, EXIT_OK, EXIT_USAGE, config_option, handle_errors
 from nami_yaml.display import safe_json, visible, visible_line
 from nami_yaml.policy.policy_tests import Outcome
@@ -28,6 +28,9 @@ def test(config: str | None, as_json: bool) -> None:
     """
     with open_for_deciding(config) as project:
         report = project_policy_tests(project)
+        note = hooks_not_run(project)
+    if note:
+        click.echo(f"nami: {note}", err=True)
     if report.problems:
         for problem in report.problems:
             click.echo(str(problem), err=True)

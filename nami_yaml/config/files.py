@@ -10,6 +10,7 @@ from pathlib import Path
 from typing import Any
 
 from nami_yaml.config.effective import ConfigFile
+from nami_yaml.config.hooks import hook_problems
 from nami_yaml.config.loaded import SKILL_FILE, skill_files
 from nami_yaml.config.mcp_servers import entry_problems as mcp_entry_problems
 from nami_yaml.config.sandbox import absolute_paths as sandbox_absolute_paths
@@ -122,6 +123,7 @@ def check_config(path: Path, env: Mapping[str, str] | None = None) -> tuple[Conf
         problems.append(doc.problem(("system_file",), "give either system or system_file, not both", key=True))
     _drop_where(data, problems)
     problems.extend(mcp_entry_problems(doc, data))
+    problems.extend(hook_problems(doc, data))
     problems.extend(prepare_targets(doc, data, env))
     _drop_where(data, problems)
     data.pop("$schema", None)  # for editors only: not a setting

@@ -25,6 +25,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from nami_yaml.config.hooks import HookSpec, hook_words
 from nami_yaml.paths import expand_tool_paths, walk
 from nami_yaml.shell.command_risks import PYTHON
 from nami_yaml.spec.yamlpos import parse_yaml, read_source
@@ -129,6 +130,12 @@ def _list_loaded(effective: Effective, project_only: bool) -> LoadedFiles:
         servers = [server_code(name, entry, workspace, project)
                    for name, entry in (data.get("mcp_servers") or {}).items() if isinstance(entry, Mapping)]
         code = tool_code(tools, workspace, project)
+        # Hooks are project code too: the files their command lines run (as they run: from the project's
+        # folder, with $CLAUDE_PROJECT_DIR the workspace).
+        hooks = code_of("hooks", ([HookSpec("", tuple(words), base=project).argv(workspace)[0], *words[1:]]
+                                  for words in hook_words(data)), project, project)
+        if hooks is not None:
+            code.append(hooks)
     return LoadedFiles(
         config=effective.config_path, prompt=Path(data["system_file"]) if data.get("system_file") else None, read=read,
         tools=tuple(tools), skills=tuple(file for folder in skill_folders for file in skill_files(folder)),
@@ -240,25 +247,32 @@ def tool_code(files: Iterable[Path], workspace: Path, project: Path) -> list[Ser
     for file in files:
         for entry in _tool_entries(file):
             base = (workspace / str(entry.get("cwd") or ".")).resolve()
-            files_run: list[Path] = []
-            for words in _command_lines(entry):
-                runner = words[:1] in (["source"], ["."]) or any(RUNS_FILES.match(os.path.basename(word))
-                                                                 for word in words)
-                for index, word in enumerate(words):
-                    path = project_path(word, base, project)
-                    if path is not None and path.is_file() and (runner or (index == 0 and "/" in word)):
-                        files_run.append(path)
-                for module in modules(words):
-                    top = module.split(".")[0]
-                    files_run += [path for candidate in (top, f"{top}.py")
-                                  if (path := project_path(candidate, base, project)) is not None]
-            folders = [path if path.is_dir() else path.parent for path in files_run]
-            folders += code_path_folders(entry.get("env"), base, project)
-            if files_run or folders:
-                found.append(ServerCode(str(entry.get("name") or file.name),
-                                        tuple(dict.fromkeys(p for p in files_run if p.is_file())),
-                                        tuple(_outermost(folders))))
+            code = code_of(str(entry.get("name") or file.name), _command_lines(entry), base, project,
+                           entry.get("env"))
+            if code is not None:
+                found.append(code)
     return found
+
+
+def code_of(name: str, lines: Iterable[list[str]], base: Path, project: Path, env: Any = None) -> ServerCode | None:
+    """The project's code that command ``lines`` run from ``base``: a program given by its path, a file an
+    interpreter runs and the folder it imports from, a ``-m`` module, a ``PYTHONPATH`` of ``env``."""
+    files_run: list[Path] = []
+    for words in lines:
+        runner = words[:1] in (["source"], ["."]) or any(RUNS_FILES.match(os.path.basename(word)) for word in words)
+        for index, word in enumerate(words):
+            path = project_path(word, base, project)
+            if path is not None and path.is_file() and (runner or (index == 0 and "/" in word)):
+                files_run.append(path)
+        for module in modules(words):
+            top = module.split(".")[0]
+            files_run += [path for candidate in (top, f"{top}.py")
+                          if (path := project_path(candidate, base, project)) is not None]
+    folders = [path if path.is_dir() else path.parent for path in files_run]
+    folders += code_path_folders(env, base, project)
+    if not (files_run or folders):
+        return None
+    return ServerCode(name, tuple(dict.fromkeys(p for p in files_run if p.is_file())), tuple(_outermost(folders)))
 
 
 def _tool_entries(file: Path) -> list[Mapping[str, Any]]:

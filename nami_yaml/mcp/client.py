@@ -23,7 +23,7 @@ import subprocess
 import tempfile
 import threading
 import time
-from collections.abc import AsyncIterator, Mapping
+from collections.abc import AsyncIterator, Awaitable, Callable, Mapping
 from contextlib import AsyncExitStack, asynccontextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -68,6 +68,8 @@ MAX_TOOLS = 1000  # one server's tools; more would flood the model's context (an
 # Every request carries every tool's description and schema: a server must not make each one megabytes long.
 MAX_DESCRIPTION = 4_000  # characters; a longer description is cut
 MAX_SCHEMA = 32_000  # characters of the inputSchema as JSON; a larger one leaves the tool out
+READ_RESOURCE = "read_resource"  # the tool nami adds for a server's resources: SERVER__read_resource
+MAX_LISTED = 200  # resources or prompts of one server kept from its first page
 
 
 @dataclass
@@ -76,6 +78,9 @@ class Connection:
     state: str = "starting"  # starting | ready | failed | stopped | died
     problem: str | None = None
     listed: list[types.Tool] = field(default_factory=list)
+    resources: list[types.Resource] | None = None  # the first page; None: the server has no resources
+    more_resources: bool = False
+    prompts: list[types.Prompt] = field(default_factory=list)
     session: ClientSession | None = None
     process: Any = None  # the Popen of a stdio server
     log_path: Path | None = None
@@ -156,8 +161,9 @@ class McpServers:
                     read, write = await stack.enter_async_context(self._transport(conn))
                     session = await stack.enter_async_context(ClientSession(read, write, client_info=CLIENT_INFO))
                     with anyio.fail_after(spec.startup_timeout):
-                        await session.initialize()
+                        started = await session.initialize()
                         conn.listed = await _all_tools(session)
+                        await self._list_extras(conn, session, started.capabilities)
                 except Exception as exc:  # whatever the server or the network did: a notice, never a crash
                     self._fail(conn, self._startup_problem(conn, exc))
                     return  # the stack stops what was started, while nami goes on
@@ -172,6 +178,19 @@ class McpServers:
                 conn.state = "died" if not conn.stopping else "stopped"
             conn.started.set()
             conn.finished.set()
+
+    async def _list_extras(self, conn: Connection, session: ClientSession, capabilities: Any) -> None:
+        """A server's resources (the first page: what the read tool's description lists) and prompts (what
+        chat offers as /SERVER:PROMPT). A server that fails to list them keeps its tools."""
+        try:
+            if getattr(capabilities, "resources", None) is not None:
+                page = await session.list_resources()
+                conn.resources = list(page.resources[:MAX_LISTED])
+                conn.more_resources = bool(page.next_cursor) or len(page.resources) > MAX_LISTED
+            if getattr(capabilities, "prompts", None) is not None:
+                conn.prompts = list((await session.list_prompts()).prompts[:MAX_LISTED])
+        except Exception as exc:  # listing is extra: a notice, and the server's tools stay
+            self._notice(f"MCP server {conn.spec.name}: its resources or prompts could not be listed: {_describe(exc)}")
 
     def _startup_problem(self, conn: Connection, exc: BaseException) -> str:
         spec = conn.spec
@@ -332,7 +351,13 @@ class McpServers:
                 if tool is not None:
                     names.add(tool.name)
                     tools.append(tool)
-            missing = [name for name in spec.enabled_tools or () if name not in {t.name for t in conn.listed}]
+            if conn.resources is not None and spec.offers(READ_RESOURCE):
+                tool = self._resource_tool(conn, names)
+                if tool is not None:
+                    names.add(tool.name)
+                    tools.append(tool)
+            offered = {t.name for t in conn.listed} | ({READ_RESOURCE} if conn.resources is not None else set())
+            missing = [name for name in spec.enabled_tools or () if name not in offered]
             if missing:
                 self._notice(f"MCP server {spec.name} has no tool {', '.join(map(repr, missing))} "
                              f"(enabled_tools, {spec.where})")
@@ -373,10 +398,95 @@ class McpServers:
         return Tool(name=name, description=description, parameters=schema, risk="read" if read_only else "exec",
                     runner=runner, source=spec.where)
 
+    def _resource_tool(self, conn: Connection, taken: set[str]) -> Tool | None:
+        """One tool per server with resources: read one by its uri, or list them (paginated)."""
+        spec = conn.spec
+        name = tool_name(spec.name, READ_RESOURCE)
+        if name in taken:
+            self._notice(f"MCP server {spec.name}: its resources are not offered: it has a tool named {name} already")
+            return None
+        lines = [f"- {visible(r.uri)}: {visible(r.name)}" + (f" ({visible(r.mime_type)})" if r.mime_type else "")
+                 + (f": {visible(r.description)[:200]}" if r.description else "") for r in conn.resources or ()]
+        head = (f"Read a resource of MCP server {spec.name} by its uri. Without uri: list its resources "
+                "(cursor: the next page).")
+        listing = "\n".join(lines)
+        if conn.more_resources:
+            listing += "\n- ... and more: call without uri to list them"
+        description = f"{head}\nResources:\n{listing}" if lines else head
+        if len(description) > MAX_DESCRIPTION:
+            description = description[:MAX_DESCRIPTION] + "…\n(cut: call without uri to list them all)"
+        schema = {"type": "object", "properties": {
+            "uri": {"type": "string", "description": "The resource's uri, as listed."},
+            "cursor": {"type": "string", "description": "For the list: the page after this cursor."}}}
+        runner = McpRunner(spec.name, READ_RESOURCE, self, spec.endpoint(), spec.tool_timeout, action="read_resource")
+        return Tool(name=name, description=description, parameters=schema, risk="read", runner=runner,
+                    source=spec.where)
+
+    def prompts(self) -> dict[str, types.Prompt]:
+        """Each running server's prompts, by the name chat offers them under: SERVER:PROMPT."""
+        return {f"{conn.spec.name}:{prompt.name}": prompt for conn in self.connections.values()
+                if conn.state == "ready" for prompt in conn.prompts}
+
+    def get_prompt(self, server: str, name: str, arguments: dict[str, str], *, timeout: float = 30.0) -> McpReply:
+        """The prompt's messages as one text (what chat sends as the person's message); never raises."""
+
+        async def fetch(conn: Connection, args: dict[str, Any], seconds: float) -> McpReply:
+            assert conn.session is not None
+            try:
+                with anyio.fail_after(seconds):
+                    result = await conn.session.get_prompt(name, args)
+            except TimeoutError:
+                return McpReply(f"[timed out after {seconds:g} s]", ok=False, timed_out=True)
+            except MCPError as exc:
+                return McpReply(f"Error: MCP server {server}: prompt {name}: {exc.message}", ok=False)
+            texts = [visible(message.content.text) for message in getattr(result, "messages", [])
+                     if getattr(message.content, "type", None) == "text"]
+            return McpReply("\n\n".join(texts))
+
+        return self._on_server(server, fetch, dict(arguments), timeout, CancelToken())
+
+    def read_resource(self, server: str, arguments: dict[str, Any], *, timeout: float,
+                      cancel: CancelToken) -> McpReply:
+        return self._on_server(server, self._read_resource, arguments, timeout, cancel)
+
+    async def _read_resource(self, conn: Connection, arguments: dict[str, Any], timeout: float) -> McpReply:
+        assert conn.session is not None
+        uri = arguments.get("uri")
+        try:
+            with anyio.fail_after(timeout):
+                if not uri:
+                    params = types.PaginatedRequestParams(cursor=arguments["cursor"]) if arguments.get("cursor") else None
+                    page = await conn.session.list_resources(params=params)
+                    lines = [f"{r.uri}\t{r.name}" + (f"\t{r.mime_type}" if r.mime_type else "") for r in page.resources]
+                    if page.next_cursor:
+                        lines.append(f"(more: call again with cursor {json.dumps(page.next_cursor)})")
+                    return McpReply(visible("\n".join(lines)) or "(no resources)")
+                result = await conn.session.read_resource(str(uri))
+        except TimeoutError:
+            return McpReply(f"[timed out after {timeout:g} s reading from MCP server {conn.spec.name}]", ok=False,
+                            timed_out=True)
+        except MCPError as exc:
+            return McpReply(f"Error: MCP server {conn.spec.name}: {exc.message}", ok=False)
+        parts = []
+        for content in getattr(result, "contents", []):
+            text = getattr(content, "text", None)
+            if text is not None:
+                parts.append(visible(text))
+            else:  # a blob: what it is, not megabytes of base64
+                parts.append(f"[binary resource {content.uri}: {content.mime_type or 'no type'}, "
+                             f"{len(getattr(content, 'blob', '')) * 3 // 4:,} bytes]")
+        return McpReply("\n".join(parts) or "(empty resource)")
+
     # -- calls ------------------------------------------------------------------------------------------
 
     def call_tool(self, server: str, tool: str, arguments: dict[str, Any], *, timeout: float,
                   cancel: CancelToken, trace: Mapping[str, str] | None = None) -> McpReply:
+        return self._on_server(server, lambda conn, args, seconds: self._call(conn, tool, args, seconds, trace),
+                               arguments, timeout, cancel)
+
+    def _on_server(self, server: str, work: Callable[[Connection, dict[str, Any], float], Awaitable[McpReply]],
+                   arguments: dict[str, Any], timeout: float, cancel: CancelToken) -> McpReply:
+        """Run ``work`` on the server's loop; cancelled on the server once ``cancel`` is set. Never raises."""
         conn = self.connections.get(server)
         if conn is None or conn.state != "ready" or conn.session is None or self._portal is None:
             why = conn.problem if conn is not None and conn.problem else "it is not running"
@@ -385,7 +495,7 @@ class McpServers:
         if cancel.is_set():
             return McpReply("[interrupted before it started]", ok=False, interrupted=True)
         try:
-            future = self._portal.start_task_soon(self._call, conn, tool, arguments, timeout, trace)
+            future = self._portal.start_task_soon(work, conn, arguments, timeout)
         except RuntimeError:  # the loop is shutting down
             return McpReply(f"Error: MCP server {server} is being stopped", ok=False, unavailable=True)
         while not future.done():

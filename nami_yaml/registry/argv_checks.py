@@ -67,8 +67,9 @@ def check_placeholders(draft: ToolDraft, where: tuple[str | int, ...], template:
             continue  # the target checks report these (registry.target_checks)
         if name not in draft.properties:
             declared = ", ".join(draft.properties) or "none"
-            draft.error(where, f"placeholder {{{name}}} names no parameter (declared: {declared})"
-                               f"{did_you_mean(name, list(draft.properties))}")
+            hint = did_you_mean(name, list(draft.properties))
+            draft.error(where, f"placeholder {{{name}}} names no parameter (declared: {declared})" + (
+                hint or f"; braces are escaped by doubling: write {{{{{name}}}}} for the program to get {{{name}}}"))
     return names
 
 

@@ -23,6 +23,7 @@ from nami_yaml.registry.argv_checks import (
     template_refs,
 )
 from nami_yaml.registry.draft import ToolDraft
+from nami_yaml.registry.foreign_checks import check_foreign_spellings
 from nami_yaml.registry.output_checks import check_output
 from nami_yaml.registry.ref_cycles import check_ref_targets
 from nami_yaml.registry.sandbox_checks import check_sandbox_needs
@@ -153,6 +154,7 @@ TOOL_CHECKS: list[ToolCheck] = [
     check_stdin,
     check_command_text,
     check_command,
+    check_foreign_spellings,
     check_script_dash,
     check_code_arguments,
     check_script_names,

@@ -6,6 +6,7 @@ import os
 import re
 import shlex
 from collections import ChainMap
+from collections.abc import Mapping
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
@@ -14,6 +15,7 @@ from nami_yaml.display import plural
 from nami_yaml.env_secrets import (
     NON_INTERACTIVE_ENV,
     child_environment,
+    is_secret,
     is_secret_name,
     is_secret_value,
     minimal_host_env,
@@ -163,13 +165,32 @@ class ProcessInvocation:
         if result.sandbox_failure is not None:
             details["sandbox_failure"] = result.sandbox_failure.as_dict()
         streams = Streams(result.stdout, result.stderr, tuple(result.status_lines()))
+        withheld = withheld_variables(self.script, self.env, self.ctx) if self.script else []
+        if withheld:
+            details["env_withheld"] = withheld
         if self.output is None or self.output.format == "text":
-            return ToolResult(content=result.format(), ok=result.ok, details=details, streams=streams)
+            content = result.format()
+            if withheld:
+                content += (f"\n[nami did not pass {', '.join('$' + n for n in withheld)} to the script: "
+                            f"{'it looks' if len(withheld) == 1 else 'they look'} like a secret (a tool file's "
+                            f"env_passthrough: [{', '.join(withheld)}] passes {'it' if len(withheld) == 1 else 'them'})]")
+            return ToolResult(content=content, ok=result.ok, details=details, streams=streams)
         shaped = shape_result(result, self.output, max_output=self.max_output, spill_dir=self.ctx.spill_dir,
                               max_saved=self.ctx.settings.max_saved_output)
         details.update(truncated=shaped.truncated, spill_path=str(shaped.spill_path) if shaped.spill_path else None,
                        output=shaped.details)
         return ToolResult(content=shaped.content, ok=result.ok, details=details, streams=streams, value=shaped.value)
+
+
+_SCRIPT_VARIABLE = re.compile(r"\$\{?([A-Za-z_][A-Za-z0-9_]*)")
+
+
+def withheld_variables(script: str, env: Mapping[str, str], ctx: RuntimeContext) -> list[str]:
+    """The variables a script reads that the host has and nami kept from it as secrets (secret-looking,
+    protected, scrubbed): named in its result, so a script that got one empty says why, not in silence."""
+    host = ctx.host_env
+    return sorted({name for name in _SCRIPT_VARIABLE.findall(script) if name in host and name not in env
+                   and (is_secret(name, host[name], ctx.env_scrub) or name in ctx.protected_env)})
 
 
 def build_invocation(

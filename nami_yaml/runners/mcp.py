@@ -38,6 +38,11 @@ class McpCaller(Protocol):
         ``traceparent``), sent with the request when runs are traced."""
         ...
 
+    def read_resource(self, server: str, arguments: dict[str, Any], *, timeout: float,
+                      cancel: CancelToken) -> McpReply:
+        """Read the resource ``arguments["uri"]`` of ``server``, or list its resources; as ``call_tool``."""
+        ...
+
 
 @dataclass(frozen=True)
 class McpRunner:
@@ -46,6 +51,7 @@ class McpRunner:
     caller: McpCaller = field(compare=False, repr=False)
     endpoint: str = ""  # the command line or URL, for people
     timeout: float | None = None  # None: limits.tool_timeout
+    action: str = "call"  # or "read_resource": the server's resources, read or listed (SERVER__read_resource)
 
     kind = "mcp"
 
@@ -73,8 +79,12 @@ class McpInvocation:
                 "arguments": self.args, "timeout": self.timeout}
 
     def run(self) -> ToolResult:
-        reply = self.runner.caller.call_tool(self.runner.server, self.runner.tool, self.args, timeout=self.timeout,
-                                             cancel=self.ctx.cancel, trace=self.ctx.trace)
+        caller, server = self.runner.caller, self.runner.server
+        if self.runner.action == "read_resource":
+            reply = caller.read_resource(server, self.args, timeout=self.timeout, cancel=self.ctx.cancel)
+        else:
+            reply = caller.call_tool(server, self.runner.tool, self.args, timeout=self.timeout, cancel=self.ctx.cancel,
+                                     trace=self.ctx.trace)
         details: dict[str, Any] = {"mcp_server": self.runner.server, **reply.details}
         for flag in ("timed_out", "interrupted", "unavailable"):
             if getattr(reply, flag):

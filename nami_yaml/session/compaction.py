@@ -91,6 +91,7 @@ class Compactor:
     context_window: int | None
     settings: CompactionSettings = field(default_factory=CompactionSettings)
     listeners: list[Callable[[CompactionRecord], None]] = field(default_factory=list)
+    before: list[Callable[[str], None]] = field(default_factory=list)  # told before one compacts (PreCompact)
 
     def trigger(self) -> int | None:
         """Tokens above which a request is compacted first; None without a known context window."""
@@ -129,6 +130,8 @@ class Compactor:
         kept = [m for group in groups[cut:] for m in group]
         if not old:
             return None  # nothing older than the latest turn: compaction cannot help
+        for listener in self.before:
+            listener(trigger)
         target = int(limit * AFTER_SHARE)
         if trigger == "threshold":
             elided, count = _elide(old)

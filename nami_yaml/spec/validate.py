@@ -15,7 +15,7 @@ from jsonschema import Draft202012Validator
 from nami_yaml.errors import Problem
 from nami_yaml.spec.yamlpos import Document, JsonPath
 
-SCHEMA_NAMES = ("tool", "agent", "tasks")
+SCHEMA_NAMES = ("tool", "agent", "tasks", "hook-input", "hook-output")
 
 # The published schemas' patterns in words: a regex is no help to someone who typed `mytools.helpers`.
 PATTERN_MEANINGS = {

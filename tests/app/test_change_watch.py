@@ -182,3 +182,10 @@ def test_a_yes_to_the_question_runs_it_and_accepts_the_change(python_tool: Path)
 def test_a_tool_whose_code_did_not_change_is_not_asked(python_tool: Path) -> None:
     requests, _ = run_calls([call("write_file", {"path": "notes.md", "content": "x"}), call("report", {})])
     assert requests[1]["messages"][-1]["content"].strip() == '{"ok": true}'
+
+
+def test_a_call_that_makes_more_folders_than_are_looked_at_is_reported(repo: Path,
+                                                                      monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr("nami_yaml.app.change_watch.MAX_FOLDERS", 30)
+    events = run_bash("mkdir -p many && cd many && for i in $(seq 1 40); do mkdir d$i; done")
+    assert "more than 30 folders" in notices(events)

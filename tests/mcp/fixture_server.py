@@ -9,6 +9,7 @@ of those names (``--description TEXT`` for each). ``--schemas FILE`` lists the `
 (tests/registry/bfcl_style.yaml) as tools, each answering with the arguments it got, as JSON. ``--binary`` lists
 tools answering with binary data: picture (an image block), chart (base64 in structuredContent, no text),
 report (a PDF as base64 in the JSON text and in structuredContent), thumbnail (a data: URI in a text block). ``--cyclic-schema`` lists one whose ``$ref`` comes back to itself.
+``--resources`` serves resources (two pages: runbook and config, then a logo) and a prompt ``triage``.
 """
 
 from __future__ import annotations
@@ -146,6 +147,41 @@ def running_pid(pid: int) -> bool:
         return False
 
 
+RESOURCES = [[types.Resource(uri="file:///runbook.md", name="runbook", description="What to do when web is down.",
+                             mime_type="text/markdown"),
+              types.Resource(uri="config://app", name="config", mime_type="application/json")],
+             [types.Resource(uri="file:///logo.png", name="logo", mime_type="image/png")]]
+CONTENTS = {"file:///runbook.md": "1. Check the pods.\n2. Roll back.", "config://app": '{"replicas": 3}'}
+
+
+async def list_resources(ctx: object, params: types.PaginatedRequestParams | None) -> types.ListResourcesResult:
+    page = int(params.cursor) if params is not None and params.cursor else 0
+    return types.ListResourcesResult(resources=RESOURCES[page], next_cursor="1" if page == 0 else None)
+
+
+async def read_resource(ctx: object, params: types.ReadResourceRequestParams) -> types.ReadResourceResult:
+    uri = str(params.uri)
+    if uri == "file:///logo.png":
+        return types.ReadResourceResult(contents=[types.BlobResourceContents(
+            uri=uri, mime_type="image/png", blob=base64.b64encode(PNG[:3000]).decode())])
+    if uri not in CONTENTS:
+        raise ValueError(f"no resource {uri}")
+    return types.ReadResourceResult(contents=[types.TextResourceContents(uri=uri, text=CONTENTS[uri])])
+
+
+async def list_prompts(ctx: object, params: types.PaginatedRequestParams | None) -> types.ListPromptsResult:
+    return types.ListPromptsResult(prompts=[types.Prompt(
+        name="triage", description="Triage an alert.", arguments=[types.PromptArgument(name="service", required=True)])])
+
+
+async def get_prompt(ctx: object, params: types.GetPromptRequestParams) -> types.GetPromptResult:
+    if params.name != "triage":
+        raise ValueError(f"no prompt {params.name}")
+    service = (params.arguments or {}).get("service", "?")
+    return types.GetPromptResult(messages=[types.PromptMessage(role="user", content=types.TextContent(
+        text=f"Triage the alert for {service}: read the runbook first."))])
+
+
 async def main() -> None:
     if "--pid-file" in sys.argv:  # appended, with how many servers listed before are still running
         pid_file = Path(sys.argv[sys.argv.index("--pid-file") + 1])
@@ -164,7 +200,9 @@ async def main() -> None:
         while left > 0:
             left -= os.write(2, b"noise " * min(10_000, left // 6 + 1))
         print("flood over", file=sys.stderr, flush=True)
-    server = Server("fixture", version="1.0", on_list_tools=list_tools, on_call_tool=call_tool)
+    extras = ({"on_list_resources": list_resources, "on_read_resource": read_resource,
+               "on_list_prompts": list_prompts, "on_get_prompt": get_prompt} if "--resources" in sys.argv else {})
+    server = Server("fixture", version="1.0", on_list_tools=list_tools, on_call_tool=call_tool, **extras)
     async with stdio_server() as (read, write):
         await server.run(read, write, server.create_initialization_options())
 

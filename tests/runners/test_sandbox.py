@@ -19,6 +19,7 @@ from nami_yaml.builtins.shell import bash
 from nami_yaml.registry.executor import Executor, PreparedToolCall
 from nami_yaml.registry.loader import check_tools
 from nami_yaml.registry.registry import Registry
+from nami_yaml.runners import process as process_module
 from nami_yaml.runtime import RuntimeContext
 from nami_yaml.sandbox_settings import SandboxSettings
 from nami_yaml.sensitive_paths import ProtectedPaths
@@ -452,3 +453,20 @@ def test_a_writable_folder_under_tmp_named_on_a_command_line_stays_writable(ctx:
         close_all(keep)
     assert done.returncode == 0, done.stderr
     assert (out / "log").read_text() == "more\n"
+
+
+def test_a_process_left_behind_in_the_sandbox_ends_with_the_call(ctx: RuntimeContext,
+                                                                 monkeypatch: pytest.MonkeyPatch) -> None:
+    """No list of the machine's processes is read after a sandboxed call: its pid namespace ends with it."""
+    listed: list[int] = []
+    monkeypatch.setattr(process_module, "processes", lambda: listed.append(1))
+    marker = f"sleep 308.{os.getpid() % 1000:03d}1"
+    executor = tools(ctx, "tools:\n- {name: bg, description: d, risk: read, "
+                          f"script: '{marker} >/dev/null 2>&1 & echo started'}}\n")
+    try:
+        result = executor.execute("bg", {})
+        assert result.content.strip() == "started"
+        assert gone(marker)
+        assert listed == []
+    finally:
+        kill(running(marker))

@@ -38,7 +38,8 @@ def test_published_schemas_are_valid_draft_2020_12(name: str) -> None:
     assert schema(name) == document
 
 
-@pytest.mark.parametrize("name", SCHEMA_NAMES)
+# The schemas of files people write (the hooks' input and output are nami's and the hook's: no patterns).
+@pytest.mark.parametrize("name", [name for name in SCHEMA_NAMES if not name.startswith("hook-")])
 def test_every_pattern_has_words_for_humans(name: str) -> None:
     patterns = _patterns(schema(name))
     assert patterns, "the schemas use patterns; this test would be vacuous without them"

@@ -34,6 +34,7 @@ from nami_yaml.runners.sandbox.known_programs import (
 from nami_yaml.runners.sandbox.plan import (
     KIND_BASH,
     KIND_CHECK,
+    KIND_HOOK,
     KIND_NAMI,
     KIND_SERVER,
     PRIVATE_FOLDERS,
@@ -220,6 +221,8 @@ def _failure(plan: SandboxPlan, kind: str, path: Path | None, key: str, what: st
 
 
 def _where(plan: SandboxPlan, key: str) -> str:
+    if plan.kind == KIND_HOOK:
+        return f"the hook's entry of hooks: ({plan.origin})" if plan.origin else "the hook's entry of hooks:"
     if plan.kind == KIND_SERVER:
         return f"the server's entry of mcp_servers ({plan.origin})" if plan.origin else "the server's mcp_servers entry"
     if plan.kind in (KIND_BASH, KIND_CHECK) or key == "mode":

@@ -54,6 +54,7 @@ GIT_NAMES = ("hooks", "config", "config.worktree", "commondir")
 GIT_MODULES_DEPTH = 32  # submodules of submodules: .git/modules/a/modules/b/config
 _VARIABLE = re.compile(r"\$\{?(\w+)")  # git runs what these say, also when you run git yourself later
 KIND_TOOL, KIND_BASH, KIND_SERVER, KIND_NAMI, KIND_CHECK = "tool", "bash", "mcp server", "nami", "check"
+KIND_HOOK = "hook"  # a program of agent.yaml's hooks: (runners/hooks.py)
 
 
 @dataclass(frozen=True)
