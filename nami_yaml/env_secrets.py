@@ -53,6 +53,13 @@ NOT_SECRET = frozenset({"PWD", "OLDPWD", "SSH_AUTH_SOCK"})
 # A URL with a password in it (postgres://user:pass@host, redis://:pass@host), or a PEM private key.
 _SECRET_VALUE = re.compile(r"[A-Za-z][A-Za-z0-9+.-]*://[^\s/@:]*:[^\s/@]+@|-----BEGIN [A-Z0-9 ]*PRIVATE KEY-----")
 
+# An OpenTelemetry collector's credentials (headers such as "Authorization=Bearer …", a client key): nami's
+# exporter reads them, and no tool ever gets them (RuntimeContext.protected_env), passthrough or not.
+TELEMETRY_CREDENTIALS = frozenset(
+    f"OTEL_EXPORTER_OTLP{signal}_{what}" for signal in ("", "_TRACES", "_METRICS", "_LOGS")
+    for what in ("HEADERS", "CLIENT_KEY", "CLIENT_CERTIFICATE"))
+
+
 @dataclass(frozen=True)
 class EnvScrub:
     """More host variables to keep from tools than nami's own rules catch: shell-style patterns (``*``,
@@ -130,6 +137,15 @@ def _kept(host_env: tuple[tuple[str, str], ...], blocked: frozenset[str],
     """The host variables a tool may see. Cached: every call of a run starts from the same environment
     and rules, and judging each variable by name and value cost more than all the rest of preparing a call."""
     return tuple((k, v) for k, v in host_env if k not in blocked and not is_secret(k, v, scrub))
+
+
+def traced_env(env: dict[str, str], trace: dict[str, str] | None) -> dict[str, str]:
+    """``env`` with the call's trace context as the environment carries it (TRACEPARENT, TRACESTATE: the
+    OpenTelemetry convention), so what the process does joins the run's trace. Read when the process starts:
+    the tracer fills the carrier once the call is decided, after it was prepared."""
+    if not trace:
+        return env
+    return {**env, **{name.upper(): value for name, value in trace.items()}}
 
 
 # Git takes a folder for a repository by its files (HEAD, objects/, refs/), not only by a `.git` in it, and

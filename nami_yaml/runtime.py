@@ -145,6 +145,11 @@ class RuntimeContext:
     tool_names: frozenset[str] = frozenset()  # every tool of the agent (a skill's allowed-tools are looked up)
     # The target this call runs on (agent.yaml targets:), set by the executor for a tool that runs on one.
     target: Target | None = None
+    # Trace context (W3C ``traceparent``, ``tracestate``) for what a call starts, when runs are traced: the
+    # agent's context holds an empty dict, and each call's context a dict of its own that a tracer fills once
+    # the call is decided (agent.events.ToolDecided); its process gets TRACEPARENT, an MCP request the header.
+    # None: not traced, nothing added anywhere.
+    trace: dict[str, str] | None = None
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "workspace", Path(self.workspace).resolve())
@@ -158,4 +163,6 @@ class RuntimeContext:
         fields = call.__dict__  # frozen: filled in directly, as __init__ would, before anyone holds it
         fields.update(self.__dict__)
         fields["cancel"], fields["target"] = self.cancel.child(), target
+        if self.trace is not None:
+            fields["trace"] = {}
         return call

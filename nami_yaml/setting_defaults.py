@@ -4,7 +4,7 @@ config takes its defaults from here too (runtime.ToolSettings, agent.AgentLoop, 
 policy's permissions). The JSON Schema's ``default``s must agree (tests/config/test_sections.py).
 
 A leaf: plain data, importing nothing of nami. ``sandbox:``'s defaults are sandbox_settings.SandboxSettings'.
-Settings with no default (``model.name``, ``limits.max_cost``, ``audit.path``, ...) are not here.
+Settings with no default (``model.name``, ``limits.max_cost``, ``audit.path``, ``telemetry.endpoint``, ...) are not here.
 """
 
 from __future__ import annotations
@@ -35,7 +35,10 @@ INSTRUCTIONS: dict[str, Any] = {"agents_md": True, "max_bytes": 32_768, "agents_
 # Durations in seconds (a file may also write "30m"). ``path`` has no default here: the
 # queue folder is in nami's state folder (nami_yaml.xdg), found where it is used.
 APPROVALS: dict[str, Any] = {"via": "terminal", "timeout": 1800, "expires": 900}
+# "auto": traced when the OTEL_EXPORTER_OTLP_(TRACES_)ENDPOINT variables name a collector (nami_yaml/telemetry).
+TELEMETRY: dict[str, Any] = {"enabled": "auto", "service_name": "nami", "content": False, "resource_attributes": {}}
 
 # The settings' defaults by top-level key, in the order `nami config` lists them (then ``sandbox``).
 SECTIONS: dict[str, dict[str, Any]] = {"model": MODEL, "tools": TOOLS, "limits": LIMITS, "permissions": PERMISSIONS,
-                                       "compaction": COMPACTION, "instructions": INSTRUCTIONS, "approvals": APPROVALS}
+                                       "compaction": COMPACTION, "instructions": INSTRUCTIONS, "approvals": APPROVALS,
+                                       "telemetry": TELEMETRY}

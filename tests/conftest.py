@@ -41,7 +41,10 @@ def temp_home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     monkeypatch.setenv("XDG_CACHE_HOME", str(home / ".cache"))
     monkeypatch.setenv("XDG_DATA_HOME", str(home / ".local" / "share"))
     for name in ("NAMI_CONFIG", "NAMI_MODEL", "NAMI_BASE_URL", "NAMI_API_KEY", "OPENAI_API_KEY",
-                 "OPENAI_BASE_URL", "DEEPSEEK_API_KEY"):
+                 "OPENAI_BASE_URL", "DEEPSEEK_API_KEY",
+                 # a machine's own collector must not get the tests' spans, nor switch tracing on for them
+                 "OTEL_EXPORTER_OTLP_ENDPOINT", "OTEL_EXPORTER_OTLP_TRACES_ENDPOINT", "OTEL_EXPORTER_OTLP_HEADERS",
+                 "OTEL_EXPORTER_OTLP_PROTOCOL", "OTEL_SERVICE_NAME", "OTEL_RESOURCE_ATTRIBUTES", "TRACEPARENT"):
         monkeypatch.delenv(name, raising=False)
     return home
 

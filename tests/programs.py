@@ -7,6 +7,7 @@ a missing one fails the run instead of being skipped, so those tests can never b
 from __future__ import annotations
 
 import functools
+import importlib
 import os
 import shutil
 from collections.abc import Callable
@@ -61,19 +62,32 @@ def need_import_extra() -> None:
 
 
 MCP_VARIABLE = "NAMI_REQUIRE_MCP"
+OTEL_VARIABLE = "NAMI_REQUIRE_OTEL"
+
+
+def need_extra(extra: str, modules: tuple[str, ...], variable: str) -> None:
+    """At the top of a test module of an optional extra (before it imports the extra's packages): skip the
+    module, with the reason, where ``modules`` cannot be imported; fail where CI sets ``variable``=1."""
+    try:
+        for module in modules:
+            importlib.import_module(module)
+    except ImportError as exc:
+        reason = f"the {extra} extra is not installed ({exc}; pip install -e '.[{extra}]')"
+        if os.environ.get(variable) == "1":
+            pytest.fail(f"{reason}: {variable}=1 requires it", pytrace=False)
+        pytest.skip(reason, allow_module_level=True)
 
 
 def need_mcp() -> None:
-    """At the top of a test module that speaks MCP (before it imports the SDK): skip the module, with the
-    reason, where the mcp extra is not installed; fail where CI sets NAMI_REQUIRE_MCP=1."""
-    try:
-        import mcp  # noqa: F401
-        import mcp_types  # noqa: F401
-    except ImportError as exc:
-        reason = f"the mcp extra is not installed ({exc}; pip install -e '.[mcp]')"
-        if os.environ.get(MCP_VARIABLE) == "1":
-            pytest.fail(f"{reason}: {MCP_VARIABLE}=1 requires it", pytrace=False)
-        pytest.skip(reason, allow_module_level=True)
+    """The MCP SDK (the mcp extra); CI sets NAMI_REQUIRE_MCP=1."""
+    need_extra("mcp", ("mcp", "mcp_types"), MCP_VARIABLE)
+
+
+def need_otel() -> None:
+    """OpenTelemetry's SDK, OTLP/HTTP exporter and protobuf definitions (the otel extra, which the tests'
+    receiver decodes with); CI sets NAMI_REQUIRE_OTEL=1."""
+    need_extra("otel", ("opentelemetry.sdk", "opentelemetry.exporter.otlp.proto.http", "opentelemetry.proto"),
+               OTEL_VARIABLE)
 
 
 BWRAP_VARIABLE = "NAMI_REQUIRE_BWRAP"

@@ -33,6 +33,9 @@ FORBIDDEN = {
                                                     "runtime", "serve", "session", "spec")) + ("click", "openai"),
     "batch": ("nami_yaml.cli", "click", "openai"),
     "approvals": ("nami_yaml.cli", "nami_yaml.app", "click", "openai"),
+    # a subscriber of the loop's events: it reads them and the settings, never the loop's or the CLI's insides
+    "telemetry": ("nami_yaml.cli", "nami_yaml.app", "nami_yaml.runners", "nami_yaml.registry", "nami_yaml.agent.loop",
+                  "nami_yaml.agent.tool_phase", "click", "openai"),
 }
 SDK = ("mcp", "mcp_types", "uvicorn")  # the mcp extra: only nami_yaml/mcp/ (client) and serve/ speak the protocol
 SDK_PACKAGES = ("mcp", "serve")
@@ -201,6 +204,15 @@ def test_commands_without_mcp_do_not_import_the_sdk(args: list[str], tmp_path: P
             "assert not {'mcp', 'mcp_types'} & set(sys.modules), 'the mcp SDK was imported'\nprint('clean')")
     result = subprocess.run([sys.executable, "-c", code], cwd=tmp_path, capture_output=True, text=True, timeout=60)
     assert result.stdout.strip().endswith("clean"), result.stderr
+
+
+def test_only_the_telemetry_package_imports_opentelemetry() -> None:
+    """The otel extra is imported in one place, and there only by a traced run (tests/telemetry check that)."""
+    bad = [f"{path.relative_to(PACKAGE.parent)} imports {name}" for path in sorted(PACKAGE.rglob("*.py"))
+           if path.relative_to(PACKAGE).parts[0] != "telemetry"
+           for name in imports(path) if name == "opentelemetry" or name.startswith("opentelemetry.")]
+    assert bad == []
+    assert not [name for name in imports(PACKAGE / "telemetry" / "switch.py") if name.startswith("opentelemetry")]
 
 
 def test_only_the_cli_prints() -> None:

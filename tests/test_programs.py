@@ -62,3 +62,21 @@ def test_ci_requires_the_mcp_extra(tmp_path: Path) -> None:
     run_script = (ROOT / ".ci" / "run").read_text()
     installed = re.search(r"pip install --quiet -e '\.\[([a-z,]+)\]'", run_script)
     assert "export NAMI_REQUIRE_MCP=1" in run_script and installed and "mcp" in installed.group(1).split(",")
+
+
+def test_ci_requires_the_otel_extra(tmp_path: Path) -> None:
+    """As for mcp: the telemetry tests with OpenTelemetry hidden skip saying why, and fail where CI requires it."""
+    shadow = tmp_path / "shadow" / "opentelemetry"
+    shadow.mkdir(parents=True)
+    (shadow / "__init__.py").write_text("raise ImportError('hidden for this test')\n")
+    runs = {}
+    for required in ("", "1"):
+        env = {**os.environ, "PYTHONPATH": f"{shadow.parent}{os.pathsep}{ROOT}", "NAMI_REQUIRE_OTEL": required}
+        runs[required] = subprocess.run([sys.executable, "-m", "pytest", "-q", "-rs", "-p", "no:cacheprovider", "-n", "0",
+                                         "tests/telemetry/test_spans.py", "tests/test_paths.py"], cwd=ROOT, env=env, capture_output=True,
+                                        text=True, timeout=300)
+    assert runs[""].returncode == 0 and "the otel extra is not installed" in runs[""].stdout
+    assert runs["1"].returncode != 0 and "NAMI_REQUIRE_OTEL=1 requires it" in runs["1"].stdout
+    run_script = (ROOT / ".ci" / "run").read_text()
+    installed = re.search(r"pip install --quiet -e '\.\[([a-z,]+)\]'", run_script)
+    assert "export NAMI_REQUIRE_OTEL=1" in run_script and installed and "otel" in installed.group(1).split(",")

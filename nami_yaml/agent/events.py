@@ -2,7 +2,9 @@
 
 History events (``history_*``) carry whole messages for session files, and the accounting and compaction
 hooks publish theirs (``usage_counted``, ``compacted``) on the same bus for the same readers; none of these
-are part of ``--json`` (:data:`SESSION_EVENTS`).
+are part of ``--json`` (:data:`SESSION_EVENTS`). Nor are the events a tracer reads (:data:`TRACE_EVENTS`: a run
+and a model request starting, a response's finish reason, what was decided about a call and how it runs),
+which only mark where things begin and end for subscribers such as nami_yaml/telemetry.
 """
 
 from __future__ import annotations
@@ -188,13 +190,62 @@ class SubagentRan(_Event):
     type: str = field(default="subagent", init=False)
 
 
+@dataclass
+class RunStarted(_Event):
+    """A run begins (its ``final`` ends it), for tracers."""
+
+    type: str = field(default="run_start", init=False)
+
+
+@dataclass
+class RequestStarted(_Event):
+    """A model request is about to be sent (its before_request hooks have run), for tracers; ``step`` from 1."""
+
+    step: int
+    type: str = field(default="request_start", init=False)
+
+
+@dataclass
+class ModelResponded(_Event):
+    """The answer to the request of ``step`` came back whole (a failed request ends with ``error`` instead),
+    for tracers: why the model stopped, and its usage as the server reported it (None: it reported none)."""
+
+    step: int
+    finish_reason: str | None
+    usage: dict[str, int] | None
+    type: str = field(default="response", init=False)
+
+
+@dataclass
+class ToolDecided(_Event):
+    """What was decided about a valid call and how it runs, for tracers: sent before it runs (again when it
+    runs once more without the sandbox). ``source`` is who decided; ``sandboxed`` None when it starts no
+    process. ``trace`` is the call's own carrier of trace context (W3C ``traceparent``): what a tracer puts in
+    it reaches what the call starts (its process's TRACEPARENT, an MCP request, a sub-agent's spans); None
+    where the call has none (tracing off)."""
+
+    id: str
+    name: str
+    action: str
+    source: str | None
+    risk: str
+    kind: str
+    target: str | None = None
+    sandboxed: bool | None = None
+    trace: dict[str, str] | None = None
+    type: str = field(default="tool_decided", init=False)
+
+
 Event = (
     TextDelta | MessageEvent | ToolCallEvent | ToolResultEvent | UsageEvent | FinalEvent | ErrorEvent
     | ApprovalEvent | DryRunEvent | MessageAppended | HistoryReplaced | UsageCounted | Compacted | SubagentRan
+    | RunStarted | RequestStarted | ModelResponded | ToolDecided
 )
 
 HISTORY_EVENTS = frozenset({"history_append", "history_replace"})
 SESSION_EVENTS = HISTORY_EVENTS | {"usage_counted", "compacted", "subagent"}  # for session files, not for --json
+TRACE_EVENTS = frozenset({"run_start", "request_start", "response", "tool_decided"})  # for tracers only
+NOT_STREAMED = SESSION_EVENTS | TRACE_EVENTS  # neither part of --json nor of Agent.stream()
 
 
 class EventBus:

@@ -17,6 +17,9 @@ from nami_yaml.agent.events import (
     EventBus,
     FinalEvent,
     MessageEvent,
+    ModelResponded,
+    RequestStarted,
+    RunStarted,
     TextDelta,
     UsageEvent,
     usage_dict,
@@ -92,6 +95,7 @@ class AgentLoop:
         if not isinstance(history, History):
             history = History(history, emit=self.events)
         self.cancel.clear()
+        self._emit(RunStarted())
         state = RunState(history, [])  # the tools are asked for before each request
         try:
             while state.steps < self.max_steps:
@@ -122,6 +126,8 @@ class AgentLoop:
             self._emit(UsageEvent(**usage_dict(turn.usage)))
         if turn.content:
             self._emit(MessageEvent(turn.content))
+        self._emit(ModelResponded(state.steps, turn.finish_reason,
+                                  usage_dict(turn.usage) if turn.usage is not None else None))
         if not turn.tool_calls:
             try:
                 reply = self._review(turn.content)
@@ -180,6 +186,7 @@ class AgentLoop:
             streamed.append(text)
             self._emit(TextDelta(text))
 
+        self._emit(RequestStarted(state.steps + 1))
         return self.model.complete(state.history.messages, state.tools, on_text=on_text)
 
     def _before_request(self, state: RunState, error: ModelError | None) -> bool:

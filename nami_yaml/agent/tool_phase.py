@@ -11,7 +11,14 @@ from concurrent.futures import FIRST_COMPLETED, Future, wait
 from dataclasses import dataclass, replace
 from typing import Any, TypeVar
 
-from nami_yaml.agent.events import ApprovalEvent, ErrorEvent, Event, ToolCallEvent, ToolResultEvent
+from nami_yaml.agent.events import (
+    ApprovalEvent,
+    ErrorEvent,
+    Event,
+    ToolCallEvent,
+    ToolDecided,
+    ToolResultEvent,
+)
 from nami_yaml.agent.history import History
 from nami_yaml.agent.hooks import CallRecord, Decision, Hooks, ResultNote, answer, strictest_opinion
 from nami_yaml.agent.toolbox import READ, PreparedCall, Toolbox
@@ -127,6 +134,7 @@ class ToolPhase:
             slot.decision, extra = answer(self.hooks.ask, slot.prepared, slot.decision)
         decision = slot.decision
         approved = decision.action == "allow"
+        self.emit(_decided(slot))
         if approved and not asked and slot.prepared.risk == READ:
             return True  # a read that runs as reads do: nothing worth reporting
         self.emit(ApprovalEvent(slot.call.id, slot.call.name, approved, decision.reason, decision.source))
@@ -208,6 +216,7 @@ class ToolPhase:
         slot.first, (slot.prepared, slot.decision) = result, offer
         slot.parallel = False  # unsandboxed now: nothing new starts beside it
         self.emit(ApprovalEvent(slot.call.id, slot.call.name, True, slot.decision.reason, slot.decision.source))
+        self.emit(_decided(slot))
         self._start(slot, running)
         return True
 
@@ -377,6 +386,18 @@ def _decision_details(decision: Decision) -> dict[str, Any]:
     if decision.source and decision.source != "user":
         details["source"] = decision.source
     return details
+
+
+def _decided(slot: _Slot) -> ToolDecided:
+    """The tracers' event for a decided call. Target, sandbox and trace carrier are what a prepared call may
+    offer beyond the protocol (the registry's calls do); another toolbox's calls simply have none."""
+    prepared, decision = slot.prepared, slot.decision
+    assert prepared is not None and decision is not None
+    plan = getattr(prepared, "sandbox_plan", None)
+    sandbox = plan() if plan is not None else None
+    return ToolDecided(slot.call.id, slot.call.name, decision.action, decision.source, prepared.risk, prepared.kind,
+                       getattr(prepared, "target", None), None if sandbox is None else bool(sandbox.active),
+                       getattr(prepared, "trace", None))
 
 
 def _describe(slot: _Slot) -> str:

@@ -12,7 +12,8 @@ from pathlib import Path
 from typing import Any
 
 from nami_yaml.agent.events import (
-    SESSION_EVENTS,
+    NOT_STREAMED,
+    TRACE_EVENTS,
     ErrorEvent,
     Event,
     EventBus,
@@ -32,6 +33,7 @@ from nami_yaml.app.options import AgentOptions, EventSink
 from nami_yaml.app.project import Project, open_project
 from nami_yaml.app.sessions import SessionFacts, SessionRecording, session_facts
 from nami_yaml.app.subagents import Lineage, Subagents, share_cost_limit
+from nami_yaml.app.tracing import trace_runs
 from nami_yaml.builtins.skill_tools import loads_with_skills
 from nami_yaml.config.agents import AgentSpec, load_agents
 from nami_yaml.config.effective import Effective
@@ -96,6 +98,8 @@ class Agent:
             run_hooks, subagent = self.run_hooks, parent is not None
             self.hooks.after_answer.append(lambda text: run_hooks.stop(text, subagent=subagent))
             self.compactor.before.append(run_hooks.pre_compact)
+        # Traced (telemetry: or the OTEL_* variables): a subscriber on the bus, a trace carrier in the context.
+        self._telemetry_notice = trace_runs(self, options.trace_link)
         self.executor = project.executor()
         self.loop = AgentLoop(
             model=model, toolbox=self.guard.toolbox(self.executor), hooks=self.hooks,
@@ -178,7 +182,9 @@ class Agent:
         events: queue.Queue[Event | None] = queue.Queue()
 
         def sink(event: Event) -> None:
-            if history_events or event.type not in SESSION_EVENTS:
+            if event.type in TRACE_EVENTS:  # for tracers only
+                return
+            if history_events or event.type not in NOT_STREAMED:
                 events.put(event)
 
         def work() -> None:
@@ -220,6 +226,9 @@ class Agent:
             raise StopRun(refused, "stopped")
 
     def _report_notices(self, info: Any) -> None:
+        if self._telemetry_notice is not None:
+            self.bus(NoticeEvent(self._telemetry_notice))
+            self._telemetry_notice = None
         sandbox = self.project.sandbox_notice()
         if sandbox is not None:
             self.bus(NoticeEvent(sandbox))

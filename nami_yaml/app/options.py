@@ -63,6 +63,8 @@ class AgentOptions:
     record_session: bool = False
     resume: str | None = None
     force: bool = False  # continue a session recorded in another workspace or with other tools
+    # Traced runs only: a trace context (W3C traceparent) each run's trace links to (a batch's; app/tracing.py).
+    trace_link: Mapping[str, str] | None = None
 
     def request(self) -> ProjectRequest:
         """Which project, as every opener takes it."""

@@ -41,6 +41,7 @@ class Lineage:
     depth: int = 0
     layers: tuple[BeforeTool, ...] = ()
     parent: Caller | None = None
+    trace: dict[str, str] | None = None  # traced runs: the context of the parent's call that started it
 
 
 class Subagents:
@@ -88,7 +89,7 @@ class Subagents:
         spec = agent.specs[name]
         view = agent_view(agent.root, spec, cancel=ctx.cancel)
         layers = (*agent.lineage.layers, Narrowing(spec, view.registry, view.context.workspace))
-        lineage = Lineage(name, agent.lineage.depth + 1, layers, parent=agent)
+        lineage = Lineage(name, agent.lineage.depth + 1, layers, parent=agent, trace=ctx.trace)
         options = replace(agent.options, agent=name, on_event=None, record_session=False, resume=None,
                           session_id=None)
         # A child answers in prose: the parent's JSON mode for a structured answer is not passed down.

@@ -31,6 +31,7 @@ from nami_yaml.registry.groups import compact
 from nami_yaml.registry.overview import programs, runner_overview, sandbox_needs
 from nami_yaml.registry.registry import Registry
 from nami_yaml.registry.tool import Tool
+from nami_yaml.telemetry.switch import trust_lines as telemetry_trust_lines
 
 
 @dataclass(frozen=True)
@@ -115,6 +116,7 @@ def review(effective: Effective, registry: Registry, changes: Changes | None | o
         lines.append(f"  adds skills from {spec}")
     lines.extend(convention_lines(effective, project))
     lines.extend(mcp_trust_lines(effective))
+    lines.extend(telemetry_trust_lines(project_file.data.get("telemetry") if project_file else None))
     for hook in hooks_of(project_file) if project_file else ():
         # Hooks run at every call or prompt they match: shown whole, as the argv that runs.
         workspace = Path(effective.get("workspace") or project_file.path.parent)

@@ -35,7 +35,7 @@ from nami_yaml.approvals.store import (
 )
 from nami_yaml.display import visible_line
 from nami_yaml.policy.approval import ApprovalRequest, Approver
-from nami_yaml.policy.audit import host_secrets, plan_entry, redact, scrub, secret_values
+from nami_yaml.policy.audit import host_secrets, plan_entry, redact, scrub_text, secret_values
 
 POLL_SECONDS = 0.2
 SOURCE = "approvals queue"
@@ -60,7 +60,7 @@ def pending_record(request: ApprovalRequest, approval_id: str, binding: Binding,
     plan = plan_entry(call, secrets)
     target = getattr(call, "target", None)
     now = time.time()
-    shown = scrub(call.describe(), secrets)
+    shown = scrub_text(call.describe(), secrets)
     answer = answer_line(approval_id)
     if page_url:
         answer["page"] = page_url
@@ -68,7 +68,7 @@ def pending_record(request: ApprovalRequest, approval_id: str, binding: Binding,
     text = (f"{request.agent or 'nami'} asks to run {call.risk} tool {call.name}"
             + (f" on target {target}" if target is not None else "") + f": {visible_line(shown)}."
             + (f" Asked by {rule}" if rule else " It needs a yes")
-            + (f": {scrub(pending.reason, secrets)}." if pending.reason else ".")
+            + (f": {scrub_text(pending.reason, secrets)}." if pending.reason else ".")
             + (f" Needs {required} different approvers." if required > 1 else "")
             + f" Answer with `{answer['approve']}` or `{answer['deny']}`.")
     return {
@@ -86,7 +86,7 @@ def pending_record(request: ApprovalRequest, approval_id: str, binding: Binding,
         "arguments": redact(call.arguments),
         "cwd": plan.get("cwd"),
         "rule": rule,
-        "reason": scrub(pending.reason, secrets) if pending.reason else None,
+        "reason": scrub_text(pending.reason, secrets) if pending.reason else None,
         "plan": None,  # a plan step's shown output, where the tool declares one
         "details": plan,
         "answer": answer,

@@ -25,6 +25,7 @@ class Job:
     keep_workspace: bool = False
     scratch: str | None = None  # where task workspaces are made (None: the system's temporary folder)
     bring_back: bool = False  # return the session file and audit lines with the result (other machines)
+    trace: dict[str, str] = field(default_factory=dict)  # traced batches: its context, which the task's trace links to
 
     @property
     def task_id(self) -> str:

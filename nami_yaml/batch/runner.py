@@ -41,6 +41,7 @@ class BatchOptions:
     wall_time: float = DEFAULT_WALL_TIME
     keep_workspaces: bool = False
     scratch: Path | None = None
+    trace: dict[str, str] | None = None  # traced: the batch's trace context (app/tracing.py batch_trace)
 
 
 @dataclass
@@ -72,7 +73,7 @@ def make_jobs(task_file: TaskFile, options: BatchOptions, skip: set[str] = froze
                           config=str(_absolute(request.config, cwd)) if request.config else None)
     return [Job(task.raw, str(task.base), project, approve_risks=tuple(options.approve_risks),
                 wall_time=options.wall_time, keep_workspace=options.keep_workspaces,
-                scratch=str(options.scratch) if options.scratch else None)
+                scratch=str(options.scratch) if options.scratch else None, trace=dict(options.trace or {}))
             for task in task_file.tasks if task.id not in skip]
 
 

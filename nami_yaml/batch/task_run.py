@@ -144,7 +144,8 @@ class TaskRun:
                             tools=list(project.tools), trust=None, approve=None,
                             approve_risks=self.job.approve_risks, via="batch", start_servers=False,
                             record_session=True, agent=self.task.get("agent"), target=self.task.get("target"),
-                            answer_schema=self.task.get("answer_schema"), replay=self._replay())
+                            answer_schema=self.task.get("answer_schema"), replay=self._replay(),
+                            trace_link=self.job.trace or None)
 
     def _replay(self) -> Any:
         """A ``replay:`` task's recorded session (relative to the task file): its turns are the prompts,

@@ -72,6 +72,7 @@ def run(tasks_file: Path, output: Path | None, workers: int | None, ray_address:
     """
     from nami_yaml.app.assembly import build_model
     from nami_yaml.app.project import open_project
+    from nami_yaml.app.tracing import batch_trace
     from nami_yaml.batch.job import DEFAULT_WALL_TIME
     from nami_yaml.batch.pool import LocalPool
     from nami_yaml.batch.results import ResultsFile
@@ -92,7 +93,9 @@ def run(tasks_file: Path, output: Path | None, workers: int | None, ray_address:
     project = open_project(request, trust=prompt_trust, will_run=True, tool_servers=False, needs_model=True)
     build_model(project.settings)
     output = output or Path(f"{tasks_file.name.rsplit('.', 1)[0]}.results.jsonl")
-    with ResultsFile(output, resume=resume) as results:
+    with ResultsFile(output, resume=resume) as results, \
+            batch_trace(project, tasks_file.name, len(task_file.tasks)) as batch_context:
+        options.trace = batch_context  # traced: each task's trace links to the batch's
         jobs = make_jobs(task_file, options, skip=results.done_ids())
         if ray_address is not None:
             backend: Any = ray_backend(ray_address, ray_shared, workers, project, jobs)

@@ -11,7 +11,7 @@ from typing import Any, TextIO
 
 import click
 
-from nami_yaml.agent.events import SESSION_EVENTS, ErrorEvent, Event, FinalEvent, usage_dict
+from nami_yaml.agent.events import NOT_STREAMED, ErrorEvent, Event, FinalEvent, usage_dict
 from nami_yaml.cli.status import StatusLine
 from nami_yaml.cli.style import Terminal
 from nami_yaml.display import plural, safe_json, visible
@@ -348,7 +348,7 @@ class JsonRenderer:
         self.tokens: Callable[[], int] | None = None  # unused: the events carry the usage
 
     def __call__(self, event: Event) -> None:
-        if event.type in SESSION_EVENTS:  # whole messages and counts, for session files; not part of the stream
+        if event.type in NOT_STREAMED:  # for session files and tracers; not part of the stream
             return
         self.finished = self.finished or event.type == "final"
         # Control characters from the model or a tool stay \u escapes: the same JSON, nothing live on a terminal.

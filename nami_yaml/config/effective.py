@@ -18,9 +18,10 @@ from nami_yaml.config.sections import (
     ModelSettings,
     PermissionSettings,
     Sections,
+    TelemetrySettings,
     ToolsSettings,
 )
-from nami_yaml.env_secrets import EnvScrub
+from nami_yaml.env_secrets import TELEMETRY_CREDENTIALS, EnvScrub
 from nami_yaml.model.presets import PRESETS  # plain data, no openai
 from nami_yaml.sandbox_settings import SandboxSettings
 from nami_yaml.spec.yamlpos import Document, format_path
@@ -91,6 +92,10 @@ class Effective:
     def instructions(self) -> InstructionSettings:
         return self.sections.instructions
 
+    @property
+    def telemetry(self) -> TelemetrySettings:
+        return self.sections.telemetry
+
     def config_file(self, path: Path | None) -> ConfigFile | None:
         return next((f for f in self.files if path is not None and f.path == path), None)
 
@@ -133,13 +138,14 @@ def env_scrub_rules(effective: Effective) -> EnvScrub:
 
 
 def protected_env_names(effective: Effective) -> frozenset[str]:
-    """Variables that may hold a model API key: no tool ever sees them, whatever it asks for.
+    """Variables that may hold a model API key (or a trace collector's credentials): no tool ever sees them,
+    whatever it asks for.
 
     Every provider's key variable, not only the one in use, and every ``api_key_env`` any config names:
     a project's agent.yaml must not be able to point ``api_key_env`` elsewhere and pass the real key
     through to one of its tools.
     """
-    names = {"NAMI_API_KEY", "OPENAI_API_KEY"}
+    names = {"NAMI_API_KEY", "OPENAI_API_KEY", *TELEMETRY_CREDENTIALS}  # and a trace collector's credentials
     names.update(p["api_key_env"] for p in PRESETS.values() if p.get("api_key_env"))
     names.update(f.data["model"]["api_key_env"] for f in effective.files
                  if isinstance(f.data.get("model"), dict) and f.data["model"].get("api_key_env"))

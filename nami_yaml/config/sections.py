@@ -12,7 +12,16 @@ from typing import Any
 
 from nami_yaml.config.sandbox import sandbox_settings
 from nami_yaml.sandbox_settings import SandboxSettings
-from nami_yaml.setting_defaults import APPROVALS, COMPACTION, INSTRUCTIONS, LIMITS, MODEL, PERMISSIONS, TOOLS
+from nami_yaml.setting_defaults import (
+    APPROVALS,
+    COMPACTION,
+    INSTRUCTIONS,
+    LIMITS,
+    MODEL,
+    PERMISSIONS,
+    TELEMETRY,
+    TOOLS,
+)
 
 
 def _over(defaults: Mapping[str, Any], value: Any) -> dict[str, Any]:
@@ -218,6 +227,27 @@ class InstructionSettings:
 
 
 @dataclass(frozen=True)
+class TelemetrySettings:
+    """``telemetry:``. ``enabled``: True, False or ``"auto"`` (on when the OTEL_EXPORTER_OTLP_* variables name a
+    collector); ``endpoint`` None: the variables'; ``content``: prompts, arguments and output in the spans."""
+
+    enabled: bool | str
+    endpoint: str | None
+    service_name: str
+    content: bool
+    resource_attributes: Mapping[str, str]
+
+    @classmethod
+    def from_mapping(cls, value: Any) -> TelemetrySettings:
+        data = _over(TELEMETRY, value)
+        enabled = data["enabled"]
+        return cls(enabled=enabled if isinstance(enabled, bool) else str(enabled),
+                   endpoint=_optional(str, data.get("endpoint")), service_name=str(data["service_name"]),
+                   content=bool(data["content"]),
+                   resource_attributes={str(k): str(v) for k, v in (data["resource_attributes"] or {}).items()})
+
+
+@dataclass(frozen=True)
 class Sections:
     """Every typed section of one Effective (its ``model``, ``tools``, ``limits``, ... properties)."""
 
@@ -230,6 +260,7 @@ class Sections:
     sandbox: SandboxSettings
     instructions: InstructionSettings
     approvals: ApprovalSettings
+    telemetry: TelemetrySettings
 
     @classmethod
     def from_values(cls, values: Mapping[str, Any]) -> Sections:
@@ -241,4 +272,5 @@ class Sections:
                    audit=AuditSettings.from_mapping(values.get("audit")),
                    sandbox=sandbox_settings(values.get("sandbox")),
                    instructions=InstructionSettings.from_mapping(values.get("instructions")),
-                   approvals=ApprovalSettings.from_mapping(values.get("approvals")))
+                   approvals=ApprovalSettings.from_mapping(values.get("approvals")),
+                   telemetry=TelemetrySettings.from_mapping(values.get("telemetry")))

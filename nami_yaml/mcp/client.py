@@ -230,6 +230,7 @@ class McpServers:
         if spec.url:
             headers = {key: expand(value, self.host_env, self.protected_env) for key, value in spec.headers.items()}
             client = create_mcp_http_client(headers=headers)
+            client.event_hooks = {"request": [_trace_header]}
             async with client, streamable_http_client(spec.url, http_client=client) as streams:
                 yield streams
             return
@@ -479,9 +480,9 @@ class McpServers:
     # -- calls ------------------------------------------------------------------------------------------
 
     def call_tool(self, server: str, tool: str, arguments: dict[str, Any], *, timeout: float,
-                  cancel: CancelToken) -> McpReply:
-        return self._on_server(server, lambda conn, args, seconds: self._call(conn, tool, args, seconds), arguments,
-                               timeout, cancel)
+                  cancel: CancelToken, trace: Mapping[str, str] | None = None) -> McpReply:
+        return self._on_server(server, lambda conn, args, seconds: self._call(conn, tool, args, seconds, trace),
+                               arguments, timeout, cancel)
 
     def _on_server(self, server: str, work: Callable[[Connection, dict[str, Any], float], Awaitable[McpReply]],
                    arguments: dict[str, Any], timeout: float, cancel: CancelToken) -> McpReply:
@@ -509,12 +510,16 @@ class McpServers:
         except Exception as exc:
             return McpReply(f"Error: MCP server {server}: {_describe(exc)}", ok=False)
 
-    async def _call(self, conn: Connection, tool: str, arguments: dict[str, Any], timeout: float) -> McpReply:
+    async def _call(self, conn: Connection, tool: str, arguments: dict[str, Any], timeout: float,
+                    trace: Mapping[str, str] | None = None) -> McpReply:
         assert conn.session is not None
         name = conn.spec.name
+        # A traced call's context goes in the request's _meta (MCP's place for it, any transport); over HTTP
+        # also as the traceparent header (see _trace_header), which proxies and HTTP servers read.
+        meta: Any = {key: trace[key] for key in TRACE_KEYS if trace.get(key)} if trace else None
         try:
             with anyio.fail_after(timeout):
-                result = await conn.session.call_tool(tool, arguments)
+                result = await conn.session.call_tool(tool, arguments, meta=meta or None)
         except TimeoutError:
             return McpReply(f"[timed out after {timeout:g} s; the call was cancelled on MCP server {name}]",
                             ok=False, timed_out=True)
@@ -570,6 +575,24 @@ class McpServers:
 
     def __exit__(self, *exc: object) -> None:
         self.close()
+
+
+TRACE_KEYS = ("traceparent", "tracestate")  # W3C trace context
+
+
+async def _trace_header(request: Any) -> None:
+    """A tools/call request that carries trace context in its _meta also carries it as HTTP headers (the W3C
+    Trace Context way), for HTTP servers and proxies that trace by header. Untraced requests are left alone."""
+    body = request.content
+    if b'"traceparent"' not in body:
+        return
+    try:
+        meta = json.loads(body).get("params", {}).get("_meta", {})
+    except (ValueError, AttributeError):
+        return
+    for key in TRACE_KEYS:
+        if isinstance(meta.get(key), str):
+            request.headers[key] = meta[key]
 
 
 def tool_name(server: str, tool: str) -> str:

@@ -278,8 +278,9 @@ def host_secrets() -> list[str]:
                   key=len, reverse=True)
 
 
-def scrub(text: str, secrets: list[str]) -> str:
-    """``text`` with each of ``secrets`` in it replaced, as the log writes it (queue files show the same)."""
+def scrub_text(text: str, secrets: list[str]) -> str:
+    """``text`` with each of ``secrets`` (longest first: :func:`host_secrets`, :func:`secret_values`) replaced
+    as the audit log replaces them; what else carries a run's text (telemetry) redacts alike."""
     return _scrub(text, secrets)
 
 

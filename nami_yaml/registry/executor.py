@@ -58,6 +58,11 @@ class PreparedToolCall:
         call that runs alone runs on the loop's own thread (agent/tool_phase.py)."""
         return bool(getattr(self.invocation, "stops_when_cancelled", False))
 
+    @property
+    def trace(self) -> dict[str, str] | None:
+        """The call's carrier of trace context (RuntimeContext.trace), filled by a tracer before it runs."""
+        return self.ctx.trace
+
     def describe(self) -> str:
         return self.invocation.describe()
 

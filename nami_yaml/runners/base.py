@@ -19,6 +19,7 @@ from nami_yaml.env_secrets import (
     is_secret_name,
     is_secret_value,
     minimal_host_env,
+    traced_env,
 )
 from nami_yaml.errors import ToolError
 from nami_yaml.result import Streams, ToolResult
@@ -146,8 +147,8 @@ class ProcessInvocation:
 
     def run(self) -> ToolResult:
         request = ProcessRequest(
-            argv=self.argv, cwd=self.cwd, env=self.env, stdin=self.stdin, timeout=self.timeout,
-            max_output=self.max_output, spill_dir=self.ctx.spill_dir, cancel=self.ctx.cancel,
+            argv=self.argv, cwd=self.cwd, env=traced_env(self.env, self.ctx.trace), stdin=self.stdin,
+            timeout=self.timeout, max_output=self.max_output, spill_dir=self.ctx.spill_dir, cancel=self.ctx.cancel,
             max_saved=self.ctx.settings.max_saved_output, sandbox=self.sandbox,
         )
         made = make_destinations(self.sandbox)

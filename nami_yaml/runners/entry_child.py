@@ -26,7 +26,7 @@ from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Any
 
-from nami_yaml.env_secrets import EnvScrub, child_environment
+from nami_yaml.env_secrets import EnvScrub, child_environment, traced_env
 from nami_yaml.result import ToolResult
 from nami_yaml.runners.entry_call import call
 from nami_yaml.runners.import_guard import CodeCheck
@@ -59,7 +59,8 @@ def run_in_child(target: str, base_dir: Path, args: Mapping[str, Any], ctx: Runt
                     # Already inside a sandbox: what it starts is contained by this one.
                     "sandbox": (SandboxSettings(mode="off") if sandbox.active else ctx.sandbox).as_mapping()},
     }
-    env = child_environment(ctx.host_env, passthrough=passthrough, protected=ctx.protected_env, scrub=ctx.env_scrub)
+    env = traced_env(child_environment(ctx.host_env, passthrough=passthrough, protected=ctx.protected_env,
+                                       scrub=ctx.env_scrub), ctx.trace)
     try:
         stdin = json.dumps(request, ensure_ascii=False, default=str).encode()
     except ValueError as exc:

@@ -7,6 +7,7 @@ in ``nami_yaml.mcp.client``) and caps what comes back exactly as a Python tool's
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
@@ -31,9 +32,10 @@ class McpReply:
 
 class McpCaller(Protocol):
     def call_tool(self, server: str, tool: str, arguments: dict[str, Any], *, timeout: float,
-                  cancel: CancelToken) -> McpReply:
+                  cancel: CancelToken, trace: Mapping[str, str] | None = None) -> McpReply:
         """Call ``tool`` on ``server``; never raises; returns early (the call cancelled on the server) once
-        ``cancel`` is set or ``timeout`` seconds have passed."""
+        ``cancel`` is set or ``timeout`` seconds have passed. ``trace``: the call's trace context (W3C
+        ``traceparent``), sent with the request when runs are traced."""
         ...
 
     def read_resource(self, server: str, arguments: dict[str, Any], *, timeout: float,
@@ -81,7 +83,8 @@ class McpInvocation:
         if self.runner.action == "read_resource":
             reply = caller.read_resource(server, self.args, timeout=self.timeout, cancel=self.ctx.cancel)
         else:
-            reply = caller.call_tool(server, self.runner.tool, self.args, timeout=self.timeout, cancel=self.ctx.cancel)
+            reply = caller.call_tool(server, self.runner.tool, self.args, timeout=self.timeout, cancel=self.ctx.cancel,
+                                     trace=self.ctx.trace)
         details: dict[str, Any] = {"mcp_server": self.runner.server, **reply.details}
         for flag in ("timed_out", "interrupted", "unavailable"):
             if getattr(reply, flag):

@@ -29,7 +29,7 @@ from nami_yaml.approvals.binding import bind
 from nami_yaml.display import visible_line
 from nami_yaml.model.types import ToolCall
 from nami_yaml.policy.approval import ApprovalRequest
-from nami_yaml.policy.audit import host_secrets, scrub, secret_values
+from nami_yaml.policy.audit import host_secrets, scrub_text, secret_values
 from nami_yaml.registry.executor import PreparedToolCall
 from nami_yaml.registry.groups import LOADER
 from nami_yaml.registry.tool import Tool
@@ -74,12 +74,12 @@ def question_text(request: ApprovalRequest) -> str:
     secrets = sorted({*secret_values(call.arguments), *host_secrets()}, key=len, reverse=True)
     target = getattr(call, "target", None)
     lines = [f"{call.risk} tool {call.name} wants to run" + (f" on target {target}" if target is not None else "")
-             + ":", "  " + visible_line(scrub(call.describe(), secrets))]
+             + ":", "  " + visible_line(scrub_text(call.describe(), secrets))]
     plan = call.plan()
     if plan.get("cwd"):
         lines.append(f"  in {visible_line(str(plan['cwd']))}")
     asked = f"asked by {pending.source}" if pending.source else "asked"
-    lines.append(f"  ({asked}" + (f": {scrub(pending.reason, secrets)}" if pending.reason else "") + ")")
+    lines.append(f"  ({asked}" + (f": {scrub_text(pending.reason, secrets)}" if pending.reason else "") + ")")
     lines.append("Run it?")
     return "\n".join(lines)
 

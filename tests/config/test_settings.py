@@ -13,6 +13,7 @@ from nami_yaml.app.toolset import build_registry
 from nami_yaml.config.effective import env_scrub_rules, protected_env_names
 from nami_yaml.config.prompt import system_prompt
 from nami_yaml.config.settings import load_settings, mask
+from nami_yaml.env_secrets import TELEMETRY_CREDENTIALS
 from nami_yaml.errors import SpecError
 from nami_yaml.project_request import ProjectRequest
 from tests.helpers import write
@@ -111,7 +112,10 @@ def test_protected_names_cover_the_model_key(temp_home: Path, workdir: Path) -> 
     write(workdir / "agent.yaml", "model: {api_key_env: ACME_KEY}\n")
     effective = load_settings(ProjectRequest(env=env_for(temp_home), cwd=workdir))
     # Every provider's key variable too: a project pointing api_key_env elsewhere must not free the real key.
-    assert protected_env_names(effective) == {"NAMI_API_KEY", "OPENAI_API_KEY", "ACME_KEY", "DEEPSEEK_API_KEY"}
+    # And a trace collector's credentials (telemetry): the exporter reads them, no tool ever does.
+    assert protected_env_names(effective) == {"NAMI_API_KEY", "OPENAI_API_KEY", "ACME_KEY", "DEEPSEEK_API_KEY",
+                                              *TELEMETRY_CREDENTIALS}
+    assert {"OTEL_EXPORTER_OTLP_HEADERS", "OTEL_EXPORTER_OTLP_TRACES_HEADERS"} <= TELEMETRY_CREDENTIALS
 
 
 def test_where_points_into_the_file_that_set_a_value(temp_home: Path, workdir: Path) -> None:
