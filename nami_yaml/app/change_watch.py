@@ -26,6 +26,7 @@ from __future__ import annotations
 
 import contextlib
 import os
+import re
 import stat
 import threading
 from collections.abc import Callable, Iterable, Mapping
@@ -43,6 +44,7 @@ if TYPE_CHECKING:
 Identity = tuple[int, int, int, int, int, int]  # device, inode, mode, size, mtime, ctime (ns)
 
 GIT_FILES = ("config", "config.worktree", "commondir", "gitdir")
+BARE_LAYOUT = frozenset({"HEAD", "objects", "refs"})  # what makes git take a folder for a git directory
 MOVED = ".nami-moved"
 MAX_FOLDERS = 20_000  # the workspace's folders searched for new .git entries after a call
 MAX_KEPT_BYTES = 256 * 1024  # a control file up to this size is kept, to be put back if a call changes it
@@ -113,6 +115,10 @@ def control_files(git_entries: Iterable[Path]) -> set[Path]:
         found.update(gitdir / name for name in GIT_FILES)
         with contextlib.suppress(OSError):
             found.update(hook for hook in (gitdir / "hooks").iterdir() if not hook.name.endswith(".sample"))
+        hooks_path = _hooks_path(gitdir)
+        if hooks_path is not None:  # core.hooksPath (husky's .husky/_): those hooks run as .git/hooks' do
+            with contextlib.suppress(OSError):
+                found.update(hook for hook in hooks_path.iterdir() if not hook.name.endswith(".sample"))
         common = gitdir / "commondir"
         if common.is_file() and (target := _pointed(common)) is not None:
             queue.append(target)
@@ -122,6 +128,23 @@ def control_files(git_entries: Iterable[Path]) -> set[Path]:
         # A submodule's folder may itself hold its submodules (modules/a/modules/b), and its name any
         # folder name: a folder of modules/ that is not itself a repository is a path to one.
     return found
+
+
+_HOOKS_PATH = re.compile(r"^\s*hookspath\s*=\s*(.+?)\s*$", re.I | re.M)
+
+
+def _hooks_path(gitdir: Path) -> Path | None:
+    """The folder ``core.hooksPath`` of a repository's config names (relative: to its work tree), if any."""
+    try:
+        text = (gitdir / "config").read_text(encoding="utf-8", errors="replace")[:65536]
+    except OSError:
+        return None
+    match = _HOOKS_PATH.search(text)
+    if match is None:
+        return None
+    value = os.path.expanduser(match.group(1).strip('"'))
+    base = gitdir.parent if gitdir.name == ".git" else gitdir
+    return Path(value) if os.path.isabs(value) else (base / value)
 
 
 class FolderIndex:
@@ -155,7 +178,9 @@ class FolderIndex:
                 subfolders, has_git = self._list(folder)
             listed[folder] = (now, subfolders, has_git)
             if has_git:
-                found.add(Path(folder, ".git"))
+                # A .git, or a folder laid out as a git directory (HEAD, objects/, refs/): the person's own git
+                # takes that for a repository (safe.bareRepository defaults to all) and obeys its config.
+                found.add(Path(folder, ".git") if os.path.lexists(os.path.join(folder, ".git")) else Path(folder))
             pending.extend(os.path.join(folder, name) for name in subfolders)
         self._folders = listed
         return found
@@ -164,16 +189,18 @@ class FolderIndex:
     def _list(folder: str) -> tuple[tuple[str, ...], bool]:
         subfolders: list[str] = []
         has_git = False
+        names: set[str] = set()
         try:
             with os.scandir(folder) as entries:
                 for entry in entries:
+                    names.add(entry.name)
                     if entry.name == ".git":
                         has_git = True
                     elif entry.name not in SKIPPED_FOLDERS and entry.is_dir(follow_symlinks=False):
                         subfolders.append(entry.name)
         except OSError:
             pass
-        return tuple(subfolders), has_git
+        return tuple(subfolders), has_git or names >= BARE_LAYOUT
 
 
 @dataclass(frozen=True)

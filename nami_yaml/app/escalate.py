@@ -1,6 +1,7 @@
 """``sandbox.escalate: ask``: where a person is there to answer, a call the sandbox stopped is offered to
 them to run once more without the sandbox, as an exec call. Never without a person (no approver, or
-``--yes`` answering for nobody), never for a call the policy denies as such, never twice for one call.
+``--yes`` answering for nobody), never for a call the policy denies as such, never twice for one call,
+never for a call whose sandbox masked a program a rule denies (unsandboxed, it would run).
 
 The loop offers every finished call to :func:`rerun_hook`'s hook; runners/sandbox/notice.py decides
 whether the failure is the sandbox's and words the question; the approver asks it.
@@ -36,7 +37,12 @@ def offer(call: PreparedCall, result: ToolResult, approver: Approver,
     person's yes, or None (not the sandbox's doing, escalate is never, the policy denies it, or no)."""
     if not isinstance(call, PreparedToolCall) or "sandbox_failure" not in result.details:
         return None
-    found = escalation(call.sandbox_plan(), result.details, person_present=True)
+    plan = call.sandbox_plan()
+    if plan is not None and plan.masked:
+        # Programs a rule denies were masked in its sandbox: unsandboxed they would run. A deny is never
+        # approved around, so such a call is not offered a rerun without the sandbox.
+        return None
+    found = escalation(plan, result.details, person_present=True)
     if found is None:
         return None
     unsandboxed = call.unsandboxed(found.reason)

@@ -189,3 +189,27 @@ def test_a_call_that_makes_more_folders_than_are_looked_at_is_reported(repo: Pat
     monkeypatch.setattr("nami_yaml.app.change_watch.MAX_FOLDERS", 30)
     events = run_bash("mkdir -p many && cd many && for i in $(seq 1 40); do mkdir d$i; done")
     assert "more than 30 folders" in notices(events)
+
+
+def test_hooks_in_the_folder_core_hooks_path_names_are_undone(repo: Path, tmp_path: Path) -> None:
+    marker = tmp_path / "hook-ran"
+    git(repo, "config", "core.hooksPath", ".githooks")
+    (repo / ".githooks").mkdir()
+    (repo / ".githooks" / "pre-commit").write_text("#!/bin/sh\nexit 0\n")
+    events = run_bash(f"printf '#!/bin/sh\\ntouch {marker}\\n' > .githooks/pre-commit && "
+                      f"printf '#!/bin/sh\\ntouch {marker}\\n' > .githooks/post-commit && chmod +x .githooks/*")
+    assert (repo / ".githooks" / "pre-commit").read_text() == "#!/bin/sh\nexit 0\n"
+    assert not (repo / ".githooks" / "post-commit").exists()
+    assert "pre-commit" in notices(events) and "post-commit" in notices(events)
+
+
+@pytest.mark.parametrize("where", [".", "src"])
+def test_a_folder_laid_out_as_a_git_directory_has_its_config_moved_aside(workdir: Path, temp_home: Path,
+                                                                       where: str) -> None:
+    need_bwrap()
+    need_git()
+    (workdir / "src").mkdir()
+    (workdir / "agent.yaml").write_text("tools: {builtin: [bash]}\n")
+    run_bash(f"cd {where} && mkdir -p objects refs && echo 'ref: refs/heads/main' > HEAD && "
+             "printf '[core]\\n\\tpager = touch /tmp/x\\n' > config")
+    assert not (workdir / where / "config").exists() and (workdir / where / "config.nami-moved").exists()

@@ -4,6 +4,7 @@ reads when the sandbox stopped a call, what the audit log records, the offer to 
 
 from __future__ import annotations
 
+import base64
 import json
 import os
 from pathlib import Path
@@ -230,3 +231,17 @@ def test_a_writes_destination_with_a_tilde_is_judged_in_the_home_folder_too(proj
     assert [r.pending.source for r in person.asked][:1] == ["permissions.exec"]
     assert str(temp_home / "report.txt") in (person.asked[0].call.risk_reason or "")
     assert (temp_home / "report.txt").read_text() == "report\n"  # approved: written where the program writes
+
+
+def test_no_rerun_without_the_sandbox_where_it_masked_a_denied_program(project: Path) -> None:
+    """A deny is never approved around: unsandboxed, the masked program would run."""
+    (project / "agent.yaml").write_text("tools: {builtin: [bash]}\nrules:\n  - {tool: bash, command: [rm], decision: deny}\n")
+    (project / "victim").mkdir()
+    person = Person(rerun=True)
+    # The line never names rm (line reading cannot see it); the mask in the sandbox stops it.
+    encoded = base64.b64encode(f"rm -rf victim; {WRITE_OUTSIDE}\n".encode()).decode()
+    command = f"echo {encoded} | base64 -d > clean.sh && bash clean.sh"
+    with FakeOpenAIServer([tool_calls(call("bash", {"command": command})), text("ok")]) as server:
+        run(server, approve=person)
+    assert (project / "victim").is_dir() and not OUTSIDE.exists()
+    assert len(person.asked) == 1 and person.asked[0].pending.source != "sandbox.escalate"  # none offered
