@@ -170,6 +170,9 @@ class Waiting:
     def take(self) -> Decision | None:
         """Take the answers written since the last look: a deny ends the wait (any deny wins); approvals by
         enough different people end it too. None: wait on."""
+        # Every new answer is read before any decides: an approval and a deny that came in together end as
+        # the deny (any deny wins), whatever order their names sort in.
+        decisions: list[Decision] = []
         for name in self.folder.answers(self.id):
             if name in self.seen:
                 continue
@@ -179,8 +182,9 @@ class Waiting:
                 continue
             decided = self._take_one(name, stored.data, stored.owner)
             if decided is not None:
-                return decided
-        return None
+                decisions.append(decided)
+        denied = [decision for decision in decisions if decision.action == "deny"]
+        return denied[0] if denied else (decisions[0] if decisions else None)
 
     def _take_one(self, name: str, data: Mapping[str, Any], owner: int) -> Decision | None:
         nonce = name[len(self.id) + len(".answer."):-len(".json")]

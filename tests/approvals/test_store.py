@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import hashlib
 import os
 import time
 from pathlib import Path
@@ -49,3 +50,20 @@ def test_old_answered_approvals_and_receipts_are_pruned(tmp_path: Path) -> None:
 def test_a_queue_never_made_is_an_empty_one(tmp_path: Path) -> None:
     folder = QueueFolder.open(str(tmp_path / "never"), create=False)
     assert folder.listing() == [] and not folder.path.exists()
+
+
+def test_an_approval_and_a_deny_that_arrive_together_end_as_the_deny(tmp_path: Path) -> None:
+    """Any deny wins, whatever order the answers' names sort in (a red team's race)."""
+    from nami_yaml.approvals.binding import Binding
+    from nami_yaml.approvals.queue import Waiting
+
+    folder = QueueFolder.open(str(tmp_path / "q"))
+    binding = Binding({"tool": "abc"})
+    waiting = Waiting(folder, {"id": "abcdef012345"}, binding, required=1, expires=900, approvers={
+        "alice": hashlib.sha256(b"alice-token").hexdigest()})
+    uid = os.getuid()
+    answer = {"id": "abcdef012345", "digest": binding.digest, "uid": uid}
+    folder.create("abcdef012345.answer.00aaaa.json", {**answer, "answer": "approve", "token": "alice-token"}, 0o600)
+    folder.create("abcdef012345.answer.ffffff.json", {**answer, "answer": "deny", "reason": "not on prod"}, 0o600)
+    decided = waiting.take()
+    assert decided is not None and decided.action == "deny" and decided.reason == "not on prod"
