@@ -500,9 +500,11 @@ def test_a_path_folder_under_home_runs_with_its_installation(ctx: RuntimeContext
     (tool / "bin" / "hello").write_text(f"#!/bin/sh\ncat {tool}/versions/data\n")
     (tool / "bin" / "hello").chmod(0o755)
     (temp_home / "private.txt").write_text("PRIVATE\n")
+    (tool / "credentials.json").write_text("TOOL-TOKEN\n")  # beside bin/, as ~/.pulumi keeps its token
     on_path = replace(ctx, host_env={**ctx.host_env, "PATH": f"{tool / 'bin'}:{ctx.host_env.get('PATH', '')}"})
-    result = bash("hello; cat ~/private.txt", ctx=on_path)
+    result = bash(f"hello; cat ~/private.txt {tool}/credentials.json", ctx=on_path)
     assert "FROM THE INSTALLATION" in result.content and "PRIVATE" not in result.content
+    assert "TOOL-TOKEN" not in result.content  # of the installation only what runs: not the folder whole
     # Shown read-only: a call cannot add a program there for the calls after it.
     assert "Read-only file system" in bash(f"echo x > {tool}/bin/other", ctx=on_path).content
 

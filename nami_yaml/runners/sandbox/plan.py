@@ -76,6 +76,9 @@ CREDENTIAL_VARIABLES = (
 # ~/.pyenv/shims, ~/go for ~/go/bin, an nvm node for .../bin), shown with it: the shims and programs
 # there run what is beside them (pyenv's versions and libexec, node's lib/node_modules).
 INSTALLATION_BINS = ("bin", "shims", "sbin")
+# What of an installation is shown with its bin/shims: pyenv's and rbenv's versions, libexec and version file,
+# node's and go's lib and pkg, the bin and shims beside each other.
+INSTALLATION_PARTS = ("bin", "shims", "sbin", "lib", "lib64", "libexec", "versions", "version", "pkg", "plugins")
 # Never shown as an installation: home itself (~/bin) and ~/.local, of which only lib/ goes with its bin/
 # (pip --user scripts import from there); ~/.local/share and ~/.local/state hold keyrings and nami's own.
 _SHARED_PARENTS = (".local",)
@@ -330,7 +333,12 @@ def _home_shown(path: str, home: Path) -> tuple[Path, ...]:
         found.append(real)
         parent = real.parent
         if real.name in INSTALLATION_BINS and parent != home:
-            found.append(parent / "lib" if parent.name in _SHARED_PARENTS and parent.parent == home else parent)
+            if parent.name in _SHARED_PARENTS and parent.parent == home:
+                found.append(parent / "lib")
+            else:
+                # Of the installation, the parts a program there runs or loads, never the whole folder: beside
+                # ~/.pulumi/bin lies credentials.json, beside ~/.config/bin all of ~/.config.
+                found += [parent / part for part in INSTALLATION_PARTS]
     return tuple(_existing(found))
 
 
