@@ -27,7 +27,9 @@ from __future__ import annotations
 import contextlib
 import os
 import re
+import shutil
 import stat
+import subprocess
 import threading
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
@@ -128,6 +130,27 @@ def control_files(git_entries: Iterable[Path]) -> set[Path]:
         # A submodule's folder may itself hold its submodules (modules/a/modules/b), and its name any
         # folder name: a folder of modules/ that is not itself a repository is a path to one.
     return found
+
+
+def submodule_paths(git: Path) -> list[str]:
+    """The paths of the submodules (gitlinks) a repository's index names, read by git itself with nothing of
+    the repository's configuration that runs a program (no fsmonitor, hooks, pager); [] where git cannot."""
+    if not git.is_dir() or shutil.which("git") is None:
+        return []
+    env = {"PATH": os.environ.get("PATH", "/usr/bin:/bin"), "GIT_CONFIG_NOSYSTEM": "1", "GIT_CONFIG_GLOBAL": os.devnull,
+           "HOME": os.devnull, "LC_ALL": "C"}
+    argv = ["git", "--no-pager", "-c", "core.fsmonitor=false", "-c", f"core.hooksPath={os.devnull}",
+            f"--git-dir={git}", f"--work-tree={git.parent}", "ls-files", "--stage", "-z"]
+    try:
+        listed = subprocess.run(argv, capture_output=True, env=env, timeout=10, check=False, stdin=subprocess.DEVNULL)
+    except (OSError, subprocess.TimeoutExpired):
+        return []
+    paths = []
+    for record in listed.stdout.split(b"\0"):
+        head, _, path = record.partition(b"\t")
+        if head.startswith(b"160000 ") and path:
+            paths.append(os.fsdecode(path))
+    return paths
 
 
 _HOOKS_PATH = re.compile(r"^\s*hookspath\s*=\s*(.+?)\s*$", re.I | re.M)
@@ -299,6 +322,8 @@ class ChangeWatch:
         self.project = project
         self._lock = threading.Lock()
         self._folders = FolderIndex(project.workspace)
+        self._index_seen: Identity | None = None
+        self._links: set[Path] = set()
         self._git = {path: _keep(path) for path in self._git_files()}
         self._folders_below: list[Path] | None = None  # the folders trust walks, listed once
         self._folder_state: dict[Path, Identity | None] | None = None
@@ -314,7 +339,18 @@ class ChangeWatch:
         outer = repository_of(self.project.workspace)
         if outer is not None:
             entries.add(outer)
+            # A submodule the index names may sit where the folder walk does not go (node_modules): its
+            # .git is watched wherever the index puts it (the index is writable in the sandbox).
+            entries.update(self._gitlinks(outer))
         return control_files(entries)
+
+    def _gitlinks(self, git: Path) -> set[Path]:
+        index = git / "index"
+        now = identity(index)
+        if now != self._index_seen:
+            self._index_seen = now
+            self._links = {git.parent / path / ".git" for path in submodule_paths(git)} if now else set()
+        return self._links
 
     def _code_state(self) -> dict[Path, Identity | None]:
         """Each covered file's identity. The walk is done again only where a folder changed (a file added,

@@ -213,3 +213,13 @@ def test_a_folder_laid_out_as_a_git_directory_has_its_config_moved_aside(workdir
     run_bash(f"cd {where} && mkdir -p objects refs && echo 'ref: refs/heads/main' > HEAD && "
              "printf '[core]\\n\\tpager = touch /tmp/x\\n' > config")
     assert not (workdir / where / "config").exists() and (workdir / where / "config.nami-moved").exists()
+
+
+def test_a_submodule_planted_in_a_folder_nami_does_not_walk_is_undone(repo: Path, tmp_path: Path) -> None:
+    """The index names it (writable in the sandbox); the folder walk skips node_modules."""
+    marker = tmp_path / "fsmonitor-ran"
+    run_bash(f"mkdir -p node_modules/evil && cd node_modules/evil && git init -q && "
+             f"git config core.fsmonitor 'touch {marker}' && cd ../.. && "
+             "git update-index --add --cacheinfo 160000,0123456789abcdef0123456789abcdef01234567,node_modules/evil")
+    assert not fsmonitor_runs(repo, marker)
+    assert (repo / "node_modules" / "evil" / ".git" / "config.nami-moved").exists()
