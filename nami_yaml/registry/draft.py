@@ -19,7 +19,7 @@ from nami_yaml.sandbox_settings import SandboxSettings
 from nami_yaml.spec.validate import schema
 from nami_yaml.spec.yamlpos import Document, JsonPath
 
-RUNNER_KEYS = ("command", "script", "entrypoint")
+RUNNER_KEYS = ("command", "pipeline", "script", "entrypoint")
 NO_PARAMETERS: dict[str, Any] = {"type": "object", "properties": {}}
 
 
@@ -131,6 +131,20 @@ class ToolDraft:
     @property
     def runner_key(self) -> str | None:
         return self.runner[1] if self.runner else None
+
+    @property
+    def argvs(self) -> list[tuple[JsonPath, list[Any]]]:
+        """The argv templates of a ``command:`` (one) or a ``pipeline:`` (one per stage), each with its path
+        in the tool: every check of an argv applies to each of them alike."""
+        key = self.runner_key
+        value = self.raw.get(key) if key else None
+        if not isinstance(value, list) or key is None:
+            return []
+        if self.runner_kind == "command":
+            return [((key,), value)]
+        if self.runner_kind == "pipeline":
+            return [((key, index), stage) for index, stage in enumerate(value) if isinstance(stage, list)]
+        return []
 
     def text(self, key: str) -> str | None:
         value = self.raw.get(key)

@@ -20,6 +20,7 @@ from nami_yaml.registry.tool import Tool
 from nami_yaml.runners.command import CommandRunner
 from nami_yaml.runners.entrypoint import EntrypointRunner
 from nami_yaml.runners.options import DocSource, OutputShape, ProcessOptions
+from nami_yaml.runners.pipeline import PipelineRunner
 from nami_yaml.runners.script import ScriptRunner
 from nami_yaml.runtime import TargetSet
 from nami_yaml.sandbox_settings import SandboxNeeds
@@ -193,7 +194,8 @@ def _output_shape(output: dict[str, Any] | None) -> OutputShape | None:
     if not output:
         return None
     return OutputShape(format=output.get("format", "text"), select=output.get("select"),
-                       max_items=output.get("max_items"), schema=output.get("schema"))
+                       max_items=output.get("max_items"), schema=output.get("schema"), grep=output.get("grep"),
+                       lines=output.get("lines"), head=output.get("head"), tail=output.get("tail"))
 
 
 def _runner(raw: dict[str, Any], kind: str, file: Path, targeted: bool) -> Any:
@@ -205,6 +207,8 @@ def _runner(raw: dict[str, Any], kind: str, file: Path, targeted: bool) -> Any:
     if kind == "script":
         return ScriptRunner(raw["script"], _process_options(raw, file), frozenset(properties),
                             frozenset(raw.get("allow_dash", ())))
+    if kind == "pipeline":
+        return PipelineRunner(raw["pipeline"], _process_options(raw, file), frozenset(raw.get("allow_dash", ())))
     return CommandRunner(raw["command"], _process_options(raw, file), frozenset(raw.get("allow_dash", ())))
 
 

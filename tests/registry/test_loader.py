@@ -291,7 +291,7 @@ def test_a_broken_runner_does_not_hide_the_other_problems(workdir: Path) -> None
     text = ("name: t\ndescription: d\nparameters: {type: object, properties: {a: {type: boolean, default: 1}}}\n"
             "comand: [echo, '{b}']\ncwd: ../x\n")
     assert findings(workdir, text) == [
-        "$: error: missing runner: a tool needs one of command, script or entrypoint",
+        "$: error: missing runner: a tool needs one of command, pipeline, script or entrypoint",
         "$.parameters.properties.a: warning: parameter 'a' is never used by the command or stdin",
         "$.parameters.properties.a.default: error: default 1 is not valid for this parameter: expected boolean, "
         "got integer 1",
