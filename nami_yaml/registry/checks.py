@@ -134,7 +134,7 @@ def check_unused_parameters(draft: ToolDraft) -> None:
     stdin = draft.text("stdin")
     used = set(template_refs(stdin)) if stdin else set()
     used |= output_refs(draft.raw.get("output"))
-    if kind in ("command", "pipeline"):
+    if kind in ("command", "pipeline") and draft.argvs:
         used |= {name for _, argv in draft.argvs for name in command_refs(argv)}
     elif kind == "script" and isinstance(runner, str):
         if ARGS_VARIABLE in runner:

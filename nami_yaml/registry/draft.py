@@ -59,7 +59,7 @@ class ToolDraft:
         """
         if key in self.raw:
             return key
-        known = _known_keys()
+        known = known_tool_keys()
         for candidate in self.raw:
             if candidate not in known and difflib.get_close_matches(candidate, known, n=1, cutoff=0.6) == [key]:
                 return candidate
@@ -164,5 +164,5 @@ def schema_types(parameter: dict[str, Any]) -> set[str]:
 
 
 @cache
-def _known_keys() -> tuple[str, ...]:
+def known_tool_keys() -> tuple[str, ...]:
     return tuple(schema("tool")["$defs"]["tool"]["properties"])

@@ -14,7 +14,8 @@ from typing import Any
 from nami_yaml.errors import Problem, only_errors
 from nami_yaml.paths import path_for_messages, walked
 from nami_yaml.registry.checks import TOOL_CHECKS
-from nami_yaml.registry.draft import Host, ToolDraft
+from nami_yaml.registry.draft import Host, ToolDraft, known_tool_keys
+from nami_yaml.registry.shared_parts import DEFAULTS_KEY, DEFS_KEY, check_shared, completed
 from nami_yaml.registry.targets import TARGET_PARAMETER, with_target_parameter
 from nami_yaml.registry.tool import Tool
 from nami_yaml.runners.command import CommandRunner
@@ -85,8 +86,11 @@ def _load_file(path: Path, builtin: bool, host: Host | None, targets: TargetSet,
         return [], problems
     found = []
     for where, entry in _entries(doc, problems):
+        shared_problems: list[Problem] = []  # the tool's own: they keep it from loading
+        if where:
+            entry = completed(doc, doc.value, where, entry, known_tool_keys(), shared_problems)
         draft = ToolDraft(doc, where, entry, path, problems, host, targets)
-        tool = _build_tool(draft, builtin)
+        tool = _build_tool(draft, builtin, shared_problems)
         if tool is not None:
             found.append(_Found(tool, doc.problem((*where, "name"), "")))
     return found, problems
@@ -102,9 +106,10 @@ def _entries(doc: Document, problems: list[Problem]) -> list[tuple[JsonPath, dic
     if "tools" not in value:
         return [((), value)]
     for key in value:
-        if key not in ("tools", SCHEMA_KEY):
-            problems.append(doc.problem((key,), f"unknown key '{key}' next to `tools:`; "
-                                                "put it inside a tool of the list", key=True))
+        if key not in ("tools", SCHEMA_KEY, DEFAULTS_KEY, DEFS_KEY):
+            problems.append(doc.problem((key,), f"unknown key '{key}' next to `tools:`; put it inside a tool of "
+                                                "the list, or in `defaults:` for all of them", key=True))
+    check_shared(doc, value, known_tool_keys(), problems)
     listed = value["tools"]
     if not isinstance(listed, list) or not listed:
         problems.append(doc.problem(("tools",), "`tools:` must be a non-empty list of tools"))
@@ -118,10 +123,12 @@ def _entries(doc: Document, problems: list[Problem]) -> list[tuple[JsonPath, dic
     return entries
 
 
-def _build_tool(draft: ToolDraft, builtin: bool) -> Tool | None:
-    """Run the schema and every check on one tool; build it only if none of them found an error."""
+def _build_tool(draft: ToolDraft, builtin: bool, found: Iterable[Problem] = ()) -> Tool | None:
+    """Run the schema and every check on one tool; build it only if none of them (nor ``found``, the
+    problems of its shared parts) found an error."""
     raw = draft.raw
     before = len(draft.problems)
+    draft.problems.extend(found)
     # A command written as one string gets its own message (showing the list it should be) from the checks.
     shown = {k: v for k, v in raw.items() if not (k == "command" and isinstance(v, str))}
     if not tool_surely_valid(shown):

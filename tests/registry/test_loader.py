@@ -88,7 +88,8 @@ def test_the_good_tools_of_a_file_still_load_when_another_is_broken(workdir: Pat
 
 def test_keys_next_to_tools_are_refused(workdir: Path) -> None:
     text = "risk: read\ntools:\n  - {name: a, description: d, command: [echo]}\n"
-    assert messages(workdir, text) == ["$.risk: unknown key 'risk' next to `tools:`; put it inside a tool of the list"]
+    assert messages(workdir, text) == ["$.risk: unknown key 'risk' next to `tools:`; put it inside a tool of the list, "
+                                          "or in `defaults:` for all of them"]
     assert messages(workdir, "tools: []\n") == ["$.tools: `tools:` must be a non-empty list of tools"]
 
 
