@@ -55,6 +55,7 @@ The tree (module relative to ``nami_yaml``; what becomes of it)::
     +-- Silent .................... model.assembly          inside the client: becomes a ModelError
     +-- PatternTimeout ............ registry.patterns       the call's validation error (a tool result)
     +-- ChildFailed ............... runners.pychild         a builtin's helper process failed: a tool result
+    +-- GrepTimeout ............... runners.filters         output.grep ran too long: the output shown as it is
     +-- _TooLarge ................. spec.yamlpos            a Problem (YAML too large): SpecError, exit 2
     +-- ValueError
     |   +-- MatcherError .......... policy.matchers         a rule's bad matcher: a Problem, SpecError, exit 2

@@ -492,7 +492,7 @@ def _key(call: PreparedCall) -> str:
 
 def _could_write(call: PreparedCall) -> bool:
     """A call of a built-in that only reads in nami's own process changes nothing; every other one might."""
-    return not (call.risk == "read" and call.kind not in ("command", "script"))
+    return not (call.risk == "read" and call.kind not in ("command", "pipeline", "script"))
 
 
 # -- a project's watch ----------------------------------------------------------------------------------

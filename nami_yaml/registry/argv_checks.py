@@ -41,11 +41,6 @@ _SHELL_TOKENS = frozenset({"|", "||", "&&", ";", ">", ">>", "<", "&", "2>&1"})
 _PLAIN = re.compile(r"[A-Za-z0-9_./@%+=~^:-]+")
 
 
-def _argv(draft: ToolDraft) -> list[Any] | None:
-    if draft.runner_kind != "command" or draft.runner_key is None:
-        return None
-    value = draft.raw.get(draft.runner_key)
-    return value if isinstance(value, list) else None
 
 
 def template_refs(template: str) -> list[str]:
@@ -106,15 +101,15 @@ def _flow_item(item: str) -> str:
 
 
 def check_command(draft: ToolDraft) -> None:
-    argv = _argv(draft)
-    if argv is None:
-        return
-    key = draft.runner_key
-    assert key is not None
+    for key, argv in draft.argvs:
+        _check_argv(draft, key, argv)
+
+
+def _check_argv(draft: ToolDraft, key: tuple[str | int, ...], argv: list[Any]) -> None:
     repeating = _repeating_groups(draft, argv)
     starts: dict[str, tuple[str | int, ...]] = {}
     for index_path, template, depth in walk_argv(argv):
-        where = (key, *index_path)
+        where = (*key, *index_path)
         names = check_placeholders(draft, where, template)
         try:
             pieces = parse(template)
@@ -168,18 +163,18 @@ def _repeating_groups(draft: ToolDraft, argv: list[Any]) -> dict[ArgvPath, set[s
             for path, group in walk_groups(argv)}
 
 
-def _check_groups(draft: ToolDraft, key: str, argv: list[Any], repeating: dict[ArgvPath, set[str]]) -> None:
+def _check_groups(draft: ToolDraft, key: tuple[str | int, ...], argv: list[Any], repeating: dict[ArgvPath, set[str]]) -> None:
     for path, group in walk_groups(argv):
         try:
             switched = bool(group_switches(group))
         except TemplateError:
             switched = True  # the malformed element is reported on its own
         if not switched:
-            draft.error((key, *path), "an optional group needs a {parameter} of its own that switches it on")
+            draft.error((*key, *path), "an optional group needs a {parameter} of its own that switches it on")
         arrays = list(dict.fromkeys(n for n in whole_element_refs_safe(group) if n in repeating[path]))
         if len(arrays) > 1:
             listed = " and ".join(f"'{name}'" for name in arrays)
-            draft.error((key, *path), f"an optional group repeats once per item of one array; {listed} are both "
+            draft.error((*key, *path), f"an optional group repeats once per item of one array; {listed} are both "
                                       f"arrays: put each in a group of its own")
 
 
@@ -253,15 +248,19 @@ def command_refs(argv: list[Any]) -> set[str]:
 
 
 def check_program(draft: ToolDraft) -> None:
-    """Warn when the program is not installed here: the machine that runs the tool may still have it."""
-    argv = _argv(draft)
+    """Warn when a program is not installed here: the machine that runs the tool may still have it."""
+    for key, argv in draft.argvs:
+        _check_program(draft, key, argv)
+
+
+def _check_program(draft: ToolDraft, key: tuple[str | int, ...], argv: list[Any]) -> None:
     host = draft.host
     if host is None or not argv or not is_element(argv[0]):
         return
     program = str(argv[0])
     if template_refs(program) or "{" in program:
         return
-    where = (draft.runner_key or "command", 0)
+    where = (*key, 0)
     if os.sep in program:
         cwd = draft.text("cwd") or "."
         target = Path(program) if os.path.isabs(program) else host.workspace / cwd / program
@@ -274,11 +273,7 @@ def check_program(draft: ToolDraft) -> None:
 
 def check_code_arguments(draft: ToolDraft) -> None:
     """``[sh, -c, "echo {x}"]`` is shell injection by the author's hand: refused, pointing to ``script:``."""
-    argv = _argv(draft)
-    if argv is None:
-        return
-    key = draft.runner_key
-    elements = [((key, *where), template) for where, template, _ in walk_argv(argv)]
+    elements = [((*key, *where), template) for key, argv in draft.argvs for where, template, _ in walk_argv(argv)]
     for where, message in code_placeholders(elements, draft.properties):
         draft.error(where, message)
 

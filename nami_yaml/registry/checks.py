@@ -10,6 +10,7 @@ from __future__ import annotations
 import os
 import re
 from collections.abc import Callable
+from typing import Any
 
 from nami_yaml.paths import path_for_messages
 from nami_yaml.registry.argv_checks import (
@@ -37,6 +38,7 @@ from nami_yaml.registry.schema_keywords import check_schema_keywords
 from nami_yaml.registry.target_checks import check_script_target_vars, check_target, check_target_placeholders
 from nami_yaml.registry.targets import TARGET_PARAMETER
 from nami_yaml.runners.entrypoint import CONTEXT_PARAMETER
+from nami_yaml.runners.filters import select_refs
 from nami_yaml.runners.script import ARGS_VARIABLE, parameter_name_problem
 from nami_yaml.spec.validate import did_you_mean
 
@@ -45,7 +47,7 @@ ToolCheck = Callable[[ToolDraft], None]
 
 def check_runner(draft: ToolDraft) -> None:
     if not draft.runners:
-        draft.error((), "missing runner: a tool needs one of command, script or entrypoint")
+        draft.error((), "missing runner: a tool needs one of command, pipeline, script or entrypoint")
     elif len(draft.runners) > 1:
         draft.error((draft.runners[1],), f"a tool has exactly one runner; found {' and '.join(draft.runners)}",
                     key=True)
@@ -93,7 +95,7 @@ def check_cwd(draft: ToolDraft) -> None:
 
 def check_stdin(draft: ToolDraft) -> None:
     stdin = draft.text("stdin")
-    if stdin is not None and draft.runner_kind in ("command", "script"):
+    if stdin is not None and draft.runner_kind in ("command", "pipeline", "script"):
         check_placeholders(draft, ("stdin",), stdin)
 
 
@@ -113,6 +115,17 @@ def check_entrypoint_context(draft: ToolDraft) -> None:
                     key=True)
 
 
+def output_refs(output: Any) -> set[str]:
+    """The parameters an ``output:`` uses: in its select and its line filters."""
+    if not isinstance(output, dict):
+        return set()
+    used = set(select_refs(output["select"])) if isinstance(output.get("select"), str) else set()
+    for key in ("grep", "lines", "head", "tail"):
+        if isinstance(output.get(key), str):
+            used |= set(template_refs(output[key]))
+    return used
+
+
 def check_unused_parameters(draft: ToolDraft) -> None:
     """A required parameter the command never uses is an error (every call would carry it for nothing);
     an optional one a warning. Entry points receive every argument, so they use them all."""
@@ -120,8 +133,9 @@ def check_unused_parameters(draft: ToolDraft) -> None:
     runner = draft.raw.get(draft.runner_key) if draft.runner_key else None
     stdin = draft.text("stdin")
     used = set(template_refs(stdin)) if stdin else set()
-    if kind == "command" and isinstance(runner, list):
-        used |= command_refs(runner)
+    used |= output_refs(draft.raw.get("output"))
+    if kind in ("command", "pipeline") and draft.argvs:
+        used |= {name for _, argv in draft.argvs for name in command_refs(argv)}
     elif kind == "script" and isinstance(runner, str):
         if ARGS_VARIABLE in runner:
             return  # the script reads the arguments from $NAMI_ARGS (jq, python): no telling which
@@ -133,8 +147,8 @@ def check_unused_parameters(draft: ToolDraft) -> None:
     for name in draft.properties:
         if name in used or (name == TARGET_PARAMETER and draft.targeted):
             continue  # a target is used by running there, whether or not the command names it
-        what = "the command or stdin" if kind == "command" else "the script or stdin"
-        if name in draft.required and kind == "command":
+        what = f"the {kind} or stdin"
+        if name in draft.required and kind in ("command", "pipeline"):
             draft.error(draft.parameter_path(name), f"required parameter '{name}' is never used by {what}", key=True)
         else:
             draft.warn(draft.parameter_path(name), f"parameter '{name}' is never used by {what}", key=True)

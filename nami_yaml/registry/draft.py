@@ -19,7 +19,7 @@ from nami_yaml.sandbox_settings import SandboxSettings
 from nami_yaml.spec.validate import schema
 from nami_yaml.spec.yamlpos import Document, JsonPath
 
-RUNNER_KEYS = ("command", "script", "entrypoint")
+RUNNER_KEYS = ("command", "pipeline", "script", "entrypoint")
 NO_PARAMETERS: dict[str, Any] = {"type": "object", "properties": {}}
 
 
@@ -59,7 +59,7 @@ class ToolDraft:
         """
         if key in self.raw:
             return key
-        known = _known_keys()
+        known = known_tool_keys()
         for candidate in self.raw:
             if candidate not in known and difflib.get_close_matches(candidate, known, n=1, cutoff=0.6) == [key]:
                 return candidate
@@ -132,6 +132,20 @@ class ToolDraft:
     def runner_key(self) -> str | None:
         return self.runner[1] if self.runner else None
 
+    @property
+    def argvs(self) -> list[tuple[JsonPath, list[Any]]]:
+        """The argv templates of a ``command:`` (one) or a ``pipeline:`` (one per stage), each with its path
+        in the tool: every check of an argv applies to each of them alike."""
+        key = self.runner_key
+        value = self.raw.get(key) if key else None
+        if not isinstance(value, list) or key is None:
+            return []
+        if self.runner_kind == "command":
+            return [((key,), value)]
+        if self.runner_kind == "pipeline":
+            return [((key, index), stage) for index, stage in enumerate(value) if isinstance(stage, list)]
+        return []
+
     def text(self, key: str) -> str | None:
         value = self.raw.get(key)
         return value if isinstance(value, str) else None
@@ -150,5 +164,5 @@ def schema_types(parameter: dict[str, Any]) -> set[str]:
 
 
 @cache
-def _known_keys() -> tuple[str, ...]:
+def known_tool_keys() -> tuple[str, ...]:
     return tuple(schema("tool")["$defs"]["tool"]["properties"])

@@ -35,12 +35,11 @@ def check_foreign_spellings(draft: ToolDraft) -> None:
     key = draft.runner_key
     templates: list[tuple[tuple[str | int, ...], str, str]] = []  # where, text, how a value is written there
     runner = draft.raw.get(key) if key else None
-    if draft.runner_kind == "command" and isinstance(runner, list):
-        templates += [((key, *path), text, "{%s}") for path, text, _ in walk_argv(runner)]  # type: ignore[misc]
+    templates += [((*at, *path), text, "{%s}") for at, argv in draft.argvs for path, text, _ in walk_argv(argv)]
     if draft.runner_kind == "script" and isinstance(runner, str):
         _check_script(draft, runner)
     stdin = draft.text("stdin")
-    if stdin is not None and draft.runner_kind in ("command", "script"):
+    if stdin is not None and draft.runner_kind in ("command", "pipeline", "script"):
         templates.append((("stdin",), stdin, "{%s}"))
     for where, text, spelling in templates:
         _check_template(draft, where, text, spelling)

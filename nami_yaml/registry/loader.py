@@ -14,12 +14,14 @@ from typing import Any
 from nami_yaml.errors import Problem, only_errors
 from nami_yaml.paths import path_for_messages, walked
 from nami_yaml.registry.checks import TOOL_CHECKS
-from nami_yaml.registry.draft import Host, ToolDraft
+from nami_yaml.registry.draft import Host, ToolDraft, known_tool_keys
+from nami_yaml.registry.shared_parts import DEFAULTS_KEY, DEFS_KEY, check_shared, completed
 from nami_yaml.registry.targets import TARGET_PARAMETER, with_target_parameter
 from nami_yaml.registry.tool import Tool
 from nami_yaml.runners.command import CommandRunner
 from nami_yaml.runners.entrypoint import EntrypointRunner
 from nami_yaml.runners.options import DocSource, OutputShape, ProcessOptions
+from nami_yaml.runners.pipeline import PipelineRunner
 from nami_yaml.runners.script import ScriptRunner
 from nami_yaml.runtime import TargetSet
 from nami_yaml.sandbox_settings import SandboxNeeds
@@ -82,8 +84,11 @@ def _load_file(path: Path, builtin: bool, host: Host | None, targets: TargetSet,
         return [], problems
     found = []
     for where, entry in _entries(doc, problems):
+        shared_problems: list[Problem] = []  # the tool's own: they keep it from loading
+        if where:
+            entry = completed(doc, doc.value, where, entry, known_tool_keys(), shared_problems)
         draft = ToolDraft(doc, where, entry, path, problems, host, targets)
-        tool = _build_tool(draft, builtin)
+        tool = _build_tool(draft, builtin, shared_problems)
         if tool is not None:
             found.append(_Found(tool, doc.problem((*where, "name"), "")))
     return found, problems
@@ -99,9 +104,10 @@ def _entries(doc: Document, problems: list[Problem]) -> list[tuple[JsonPath, dic
     if "tools" not in value:
         return [((), value)]
     for key in value:
-        if key not in ("tools", SCHEMA_KEY):
-            problems.append(doc.problem((key,), f"unknown key '{key}' next to `tools:`; "
-                                                "put it inside a tool of the list", key=True))
+        if key not in ("tools", SCHEMA_KEY, DEFAULTS_KEY, DEFS_KEY):
+            problems.append(doc.problem((key,), f"unknown key '{key}' next to `tools:`; put it inside a tool of "
+                                                "the list, or in `defaults:` for all of them", key=True))
+    check_shared(doc, value, known_tool_keys(), problems)
     listed = value["tools"]
     if not isinstance(listed, list) or not listed:
         problems.append(doc.problem(("tools",), "`tools:` must be a non-empty list of tools"))
@@ -115,10 +121,12 @@ def _entries(doc: Document, problems: list[Problem]) -> list[tuple[JsonPath, dic
     return entries
 
 
-def _build_tool(draft: ToolDraft, builtin: bool) -> Tool | None:
-    """Run the schema and every check on one tool; build it only if none of them found an error."""
+def _build_tool(draft: ToolDraft, builtin: bool, found: Iterable[Problem] = ()) -> Tool | None:
+    """Run the schema and every check on one tool; build it only if none of them (nor ``found``, the
+    problems of its shared parts) found an error."""
     raw = draft.raw
     before = len(draft.problems)
+    draft.problems.extend(found)
     # A command written as one string gets its own message (showing the list it should be) from the checks.
     shown = {k: v for k, v in raw.items() if not (k == "command" and isinstance(v, str))}
     if not tool_surely_valid(shown):
@@ -191,7 +199,8 @@ def _output_shape(output: dict[str, Any] | None) -> OutputShape | None:
     if not output:
         return None
     return OutputShape(format=output.get("format", "text"), select=output.get("select"),
-                       max_items=output.get("max_items"), schema=output.get("schema"))
+                       max_items=output.get("max_items"), schema=output.get("schema"), grep=output.get("grep"),
+                       lines=output.get("lines"), head=output.get("head"), tail=output.get("tail"))
 
 
 def _runner(raw: dict[str, Any], kind: str, file: Path, targeted: bool) -> Any:
@@ -203,6 +212,8 @@ def _runner(raw: dict[str, Any], kind: str, file: Path, targeted: bool) -> Any:
     if kind == "script":
         return ScriptRunner(raw["script"], _process_options(raw, file), frozenset(properties),
                             frozenset(raw.get("allow_dash", ())))
+    if kind == "pipeline":
+        return PipelineRunner(raw["pipeline"], _process_options(raw, file), frozenset(raw.get("allow_dash", ())))
     return CommandRunner(raw["command"], _process_options(raw, file), frozenset(raw.get("allow_dash", ())))
 
 

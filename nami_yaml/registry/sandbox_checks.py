@@ -55,11 +55,13 @@ def _programs(draft: ToolDraft) -> list[tuple[str | None, tuple[str | None, ...]
     runner = draft.raw.get(draft.runner_key or "")
     if draft.runner_kind == "script" and isinstance(runner, str):
         return script_programs(runner)
-    if draft.runner_kind != "command" or not isinstance(runner, list) or not runner:
-        return []
-    # A placeholder or an optional group is no known word: "{}" (never a subcommand the table names).
-    words = [w if isinstance(w, str) and "{" not in w else "{}" for w in runner]
-    return programs_in(words) if words[0] != "{}" else []
+    found: list[tuple[str | None, tuple[str | None, ...]]] = []
+    for _, argv in draft.argvs:
+        # A placeholder or an optional group is no known word: "{}" (never a subcommand the table names).
+        words = [w if isinstance(w, str) and "{" not in w else "{}" for w in argv]
+        if words and words[0] != "{}":
+            found += programs_in(words)
+    return found
 
 
 def _listed(value: Any) -> list[Any]:

@@ -37,10 +37,8 @@ def check_target(draft: ToolDraft) -> None:
 def check_target_placeholders(draft: ToolDraft) -> None:
     """``{target.NAME}`` only in a targeted tool; outside an optional group, a var every target has (an
     ``optional`` tool also runs where no target is declared, so there it always needs a group)."""
-    key = draft.runner_key
-    argv = draft.raw.get(key) if draft.runner_kind == "command" and key else None
-    elements = [((key, *path), template, depth) for path, template, depth in walk_argv(argv)] \
-        if isinstance(argv, list) else []
+    elements = [((*key, *path), template, depth) for key, argv in draft.argvs
+                for path, template, depth in walk_argv(argv)]
     stdin = draft.text("stdin")
     if stdin is not None:
         elements.append((("stdin",), stdin, -1))  # a missing var renders as nothing there

@@ -6,7 +6,7 @@ import os
 import re
 import shlex
 from collections import ChainMap
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
@@ -23,6 +23,7 @@ from nami_yaml.env_secrets import (
 )
 from nami_yaml.errors import ToolError
 from nami_yaml.result import Streams, ToolResult
+from nami_yaml.runners.filters import rendered_shape
 from nami_yaml.runners.options import OutputShape, ProcessOptions
 from nami_yaml.runners.process import ProcessRequest, run_process
 from nami_yaml.runners.sandbox.describe import describe as describe_sandbox
@@ -112,6 +113,7 @@ class ProcessInvocation:
     script: str | None = None  # the script text of a script tool, shown by approval and dry run
     stops_when_cancelled = True  # run() only waits on its process, which it kills once cancelled
     output: OutputShape | None = None  # how its stdout is shaped for the model (runners/shape.py)
+    stages: list[list[str]] | None = None  # a pipeline's rendered stages (its argv is nami's launcher)
 
     def describe(self) -> str:
         text = self.label or shlex.join(self.argv)
@@ -131,6 +133,8 @@ class ProcessInvocation:
         }
         if self.script is not None:
             plan["script"] = self.script
+        if self.stages is not None:
+            plan["pipeline"] = self.stages
         plan["sandbox"] = describe_sandbox(self.sandbox, self.sandbox.home)
         return plan
 
@@ -168,7 +172,7 @@ class ProcessInvocation:
         withheld = withheld_variables(self.script, self.env, self.ctx) if self.script else []
         if withheld:
             details["env_withheld"] = withheld
-        if self.output is None or self.output.format == "text":
+        if self.output is None or not self.output.shapes:
             content = result.format()
             if withheld:
                 content += (f"\n[nami did not pass {', '.join('$' + n for n in withheld)} to the script: "
@@ -207,9 +211,14 @@ def build_invocation(
     script: str | None = None,
     sandbox: SandboxNeeds | None = None,
     sandbox_kind: str = KIND_TOOL,
+    visible: Sequence[Path] = (),
+    stages: list[list[str]] | None = None,
+    values: Mapping[str, Any] | None = None,
 ) -> ProcessInvocation:
     """The call as it will run; ``sandbox`` (default: the tool's ``options.sandbox``) is what it declares
-    it needs, planned here with the project's settings (runners/sandbox/plan.py)."""
+    it needs, planned here with the project's settings (runners/sandbox/plan.py); ``visible``: paths of nami's
+own the process needs to see read-only (a pipeline's launcher); ``values``: what the tool's ``output:``
+filters and select are rendered with (the call's template values)."""
     fixed = fixed_environment(options, ctx)
     extra = {**fixed, **(call_env or {}), **target_variables(ctx)}
     host = ctx.host_env if options.host_env else minimal_host_env(ctx.host_env, options.env_passthrough)
@@ -223,12 +232,13 @@ def build_invocation(
         stdin=None if stdin is None else stdin.encode("utf-8"),
         timeout=options.timeout or ctx.settings.default_timeout,
         max_output=options.max_output or ctx.settings.max_output, ctx=ctx, label=label, kind=kind, script=script,
-        output=options.output,
+        output=options.output if options.output is None or values is None else rendered_shape(options.output, values),
+        stages=stages,
         # A path the tool declares (`reads: [$KUBECONFIG]`) is read from the environment it runs in: its own
         # fixed env and its target's, written in trusted files; never from values the model passes.
         # (A view, not a merged copy of the whole environment at every call: only a planned sandbox reads it.)
         # A tool named bash (the built-in, or a project's own) is what command rules match: the programs
         # they deny by name are masked in its sandbox.
-        sandbox=plan_for(ctx, options.sandbox if sandbox is None else sandbox, kind=sandbox_kind,
+        sandbox=plan_for(ctx, options.sandbox if sandbox is None else sandbox, kind=sandbox_kind, visible=visible,
                          env=ChainMap(target_variables(ctx), fixed, ctx.host_env), masks=tool == "bash"),
     )

@@ -29,4 +29,4 @@ class CommandRunner:
             raise ToolError(str(exc)) from None
         if not argv:
             raise ToolError("the command rendered to an empty argv")
-        return build_invocation(tool, argv, self.options, ctx, stdin=stdin)
+        return build_invocation(tool, argv, self.options, ctx, stdin=stdin, values=values)

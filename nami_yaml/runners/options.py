@@ -23,6 +23,22 @@ class OutputShape:
     select: str | None = None
     max_items: int | None = None
     schema: dict[str, Any] | None = field(default=None, hash=False, compare=False)
+    # Line filters, applied in this order to what the model would see (runners/filters.py). As written in
+    # the tool file they may hold {param} placeholders; each call renders them (filters.rendered_shape).
+    grep: str | None = None  # a regular expression: only the lines it matches
+    lines: str | None = None  # "START-END", 1-based, both included; either side may be left out
+    head: int | str | None = None  # the first N lines
+    tail: int | str | None = None  # the last N lines
+
+    @property
+    def filters(self) -> bool:
+        """Whether any line filter is set."""
+        return any(value not in (None, "") for value in (self.grep, self.lines, self.head, self.tail))
+
+    @property
+    def shapes(self) -> bool:
+        """Whether the output is changed at all before the model reads it."""
+        return self.format != "text" or self.filters
 
 
 @dataclass(frozen=True)

@@ -72,8 +72,9 @@ class ScriptRunner:
         call_env[ARGS_VARIABLE] = json.dumps(args, ensure_ascii=False, sort_keys=True)
         if any("\x00" in value for value in call_env.values()):
             raise ToolError("a value contains a NUL byte, which cannot be passed in an environment variable")
+        values = template_values(args, ctx)
         try:
-            stdin = None if self.options.stdin is None else render_text(self.options.stdin, template_values(args, ctx))
+            stdin = None if self.options.stdin is None else render_text(self.options.stdin, values)
         except TemplateError as exc:
             raise ToolError(str(exc)) from None
         bash = shutil.which("bash") or "/bin/bash"
@@ -82,6 +83,6 @@ class ScriptRunner:
         shown = summarize_arguments(args)
         return build_invocation(
             tool, argv, self.options, ctx, stdin=stdin, call_env=call_env, drop_env=("BASH_ENV", "ENV"),
-            label=f"{tool} (bash script) {shown}".rstrip(), kind="script", script=self.script,
+            label=f"{tool} (bash script) {shown}".rstrip(), kind="script", script=self.script, values=values,
         )
 

@@ -12,6 +12,7 @@ from functools import cache
 from pathlib import Path
 from typing import Any
 
+from nami_yaml.runners.filters import GrepTimeout, apply_filters
 from nami_yaml.runners.options import OutputShape
 from nami_yaml.runners.output import save_text, truncate_text
 from nami_yaml.runners.process import ProcessResult
@@ -32,11 +33,13 @@ class Shaped:
     items: int | None = None  # the array's length before max_items cut it
     shown: int | None = None
     problem: str | None = None  # why it was not shaped: said to the model in one line
+    filtered: str | None = None  # what output.grep/lines/head/tail left out
 
     @property
     def dropped(self) -> bool:
         """Whether the model sees less than the output held (compacted whitespace aside)."""
-        return self.selected or (self.items is not None and self.shown is not None and self.shown < self.items)
+        return self.selected or self.filtered is not None or (
+            self.items is not None and self.shown is not None and self.shown < self.items)
 
 
 def parse(text: str, form: str) -> Any:
@@ -73,9 +76,22 @@ def _compact(value: Any) -> str:
 
 
 def shape_text(text: str, shape: OutputShape) -> Shaped:
-    """Shape one whole stdout. Empty output is left as it is: there is nothing to read."""
-    if shape.format == "text" or not text.strip():
+    """Shape one whole stdout, then filter its lines. Empty output is left as it is: there is nothing to read."""
+    if not text.strip():
         return Shaped(text)
+    shaped = Shaped(text) if shape.format == "text" else _read(text, shape)
+    if not shape.filters or shaped.problem:
+        return shaped
+    try:
+        filtered = apply_filters(shaped.text, shape)
+    except GrepTimeout:
+        return Shaped(text, problem=f"output.grep {shape.grep!r} took too long on this output")
+    if filtered.note is not None:
+        shaped.text, shaped.filtered, shaped.value = filtered.text, filtered.note, None
+    return shaped
+
+
+def _read(text: str, shape: OutputShape) -> Shaped:
     try:
         value = parse(text, shape.format)
     except ValueError as exc:
@@ -161,6 +177,8 @@ def _what_was_left_out(shaped: Shaped) -> str:
     parts = ["shaped by output.select"] if shaped.selected else []
     if shaped.items is not None and shaped.shown is not None and shaped.shown < shaped.items:
         parts.append(f"{shaped.shown:,} of {shaped.items:,} items shown (output.max_items)")
+    if shaped.filtered:
+        parts.append(shaped.filtered)
     return "; ".join(parts)
 
 

@@ -4,11 +4,11 @@ expression is met."""
 
 from __future__ import annotations
 
-from functools import cache
+from functools import lru_cache
 from typing import Any
 
 
-@cache
+@lru_cache(maxsize=1024)  # bounded: a select with parameters is a new expression per call
 def compiled(expression: str) -> Any:
     """The parsed JMESPath expression (jmespath is imported only by tools that select)."""
     import jmespath

@@ -79,7 +79,7 @@ def test_every_problem_of_every_tool_file_is_reported_together(temp_home: Path, 
         build_registry(settings(temp_home, workdir))
     assert [str(p) for p in info.value.problems] == [
         "tools/a.yaml:2:14: $.description: expected string, got integer 5",
-        "tools/b.yaml:1:1: $: missing runner: a tool needs one of command, script or entrypoint",
+        "tools/b.yaml:1:1: $: missing runner: a tool needs one of command, pipeline, script or entrypoint",
     ]
 
 

@@ -45,7 +45,7 @@ def test_check_reports_every_problem_and_exits_1(workdir: Path) -> None:
     assert result.exit_code == 1
     assert result.stdout == ""
     assert result.stderr == (
-        "tools/a.yaml:1:1: $: missing runner: a tool needs one of command, script or entrypoint\n"
+        "tools/a.yaml:1:1: $: missing runner: a tool needs one of command, pipeline, script or entrypoint\n"
         "tools/a.yaml:2:14: $.description: expected string, got integer 5\n"
         "tools/a.yaml:3:1: $.comand: unknown key 'comand'; did you mean 'command'?\n"
         "tools/b.yaml:3:17: $.command[1]: placeholder {x} names no parameter (declared: none); or, for the "
@@ -193,7 +193,7 @@ def test_real_nami_check_exit_codes(workdir: Path) -> None:
     bad = subprocess.run([*command, "check"], cwd=workdir, env=dict(os.environ), capture_output=True, text=True,
                          timeout=60)
     assert bad.returncode == 1
-    assert bad.stderr == "t.yaml:1:1: $: missing runner: a tool needs one of command, script or entrypoint\n" \
+    assert bad.stderr == "t.yaml:1:1: $: missing runner: a tool needs one of command, pipeline, script or entrypoint\n" \
                          "1 problem found\n"
 
 

@@ -90,7 +90,7 @@ def test_the_page_s_tools_declare_what_their_sandbox_needs(tmp_path: Path) -> No
     from nami_yaml.registry.loader import check_tools
     from tests.helpers import fake_programs
 
-    host = Host(tmp_path, fake_programs(tmp_path / "bin", "kubectl", "git"))
+    host = Host(tmp_path, fake_programs(tmp_path / "bin", "kubectl", "git", "jq", "sort", "uniq"))
     files = []
     for index, block in enumerate(tool_blocks()):
         files.append(tmp_path / f"block{index}.yaml")

@@ -88,7 +88,8 @@ def test_the_good_tools_of_a_file_still_load_when_another_is_broken(workdir: Pat
 
 def test_keys_next_to_tools_are_refused(workdir: Path) -> None:
     text = "risk: read\ntools:\n  - {name: a, description: d, command: [echo]}\n"
-    assert messages(workdir, text) == ["$.risk: unknown key 'risk' next to `tools:`; put it inside a tool of the list"]
+    assert messages(workdir, text) == ["$.risk: unknown key 'risk' next to `tools:`; put it inside a tool of the list, "
+                                          "or in `defaults:` for all of them"]
     assert messages(workdir, "tools: []\n") == ["$.tools: `tools:` must be a non-empty list of tools"]
 
 
@@ -291,7 +292,7 @@ def test_a_broken_runner_does_not_hide_the_other_problems(workdir: Path) -> None
     text = ("name: t\ndescription: d\nparameters: {type: object, properties: {a: {type: boolean, default: 1}}}\n"
             "comand: [echo, '{b}']\ncwd: ../x\n")
     assert findings(workdir, text) == [
-        "$: error: missing runner: a tool needs one of command, script or entrypoint",
+        "$: error: missing runner: a tool needs one of command, pipeline, script or entrypoint",
         "$.parameters.properties.a: warning: parameter 'a' is never used by the command or stdin",
         "$.parameters.properties.a.default: error: default 1 is not valid for this parameter: expected boolean, "
         "got integer 1",

@@ -70,7 +70,7 @@ def test_the_published_tool_schema_has_output(workdir: Path) -> None:
 
     result = nami("schema", "tool")
     output = json.loads(result.output)["$defs"]["tool"]["properties"]["output"]
-    assert set(output["properties"]) == {"format", "select", "max_items", "schema"}
+    assert set(output["properties"]) == {"format", "select", "max_items", "schema", "grep", "lines", "head", "tail"}
     assert output["properties"]["format"]["enum"] == ["text", "json", "jsonl", "lines"]
 
 
