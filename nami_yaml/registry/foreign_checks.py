@@ -86,8 +86,8 @@ def _unescaped(text: str) -> str:
 def _check_script(draft: ToolDraft, script: str) -> None:
     for match in _ARGC.finditer(script):
         name = match.group(1)
-        if name not in draft.properties:
-            continue
+        if name not in draft.properties or re.search(rf"\bargc_{re.escape(name)}=", script):
+            continue  # not a parameter, or set by the script itself (as `nami import llm-functions` writes it)
         message = f"$argc_{name} is llm-functions' variable; nami passes the parameter {name} as ${name}"
         if name in draft.required:
             draft.error((draft.runner_key or "script",), message + " (here the script would get it empty)")

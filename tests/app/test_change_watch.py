@@ -140,9 +140,11 @@ class Approver:
 
 
 @pytest.fixture
-def python_tool(workdir: Path, temp_home: Path) -> Path:
-    """A read tool that runs `python3 -m mytool` from the workspace, at the project's root; writes allowed."""
+def python_tool(workdir: Path, temp_home: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """A read tool that runs `python3 -m mytool` from the workspace, at the project's root; writes allowed.
+    (Python's own __pycache__ would count as code the run changed: a .pyc runs in place of its source.)"""
     need_bwrap()
+    monkeypatch.setenv("PYTHONDONTWRITEBYTECODE", "1")
     (workdir / "mytool.py").write_text("import json\nprint(json.dumps({'ok': True}))\n")
     (workdir / "tools").mkdir()
     (workdir / "tools" / "report.yaml").write_text(

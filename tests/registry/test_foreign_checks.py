@@ -69,3 +69,8 @@ def test_a_script_is_told_which_secret_variables_it_did_not_get(ctx: RuntimeCont
     assert "[nami did not pass $DEPLOY_API_TOKEN to the script: it looks like a secret (a tool file's " \
            "env_passthrough: [DEPLOY_API_TOKEN] passes it)]" in result.content
     assert result.details["env_withheld"] == ["DEPLOY_API_TOKEN"]
+
+
+def test_a_script_that_sets_its_argc_variables_itself_is_not_told(workdir: Path) -> None:
+    """What `nami import llm-functions` writes: the script sets argc_x from $x, then reads $argc_x."""
+    assert problems(workdir, KIND + 'script: |\n  argc_kind="${kind-}"\n  kubectl get "$argc_kind"\n') == []
