@@ -454,6 +454,15 @@ class ChangeWatch:
 
     # -- deciding ---------------------------------------------------------------------------------------
 
+    def changed_for(self, name: str) -> list[Path]:
+        """The files the code of ``name`` (a tool, or a hook: ``hook SOURCE``) runs that changed since the
+        session started and no person accepted."""
+        code = self.project.tools.get(name)
+        if code is None or not self.changed:
+            return []
+        with self._lock:
+            return [path for path, seen in self.changed.items() if code.runs(path, seen[2] if seen else None)]
+
     def mark(self, call: PreparedCall) -> PreparedCall:
         """Just before a call is decided (after every call before it ran and was looked at): the call of a
         tool whose code changed during the session becomes an exec call saying what changed. In place: the
@@ -549,4 +558,20 @@ def watched_project(project: Project) -> WatchedProject:
     folders = tuple(loaded.folders()) if loaded is not None else ()
     if effective.config_path is not None:
         folders += (effective.config_path.parent / "agents",)
+    # Hooks run code too: a Python hook imports from the workspace (its working folder) as a tool does.
+    from nami_yaml.config.hooks import hook_specs
+
+    for spec in hook_specs(effective):
+        argv = spec.argv(workspace)
+        python = bool(PYTHON.fullmatch(os.path.basename(argv[0])))
+        hooks_code = by_name.get("hooks")
+        tools[hook_key(spec.source)] = ToolCode((), tuple(Path(word) for word in argv if os.path.isabs(word)),
+                                                (workspace,) if python else (),
+                                                hooks_code.folders if hooks_code is not None else ())
+        if python:
+            imports.add(workspace)
     return WatchedProject(workspace, code, tools, tuple(sorted(imports)), folders)
+
+
+def hook_key(source: str) -> str:
+    return f"hook {source}"

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Collection, Sequence
 from dataclasses import dataclass
+from pathlib import Path
 from typing import TYPE_CHECKING
 
 from nami_yaml.agent.events import Event
@@ -27,13 +28,13 @@ from nami_yaml.agent.hooks import (
 )
 from nami_yaml.agent.toolbox import PreparedCall, Toolbox
 from nami_yaml.app.approval_route import route, who_is_asked
-from nami_yaml.app.change_watch import ChangeWatch, watch_for
+from nami_yaml.app.change_watch import ChangeWatch, hook_key, watch_for
 from nami_yaml.app.dry_run import DryRun
 from nami_yaml.app.escalate import offer
 from nami_yaml.app.hooks import RunHooks
 from nami_yaml.app.project import Project
 from nami_yaml.approvals.binding import digest_of
-from nami_yaml.config.hooks import hook_specs
+from nami_yaml.config.hooks import HookSpec, hook_specs
 from nami_yaml.config.trust import needs_trust
 from nami_yaml.policy.approval import Approver, NobodyToAsk, build_asker
 from nami_yaml.policy.permissions import by_hand
@@ -113,7 +114,8 @@ class Guards:
         # agent.yaml's hooks: (app/hooks.py). A dry run runs PreToolUse hooks, which decide; nothing else.
         specs = hook_specs(project.settings) if run_hooks and replay is None else ()
         self.run_hooks: RunHooks | None = RunHooks(
-            specs, project.context, lambda: self._session_id, report=self.on_notice, agent=agent) if specs else None
+            specs, project.context, lambda: self._session_id, report=self.on_notice, agent=agent,
+            changed=self._hook_changes) if specs else None
         # --yes answers for nobody: a rerun without the sandbox is only ever a person's own yes.
         self.approve = asking.approve
         self.person_present = asking.approve is not None and not asking.assume_yes and not dry_run
@@ -157,6 +159,9 @@ class Guards:
         if decision.action != "ask":
             return decision, None
         return answer(self.asker, call, decision)[0], decision
+
+    def _hook_changes(self, spec: HookSpec) -> list[Path]:
+        return self.watch.changed_for(hook_key(spec.source)) if self.watch is not None else []
 
     def marked(self, call: PreparedCall) -> PreparedCall:
         """The call as it is decided: an exec call where the code its tool runs changed during the session."""

@@ -95,7 +95,9 @@ class RunHooks:
     did not loosen, a systemMessage)."""
 
     def __init__(self, specs: tuple[HookSpec, ...], context: RuntimeContext, session: Callable[[], str], *,
-                 report: Report | None = None, agent: str | None = None):
+                 report: Report | None = None, agent: str | None = None,
+                 changed: Callable[[HookSpec], list[Any]] | None = None):
+        self.changed = changed  # the files of a hook's code changed mid-session (app/change_watch.py)
         self.specs = specs
         self.context = context
         self.session = session
@@ -109,6 +111,12 @@ class RunHooks:
     def _run(self, spec: HookSpec, payload: dict[str, Any]) -> HookAnswer:
         from nami_yaml.runners.hooks import run_hook
 
+        changed = self.changed(spec) if self.changed is not None else []
+        if changed:
+            # Code a call planted where the hook imports from (a json.py beside `python3 -m hookpkg`): the hook
+            # is not run. Where it decides, that denies (fail closed); where it observes, a notice.
+            shown = ", ".join(str(path) for path in changed[:3])
+            return HookAnswer(spec, failed=f"its code changed during this session ({shown}); it is not run")
         base = {"session_id": self.session(), "transcript_path": None, "cwd": str(self.context.workspace),
                 "hook_event_name": spec.event, "permission_mode": "default"}
         if self.agent:

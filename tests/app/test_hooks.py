@@ -298,3 +298,18 @@ def test_nami_policy_test_says_the_hooks_did_not_run(workdir: Path, temp_home: P
     result = nami("policy", "test")
     assert "1 passed" in result.output and "1 PreToolUse hook not run here" in result.output
     assert not marker.exists()
+
+
+def test_a_module_planted_where_a_python_hook_imports_stops_the_hook(sandboxed: Path) -> None:
+    """A red team's finding: a json.py written beside `python3 -m hookpkg` ran inside the hook."""
+    (sandboxed / "hookpkg").mkdir()
+    (sandboxed / "hookpkg" / "__init__.py").write_text("")
+    (sandboxed / "hookpkg" / "__main__.py").write_text("import json, sys\njson.load(sys.stdin)\n")
+    project(sandboxed, "  PreToolUse:\n    - {command: [python3, -m, hookpkg]}\n",
+            extra="permissions: {write: allow}\n")
+    plant = call("write_file", {"path": "json.py", "content": "import sys\nprint('PLANTED', file=sys.stderr)\n"
+                                                               "sys.exit(2)\n"})
+    server, _, _ = run([tool_calls(plant), tool_calls(call("bash", {"command": "echo hi"})), text("ok")],
+                       assume_yes=True, env={"PYTHONDONTWRITEBYTECODE": "1"})
+    result = tool_results(server)[-1]
+    assert "PLANTED" not in result and "its code changed during this session" in result
