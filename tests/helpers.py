@@ -13,6 +13,7 @@ from pathlib import Path
 from click.testing import CliRunner, Result
 
 from nami_yaml.cli.main import cli
+from nami_yaml.policy.approval import ApprovalRequest
 from nami_yaml.registry.executor import Executor
 from nami_yaml.registry.loader import load_tools
 from nami_yaml.registry.registry import Registry
@@ -149,3 +150,15 @@ def script_a_sleep(server: FakeOpenAIServer, tool: str, seconds: str, workdir: P
     (workdir / "sleeper.yaml").write_text(SLEEPER_TOOL)
     server.add(tool_calls(call("sleeper", {"seconds": seconds})), text("never"))
     return ["--tools", "sleeper.yaml"]
+
+
+class Answering:
+    """An approver that gives the same answer to every question, noting each (tests of what is asked)."""
+
+    def __init__(self, answer: bool = True):
+        self.answer = answer
+        self.asked: list[ApprovalRequest] = []
+
+    def __call__(self, request: ApprovalRequest) -> bool:
+        self.asked.append(request)
+        return self.answer

@@ -14,8 +14,8 @@ import pytest
 
 from nami_yaml.agent.events import Event, NoticeEvent
 from nami_yaml.app.agent import Agent
-from nami_yaml.policy.approval import ApprovalRequest
 from nami_yaml.testing import FakeOpenAIServer, call, text, tool_calls
+from tests.helpers import Answering
 from tests.sandboxing import need_bwrap
 
 FSMONITOR = "[core]\n\tfsmonitor = touch {marker}\n"
@@ -129,16 +129,6 @@ def test_ordinary_git_work_is_left_alone(repo: Path) -> None:
 
 # -- code a tool runs -----------------------------------------------------------------------------------
 
-class Approver:
-    def __init__(self, answer: bool):
-        self.answer = answer
-        self.asked: list[ApprovalRequest] = []
-
-    def __call__(self, request: ApprovalRequest) -> bool:
-        self.asked.append(request)
-        return self.answer
-
-
 @pytest.fixture
 def python_tool(workdir: Path, temp_home: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     """A read tool that runs `python3 -m mytool` from the workspace, at the project's root; writes allowed.
@@ -173,7 +163,7 @@ def test_a_module_planted_where_a_python_tool_imports_makes_its_next_call_an_exe
 
 
 def test_a_yes_to_the_question_runs_it_and_accepts_the_change(python_tool: Path) -> None:
-    person = Approver(True)
+    person = Answering(True)
     requests, _ = run_calls([PLANT, call("report", {}), call("report", {})], approve=person)
     assert [r.pending.source for r in person.asked] == ["permissions.exec"]
     assert "runs code changed during this session" in (person.asked[0].pending.reason or "")

@@ -15,11 +15,10 @@ from nami_yaml.app.agent import Agent
 from nami_yaml.app.policy_check import Decider, open_for_deciding
 from nami_yaml.config.settings import load_settings
 from nami_yaml.config.trust import trust_state
-from nami_yaml.policy.approval import ApprovalRequest
 from nami_yaml.project_request import ProjectRequest
 from nami_yaml.spec.validate import validator
 from nami_yaml.testing import FakeOpenAIServer, ScriptedModel, call, text, tool_calls
-from tests.helpers import nami
+from tests.helpers import Answering, nami
 from tests.programs import need, need_bwrap
 
 # Claude Code's example of a PreToolUse hook for Bash, as people have it in .claude/hooks/.
@@ -61,16 +60,6 @@ def notices(events: list[Event]) -> str:
     return "\n".join(e.message for e in events if isinstance(e, NoticeEvent))
 
 
-class Person:
-    def __init__(self, answer: bool = True):
-        self.answer = answer
-        self.asked: list[ApprovalRequest] = []
-
-    def __call__(self, request: ApprovalRequest) -> bool:
-        self.asked.append(request)
-        return self.answer
-
-
 @pytest.fixture
 def sandboxed(workdir: Path, temp_home: Path) -> Path:
     need_bwrap()
@@ -103,7 +92,7 @@ def test_a_hooks_allow_does_not_skip_the_question_the_rules_ask(sandboxed: Path)
     script(sandboxed / "hooks" / "allow.sh", "#!/bin/sh\ncat >/dev/null\n"
            "echo '{\"hookSpecificOutput\": {\"hookEventName\": \"PreToolUse\", \"permissionDecision\": \"allow\"}}'\n")
     project(sandboxed, "  PreToolUse:\n    - {command: [./hooks/allow.sh]}\n")
-    person = Person(True)
+    person = Answering(True)
     server, events, _ = run([tool_calls(call("bash", {"command": "echo hi"})), text("ok")], approve=person)
     assert len(person.asked) == 1 and person.asked[0].pending.source == "permissions.exec"
     assert "never loosens" in notices(events)
@@ -115,7 +104,7 @@ def test_a_hook_that_asks_makes_an_allowed_call_ask(sandboxed: Path) -> None:
            "{\"permissionDecision\": \"ask\", \"permissionDecisionReason\": \"writes on a Friday\"}}'\n")
     project(sandboxed, "  PreToolUse:\n    - {matcher: write_file, command: [./hooks/ask.sh]}\n",
             extra="permissions: {write: allow}\n")
-    person = Person(False)
+    person = Answering(False)
     server, _, _ = run([tool_calls(call("write_file", {"path": "a.txt", "content": "x"})), text("ok")],
                        approve=person)
     assert person.asked[0].pending.reason == "writes on a Friday"
