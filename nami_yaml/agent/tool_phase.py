@@ -279,7 +279,8 @@ class ToolPhase:
             pass
 
     def _report(self, slot: _Slot) -> None:
-        """The tool_result event, then the after_tool hooks (audit, sessions)."""
+        """The after_tool hooks (audit, change watch), then the tool_result event: what they recorded (the
+        audit record's hash) goes out with it, to subscribers (telemetry, ``--json``)."""
         assert slot.result is not None
         slot.reported = True
         duration = None if slot.started is None else round(time.time() - slot.started, 3)
@@ -287,10 +288,10 @@ class ToolPhase:
         notes = [note for note in (_note(hook, record) for hook in self.hooks.result_notes) if note]
         if notes:
             record.result = slot.result = replace(slot.result, content="\n\n".join([slot.result.content, *notes]))
-        r = slot.result
-        self.emit(ToolResultEvent(slot.call.id, slot.call.name, r.ok, r.content, r.details))
         for hook in self.hooks.after_tool:
             hook(record)
+        r = slot.result
+        self.emit(ToolResultEvent(slot.call.id, slot.call.name, r.ok, r.content, r.details))
 
 
 class _Workers:

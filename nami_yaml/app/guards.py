@@ -115,7 +115,8 @@ class Guards:
         specs = hook_specs(project.settings) if run_hooks and replay is None else ()
         self.run_hooks: RunHooks | None = RunHooks(
             specs, project.context, lambda: self._session_id, report=self.on_notice, agent=agent,
-            changed=self._hook_changes) if specs else None
+            changed=self._hook_changes, audit_head=self.audit.head if self.audit is not None else None,
+        ) if specs else None
         # --yes answers for nobody: a rerun without the sandbox is only ever a person's own yes.
         self.approve = asking.approve
         self.person_present = asking.approve is not None and not asking.assume_yes and not dry_run

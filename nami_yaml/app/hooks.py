@@ -96,8 +96,11 @@ class RunHooks:
 
     def __init__(self, specs: tuple[HookSpec, ...], context: RuntimeContext, session: Callable[[], str], *,
                  report: Report | None = None, agent: str | None = None,
-                 changed: Callable[[HookSpec], list[Any]] | None = None):
+                 changed: Callable[[HookSpec], list[Any]] | None = None,
+                 audit_head: Callable[[], str | None] | None = None):
         self.changed = changed  # the files of a hook's code changed mid-session (app/change_watch.py)
+        # The audit log's latest record hash, sent with every hook: a copy kept elsewhere anchors the chain
+        self.audit_head = audit_head
         self.specs = specs
         self.context = context
         self.session = session
@@ -121,6 +124,8 @@ class RunHooks:
                 "hook_event_name": spec.event, "permission_mode": "default"}
         if self.agent:
             base["agent"] = self.agent
+        if self.audit_head is not None and (head := self.audit_head()):
+            base["nami_audit_head"] = head
         try:
             run = run_hook(spec, {**base, **payload}, self.context)
         except Exception as exc:  # a hook that cannot be run is a failed hook, never a crash of the run

@@ -13,6 +13,7 @@ written, nothing is queued or notified.
 from __future__ import annotations
 
 import json
+import re
 import threading
 from collections import deque
 from dataclasses import dataclass, field, replace
@@ -25,6 +26,8 @@ from nami_yaml.app.dry_run import DryRunCall
 from nami_yaml.app.options import AgentOptions
 from nami_yaml.policy.permissions import SPAWNS
 from nami_yaml.result import ToolResult
+from nami_yaml.runners.output import MAX_SAVED_OUTPUT, cut_saved_text
+from nami_yaml.runners.spill import read_saved_output
 from nami_yaml.session.loader import load_session
 from nami_yaml.session.replay import RecordedCall, Recording, call_key
 
@@ -56,8 +59,13 @@ class ReplayCall(DryRunCall):
         self.recorded = self.source.take(self.name, self.arguments)
         if self.recorded is not None and self.recorded.result is not None:
             self.outcome = "served"
-            return ToolResult(self.recorded.result, ok=not self.recorded.result.startswith("Error:"),
-                              details={"replay": self.outcome, "recorded_call": self.recorded.id})
+            details: dict[str, Any] = {"replay": self.outcome, "recorded_call": self.recorded.id}
+            content = self.recorded.result
+            max_output = getattr(getattr(self.inner, "invocation", None), "max_output", None)
+            whole = whole_output(content, max_output) if isinstance(max_output, int) else None
+            if whole is not None:  # cut when recorded: served from the whole output, as this config caps it
+                content, details["whole_output"] = whole
+            return ToolResult(content, ok=not self.recorded.result.startswith("Error:"), details=details)
         if self.source.live == READ and self.risk == READ and self.kind != SPAWNS:
             self.outcome = "ran live"
             result = self.inner.run()
@@ -65,6 +73,35 @@ class ReplayCall(DryRunCall):
             return result
         self.outcome = "not in the recording"
         return ToolResult(NOT_RECORDED, ok=False, details={"replay": self.outcome})
+
+
+# The line a capped output carries between its head and its tail (runners/output.py omission_marker), when
+# the whole output was saved.
+_CUT = re.compile(r"\n\.\.\. \[[\d,]+ (?:bytes|characters) omitted; full output: (?P<path>/[^\n\]]+)\] \.\.\.\n")
+
+
+def whole_output(recorded: str, max_chars: int) -> tuple[str, str] | None:
+    """A recorded result that was cut, rebuilt from the whole output its saved file still holds and capped
+    at ``max_chars`` (this run's ``max_output`` for the tool), with the file's path; None where it was not
+    cut, or the file is gone, not nami's, or no longer the output the recording shows the ends of."""
+    found = list(_CUT.finditer(recorded))
+    if len(found) != 1:
+        return None
+    path = Path(found[0].group("path"))
+    whole = read_saved_output(path, MAX_SAVED_OUTPUT)
+    if whole is None:
+        return None
+    head = recorded[:found[0].start()]
+    head = head[:-1] if head.endswith(" ") and not whole.startswith(head) else head  # the join's space
+    after = recorded[found[0].end():]
+    after = after[1:] if after[:1] in ("\n", " ") else after  # the join's newline or space
+    stdout = whole.rstrip()
+    # After the tail come the sections of the result that were not cut: [stderr], [exit code: N], ...
+    ends = [i for i in range(len(after), -1, -1) if i == len(after) or after.startswith("\n[", i)]
+    tail_end = next((i for i in ends if stdout.endswith(after[:i])), None)
+    if not whole.startswith(head) or tail_end is None:
+        return None
+    return cut_saved_text(stdout, max_chars, path) + after[tail_end:], str(path)
 
 
 class ReplayToolbox:

@@ -37,7 +37,7 @@ from nami_yaml.agent.toolbox import PreparedCall
 from nami_yaml.display import compact_json, visible_json
 from nami_yaml.env_secrets import NON_INTERACTIVE_ENV, is_secret, is_secret_name, is_secret_value
 from nami_yaml.errors import NamiError
-from nami_yaml.policy.audit_chain import previous_hash, seal
+from nami_yaml.policy.audit_chain import START, previous_hash, seal
 from nami_yaml.xdg import default_state_dir
 
 REDACTED = "[redacted]"
@@ -108,7 +108,9 @@ class AuditLog:
         if record.result.details.get("dry_run"):
             return  # nothing ran
         try:
-            self.write(self.entry(record))
+            # The record's hash goes out with the call's result event (telemetry, --json): a copy kept
+            # elsewhere anchors the chain up to it (docs/security.md).
+            record.result.details["audit_record"] = self.write(self.entry(record))
         except Exception as exc:  # not only a full disk: a call that ran without its line stops the tools
             with self._lock:
                 first = self.failure is None
@@ -181,12 +183,28 @@ class AuditLog:
             self._host_secrets = host_secrets()
         return self._host_secrets
 
-    def write(self, entry: dict[str, Any]) -> None:
+    def write(self, entry: dict[str, Any]) -> str:
         # Lone surrogates (JSON from the model may hold "\ud800") and invisible or control characters are
         # written as \u escapes: a line is always valid UTF-8, reads back to the same values, and
         # `nami log --json` prints nothing live on a terminal.
         with self._lock:
             self.last_hash = append_record(self.path, entry)
+            return self.last_hash
+
+    def head(self) -> str | None:
+        """The hash of the log's latest record, whoever wrote it (another agent or process on the same
+        file); None when it cannot be read (an append-only shared log)."""
+        try:
+            fd = os.open(self.path, os.O_RDONLY | os.O_CLOEXEC)
+        except OSError:
+            return self.last_hash
+        try:
+            head = previous_hash(fd)
+            return None if head == START else head
+        except OSError:
+            return self.last_hash
+        finally:
+            os.close(fd)
 
 
 def status(record: CallRecord) -> str:

@@ -303,3 +303,13 @@ def save_text(text: str, spill_dir: Path | None, label: str,
                 path.unlink()
         return None, None
     return path, saved_only
+
+
+def cut_saved_text(text: str, max_chars: int, saved: Path) -> str:
+    """``text`` (a whole output already saved at ``saved``) capped at ``max_chars`` as a call's output is:
+    head + marker naming the saved file + tail; unchanged when it fits."""
+    if len(text) <= max_chars:
+        return text
+    head_len = max(0, max_chars) // 2
+    head, tail, tail_starts_line = _whole_lines(text[:head_len], text[len(text) - (max_chars - head_len):])
+    return _join(head, omission_marker(len(text) - len(head) - len(tail), saved), tail, tail_starts_line)

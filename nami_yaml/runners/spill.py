@@ -128,3 +128,29 @@ def _removed_at_exit_if_empty(folder: Path) -> Path:
 def _remove_if_empty(folder: str) -> None:
     with contextlib.suppress(OSError):
         os.rmdir(folder)
+
+
+def read_saved_output(path: Path, limit: int, base: Path | None = None) -> str | None:
+    """The text of a saved-output file named by a recorded result (a replay serves the whole output), or
+    None. Only a regular file of this user, directly inside a session folder of nami's own output folder
+    (``base``, default the state folder's), opened without following a link and no larger than ``limit``
+    bytes: a session file may come from someone else, and must not make nami read another file of yours."""
+    base = base or default_state_dir() / "output"
+    try:
+        folder = path.parent
+        if (not path.is_absolute() or folder.parent != base or not folder.name.startswith("session-")
+                or not _own_folder(os.lstat(folder)) or not _own_folder(os.lstat(base))):
+            return None
+        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_CLOEXEC)
+    except OSError:
+        return None
+    try:
+        info = os.fstat(fd)
+        if not stat.S_ISREG(info.st_mode) or info.st_uid != os.getuid() or info.st_size > limit:
+            return None
+        with os.fdopen(fd, "rb", closefd=False) as handle:
+            return handle.read(limit + 1).decode("utf-8", errors="replace")
+    except OSError:
+        return None
+    finally:
+        os.close(fd)

@@ -145,6 +145,7 @@ class RunTracer:
         self._chat: Span | None = None
         self._answer: str | None = None
         self._tools: dict[str, Span] = {}
+        self._audit_head: str | None = None  # the hash of this run's latest audit record (docs/security.md)
         self._handlers: dict[str, Callable[[Any], None]] = {
             "run_start": self._run_started, "request_start": self._request_started, "message": self._message,
             "response": self._responded, "tool_call": self._tool_called, "tool_decided": self._tool_decided,
@@ -186,6 +187,7 @@ class RunTracer:
             "gen_ai.usage.output_tokens": usage.get("completion_tokens"),
             "gen_ai.usage.cache_read.input_tokens": usage.get("cached_tokens"),
             "nami.run.cost": (event.totals or {}).get("cost"),
+            "nami.audit.head": self._audit_head,
         }))
         if self.content and event.text:
             run.set_attribute("gen_ai.output.messages", self._text(_messages("assistant", event.text, "stop")))
@@ -285,7 +287,9 @@ class RunTracer:
             "nami.tool.not_run": details.get("not_run") if isinstance(details.get("not_run"), str) else None,
             "nami.sandbox.blocked": bool(details.get("sandbox_failure")) or None,
             "nami.subagent.session": details.get("session") if details.get("agent") else None,
+            "nami.audit.record": details.get("audit_record"),
         }))
+        self._audit_head = details.get("audit_record") or self._audit_head
         if self.content:
             span.set_attribute("gen_ai.tool.call.result", self._text(event.content))
         if not event.ok:

@@ -302,3 +302,17 @@ def test_a_module_planted_where_a_python_hook_imports_stops_the_hook(sandboxed: 
                        assume_yes=True, env={"PYTHONDONTWRITEBYTECODE": "1"})
     result = tool_results(server)[-1]
     assert "PLANTED" not in result and "its code changed during this session" in result
+
+
+def test_every_hook_gets_the_audit_logs_latest_hash(sandboxed: Path) -> None:
+    need("jq")
+    script(sandboxed / "hooks" / "head.sh", "#!/bin/sh\njq -c '{decision: \"block\", reason: (\"head=\" + "
+           "(.nami_audit_head // \"none\"))}'\n")
+    project(sandboxed, "  PostToolUse:\n    - {command: [./hooks/head.sh]}\n", extra="audit: {path: audit.jsonl}\n")
+    server, _, _ = run([tool_calls(call("bash", {"command": "echo one"})),
+                        tool_calls(call("bash", {"command": "echo two"})), text("ok")], assume_yes=True)
+    records = [json.loads(line) for line in (sandboxed / "audit.jsonl").read_text().splitlines()]
+    first, second = tool_results(server)
+    # A PostToolUse hook runs before its own call's record is written: it sees the record before it.
+    assert "head=none" in first
+    assert f"head={records[0]['hash']}" in second and len(records) == 2

@@ -129,3 +129,62 @@ def test_live_read_runs_only_read_tools_the_recording_lacks(recorded: Path, work
     outcomes = {c["tool"]: c["outcome"] for c in report.turns[0].calls}
     assert outcomes == {"pods": "ran live", "restart": "not in the recording"}
     assert (workdir / "marker.txt").read_text().split()[-1] == "db"  # the read ran; the restart did not
+
+
+LOGS = """\
+name: logs
+description: Print a long log.
+risk: read
+command: [PYTHON, -c, "import sys; print(chr(10).join('line %d' % i for i in range(3000))); print('warn', file=sys.stderr); sys.exit(1)"]
+"""
+
+
+def record_long_output(workdir: Path) -> tuple[Path, str]:
+    (workdir / "tools").mkdir()
+    (workdir / "tools" / "logs.yaml").write_text(LOGS.replace("PYTHON", sys.executable))
+    (workdir / "agent.yaml").write_text("tools: {files: [tools/]}\nlimits: {max_output: 2000}\n")
+    model = ScriptedModel([tool_calls(call("logs", {})), text("seen")])
+    with Agent.from_config(client=model, trust=True, record_session=True) as agent:
+        agent.run("look")
+        path = agent.session_file
+    seen = model.requests[1]["messages"][-1]["content"]
+    assert "full output: " in seen and "line 1500\n" not in seen  # cut when recorded
+    assert path is not None
+    return path, seen
+
+
+def served(model: ScriptedModel) -> str:
+    return model.requests[1]["messages"][-1]["content"]
+
+
+def test_a_cut_result_is_served_from_its_whole_saved_output(workdir: Path) -> None:
+    path, seen = record_long_output(workdir)
+    (workdir / "wide.yaml").write_text("tools: {files: [tools/]}\nlimits: {max_output: 1000000}\n")
+    model = ScriptedModel([tool_calls(call("logs", {})), text("seen")])
+    report = replay(path, model, config=str(workdir / "wide.yaml"))
+    whole = served(model)
+    assert report.turns[0].calls[0]["outcome"] == "served"
+    assert "omitted" not in whole and "line 1500\nline 1501\n" in whole  # the part the recording cut out
+    assert whole.startswith("line 0\n") and whole.endswith("line 2999\n[stderr]\nwarn\n[exit code: 1]")
+    # Under the recording's own limit, it is cut again, naming the same saved file.
+    again = ScriptedModel([tool_calls(call("logs", {})), text("seen")])
+    replay(path, again)
+    marker = seen[seen.index("full output: "):].split("]")[0]
+    assert marker in served(again) and len(served(again)) < 2600
+
+
+def test_a_recording_pointing_at_another_file_is_served_as_recorded(workdir: Path) -> None:
+    path, seen = record_long_output(workdir)
+    saved = seen[seen.index("full output: ") + len("full output: "):].split("]")[0]
+    copy = workdir / "copy.txt"  # the same bytes, outside nami's saved-output folder: never read
+    copy.write_bytes(Path(saved).read_bytes())
+    path.write_text(path.read_text().replace(saved, str(copy)))
+    (workdir / "wide.yaml").write_text("tools: {files: [tools/]}\nlimits: {max_output: 1000000}\n")
+    model = ScriptedModel([tool_calls(call("logs", {})), text("seen")])
+    replay(path, model, config=str(workdir / "wide.yaml"))
+    assert served(model) == seen.replace(saved, str(copy))
+    Path(saved).write_text("something else\n")  # the saved file no longer holds what the recording shows
+    path.write_text(path.read_text().replace(str(copy), saved))
+    other = ScriptedModel([tool_calls(call("logs", {})), text("seen")])
+    replay(path, other, config=str(workdir / "wide.yaml"))
+    assert served(other) == seen

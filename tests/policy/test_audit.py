@@ -323,3 +323,15 @@ def test_the_environment_is_scanned_for_secrets_once_per_log(project: Path, monk
     assert len(lines) == 3 and len(scans) == 1
     # What the one scan found is redacted in every line: $DB_PASSWORD expanded into an innocent name.
     assert [line["plan"]["env_set"]["DB_HINT"] for line in lines if line["tool"] == "migrate"] == ["pw=[redacted]"] * 2
+
+
+def test_each_result_event_carries_its_calls_audit_record_hash(project: Path) -> None:
+    from nami_yaml.agent.events import ToolResultEvent
+
+    events: list[Any] = []
+    model = ScriptedModel([tool_calls(call("broken", {}), call("deploy", {"service": "payments", "api_token": "t"})),
+                           text("done")])
+    Agent.from_config(client=model, trust=True, on_event=events.append).run("go")
+    hashes = {line["call_id"]: line["hash"] for line in read_lines()}
+    results = [event for event in events if isinstance(event, ToolResultEvent)]
+    assert len(results) == 2 and {e.id: e.details["audit_record"] for e in results} == hashes

@@ -115,6 +115,12 @@ def test_a_run_is_one_trace_nested_by_the_genai_conventions(workdir: Path) -> No
         assert "headers=none" in printed[note]  # the collector's credentials are not the tools'
     assert {h.get("authorization") for h in receiver.headers} == {"Bearer collector-secret-1"}
     assert set(receiver.paths) == {"/v1/traces"}
+    # Each call's audit record hash goes out with its span, and the run's latest with the run's: a copy
+    # kept by the collector anchors the audit chain (nami log --verify --anchor).
+    records = {r["call_id"]: r["hash"] for r in map(json.loads, (workdir / "audit.jsonl").read_text().splitlines())}
+    for span in (mine, child_show, spawn, refused):
+        assert span.attributes["nami.audit.record"] == records[span.attributes["gen_ai.tool.call.id"]]
+    assert root.attributes["nami.audit.head"] == refused.attributes["nami.audit.record"]
     # No text of the run unless content: true.
     assert not [key for s in receiver.spans for key in s.attributes
                 if key in ("gen_ai.tool.call.arguments", "gen_ai.tool.call.result", "gen_ai.output.messages")]
