@@ -37,6 +37,9 @@ State = tuple[int, int, int, int] | None
 
 class _Looked(threading.local):
     folders: set[str] | None = None
+    # Within one making: each path as written, resolved (None: missing), so that the fifty paths under the
+    # home folder cost one lookup of their last part each, not one of every part.
+    resolved: dict[str, str | None] = {}
 
 
 _looked = _Looked()
@@ -45,8 +48,11 @@ _looked = _Looked()
 def look(path: os.PathLike[str] | str) -> None:
     """While a plan is made: note the folders whose entries looking ``path`` up reads, links followed."""
     folders = _looked.folders
-    if folders is not None:
-        _resolve(os.path.abspath(os.fspath(path)), folders, 0)
+    if folders is None:
+        return
+    text = os.fspath(path)
+    if text not in _looked.resolved:  # (looked at already in this making: a lexists, then its realpath)
+        _resolve(text if text.startswith("/") else os.path.abspath(text), folders, _looked.resolved, 0)
 
 
 def look_into(folder: os.PathLike[str] | str) -> None:
@@ -57,36 +63,46 @@ def look_into(folder: os.PathLike[str] | str) -> None:
         folders.add(os.path.abspath(os.fspath(folder)))
 
 
-def _resolve(path: str, folders: set[str], links: int) -> str | None:
+def _resolve(path: str, folders: set[str], resolved: dict[str, str | None], links: int) -> str | None:
     """``path`` resolved as the kernel does, noting each folder an entry is read from; None where a part
     is missing or unreadable (its folder is noted: a change there is what would make it appear)."""
-    current = "/"
+    current, written = "/", ""
     for name in path.split("/"):
         if name in ("", "."):
             continue
-        if name == "..":
-            current = os.path.dirname(current)
+        written += "/" + name
+        known = resolved.get(written, "")
+        if known != "":
+            if known is None:
+                return None
+            current = known
             continue
-        folders.add(current)
-        candidate = os.path.join(current, name)
-        try:
-            info = os.lstat(candidate)
-        except OSError:
+        current = _step(current, name, folders, resolved, links)  # type: ignore[assignment]
+        resolved[written] = current
+        if current is None:
             return None
-        if stat.S_ISLNK(info.st_mode):
-            if links >= _LINKS:
-                return None
-            try:
-                target = os.readlink(candidate)
-            except OSError:
-                return None
-            resolved = _resolve(os.path.join(current, target), folders, links + 1)
-            if resolved is None:
-                return None
-            current = resolved
-        else:
-            current = candidate
     return current
+
+
+def _step(current: str, name: str, folders: set[str], resolved: dict[str, str | None], links: int) -> str | None:
+    """The folder ``current`` (resolved) and then its entry ``name``, resolved."""
+    if name == "..":
+        return os.path.dirname(current)
+    folders.add(current)
+    candidate = os.path.join(current, name)
+    try:
+        info = os.lstat(candidate)
+    except OSError:
+        return None
+    if not stat.S_ISLNK(info.st_mode):
+        return candidate
+    if links >= _LINKS:
+        return None
+    try:
+        target = os.readlink(candidate)
+    except OSError:
+        return None
+    return _resolve(os.path.join(current, target), folders, resolved, links + 1)
 
 
 def _state(folder: str) -> State:
@@ -131,12 +147,12 @@ class PlanCache:
 
 @contextmanager
 def _looking() -> Iterator[set[str]]:
-    outer = _looked.folders
+    outer, outer_resolved = _looked.folders, _looked.resolved
     folders: set[str] = set()
-    _looked.folders = folders
+    _looked.folders, _looked.resolved = folders, {}
     try:
         yield folders
     finally:
-        _looked.folders = outer
+        _looked.folders, _looked.resolved = outer, outer_resolved
         if outer is not None:
             outer |= folders
