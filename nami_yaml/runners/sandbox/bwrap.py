@@ -12,6 +12,7 @@ is an empty read-only file too, mounted after everything else.
 from __future__ import annotations
 
 import contextlib
+import functools
 import os
 from pathlib import Path
 
@@ -27,9 +28,10 @@ def wrap(plan: SandboxPlan | None, argv: list[str], cwd: Path) -> tuple[list[str
     closes them once the child has started."""
     if plan is None or not plan.active:
         return argv, ()
-    files = sum(1 for path, kind in _mounts(plan) if kind == _HIDE_FILE)
+    mounts = _mounts(plan)
+    files = sum(1 for path, kind in mounts if kind == _HIDE_FILE)
     empty = [os.open(os.devnull, os.O_RDONLY | os.O_CLOEXEC) for _ in range(files)]
-    return bwrap_argv(plan, argv, cwd, empty), tuple(empty)
+    return bwrap_argv(plan, argv, cwd, empty, mounts), tuple(empty)
 
 
 def close_all(fds: tuple[int, ...]) -> None:
@@ -38,21 +40,21 @@ def close_all(fds: tuple[int, ...]) -> None:
             os.close(fd)
 
 
-def bwrap_argv(plan: SandboxPlan, argv: list[str], cwd: Path, empty: list[int]) -> list[str]:
+def bwrap_argv(plan: SandboxPlan, argv: list[str], cwd: Path, empty: list[int],
+               mounts: list[tuple[Path, str]] | None = None) -> list[str]:
     """``argv`` run in ``cwd`` inside the sandbox ``plan`` describes (``plan.active`` must be true);
-    ``empty``: a descriptor of /dev/null for each hidden file."""
+    ``empty``: a descriptor of /dev/null for each hidden file; ``mounts``: the plan's, if already made."""
     out = list(plan.runner)
     if not plan.network:
         out.append("--unshare-net")
     out += ["--ro-bind", "/", "/", "--dev", "/dev"]
     out += ["--ro-bind", "/proc", "/proc"] if plan.host_proc else ["--proc", "/proc"]
     out += ["--tmpfs", str(PRIVATE_TMP)]
-    for folder in PRIVATE_FOLDERS:
-        if folder.is_dir() and not folder.is_symlink():  # /var/run is usually a link to /run
-            out += ["--tmpfs", str(folder)]
+    for folder in _private_folders():
+        out += ["--tmpfs", folder]
     hidden_dirs: list[Path] = []
     sources = iter(empty)
-    for path, kind in _mounts(plan):
+    for path, kind in _mounts(plan) if mounts is None else mounts:
         if kind == _HIDE_DIR:
             out += ["--tmpfs", str(path)]
             hidden_dirs.append(path)
@@ -66,6 +68,13 @@ def bwrap_argv(plan: SandboxPlan, argv: list[str], cwd: Path, empty: list[int]) 
         out += ["--remount-ro", str(path)]
     out += ["--chdir", str(cwd), "--", *argv]
     return out
+
+
+@functools.cache
+def _private_folders() -> tuple[str, ...]:
+    """PRIVATE_FOLDERS that are folders here: /var/run is usually a link to /run. (Looked at once: they are
+    the system's.)"""
+    return tuple(str(folder) for folder in PRIVATE_FOLDERS if folder.is_dir() and not folder.is_symlink())
 
 
 def _mounts(plan: SandboxPlan) -> list[tuple[Path, str]]:
@@ -94,8 +103,11 @@ def _mounts(plan: SandboxPlan) -> list[tuple[Path, str]]:
 
 
 def _covered(path: Path, folders: tuple[Path, ...]) -> bool:
-    return any(path == folder or folder in path.parents for folder in folders)
+    return any(path == folder or _inside_strictly(path, folder) for folder in folders)
 
 
 def _inside_strictly(path: Path, folder: Path) -> bool:
-    return folder in path.parents
+    """``folder`` is one of ``path``'s parents (whole components; both normalized). By their text: asking
+    ``path.parents`` made a list of paths for each question, most of the time of turning a plan into argv."""
+    outer = str(folder)
+    return str(path).startswith(outer if outer.endswith("/") else outer + "/") and path != folder

@@ -33,12 +33,14 @@ import functools
 import os
 import re
 import sys
-from collections.abc import Iterable, Mapping, Sequence
+from collections import ChainMap
+from collections.abc import Hashable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path, PurePath
 
 from nami_yaml.runners.sandbox.masks import masked_files, running_shell
-from nami_yaml.runners.sandbox.probe import availability
+from nami_yaml.runners.sandbox.plan_cache import PlanCache, look, look_into
+from nami_yaml.runners.sandbox.probe import Availability, availability
 from nami_yaml.runtime import RuntimeContext
 from nami_yaml.sandbox_settings import SandboxNeeds, SandboxSettings, expand_paths
 from nami_yaml.sensitive_paths import ProtectedPaths
@@ -197,21 +199,50 @@ def plan_for(ctx: RuntimeContext, needs: SandboxNeeds | None = None, *, kind: st
     if settings.mode == OFF:
         return _off(ctx.workspace, kind, needs, ctx.host_env.get("HOME", ""), settings.escalate,
                     settings.reason or "sandbox.mode is off")
-    base = replace(_empty(ctx, kind, needs), escalate=settings.escalate)
     found = availability(ctx.host_env)
     if not found.available:
+        base = replace(_empty(ctx, kind, needs), escalate=settings.escalate)
         if settings.mode in ("required", READ_ONLY) and kind != KIND_NAMI:
             return replace(base, refusal=f"not run: the sandbox is required (sandbox.mode: {settings.mode}) and "
                                          f"not available here: {found.describe()}")
         return replace(base, reason=f"no sandbox here: {found.reason}")
     assert found.bwrap is not None
-    base = replace(base, runner=(found.bwrap, *found.flags))
-    plan = _build(ctx, settings, needs, base, visible=visible,
-                  read_only=read_only or settings.mode == READ_ONLY, paths_env=env)
-    if masking and ctx.denied_programs:
-        path = ctx.host_env.get("PATH", "")
-        plan = replace(plan, masked=masked_files(ctx.denied_programs, path, running_shell(path)))
-    return plan
+    masked = ctx.denied_programs if masking else ()
+
+    def make() -> SandboxPlan:
+        base = replace(_empty(ctx, kind, needs), escalate=settings.escalate, runner=(found.bwrap, *found.flags))
+        plan = _build(ctx, settings, needs, base, visible=visible,
+                      read_only=read_only or settings.mode == READ_ONLY, paths_env=env)
+        if masked:
+            path = ctx.host_env.get("PATH", "")
+            plan = replace(plan, masked=masked_files(masked, path, running_shell(path)))
+        return plan
+
+    return PLANS.plan(_inputs(ctx, needs, kind, tuple(visible), read_only, env, masked, found), make)
+
+
+# The plans of this process by their inputs, each kept while the folders its making looked at are unchanged.
+PLANS = PlanCache()
+
+
+def _inputs(ctx: RuntimeContext, needs: SandboxNeeds, kind: str, visible: tuple[Path, ...], read_only: bool,
+            env: Mapping[str, str] | None, masked: tuple[str, ...], found: Availability) -> Hashable:
+    """Everything besides the files that a plan is made from: the settings, the tool's needs, the
+    environment its paths are expanded with (the host's and the call's), its target, the protected paths,
+    nami's import path, the programs masked, and the bwrap found."""
+    protected = ctx.protected_paths
+    target = None if ctx.target is None else tuple(ctx.target.env.items())
+    return (ctx.sandbox, needs, kind, visible, read_only, masked, found, ctx.workspace, ctx.spill_dir,
+            _env_key(ctx.host_env, ctx.host_env), None if env is None else _env_key(env, ctx.host_env), target,
+            tuple(protected.files), tuple(protected.folders), tuple(sys.path))
+
+
+def _env_key(env: Mapping[str, str], host: Mapping[str, str]) -> Hashable:
+    """An environment's variables as a key; the view build_invocation passes (the call's own variables
+    before the host's) as its layers, the host's named by reference to the first part of the key."""
+    if isinstance(env, ChainMap):
+        return tuple("host" if layer is host else _env_key(layer, host) for layer in env.maps)
+    return tuple(env.items())
 
 
 def bash_needs(ctx: RuntimeContext) -> SandboxNeeds:
@@ -252,7 +283,7 @@ def _build(ctx: RuntimeContext, settings: SandboxSettings, needs: SandboxNeeds, 
     reads = _existing(expand_paths((*settings.reads, *needs.reads), named_env, workspace))
     home = _real(home_folder(env))
     # An empty home in its place, unless the workspace is the home folder or holds it.
-    empty = [home] if home != Path("/") and not _inside(home, workspace) and home.is_dir() else []
+    empty = [home] if home != Path("/") and not _inside(home, workspace) and os.path.isdir(_seen(home)) else []
     if ctx.target is not None and empty:
         reads += _target_paths(tuple(ctx.target.env.values()), home)
     host_proc = Path("/proc") in reads
@@ -260,7 +291,7 @@ def _build(ctx: RuntimeContext, settings: SandboxSettings, needs: SandboxNeeds, 
     reads = [p for p in reads if p != Path("/proc") and not _inside_any(p, sealed)]
     areas = [workspace, *writable] if not read_only else []
     for folder in sealed:
-        if not os.path.lexists(folder) and _inside_any(folder, areas):
+        if not os.path.lexists(_seen(folder)) and _inside_any(folder, areas):
             # Made now, so that it is hidden too: else a call could plant nami's config or trust store there.
             os.makedirs(folder, 0o700, exist_ok=True)
     named = set(writable) | set(reads)
@@ -268,7 +299,7 @@ def _build(ctx: RuntimeContext, settings: SandboxSettings, needs: SandboxNeeds, 
     used = tuple((name, env[name]) for name in sorted(set(_VARIABLE.findall(" ".join(written)))) if name in env)
     candidates = _hidden_candidates(written, str(home), used)
     hidden = [p for p in _existing(candidates) if p not in named]
-    hidden += [p for p in sealed if os.path.lexists(p)]
+    hidden += [p for p in sealed if os.path.lexists(_seen(p))]
     # A folder the workspace is in is never hidden (the workspace would vanish), only what is inside it.
     hidden = _unique([p for p in hidden if not _inside(workspace, p)])
     if needs.network:
@@ -277,7 +308,7 @@ def _build(ctx: RuntimeContext, settings: SandboxSettings, needs: SandboxNeeds, 
     spill = _real(ctx.spill_dir)
     shown = _shown((*_existing(visible), *_code_folders(path, tuple(sys.path)),
                     *(_home_shown(path, home) if empty else ())),
-                   spill if os.path.isdir(spill) else None, tuple(empty), tuple(hidden), (workspace, *writable))
+                   spill if os.path.isdir(_seen(spill)) else None, tuple(empty), tuple(hidden), (workspace, *writable))
     kept = [p for p in _protected_inside(ctx.protected_paths, workspace, areas) if not _inside_any(p, hidden)]
     pinned = [p for p in _pinned(kept, workspace, areas) if not _inside_any(p, hidden)]
     return replace(base, mode=READ_ONLY if read_only else WORKSPACE_WRITE, network=needs.network,
@@ -328,7 +359,7 @@ def _home_shown(path: str, home: Path) -> tuple[Path, ...]:
     found: list[Path] = []
     for folder in (Path(p) for p in path.split(os.pathsep) if os.path.isabs(p)):
         real = _real(folder)
-        if not _inside(real, home) or real == home or not real.is_dir():
+        if not _inside(real, home) or real == home or not os.path.isdir(_seen(real)):
             continue
         found.append(real)
         parent = real.parent
@@ -349,7 +380,7 @@ def _pinned(kept: Sequence[Path], workspace: Path, areas: Sequence[Path]) -> lis
     folders: list[Path] = []
     for area in _unique([workspace, *areas]):
         git = area / ".git"
-        if _inside_any(git, areas) and git.is_dir() and not git.is_symlink():
+        if _inside_any(git, areas) and os.path.isdir(_seen(git)) and not os.path.islink(_seen(git)):
             folders.append(git)
     for path in kept:
         area = next((a for a in areas if _inside(path, a) and path != a), None)
@@ -382,18 +413,18 @@ def _git_paths(git: Path, workspace: Path) -> list[Path]:
     """What git runs or follows in the workspace's repository: .git itself where it is a file (a linked
     worktree's or a submodule's ``gitdir:`` pointer), else the GIT_NAMES in .git and in each submodule's
     folder under .git/modules."""
-    if not os.path.lexists(git):
+    if not os.path.lexists(_seen(git)):
         return []
-    if git.is_symlink():  # what it points to is the repository git uses: protected where it is writable
-        git = Path(os.path.realpath(git))
-    if git.is_file():
+    if os.path.islink(_seen(git)):  # what it points to is the repository git uses: protected where it is writable
+        git = _real(git)
+    if os.path.isfile(_seen(git)):
         return [git]
-    if not git.is_dir():
+    if not os.path.isdir(_seen(git)):
         return []
     hooks = git / "hooks"
     # Only in a repository of the workspace's own: a .git link a call made must not get nami to make a
     # folder wherever it points, outside any sandbox.
-    if not os.path.lexists(hooks) and _inside(git, workspace) and (git / "HEAD").is_file():
+    if not os.path.lexists(_seen(hooks)) and _inside(git, workspace) and os.path.isfile(_seen(git / "HEAD")):
         # Made now, empty (git makes it too), so that it is mounted read-only: else a call could create
         # .git/hooks/pre-commit for the user's next commit.
         with contextlib.suppress(OSError):
@@ -401,11 +432,11 @@ def _git_paths(git: Path, workspace: Path) -> list[Path]:
     found: list[Path] = []
     folders, depth = [git], 0
     while folders and depth <= GIT_MODULES_DEPTH:
-        found += [folder / name for folder in folders for name in GIT_NAMES if os.path.lexists(folder / name)]
+        found += [folder / name for folder in folders for name in GIT_NAMES if os.path.lexists(_seen(folder / name))]
         inner = []
         for folder in folders:
             modules = folder / "modules"
-            if modules.is_dir() and not modules.is_symlink():
+            if os.path.isdir(_seen(modules)) and not os.path.islink(_seen(modules)):
                 inner += _subfolders(modules)
         folders, depth = inner, depth + 1
     return found
@@ -415,7 +446,9 @@ def _subfolders(folder: Path) -> list[Path]:
     """The real folders of ``folder`` and below it that hold a submodule's git folder (a ``config``), as
     .git/modules nests them by the submodule's path (``modules/libs/a``): not behind links."""
     found = []
+    look(folder)
     for root, dirs, files in os.walk(folder):
+        look_into(root)
         dirs[:] = [d for d in dirs if not os.path.islink(os.path.join(root, d))]
         if "config" in files or "HEAD" in files:
             found.append(Path(root))
@@ -430,10 +463,11 @@ def _real_case(root: Path, parts: list[str]) -> Path | None:
     current = root
     for part in parts:
         candidate = current / part
-        if os.path.lexists(candidate):
+        if os.path.lexists(_seen(candidate)):
             current = candidate
             continue
         try:
+            look_into(current)
             names = os.listdir(current)
         except OSError:
             return None
@@ -447,7 +481,7 @@ def _real_case(root: Path, parts: list[str]) -> Path | None:
 def _resolver_files() -> list[Path]:
     """What name resolution reads from /run (Ubuntu's /etc/resolv.conf points into it): shown to calls
     with the network, so DNS works there while /run stays private."""
-    target = Path(os.path.realpath("/etc/resolv.conf"))
+    target = _real(Path("/etc/resolv.conf"))
     return [target] if _inside_any(target, PRIVATE_FOLDERS) and target.exists() else []
 
 
@@ -469,11 +503,17 @@ def _code_folders(path: str, import_path: tuple[str, ...]) -> tuple[Path, ...]:
 
 def _existing(paths: Iterable[Path]) -> list[Path]:
     # lexists first: most of HIDDEN is missing on a given machine, and realpath stats every component.
-    return [real for real in (_real(p) for p in paths if os.path.lexists(p)) if os.path.exists(real)]
+    return [real for real in (_real(p) for p in paths if os.path.lexists(_seen(p))) if os.path.exists(real)]
 
 
 def _real(path: Path) -> Path:
-    return Path(os.path.realpath(path))
+    return Path(os.path.realpath(_seen(path)))
+
+
+def _seen(path: Path) -> Path:
+    """``path``, noted as looked at (plan_cache.py): a plan is kept while what its checks read is unchanged."""
+    look(path)
+    return path
 
 
 def _unique(paths: Iterable[Path]) -> list[Path]:

@@ -68,10 +68,18 @@ def availability(env: Mapping[str, str] | None = None) -> Availability:
                             "run nami on Linux (or in a Linux VM or container) to have tools sandboxed")
     if _wsl1():
         return Availability(False, "WSL 1 has no Linux namespaces", "use WSL 2 (`wsl --set-version <distro> 2`)")
-    found = shutil.which("bwrap", path=env.get("PATH"))
+    found = _bwrap_on(env.get("PATH"))
     if found is None:
         return Availability(False, "bubblewrap (bwrap) is not installed (not on PATH)", install_hint())
-    return _probe(os.path.realpath(found))
+    return _probe(found)
+
+
+@functools.lru_cache(maxsize=8)
+def _bwrap_on(path: str | None) -> str | None:
+    """The real path of the bwrap ``path`` finds: looked for once per PATH, as the probe runs once per
+    bwrap (a stat of every PATH folder at each call was a sixth of planning one)."""
+    found = shutil.which("bwrap", path=path)
+    return None if found is None else os.path.realpath(found)
 
 
 @functools.lru_cache(maxsize=8)
@@ -110,7 +118,9 @@ def _version(bwrap: str) -> str:
     return done.stdout.decode("utf-8", "replace").strip()
 
 
+@functools.cache
 def _wsl1() -> bool:
+    """(The kernel a process runs on does not change while it runs.)"""
     try:
         text = Path("/proc/version").read_text(encoding="utf-8", errors="replace")
     except OSError:
