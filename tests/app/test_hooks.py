@@ -322,12 +322,17 @@ def test_a_hooks_json_deny_or_block_refuses_the_call_with_its_reason(sandboxed: 
     assert not (sandboxed / "out").exists() and not (sandboxed / "a.txt").exists()
 
 
-def test_the_hooks_environment_names_the_project_as_claude_codes_does(sandboxed: Path) -> None:
+def test_the_hooks_environment_names_the_project_as_claude_codes_does(sandboxed: Path,
+                                                                       monkeypatch: pytest.MonkeyPatch) -> None:
+    """... and is scrubbed as tools' is: no secret-looking variable, no collector's credentials."""
+    monkeypatch.setenv("DEPLOY_TOKEN", "s3cr3t")
+    monkeypatch.setenv("OTEL_EXPORTER_OTLP_HEADERS", "authorization=Bearer collector-secret")
     script(sandboxed / "hooks" / "where.sh", "#!/bin/sh\ncat >/dev/null\n"
-           "echo \"claude=$CLAUDE_PROJECT_DIR nami=$NAMI_WORKSPACE\" >&2\nexit 2\n")
+           "echo \"claude=$CLAUDE_PROJECT_DIR nami=$NAMI_WORKSPACE\" "
+           "\"token=${DEPLOY_TOKEN:-none} otel=${OTEL_EXPORTER_OTLP_HEADERS:-none}\" >&2\nexit 2\n")
     project(sandboxed, "  PreToolUse:\n    - {command: [./hooks/where.sh]}\n")
     server, _, _ = run([tool_calls(call("bash", {"command": "echo hi"})), text("ok")], assume_yes=True)
-    assert f"claude={sandboxed} nami={sandboxed}" in tool_results(server)[0]
+    assert f"claude={sandboxed} nami={sandboxed} token=none otel=none" in tool_results(server)[0]
 
 
 def test_the_users_own_hooks_run_before_the_projects(sandboxed: Path, temp_home: Path) -> None:
@@ -419,3 +424,41 @@ def test_nami_log_replay_runs_no_hook_and_says_so(workdir: Path, temp_home: Path
     assert replayed.returncode == 0, replayed.stderr
     assert "0 of 1 call of" in replayed.stderr and "1 PreToolUse hook not run here" in replayed.stderr
     assert not marker.exists()
+
+
+def test_a_session_taken_up_again_starts_with_source_resume(sandboxed: Path) -> None:
+    need("jq")
+    script(sandboxed / "hooks" / "start.sh", "#!/bin/sh\njq -r '\"Session source: \" + .source'\n")
+    project(sandboxed, "  SessionStart:\n    - {command: [./hooks/start.sh]}\n")
+    assert run_nami(None, "trust", "--yes", cwd=sandboxed).returncode == 0
+    with FakeOpenAIServer([text("a"), text("b")]) as server:
+        assert run_nami(server, "run", "one", cwd=sandboxed).returncode == 0
+        resumed = run_nami(server, "run", "--continue", "two", cwd=sandboxed)
+        assert resumed.returncode == 0, resumed.stderr
+    assert "Session source: startup" in server.requests[0]["messages"][-1]["content"]
+    assert "Session source: resume" in server.requests[1]["messages"][-1]["content"]
+
+
+def test_nami_check_explains_a_hook_copied_from_claude_codes_settings(workdir: Path, temp_home: Path) -> None:
+    (workdir / "agent.yaml").write_text(
+        "tools: {builtin: [bash, write_file, edit_file]}\nhooks:\n  PreToolUse:\n"
+        "    - matcher: Bash\n      hooks:\n        - {type: command, command: ./guard.sh}\n"
+        "    - {matcher: Bash, command: \"./guard.sh --strict 'a b'\"}\n")
+    shown = nami("check").output
+    assert "agent.yaml:5:7: $.hooks.PreToolUse[0].hooks: Claude Code's nested form: nami's is flat" in shown
+    assert "agent.yaml:7:32: $.hooks.PreToolUse[1].command: a hook's command is a list of words, run without a " \
+           "shell: [\"./guard.sh\", \"--strict\", \"a b\"]" in shown
+    # Written as nami takes them, with Claude Code's tool names: warnings (such a hook would never run).
+    (workdir / "agent.yaml").write_text(
+        "tools: {builtin: [bash, write_file, edit_file]}\nhooks:\n  PreToolUse:\n"
+        "    - {matcher: 'Write|Edit', command: [./guard.sh]}\n    - {matcher: 'mcp__github__.*', command: [./g]}\n"
+        "  PostToolUse:\n    - {matcher: '^github__', command: [./g]}\n    - {matcher: bash, command: [./g]}\n")
+    checked = nami("check")
+    assert checked.exit_code == 0, checked.output
+    assert "agent.yaml:4:17: $.hooks.PreToolUse[0].matcher: warning: matcher 'Write|Edit' matches none of this " \
+           "agent's tools: it names Claude Code's Write, Edit, MultiEdit; nami's tool names differ (matcher: " \
+           "\"^(write_file|edit_file)$\")" in checked.output
+    assert "agent.yaml:5:17: $.hooks.PreToolUse[1].matcher: warning: matcher 'mcp__github__.*' matches none of " \
+           "this agent's tools: nami names an MCP server's tools SERVER__TOOL, without Claude Code's mcp__ " \
+           "('github__.*')" in checked.output
+    assert "3 warnings" not in checked.output and "2 warnings" in checked.output  # ^github__: a server's, maybe

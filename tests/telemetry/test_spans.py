@@ -39,6 +39,7 @@ SHOW_TRACE = """\
 name: show_trace
 description: Print the trace context this process got, and the collector credentials if it sees them.
 risk: read
+env_passthrough: [OTEL_EXPORTER_OTLP_HEADERS]  # asked for, never given: a collector's credentials
 parameters: {type: object, properties: {note: {type: string}}, required: [note]}
 command: [sh, -c, 'echo "tp=$TRACEPARENT headers=${{OTEL_EXPORTER_OTLP_HEADERS:-none}} note=$1"', sh, "{note}"]
 """
