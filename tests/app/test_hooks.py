@@ -462,3 +462,23 @@ def test_nami_check_explains_a_hook_copied_from_claude_codes_settings(workdir: P
            "this agent's tools: nami names an MCP server's tools SERVER__TOOL, without Claude Code's mcp__ " \
            "('github__.*')" in checked.output
     assert "3 warnings" not in checked.output and "2 warnings" in checked.output  # ^github__: a server's, maybe
+
+
+def test_a_named_agents_calls_go_through_the_pre_tool_use_hooks_and_say_whose(sandboxed: Path) -> None:
+    need("jq")
+    script(sandboxed / "hooks" / "who.sh", "#!/bin/sh\njq -r '\"refused for \" + (.agent // \"the main agent\")' >&2\n"
+           "exit 2\n")
+    (sandboxed / "agent.yaml").write_text(
+        "tools: {builtin: [bash]}\nagents:\n  ops:\n    description: Runs commands.\n    tools: [bash]\n"
+        "hooks:\n  PreToolUse:\n    - {matcher: '^bash$', command: [./hooks/who.sh]}\n")
+    with FakeOpenAIServer() as server:
+        server.add_task("[p]", tool_calls(call("agent__ops", {"task": "[c] uptime"})), text("asked"))
+        server.add_task("[c]", tool_calls(call("bash", {"command": "uptime > out"})), text("could not"))
+        outcome = Agent.from_config(base_url=server.base_url, model="m", trust=True, assume_yes=True).run("[p] go")
+        child = [r for r in server.requests if "[c]" in r["messages"][1]["content"]]
+    assert outcome.final_text == "asked"
+    assert "refused for ops" in tool_results_of(child[-1])[0] and not (sandboxed / "out").exists()
+
+
+def tool_results_of(request: dict[str, Any]) -> list[str]:
+    return [m["content"] for m in request["messages"] if m["role"] == "tool"]
