@@ -241,19 +241,31 @@ def test_the_published_hook_schemas(workdir: Path, temp_home: Path) -> None:
 
 
 def test_a_subagent_stop_hook_sends_the_named_agent_back_and_stop_is_the_parents(sandboxed: Path) -> None:
+    """A named agent's run: its calls go through the PreToolUse hooks (whose input names the agent), its
+    answer through SubagentStop; the parent's through Stop (none here)."""
     need("jq")
     script(sandboxed / "hooks" / "sub.sh", "#!/bin/sh\nif jq -e .stop_hook_active >/dev/null; then exit 0; fi\n"
            "echo 'cite the file you read' >&2; exit 2\n")
+    script(sandboxed / "hooks" / "who.sh", "#!/bin/sh\njq -r '\"refused for \" + (.agent // \"the main agent\")' >&2\n"
+           "exit 2\n")
     (sandboxed / "agent.yaml").write_text(
-        "tools: {builtin: [read_file]}\nagents:\n  reviewer:\n    description: Reviews.\n    tools: [read_file]\n"
-        "hooks:\n  SubagentStop:\n    - {command: [./hooks/sub.sh]}\n")
+        "tools: {builtin: [read_file, bash]}\nagents:\n  reviewer:\n    description: Reviews.\n"
+        "    tools: [read_file, bash]\nhooks:\n  SubagentStop:\n    - {command: [./hooks/sub.sh]}\n"
+        "  PreToolUse:\n    - {matcher: '^bash$', command: [./hooks/who.sh]}\n")
     with FakeOpenAIServer() as server:
         server.add_task("[p]", tool_calls(call("agent__reviewer", {"task": "[c] review"})), text("All good."))
-        server.add_task("[c]", text("fine"), text("fine: app.py line 3"))
-        outcome = Agent.from_config(base_url=server.base_url, model="m", trust=True).run("[p] get it reviewed")
+        server.add_task("[c]", tool_calls(call("bash", {"command": "uptime > out"})), text("fine"),
+                        text("fine: app.py line 3"))
+        outcome = Agent.from_config(base_url=server.base_url, model="m", trust=True, assume_yes=True).run(
+            "[p] get it reviewed")
         child = [r for r in server.requests if "[c]" in r["messages"][1]["content"]]
     assert outcome.final_text == "All good."  # the parent's Stop ran no hook: there is none
-    assert child[1]["messages"][-1] == {"role": "user", "content": "cite the file you read"}
+    assert "refused for reviewer" in tool_results_of(child[1])[0] and not (sandboxed / "out").exists()
+    assert child[2]["messages"][-1] == {"role": "user", "content": "cite the file you read"}
+
+
+def tool_results_of(request: dict[str, Any]) -> list[str]:
+    return [m["content"] for m in request["messages"] if m["role"] == "tool"]
 
 
 def test_a_pre_compact_hook_is_told_before_the_history_is_compacted(sandboxed: Path) -> None:
@@ -462,23 +474,3 @@ def test_nami_check_explains_a_hook_copied_from_claude_codes_settings(workdir: P
            "this agent's tools: nami names an MCP server's tools SERVER__TOOL, without Claude Code's mcp__ " \
            "('github__.*')" in checked.output
     assert "3 warnings" not in checked.output and "2 warnings" in checked.output  # ^github__: a server's, maybe
-
-
-def test_a_named_agents_calls_go_through_the_pre_tool_use_hooks_and_say_whose(sandboxed: Path) -> None:
-    need("jq")
-    script(sandboxed / "hooks" / "who.sh", "#!/bin/sh\njq -r '\"refused for \" + (.agent // \"the main agent\")' >&2\n"
-           "exit 2\n")
-    (sandboxed / "agent.yaml").write_text(
-        "tools: {builtin: [bash]}\nagents:\n  ops:\n    description: Runs commands.\n    tools: [bash]\n"
-        "hooks:\n  PreToolUse:\n    - {matcher: '^bash$', command: [./hooks/who.sh]}\n")
-    with FakeOpenAIServer() as server:
-        server.add_task("[p]", tool_calls(call("agent__ops", {"task": "[c] uptime"})), text("asked"))
-        server.add_task("[c]", tool_calls(call("bash", {"command": "uptime > out"})), text("could not"))
-        outcome = Agent.from_config(base_url=server.base_url, model="m", trust=True, assume_yes=True).run("[p] go")
-        child = [r for r in server.requests if "[c]" in r["messages"][1]["content"]]
-    assert outcome.final_text == "asked"
-    assert "refused for ops" in tool_results_of(child[-1])[0] and not (sandboxed / "out").exists()
-
-
-def tool_results_of(request: dict[str, Any]) -> list[str]:
-    return [m["content"] for m in request["messages"] if m["role"] == "tool"]
