@@ -42,7 +42,7 @@ SDK_PACKAGES = ("mcp", "serve")
 
 
 LEAVES = ("errors", "result", "cancel", "display", "procfs", "xdg", "env_secrets", "version", "sensitive_paths",
-          "project_request", "sandbox_settings", "setting_defaults")
+          "project_request", "sandbox_settings", "setting_defaults", "git_index")
 
 
 def module_name(path: Path) -> str:

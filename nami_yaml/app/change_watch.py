@@ -27,9 +27,7 @@ from __future__ import annotations
 import contextlib
 import os
 import re
-import shutil
 import stat
-import subprocess
 import threading
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
@@ -38,6 +36,7 @@ from typing import TYPE_CHECKING
 
 from nami_yaml.agent.hooks import CallRecord
 from nami_yaml.agent.toolbox import PreparedCall
+from nami_yaml.git_index import git_ls_files
 from nami_yaml.paths import SKIPPED_FOLDERS
 
 if TYPE_CHECKING:
@@ -135,18 +134,11 @@ def control_files(git_entries: Iterable[Path]) -> set[Path]:
 def submodule_paths(git: Path) -> list[str]:
     """The paths of the submodules (gitlinks) a repository's index names, read by git itself with nothing of
     the repository's configuration that runs a program (no fsmonitor, hooks, pager); [] where git cannot."""
-    if not git.is_dir() or shutil.which("git") is None:
-        return []
-    env = {"PATH": os.environ.get("PATH", "/usr/bin:/bin"), "GIT_CONFIG_NOSYSTEM": "1", "GIT_CONFIG_GLOBAL": os.devnull,
-           "HOME": os.devnull, "LC_ALL": "C"}
-    argv = ["git", "--no-pager", "-c", "core.fsmonitor=false", "-c", f"core.hooksPath={os.devnull}",
-            f"--git-dir={git}", f"--work-tree={git.parent}", "ls-files", "--stage", "-z"]
-    try:
-        listed = subprocess.run(argv, capture_output=True, env=env, timeout=10, check=False, stdin=subprocess.DEVNULL)
-    except (OSError, subprocess.TimeoutExpired):
+    listed = git_ls_files("--stage", "-z", work_tree=git.parent, git_dir=git) if git.is_dir() else None
+    if listed is None:
         return []
     paths = []
-    for record in listed.stdout.split(b"\0"):
+    for record in listed.split(b"\0"):
         head, _, path = record.partition(b"\t")
         if head.startswith(b"160000 ") and path:
             paths.append(os.fsdecode(path))

@@ -11,8 +11,10 @@ from pathlib import Path
 
 from nami_yaml.app.named_agents import agent_problems
 from nami_yaml.app.toolset import check_toolset
+from nami_yaml.builtins.skill_tools import CLAUDE_TOOLS
 from nami_yaml.config.agents import read_agents
 from nami_yaml.config.effective import Effective
+from nami_yaml.config.hooks import matcher_problems
 from nami_yaml.config.mcp_servers import check_problems as mcp_check_problems
 from nami_yaml.config.mcp_servers import server_specs
 from nami_yaml.config.settings import load_settings
@@ -84,6 +86,8 @@ def check_project(config: str | None, paths: Sequence[str] = (), *, search_path:
         found += agents_found
         if all_loaded:  # a named agent's tools are looked up among the project's
             found += agent_problems(report.effective, specs, registry)
+            # A hook copied from Claude Code whose matcher names its tools (Bash) would never run here.
+            found += matcher_problems(report.effective, [tool.name for tool in report.tools], CLAUDE_TOOLS)
         if not any(p.is_error for p in found) and report.effective.get("policy_tests") is not None:
             found += _policy_test_problems(config, tool_paths, report)
     except SpecError as exc:

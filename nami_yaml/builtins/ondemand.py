@@ -65,7 +65,11 @@ def skill(name: str, file: str | None = None, *, ctx: RuntimeContext) -> str:
         body = found.body()
     except (OSError, ValueError) as exc:
         raise ToolError(f"cannot read skill {name}: {exc}") from None
-    return f"{body}\n\n(Skill folder: {found.folder}){files_note(found)}{use_tools(found, ctx)}"
+    # The specification's compatibility says what the skill needs (a product, packages, the network): the
+    # model reads it with the body, before it relies on the skill.
+    compatibility = getattr(found, "compatibility", None)
+    needs = f"\nCompatibility: {compatibility}" if compatibility else ""
+    return f"{body}\n\n(Skill folder: {found.folder}){needs}{files_note(found)}{use_tools(found, ctx)}"
 
 
 def load_tools(groups: list[str], *, ctx: RuntimeContext) -> str:

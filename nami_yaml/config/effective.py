@@ -46,6 +46,7 @@ class Effective:
     api_key_source: str = "unset"
     found_by: str = "none found"  # how the agent.yaml was found, for `nami config`
     user_config: Path | None = None  # the user config, when it was read
+    cwd: Path | None = None  # where it was opened from: which AGENTS.md files a run reads (trust covers them)
     # What follows from these settings alone and costs a walk of the disk (config/loaded.py's listing, the
     # trust fingerprint), computed once per value; with_values() and with_model() make a new value.
     memo: dict[Any, Any] = field(default_factory=dict, repr=False, compare=False)

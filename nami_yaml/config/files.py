@@ -121,9 +121,9 @@ def check_config(path: Path, env: Mapping[str, str] | None = None) -> tuple[Conf
     problems.extend(problems_for(doc, data, (), validator("agent")))
     if "system" in data and "system_file" in data:
         problems.append(doc.problem(("system_file",), "give either system or system_file, not both", key=True))
+    problems.extend(hook_problems(doc, data))  # (before entries with problems are dropped: it explains some)
     _drop_where(data, problems)
     problems.extend(mcp_entry_problems(doc, data))
-    problems.extend(hook_problems(doc, data))
     problems.extend(prepare_targets(doc, data, env))
     _drop_where(data, problems)
     data.pop("$schema", None)  # for editors only: not a setting

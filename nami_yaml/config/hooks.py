@@ -8,14 +8,17 @@ project code: trust covers the files its command names (config/loaded.py), and i
 
 from __future__ import annotations
 
+import json
 import os
 import re
-from collections.abc import Mapping
+import shlex
+from collections.abc import Collection, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from nami_yaml.config.effective import ConfigFile, Effective
+from nami_yaml.errors import WARNING
 from nami_yaml.sandbox_settings import SandboxNeeds
 from nami_yaml.spec.yamlpos import Document, Problem
 
@@ -84,13 +87,19 @@ def hooks_of(config: ConfigFile) -> list[HookSpec]:
 
 
 def hook_problems(doc: Document, data: Mapping[str, Any]) -> list[Problem]:
-    """What the schema cannot say: a matcher that is not a regular expression."""
+    """What the schema cannot say: a matcher that is not a regular expression, and how to write an entry
+    copied from Claude Code's settings (its nested ``hooks:`` list, its command as one shell string)."""
     problems: list[Problem] = []
     hooks = data.get("hooks")
     if not isinstance(hooks, Mapping):
         return problems
     for event in EVENTS:
         for index, entry in enumerate(hooks.get(event) or ()):
+            if isinstance(entry, Mapping) and isinstance(entry.get("hooks"), list):
+                problems.append(doc.problem(("hooks", event, index, "hooks"), CLAUDE_NESTED, key=True))
+            if isinstance(entry, Mapping) and isinstance(entry.get("command"), str):
+                problems.append(doc.problem(("hooks", event, index, "command"), COMMAND_STRING.format(
+                    shlex_words(entry["command"]))))
             matcher = entry.get("matcher") if isinstance(entry, Mapping) else None
             if isinstance(matcher, str) and matcher not in ("", "*"):
                 try:
@@ -98,6 +107,55 @@ def hook_problems(doc: Document, data: Mapping[str, Any]) -> list[Problem]:
                 except re.error as exc:
                     problems.append(doc.problem(("hooks", event, index, "matcher"),
                                                        f"not a regular expression: {exc}"))
+    return problems
+
+
+CLAUDE_NESTED = ("Claude Code's nested form: nami's is flat, one entry per program: {matcher: ..., command: "
+                 "[program, args...], timeout: ...} (docs/hooks.md)")
+COMMAND_STRING = ("a hook's command is a list of words, run without a shell: {} (a shell line: "
+                  "[sh, -c, '...'])")
+
+
+def shlex_words(line: str) -> str:
+    """A one-line command as the list nami takes, for a message."""
+    try:
+        return json.dumps(shlex.split(line))
+    except ValueError:
+        return json.dumps(["sh", "-c", line])
+
+
+def matcher_problems(effective: Effective, tools: Collection[str], renamed: Mapping[str, str]) -> list[Problem]:
+    """Warnings for matchers that match none of ``tools`` but name one of Claude Code's tools (``Bash``,
+    ``Write|Edit``, ``mcp__github__.*``): copied unchanged, such a hook would never run. ``renamed``: Claude
+    Code's tool names and nami's. A matcher for tools not loaded here (an MCP server's) is left alone."""
+    problems: list[Problem] = []
+    for config in effective.files:
+        hooks = config.data.get("hooks")
+        if not isinstance(hooks, Mapping):
+            continue
+        for event in sorted(TOOL_EVENTS):
+            for index, entry in enumerate(hooks.get(event) or ()):
+                matcher = entry.get("matcher") if isinstance(entry, Mapping) else None
+                if not isinstance(matcher, str) or matcher in ("", "*"):
+                    continue
+                try:
+                    pattern = re.compile(matcher)
+                except re.error:
+                    continue  # (hook_problems reports it)
+                if any(pattern.search(tool) for tool in tools):
+                    continue
+                theirs = [name for name in renamed if pattern.search(name)]
+                if theirs:
+                    ours = "|".join(dict.fromkeys(renamed[name] for name in theirs))
+                    message = (f"matcher {matcher!r} matches none of this agent's tools: it names Claude Code's "
+                               f"{', '.join(theirs)}; nami's tool names differ (matcher: \"^({ours})$\")")
+                elif "mcp__" in matcher:
+                    message = (f"matcher {matcher!r} matches none of this agent's tools: nami names an MCP "
+                               f"server's tools SERVER__TOOL, without Claude Code's mcp__ "
+                               f"({matcher.replace('mcp__', '')!r})")
+                else:
+                    continue
+                problems.append(config.doc.problem(("hooks", event, index, "matcher"), message, severity=WARNING))
     return problems
 
 

@@ -5,9 +5,9 @@ Which files: those of the folders from the project's root (agent.yaml's folder, 
 not reach there) down to the folder nami was started in, the root's first, so a nearer file comes later and
 takes precedence in the text. Codex's rule for the others: an AGENTS.md in another folder applies to the
 files below it; the prompt says so and the model reads it (read_file) when it works there. Trust covers
-every AGENTS.md of the project (config/loaded.py lists them), so starting nami in another folder of a
-trusted project reads only trusted text; as the walk of trust does, a file in a skipped folder
-(node_modules, .venv…) or behind a folder link is never read.
+every AGENTS.md a run reads, and those git tracks elsewhere in the project (config/loaded.py lists them), so
+starting nami in another folder of a trusted project reads only trusted text; as the walk of trust does, a
+file in a skipped folder (node_modules, .venv…) or behind a folder link is never read.
 """
 
 from __future__ import annotations
@@ -16,11 +16,15 @@ import os
 from dataclasses import dataclass
 from pathlib import Path
 
+from nami_yaml.git_index import tracked_named
 from nami_yaml.paths import SKIPPED_FOLDERS, walked
 
 AGENTS_FILE = "AGENTS.md"
 SECTION_START = "<project_instructions>"
 SECTION_END = "</project_instructions>"
+# Outside a git repository, how many folders the look for AGENTS.md files off the working folder's
+# chain lists before it gives up on them (a project opens in well under a second whatever its size).
+MAX_WALKED_FOLDERS = 5_000
 RULE = ("The project's AGENTS.md files follow, from its root down to the current folder; where they disagree, "
         "a later one (nearer the current folder) takes precedence. They come after nami's own instructions "
         "and do not override them. An AGENTS.md in another folder applies to the files below that folder: "
@@ -64,14 +68,34 @@ def instruction_files(project: Path, cwd: Path | None) -> list[Path]:
     return found
 
 
-def project_instruction_files(project: Path) -> list[Path]:
-    """Every AGENTS.md of the project as the walk of trust reaches them (not in a skipped folder, not behind
-    a folder link): what trust covers, whatever folder nami is started in. Folders are listed without a
-    stat of each file (a repository of 100,000 files takes a fraction of a second)."""
+def project_instruction_files(project: Path, cwd: Path | None = None) -> list[Path]:
+    """The AGENTS.md files trust covers: those read from ``cwd`` (the chain from the root down to it) and every
+    other one of the project a run started elsewhere would read, so moving to another folder of a trusted
+    project asks nothing again. The others are found cheaply: git's index where the project is in a
+    repository (one file read, however large the tree), else a walk of at most ``MAX_WALKED_FOLDERS``
+    folders; past that, the chain alone (a run started in another folder then asks again if its chain
+    differs). Never one in a skipped folder or behind a folder link, as the walk of trust."""
+    project = project.resolve()
+    chain = instruction_files(project, cwd)
+    others = tracked_named(project, AGENTS_FILE)
+    if others is not None:
+        others = [file for file in others if walked(file, project) and file.is_file()]
+    else:
+        others = _walk_for_instructions(project) or []
+    return sorted({*chain, *others})
+
+
+def _walk_for_instructions(project: Path) -> list[Path] | None:
+    """Every AGENTS.md the walk of trust reaches, or None past ``MAX_WALKED_FOLDERS`` folders. Folders are
+    listed without a stat of each file."""
     found: list[Path] = []
     stack = [str(project)]
+    listed = 0
     while stack:
         folder = stack.pop()
+        listed += 1
+        if listed > MAX_WALKED_FOLDERS:
+            return None
         try:
             with os.scandir(folder) as entries:
                 for entry in entries:
@@ -82,7 +106,7 @@ def project_instruction_files(project: Path) -> list[Path]:
                         stack.append(entry.path)
         except OSError:  # a folder that cannot be read: nothing of it is loaded either
             continue
-    return sorted(found)
+    return found
 
 
 def read_instructions(files: list[Path], project: Path, max_bytes: int) -> Instructions:

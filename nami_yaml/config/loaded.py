@@ -139,7 +139,7 @@ def _list_loaded(effective: Effective, project_only: bool) -> LoadedFiles:
         project = effective.config_path.parent.resolve()
         found_skills.append(project / AGENTS_SKILLS)
         if project_only and conventions.agents_md:
-            instructions = project_instruction_files(project)
+            instructions = project_instruction_files(project, effective.cwd)
         workspace = Path(effective.get("workspace") or project).resolve()
         servers = [server_code(name, entry, workspace, project)
                    for name, entry in (data.get("mcp_servers") or {}).items() if isinstance(entry, Mapping)]

@@ -149,7 +149,7 @@ def load_settings(request: ProjectRequest, *, problems: list[Problem] | None = N
         origin = ", ".join(str(f.path) for f in files if f.data.get("env_scrub"))
         _set(values, sources, "env_scrub", {"names": list(scrub.names), "values": list(scrub.values)}, origin)
     effective = Effective(values, sources, path, files, found_by=how,
-                          user_config=user_file.path if user_file is not None else None)
+                          user_config=user_file.path if user_file is not None else None, cwd=cwd)
     effective.api_key, effective.api_key_source = _api_key(model, env, preset)
     return effective
 
@@ -160,7 +160,7 @@ def with_values(effective: Effective, changes: Mapping[str, Any], origin: str) -
     for dotted, value in changes.items():
         _set(values, sources, dotted, value, origin)
     changed = Effective(values, sources, effective.config_path, effective.files, effective.api_key,
-                        effective.api_key_source, effective.found_by, effective.user_config)
+                        effective.api_key_source, effective.found_by, effective.user_config, cwd=effective.cwd)
     if "model.name" in changes:
         return with_model(changed, changes["model.name"], origin)
     return changed
@@ -179,7 +179,7 @@ def with_model(effective: Effective, name: str, origin: str = "chosen in chat") 
         if price is not None:
             _set(values, sources, "model.pricing", dict(price), f"preset {provider} (list price of {PRICES_AS_OF})")
     return Effective(values, sources, effective.config_path, effective.files, effective.api_key,
-                     effective.api_key_source, effective.found_by, effective.user_config)
+                     effective.api_key_source, effective.found_by, effective.user_config, cwd=effective.cwd)
 
 
 def _elsewhere(preset: Mapping[str, Any], base_url: str | None) -> bool:

@@ -8,7 +8,9 @@ workspace as $CLAUDE_PROJECT_DIR and $NAMI_WORKSPACE, in the environment tools g
 from __future__ import annotations
 
 import json
+import os
 from dataclasses import dataclass, replace
+from pathlib import Path
 from typing import Any
 
 from nami_yaml.config.hooks import WORKSPACE_VARIABLES, HookSpec
@@ -42,6 +44,19 @@ class HookRun:
         return None
 
 
+def named_files(argv: list[str]) -> list[Path]:
+    """The files a hook's command line names by absolute path (its program, a script given to an
+    interpreter): what it needs to see."""
+    found: list[Path] = []
+    for word in argv:
+        try:
+            if os.path.isabs(word) and os.path.isfile(word):
+                found.append(Path(word))
+        except (OSError, ValueError):
+            continue
+    return found
+
+
 def run_hook(spec: HookSpec, payload: dict[str, Any], ctx: RuntimeContext) -> HookRun:
     workspace = str(ctx.workspace)
     options = ProcessOptions(timeout=spec.timeout, max_output=MAX_HOOK_OUTPUT, sandbox=spec.sandbox,
@@ -49,11 +64,19 @@ def run_hook(spec: HookSpec, payload: dict[str, Any], ctx: RuntimeContext) -> Ho
     argv = spec.argv(ctx.workspace)
     invocation = build_invocation(f"hook {spec.event}", argv, options, ctx, stdin=json.dumps(payload),
                                   kind="hook", sandbox_kind=KIND_HOOK)
-    # The workspace is only read, unless the hook declares what it writes.
-    sandbox = plan_for(ctx, spec.sandbox, kind=KIND_HOOK, read_only=not spec.sandbox.writable)
+    # The workspace is only read, unless the hook declares what it writes. The folders of the files its
+    # command names are shown where the sandbox would hide them (the user's ~/.claude/hooks in the home).
+    named = named_files(argv)
+    sandbox = plan_for(ctx, spec.sandbox, kind=KIND_HOOK, read_only=not spec.sandbox.writable,
+                       visible=[folder for file in named for folder in dict.fromkeys((file.parent,
+                                                                                    file.resolve().parent))])
     invocation = replace(invocation, sandbox=sandbox)
     if sandbox.refusal:
         return HookRun(None, "", "", problem=sandbox.refusal)
+    sealed = [file for file in named if any(folder in file.resolve().parents for folder in sandbox.sealed)]
+    if sealed:
+        return HookRun(None, "", "", problem=f"{sealed[0]} is in nami's own folders, which no sandboxed process "
+                                             "sees: keep hook programs elsewhere (~/.claude/hooks, the project)")
     request = ProcessRequest(argv=invocation.argv, cwd=ctx.workspace, env=invocation.env, stdin=invocation.stdin,
                              timeout=spec.timeout, max_output=MAX_HOOK_OUTPUT, spill_dir=None,
                              cancel=ctx.cancel.child(), max_saved=0, sandbox=sandbox)

@@ -18,7 +18,7 @@ from nami_yaml.config.trust import trust_state
 from nami_yaml.project_request import ProjectRequest
 from nami_yaml.spec.validate import validator
 from nami_yaml.testing import FakeOpenAIServer, ScriptedModel, call, text, tool_calls
-from tests.helpers import Answering, nami
+from tests.helpers import Answering, nami, run_nami
 from tests.programs import need, need_bwrap
 
 # Claude Code's example of a PreToolUse hook for Bash, as people have it in .claude/hooks/.
@@ -214,7 +214,8 @@ def test_nami_check_reports_hook_mistakes_with_their_positions(workdir: Path, te
     result = nami("check")
     assert result.exit_code != 0
     assert "agent.yaml:3:" in result.output and "$.hooks.PreToolUse[0].matcher: not a regular expression" in result.output
-    assert "PreToolUse2" in result.output and "agent.yaml:6:" in result.output
+    assert "unknown key 'PreToolUse2'; did you mean 'PreToolUse'?" in result.output
+    assert "agent.yaml:4:3:" in result.output and "agent.yaml:6:" in result.output
     assert "Traceback" not in result.output
 
 
@@ -240,19 +241,31 @@ def test_the_published_hook_schemas(workdir: Path, temp_home: Path) -> None:
 
 
 def test_a_subagent_stop_hook_sends_the_named_agent_back_and_stop_is_the_parents(sandboxed: Path) -> None:
+    """A named agent's run: its calls go through the PreToolUse hooks (whose input names the agent), its
+    answer through SubagentStop; the parent's through Stop (none here)."""
     need("jq")
     script(sandboxed / "hooks" / "sub.sh", "#!/bin/sh\nif jq -e .stop_hook_active >/dev/null; then exit 0; fi\n"
            "echo 'cite the file you read' >&2; exit 2\n")
+    script(sandboxed / "hooks" / "who.sh", "#!/bin/sh\njq -r '\"refused for \" + (.agent // \"the main agent\")' >&2\n"
+           "exit 2\n")
     (sandboxed / "agent.yaml").write_text(
-        "tools: {builtin: [read_file]}\nagents:\n  reviewer:\n    description: Reviews.\n    tools: [read_file]\n"
-        "hooks:\n  SubagentStop:\n    - {command: [./hooks/sub.sh]}\n")
+        "tools: {builtin: [read_file, bash]}\nagents:\n  reviewer:\n    description: Reviews.\n"
+        "    tools: [read_file, bash]\nhooks:\n  SubagentStop:\n    - {command: [./hooks/sub.sh]}\n"
+        "  PreToolUse:\n    - {matcher: '^bash$', command: [./hooks/who.sh]}\n")
     with FakeOpenAIServer() as server:
         server.add_task("[p]", tool_calls(call("agent__reviewer", {"task": "[c] review"})), text("All good."))
-        server.add_task("[c]", text("fine"), text("fine: app.py line 3"))
-        outcome = Agent.from_config(base_url=server.base_url, model="m", trust=True).run("[p] get it reviewed")
+        server.add_task("[c]", tool_calls(call("bash", {"command": "uptime > out"})), text("fine"),
+                        text("fine: app.py line 3"))
+        outcome = Agent.from_config(base_url=server.base_url, model="m", trust=True, assume_yes=True).run(
+            "[p] get it reviewed")
         child = [r for r in server.requests if "[c]" in r["messages"][1]["content"]]
     assert outcome.final_text == "All good."  # the parent's Stop ran no hook: there is none
-    assert child[1]["messages"][-1] == {"role": "user", "content": "cite the file you read"}
+    assert "refused for reviewer" in tool_results_of(child[1])[0] and not (sandboxed / "out").exists()
+    assert child[2]["messages"][-1] == {"role": "user", "content": "cite the file you read"}
+
+
+def tool_results_of(request: dict[str, Any]) -> list[str]:
+    return [m["content"] for m in request["messages"] if m["role"] == "tool"]
 
 
 def test_a_pre_compact_hook_is_told_before_the_history_is_compacted(sandboxed: Path) -> None:
@@ -316,3 +329,162 @@ def test_every_hook_gets_the_audit_logs_latest_hash(sandboxed: Path) -> None:
     # A PostToolUse hook runs before its own call's record is written: it sees the record before it.
     assert "head=none" in first
     assert f"head={records[0]['hash']}" in second and len(records) == 2
+
+
+def test_a_hooks_json_deny_or_block_refuses_the_call_with_its_reason(sandboxed: Path) -> None:
+    script(sandboxed / "hooks" / "deny.sh", "#!/bin/sh\ncat >/dev/null\necho '{\"hookSpecificOutput\": "
+           "{\"hookEventName\": \"PreToolUse\", \"permissionDecision\": \"deny\", "
+           "\"permissionDecisionReason\": \"production is frozen\"}}'\n")
+    script(sandboxed / "hooks" / "block.sh", "#!/bin/sh\ncat >/dev/null\n"
+           "echo '{\"decision\": \"block\", \"reason\": \"no writes today\"}'\n")
+    project(sandboxed, "  PreToolUse:\n    - {matcher: bash, command: [./hooks/deny.sh]}\n"
+                       "    - {matcher: write_file, command: [./hooks/block.sh]}\n",
+            extra="permissions: {write: allow}\n")
+    server, _, _ = run([tool_calls(call("bash", {"command": "echo hi > out"}),
+                                   call("write_file", {"path": "a.txt", "content": "x"})), text("ok")],
+                       assume_yes=True)
+    denied, blocked = tool_results(server)
+    assert "production is frozen" in denied and "no writes today" in blocked
+    assert not (sandboxed / "out").exists() and not (sandboxed / "a.txt").exists()
+
+
+def test_the_hooks_environment_names_the_project_as_claude_codes_does(sandboxed: Path,
+                                                                       monkeypatch: pytest.MonkeyPatch) -> None:
+    """... and is scrubbed as tools' is: no secret-looking variable, no collector's credentials."""
+    monkeypatch.setenv("DEPLOY_TOKEN", "s3cr3t")
+    monkeypatch.setenv("OTEL_EXPORTER_OTLP_HEADERS", "authorization=Bearer collector-secret")
+    script(sandboxed / "hooks" / "where.sh", "#!/bin/sh\ncat >/dev/null\n"
+           "echo \"claude=$CLAUDE_PROJECT_DIR nami=$NAMI_WORKSPACE\" "
+           "\"token=${DEPLOY_TOKEN:-none} otel=${OTEL_EXPORTER_OTLP_HEADERS:-none}\" >&2\nexit 2\n")
+    project(sandboxed, "  PreToolUse:\n    - {command: [./hooks/where.sh]}\n")
+    server, _, _ = run([tool_calls(call("bash", {"command": "echo hi"})), text("ok")], assume_yes=True)
+    assert f"claude={sandboxed} nami={sandboxed} token=none otel=none" in tool_results(server)[0]
+
+
+def test_the_users_own_hooks_run_before_the_projects(sandboxed: Path, temp_home: Path) -> None:
+    """Hooks in the user config run with the project's, first. Claude Code keeps a user's hooks in
+    ~/.claude/hooks: shown in the sandbox, which hides the rest of the home folder."""
+    script(temp_home / ".claude" / "hooks" / "audit.sh",
+           "#!/bin/sh\ncat >/dev/null\necho 'the user hook ran first' >&2\nexit 2\n")
+    mine = temp_home / ".config" / "nami"
+    mine.mkdir(parents=True)
+    (mine / "config.yaml").write_text("hooks:\n  PreToolUse:\n"
+                                      "    - {matcher: bash, command: [~/.claude/hooks/audit.sh]}\n")
+    script(sandboxed / "hooks" / "project.sh", "#!/bin/sh\necho 'the project hook ran' >&2\nexit 2\n")
+    project(sandboxed, "  PreToolUse:\n    - {command: [./hooks/project.sh]}\n")
+    server, _, _ = run([tool_calls(call("bash", {"command": "echo hi"}),
+                                   call("write_file", {"path": "a.txt", "content": "x"})), text("ok")],
+                       assume_yes=True)
+    by_the_user, by_the_project = tool_results(server)
+    assert "the user hook ran first" in by_the_user
+    assert "the project hook ran" in by_the_project
+
+
+def test_a_hook_kept_in_namis_own_folders_fails_saying_why(sandboxed: Path, temp_home: Path) -> None:
+    """nami's own config folder is sealed in every sandbox: a hook beside the user config cannot be seen
+    there, and says so rather than 'No such file or directory'."""
+    mine = temp_home / ".config" / "nami"
+    script(mine / "hooks" / "guard.sh", "#!/bin/sh\nexit 0\n")
+    (mine / "config.yaml").write_text("hooks:\n  PreToolUse:\n    - {command: [./hooks/guard.sh]}\n")
+    (sandboxed / "agent.yaml").write_text("tools: {builtin: [bash]}\n")
+    server, _, _ = run([tool_calls(call("bash", {"command": "echo hi"})), text("ok")], assume_yes=True)
+    assert "is in nami's own folders, which no sandboxed process sees" in tool_results(server)[0]
+
+
+def test_a_hook_has_no_network_unless_its_sandbox_says_so(sandboxed: Path) -> None:
+    from tests.local_http import QuietHandler, serving
+
+    heard: list[str] = []
+
+    class Listener(QuietHandler):
+        def do_GET(self) -> None:
+            heard.append(self.path)
+            self.reply(200, b"ok")
+
+    with serving(Listener) as url:
+        reach = "import urllib.request, sys\nurllib.request.urlopen(sys.argv[1], timeout=5)\n"
+        script(sandboxed / "hooks" / "reach.py", "#!/usr/bin/env python3\n" + reach)
+        project(sandboxed, f"  PostToolUse:\n    - {{matcher: bash, command: [python3, ./hooks/reach.py, '{url}/closed']}}\n"
+                           f"    - {{matcher: bash, command: [python3, ./hooks/reach.py, '{url}/open'], "
+                           "sandbox: {network: true}}\n")
+        _, events, _ = run([tool_calls(call("bash", {"command": "echo hi"})), text("ok")], assume_yes=True)
+    assert heard == ["/open"]
+    assert "failed" in notices(events) and "the run goes on" in notices(events)
+
+
+def test_a_hook_writes_in_the_workspace_only_where_its_sandbox_says_so(sandboxed: Path) -> None:
+    script(sandboxed / "hooks" / "log.sh", "#!/bin/sh\njq -c '{tool: .tool_name}' >> \"$NAMI_WORKSPACE/calls.log\"\n")
+    (sandboxed / "calls.log").write_text("")
+    project(sandboxed, "  PostToolUse:\n    - {command: [./hooks/log.sh], sandbox: {writable: [calls.log]}}\n")
+    need("jq")
+    run([tool_calls(call("bash", {"command": "echo hi"})), text("ok")], assume_yes=True)
+    assert (sandboxed / "calls.log").read_text() == '{"tool":"bash"}\n'
+
+
+def test_an_observing_hook_that_times_out_is_a_notice_and_the_result_stands(sandboxed: Path) -> None:
+    script(sandboxed / "hooks" / "slow.sh", "#!/bin/sh\nsleep 60\n")
+    project(sandboxed, "  PostToolUse:\n    - {command: [./hooks/slow.sh], timeout: 0.5}\n"
+                       "  Stop:\n    - {command: [./hooks/slow.sh], timeout: 0.5}\n")
+    server, events, outcome = run([tool_calls(call("bash", {"command": "echo hi"})), text("ok")], assume_yes=True)
+    assert tool_results(server)[0].strip() == "hi" and outcome.final_text == "ok"
+    said = notices(events)
+    assert "hook PostToolUse" in said and "hook Stop" in said and said.count("timed out") == 2
+
+
+def test_a_user_prompt_hooks_additional_context_reaches_the_model(sandboxed: Path) -> None:
+    script(sandboxed / "hooks" / "context.sh", "#!/bin/sh\ncat >/dev/null\necho '{\"hookSpecificOutput\": "
+           "{\"hookEventName\": \"UserPromptSubmit\", \"additionalContext\": \"Freeze until Monday.\"}}'\n")
+    project(sandboxed, "  UserPromptSubmit:\n    - {command: [./hooks/context.sh]}\n")
+    server, _, _ = run([text("ok")])
+    assert "Freeze until Monday." in server.requests[0]["messages"][-1]["content"]
+
+
+def test_nami_log_replay_runs_no_hook_and_says_so(workdir: Path, temp_home: Path) -> None:
+    marker = workdir / "ran"
+    (workdir / "agent.yaml").write_text("tools: {builtin: [bash]}\naudit: {path: audit.jsonl}\n")
+    run([tool_calls(call("bash", {"command": "echo hi"})), text("ok")], assume_yes=True)
+    script(workdir / "hooks" / "mark.sh", f"#!/bin/sh\ntouch {marker}\nexit 2\n")
+    (workdir / "agent.yaml").write_text("tools: {builtin: [bash]}\naudit: {path: audit.jsonl}\n"
+                                        "hooks:\n  PreToolUse:\n    - {command: [./hooks/mark.sh]}\n")
+    replayed = run_nami(None, "log", "--replay", "--config", "agent.yaml", cwd=workdir)
+    assert replayed.returncode == 0, replayed.stderr
+    assert "0 of 1 call of" in replayed.stderr and "1 PreToolUse hook not run here" in replayed.stderr
+    assert not marker.exists()
+
+
+def test_a_session_taken_up_again_starts_with_source_resume(sandboxed: Path) -> None:
+    need("jq")
+    script(sandboxed / "hooks" / "start.sh", "#!/bin/sh\njq -r '\"Session source: \" + .source'\n")
+    project(sandboxed, "  SessionStart:\n    - {command: [./hooks/start.sh]}\n")
+    assert run_nami(None, "trust", "--yes", cwd=sandboxed).returncode == 0
+    with FakeOpenAIServer([text("a"), text("b")]) as server:
+        assert run_nami(server, "run", "one", cwd=sandboxed).returncode == 0
+        resumed = run_nami(server, "run", "--continue", "two", cwd=sandboxed)
+        assert resumed.returncode == 0, resumed.stderr
+    assert "Session source: startup" in server.requests[0]["messages"][-1]["content"]
+    assert "Session source: resume" in server.requests[1]["messages"][-1]["content"]
+
+
+def test_nami_check_explains_a_hook_copied_from_claude_codes_settings(workdir: Path, temp_home: Path) -> None:
+    (workdir / "agent.yaml").write_text(
+        "tools: {builtin: [bash, write_file, edit_file]}\nhooks:\n  PreToolUse:\n"
+        "    - matcher: Bash\n      hooks:\n        - {type: command, command: ./guard.sh}\n"
+        "    - {matcher: Bash, command: \"./guard.sh --strict 'a b'\"}\n")
+    shown = nami("check").output
+    assert "agent.yaml:5:7: $.hooks.PreToolUse[0].hooks: Claude Code's nested form: nami's is flat" in shown
+    assert "agent.yaml:7:32: $.hooks.PreToolUse[1].command: a hook's command is a list of words, run without a " \
+           "shell: [\"./guard.sh\", \"--strict\", \"a b\"]" in shown
+    # Written as nami takes them, with Claude Code's tool names: warnings (such a hook would never run).
+    (workdir / "agent.yaml").write_text(
+        "tools: {builtin: [bash, write_file, edit_file]}\nhooks:\n  PreToolUse:\n"
+        "    - {matcher: 'Write|Edit', command: [./guard.sh]}\n    - {matcher: 'mcp__github__.*', command: [./g]}\n"
+        "  PostToolUse:\n    - {matcher: '^github__', command: [./g]}\n    - {matcher: bash, command: [./g]}\n")
+    checked = nami("check")
+    assert checked.exit_code == 0, checked.output
+    assert "agent.yaml:4:17: $.hooks.PreToolUse[0].matcher: warning: matcher 'Write|Edit' matches none of this " \
+           "agent's tools: it names Claude Code's Write, Edit, MultiEdit; nami's tool names differ (matcher: " \
+           "\"^(write_file|edit_file)$\")" in checked.output
+    assert "agent.yaml:5:17: $.hooks.PreToolUse[1].matcher: warning: matcher 'mcp__github__.*' matches none of " \
+           "this agent's tools: nami names an MCP server's tools SERVER__TOOL, without Claude Code's mcp__ " \
+           "('github__.*')" in checked.output
+    assert "3 warnings" not in checked.output and "2 warnings" in checked.output  # ^github__: a server's, maybe

@@ -39,6 +39,7 @@ SHOW_TRACE = """\
 name: show_trace
 description: Print the trace context this process got, and the collector credentials if it sees them.
 risk: read
+env_passthrough: [OTEL_EXPORTER_OTLP_HEADERS]  # asked for, never given: a collector's credentials
 parameters: {type: object, properties: {note: {type: string}}, required: [note]}
 command: [sh, -c, 'echo "tp=$TRACEPARENT headers=${{OTEL_EXPORTER_OTLP_HEADERS:-none}} note=$1"', sh, "{note}"]
 """
@@ -207,3 +208,30 @@ def test_a_collector_that_is_down_is_said_once_and_the_run_goes_on(workdir: Path
         assert run(config, server, "[q] again").status == "answered"
     said = [r.getMessage() for r in caplog.records if r.levelno >= logging.WARNING]
     assert said == [f"nami: traces could not be sent to {down}/v1/traces (runs go on; see docs/telemetry.md)"]
+
+
+def test_a_call_span_says_its_target_its_sandbox_and_who_approved_it(workdir: Path) -> None:
+    from tests.helpers import KUBECTL_ON_TARGETS, Answering
+    from tests.programs import need_bwrap
+
+    need_bwrap()
+    write(workdir / "tools" / "kubectl.yaml", KUBECTL_ON_TARGETS)
+    config = write(workdir / "agent.yaml", "model: {provider: custom, name: fake-model}\n"
+                   "targets:\n  prod: {vars: {context: prod-eu}}\ntools: {builtin: [bash], files: [tools]}\n"
+                   "telemetry: {endpoint: \"ENDPOINT\"}\n")
+    person = Answering(True)
+    with otlp_receiver() as receiver, FakeOpenAIServer() as server:
+        write(config, config.read_text().replace("ENDPOINT", receiver.url))
+        server.add_task("[p]", tool_calls(call("kubectl_change", {"verb": "apply", "resource": "web",
+                                                                  "target": "prod"}),
+                                          call("bash", {"command": "echo \"tp=$TRACEPARENT\""})), text("done"))
+        with Agent.from_config(config, base_url=server.base_url, approve=person) as agent:
+            assert agent.run("[p] apply").status == "answered"
+    change = receiver.one("execute_tool kubectl_change")
+    assert change.attributes["nami.target"] == "prod" and change.attributes["nami.tool.risk"] == "exec"
+    assert change.attributes["nami.sandboxed"] is True and change.attributes["nami.decision"] == "allow"
+    assert [(name, attrs["nami.decision.source"]) for name, attrs in change.events] == [("nami.approval", "user")]
+    bash = receiver.one("execute_tool bash")
+    printed = next(m["content"] for m in server.requests[-1]["messages"]
+                   if m["role"] == "tool" and m["content"].startswith("tp="))
+    assert printed.strip() == f"tp=00-{bash.trace_id}-{bash.span_id}-0{printed.strip()[-1]}"
