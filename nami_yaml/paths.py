@@ -73,7 +73,7 @@ def _expand_tool_paths(spec: str, base: Path) -> list[Path]:
         found = []
         for root, dirs, files in os.walk(target):
             dirs[:] = sorted(d for d in dirs if not d.startswith((".", "__")))
-            found.extend(Path(root) / f for f in sorted(files) if f.endswith(TOOL_SUFFIXES))
+            found.extend(Path(os.path.join(root, f)) for f in sorted(files) if f.endswith(TOOL_SUFFIXES))
         return found
     return [target] if target.exists() else []
 

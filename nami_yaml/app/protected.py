@@ -35,10 +35,12 @@ def protected_paths(effective: Effective, extra_tools: list[str] | None = None,
         (user_config_path(os.environ).parent, "nami's configuration folder"),
     ]
     resolve = Resolver()  # a thousand tool files are in a few folders
+    tool_folders: set[str] = set()
     for file in tool_files(effective, extra_tools, base):
-        resolved = resolve(file)
+        resolved = resolve.text(os.fspath(file))
         files.append((resolved, TOOL_FOLDER))
-        folders.append((resolved.parent, TOOL_FOLDER))
+        tool_folders.add(os.path.dirname(resolved))
+    folders.extend((folder, TOOL_FOLDER) for folder in sorted(tool_folders))
     loaded = loaded_files(effective, project_only=True)
     for code, why in ((loaded.servers, MCP_SERVER), (loaded.tool_code, TOOL_CODE)):
         files.extend((file, why) for server in code for file in server.files)

@@ -166,7 +166,8 @@ def _list_loaded(effective: Effective, project_only: bool) -> LoadedFiles:
     return LoadedFiles(
         config=effective.config_path, prompt=Path(data["system_file"]) if data.get("system_file") else None, read=read,
         tools=tuple(tools), skills=tuple(file for folder in skill_folders for file in skill_files(folder)),
-        tool_folders=tuple(sorted({resolve(file).parent for file in tools})), skill_folders=tuple(skill_folders),
+        tool_folders=tuple(sorted(map(Path, {os.path.dirname(resolve.text(os.fspath(file))) for file in tools}))),
+        skill_folders=tuple(skill_folders),
         servers=tuple(server for server in servers if server.files or server.folders), tool_code=tuple(code),
         instructions=tuple(instructions))
 
