@@ -24,6 +24,37 @@ def path_for_messages(path: Path) -> str:
         return str(path)
 
 
+class Resolver:
+    """``Path.resolve()`` for many files in few folders (a thousand tool files): each folder resolved once,
+    and a file that is not itself a link is its resolved folder and its name, which is what ``resolve()``
+    gives. One instance for one pass over the files: a folder is not looked at again within it."""
+
+    def __init__(self) -> None:
+        self._folders: dict[str, str] = {}
+
+    def __call__(self, path: Path) -> Path:
+        return Path(self.text(os.fspath(path)))
+
+    def text(self, path: str) -> str:
+        """The resolved path of ``path``, as a string (what most callers compare)."""
+        folder, name = os.path.split(path)
+        try:
+            if name in ("", ".", "..") or os.path.islink(path):
+                return str(Path(path).resolve())
+        except ValueError:  # a NUL in it: as resolve() would say
+            return str(Path(path).resolve())
+        return os.path.join(self.folder_text(folder), name)
+
+    def folder(self, folder: Path) -> Path:
+        return Path(self.folder_text(os.fspath(folder)))
+
+    def folder_text(self, folder: str) -> str:
+        found = self._folders.get(folder)
+        if found is None:
+            found = self._folders[folder] = str(Path(folder or ".").resolve())
+        return found
+
+
 def expand_tool_paths(spec: str, base: Path) -> list[Path]:
     """A file, a folder (its *.yaml/*.yml files, recursively, hidden folders skipped) or a glob; nothing for
     a path the system cannot even look at (too long, say)."""
@@ -42,7 +73,7 @@ def _expand_tool_paths(spec: str, base: Path) -> list[Path]:
         found = []
         for root, dirs, files in os.walk(target):
             dirs[:] = sorted(d for d in dirs if not d.startswith((".", "__")))
-            found.extend(Path(root) / f for f in sorted(files) if f.endswith(TOOL_SUFFIXES))
+            found.extend(Path(os.path.join(root, f)) for f in sorted(files) if f.endswith(TOOL_SUFFIXES))
         return found
     return [target] if target.exists() else []
 

@@ -1,4 +1,4 @@
-"""Where nami keeps its own files: the home folder and the XDG base folders (state, data, config).
+"""Where nami keeps its own files: the home folder and the XDG base folders (state, data, config, cache).
 
 A leaf: the trust store, sessions, the audit log, saved output and the sandbox (which hides these folders
 from tools) all find them here.
@@ -48,3 +48,8 @@ def user_data_dir(env: Mapping[str, str] | None = None) -> Path:
 def user_config_dir(env: Mapping[str, str] | None = None) -> Path:
     """The user's nami configuration: ``$XDG_CONFIG_HOME/nami``, else ``~/.config/nami``."""
     return xdg_folder("XDG_CONFIG_HOME", ".config", env) / "nami"
+
+
+def user_cache_dir(env: Mapping[str, str] | None = None) -> Path:
+    """nami's cache (tool files found valid): ``$XDG_CACHE_HOME/nami``, else ``~/.cache/nami``."""
+    return xdg_folder("XDG_CACHE_HOME", ".cache", env) / "nami"

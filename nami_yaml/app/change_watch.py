@@ -37,7 +37,7 @@ from typing import TYPE_CHECKING
 from nami_yaml.agent.hooks import CallRecord
 from nami_yaml.agent.toolbox import PreparedCall
 from nami_yaml.git_index import git_ls_files
-from nami_yaml.paths import SKIPPED_FOLDERS
+from nami_yaml.paths import SKIPPED_FOLDERS, Resolver
 
 if TYPE_CHECKING:
     from nami_yaml.app.project import Project
@@ -530,10 +530,11 @@ def watched_project(project: Project) -> WatchedProject:
     by_name = {entry.name: entry for entry in loaded.tool_code} if loaded is not None else {}
     tools: dict[str, ToolCode] = {}
     imports: set[Path] = set()
+    resolve = Resolver()  # a thousand tools' files are in a few folders
     for tool in project.registry:
         if tool.builtin:
             continue
-        file = Path(tool.source.rsplit(":", 2)[0]).resolve()
+        file = resolve(Path(tool.source.rsplit(":", 2)[0]))
         entry = by_name.get(tool.name)
         code_folders = entry.folders if entry is not None else ()
         files = (file, *(entry.files if entry is not None else ()))

@@ -10,8 +10,9 @@ from nami_yaml.config.agents import AGENTS_FOLDER, prompt_files, read_agents
 from nami_yaml.config.effective import Effective
 from nami_yaml.config.files import user_config_path
 from nami_yaml.config.loaded import AGENTS_SKILLS, loaded_files
+from nami_yaml.paths import Resolver
 from nami_yaml.sensitive_paths import ProtectedPaths
-from nami_yaml.xdg import default_state_dir
+from nami_yaml.xdg import default_state_dir, user_cache_dir
 
 CONFIG = "nami reads its configuration (tools, permissions, endpoint) from it"
 TOOL_FOLDER = "a tool folder: its tool files are commands nami runs and its Python is imported by entry points"
@@ -30,12 +31,16 @@ def protected_paths(effective: Effective, extra_tools: list[str] | None = None,
         files.append((Path(effective.get("system_file")), "it is the system prompt the model follows"))
     folders: list[tuple[Path, str]] = [
         (default_state_dir(), "nami keeps its state there (the trust store)"),
+        (user_cache_dir(), "nami keeps the tool files it found valid there (what they say is read from it)"),
         (user_config_path(os.environ).parent, "nami's configuration folder"),
     ]
+    resolve = Resolver()  # a thousand tool files are in a few folders
+    tool_folders: set[str] = set()
     for file in tool_files(effective, extra_tools, base):
-        resolved = file.resolve()
+        resolved = resolve.text(os.fspath(file))
         files.append((resolved, TOOL_FOLDER))
-        folders.append((resolved.parent, TOOL_FOLDER))
+        tool_folders.add(os.path.dirname(resolved))
+    folders.extend((folder, TOOL_FOLDER) for folder in sorted(tool_folders))
     loaded = loaded_files(effective, project_only=True)
     for code, why in ((loaded.servers, MCP_SERVER), (loaded.tool_code, TOOL_CODE)):
         files.extend((file, why) for server in code for file in server.files)

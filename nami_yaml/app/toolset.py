@@ -3,6 +3,7 @@ user's tool files."""
 
 from __future__ import annotations
 
+import os
 from dataclasses import replace
 from pathlib import Path
 
@@ -12,8 +13,8 @@ from nami_yaml.config.settings import DEFAULT_BUILTINS
 from nami_yaml.config.skills import Skill, load_skills
 from nami_yaml.config.targets import project_targets
 from nami_yaml.errors import Problem, SpecError
-from nami_yaml.paths import expand_tool_paths
-from nami_yaml.registry.groups import LOADER, definition_size, on_demand_groups
+from nami_yaml.paths import Resolver, expand_tool_paths
+from nami_yaml.registry.groups import LOADER, on_demand_groups, weighs_more
 from nami_yaml.registry.library import UnknownLibraryName, library_group_of, resolve_library
 from nami_yaml.registry.loader import Host, check_tools, load_tools
 from nami_yaml.registry.registry import DOCS_READER, Registry
@@ -93,8 +94,9 @@ def _tool_files(effective: Effective, extra: list[str] | None = None,
             problems.append(Problem(spec, 1, 1, "$", "matches no tool file (given with --tools or as a PATH)"))
         files.extend(found)
     unique: dict[Path, Path] = {}  # one entry per real file, shown by the path that named it
+    resolve = Resolver()
     for file in files:
-        unique.setdefault(file.resolve(), file)
+        unique.setdefault(resolve.text(os.fspath(file)), file)
     return list(unique.values()), problems
 
 
@@ -145,8 +147,9 @@ def grouped(tools: list[Tool], effective: Effective | None = None) -> list[Tool]
     ``effective``, only the library's are marked."""
     marked: list[Tool] = []
     own: list[int] = []
+    resolve = Resolver()  # a thousand tools' files are in a few folders
     for tool in tools:
-        group = library_group_of(tool.source)
+        group = library_group_of(tool.source, resolve=resolve)
         if group is not None:
             marked.append(replace(tool, group=group) if tool.group is None else tool)
             continue
@@ -156,28 +159,28 @@ def grouped(tools: list[Tool], effective: Effective | None = None) -> list[Tool]
     if effective is None:
         return marked
     settings = effective.tools
-    weight = sum(definition_size(marked[i].definition(docs_hint=True)) for i in own)
     offered = settings.on_demand is not False and settings.files_on_demand is not None
-    if offered and weight > settings.files_on_demand:  # type: ignore[operator]
+    if offered and weighs_more((marked[i].definition(docs_hint=True) for i in own),
+                               settings.files_on_demand):  # type: ignore[arg-type]
         project = effective.config_path.parent if effective.config_path is not None else Path.cwd()
         for i in own:
-            marked[i] = replace(marked[i], group=marked[i].group or folder_group(marked[i], project))
+            marked[i] = replace(marked[i], group=marked[i].group or folder_group(marked[i], project, resolve))
     else:
         for i in own:
             marked[i] = replace(marked[i], group=None) if marked[i].group is not None else marked[i]
     return marked
 
 
-def folder_group(tool: Tool, project: Path) -> str:
+def folder_group(tool: Tool, project: Path, resolve: Resolver | None = None) -> str:
     """The group of a project's tool without ``group:``: its file's folder, relative to the project's
     (``tools/k8s/``), or the folder's name for one outside it; written with a slash, so it never takes the
     name of a library group or an MCP server."""
-    folder = Path(tool.source.rsplit(":", 2)[0]).resolve().parent
-    try:
-        relative = folder.relative_to(project.resolve()).as_posix()
-    except ValueError:
-        relative = folder.name
-    return "./" if relative in (".", "") else f"{relative}/"
+    resolve = resolve or Resolver()
+    folder = os.path.dirname(resolve.text(tool.source.rsplit(":", 2)[0]))
+    top = resolve.folder_text(os.fspath(project))
+    inside = os.path.join(top, "")
+    relative = "" if folder == top else folder[len(inside):] if folder.startswith(inside) else os.path.basename(folder)
+    return f"{relative}/" if relative else "./"
 
 
 def _with_readers(tools: list[Tool], has_skills: bool, has_groups: bool = False) -> list[Tool]:

@@ -27,9 +27,10 @@ from typing import TYPE_CHECKING, Any
 
 from nami_yaml.config.hooks import HookSpec, hook_words
 from nami_yaml.config.instructions import project_instruction_files
-from nami_yaml.paths import expand_tool_paths, walk
+from nami_yaml.paths import Resolver, expand_tool_paths, walk
 from nami_yaml.shell.command_risks import PYTHON
-from nami_yaml.spec.yamlpos import parse_file
+from nami_yaml.spec import validated_cache
+from nami_yaml.spec.yamlpos import read_file
 
 if TYPE_CHECKING:  # config.effective reads nothing of this module; only the type is needed
     from nami_yaml.config.effective import Effective
@@ -97,7 +98,8 @@ class LoadedFiles:
 
     def covered(self) -> list[Path]:
         """Every file of the listing: those named, and every file the walk of its folders reaches."""
-        files: set[Path] = {*self.tools, *(t.resolve() for t in self.tools), *self.skills, *self.server_files(),
+        resolve = Resolver()
+        files: set[Path] = {*self.tools, *map(resolve, self.tools), *self.skills, *self.server_files(),
                             *self.instructions}
         files.update(p for p in (self.config, self.prompt, *self.read) if p is not None)
         for folder in self.folders():
@@ -156,6 +158,7 @@ def _list_loaded(effective: Effective, project_only: bool) -> LoadedFiles:
             code.append(hooks)
     if not project_only:
         found_skills.append(Path.home() / AGENTS_SKILLS)
+    resolve = Resolver()
     if conventions.agents_skills:
         for folder in dict.fromkeys(folder.resolve() for folder in found_skills):
             if folder not in skill_folders and folder.is_dir() and skill_files(folder):
@@ -163,7 +166,8 @@ def _list_loaded(effective: Effective, project_only: bool) -> LoadedFiles:
     return LoadedFiles(
         config=effective.config_path, prompt=Path(data["system_file"]) if data.get("system_file") else None, read=read,
         tools=tuple(tools), skills=tuple(file for folder in skill_folders for file in skill_files(folder)),
-        tool_folders=tuple(sorted({file.resolve().parent for file in tools})), skill_folders=tuple(skill_folders),
+        tool_folders=tuple(sorted(map(Path, {os.path.dirname(resolve.text(os.fspath(file))) for file in tools}))),
+        skill_folders=tuple(skill_folders),
         servers=tuple(server for server in servers if server.files or server.folders), tool_code=tuple(code),
         instructions=tuple(instructions))
 
@@ -308,17 +312,21 @@ def code_of(name: str, lines: Iterable[list[str]], base: Path, project: Path, en
 
 
 def _tool_entries(file: Path) -> list[Mapping[str, Any]]:
-    """The tool entries of a tool file, parsed by the loader's own parser and kept for it (``parse_file``):
-    what trust lists must be read as what runs, and each file is parsed once per command."""
+    """The tool entries of a tool file, read as the loader reads it and kept for it (``read_file``): what
+    trust lists must be read as what runs, and each file is read and parsed once per command (not at all when
+    the cache of valid tool files knows its bytes)."""
     try:
-        doc, _ = parse_file(file)
+        source = read_file(file)
     except (OSError, ValueError):
         return []
-    return _entries_of(doc)
+    known = validated_cache.lookup(file, source.digest)
+    if known is not None:
+        return _entries_of(known.value)
+    doc, _ = source.parsed()
+    return _entries_of(doc.value if doc is not None else None)
 
 
-def _entries_of(doc: Any) -> list[Mapping[str, Any]]:
-    value = doc.value if doc is not None else None
+def _entries_of(value: Any) -> list[Mapping[str, Any]]:
     entries = value.get("tools") if isinstance(value, Mapping) and isinstance(value.get("tools"), list) else [value]
     return [entry for entry in entries if isinstance(entry, Mapping)]
 

@@ -11,7 +11,6 @@ import json
 import os
 import re
 import shlex
-import shutil
 from pathlib import Path
 from typing import Any
 
@@ -266,7 +265,7 @@ def _check_program(draft: ToolDraft, key: tuple[str | int, ...], argv: list[Any]
         target = Path(program) if os.path.isabs(program) else host.workspace / cwd / program
         if not (target.is_file() and os.access(target, os.X_OK)):
             draft.warn(where, f"program {program} is not an executable file here ({path_for_messages(target)})")
-    elif shutil.which(program, path=host.search_path) is None:
+    elif host.which(program) is None:
         draft.warn(where, f"program '{program}' is not found on PATH here (the machine that runs the tool "
                           f"needs it)")
 

@@ -2,7 +2,7 @@
 
 Each check looks at a ToolDraft and reports through ``draft.error`` / ``draft.warn``; none stops the
 others, so one `nami check` shows every problem of every tool. To add a rule, write a function taking a
-ToolDraft and append it to TOOL_CHECKS.
+ToolDraft and append it to TOOL_CHECKS (and to MACHINE_CHECKS if it looks at anything but the tool file).
 """
 
 from __future__ import annotations
@@ -181,3 +181,9 @@ TOOL_CHECKS: list[ToolCheck] = [
     check_script_target_vars,
     check_output,
 ]
+
+# The checks that look at this machine (``draft.host``: programs on PATH, the workspace's folders, the
+# sandbox's settings) rather than the tool file alone. A file found valid is kept between commands
+# (spec/validated_cache.py) and not checked again, except by these, run again each time: a new check that
+# looks beyond the file's own text belongs here too (the loader also rechecks ``docs:`` beside the file).
+MACHINE_CHECKS: tuple[ToolCheck, ...] = (check_cwd, check_program, check_sandbox_needs)

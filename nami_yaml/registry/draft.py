@@ -7,6 +7,7 @@ answers with a safe value for a malformed field instead of raising: one mistake 
 from __future__ import annotations
 
 import difflib
+import shutil
 from dataclasses import dataclass, field
 from functools import cache, cached_property
 from pathlib import Path
@@ -33,6 +34,14 @@ class Host:
     workspace: Path
     search_path: str | None
     sandbox: SandboxSettings = SandboxSettings()
+    # Programs looked up on ``search_path`` so far: a thousand tools mostly run the same few.
+    _found: dict[str, str | None] = field(default_factory=dict, compare=False, repr=False)
+
+    def which(self, program: str) -> str | None:
+        """``shutil.which`` of ``program`` on ``search_path``, looked up once per program."""
+        if program not in self._found:
+            self._found[program] = shutil.which(program, path=self.search_path)
+        return self._found[program]
 
 
 @dataclass

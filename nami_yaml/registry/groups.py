@@ -25,20 +25,29 @@ def definition_size(definition: dict[str, Any]) -> int:
     return len(json.dumps(definition, ensure_ascii=False, separators=(",", ":")))
 
 
-def on_demand_groups(tools: Iterable[Any], setting: OnDemand = "auto", eager: Collection[str] = (),
+def on_demand_groups(tools: Collection[Any], setting: OnDemand = "auto", eager: Collection[str] = (),
                      threshold: int = AUTO_THRESHOLD) -> frozenset[str]:
     """The groups whose definitions wait until the model loads them. ``true``: every group but the
     ``eager`` ones; ``false``: none; ``auto``: all of them (but the eager ones) once the groups' definitions
     together weigh more than ``threshold`` characters, else none (a few small tools cost less than a step)."""
-    grouped: dict[str, int] = {}
-    for tool in tools:
-        if tool.group is not None and tool.group not in eager:
-            grouped[tool.group] = grouped.get(tool.group, 0) + definition_size(tool.definition(docs_hint=True))
-    if setting is False or not grouped:
+    groups = {tool.group: None for tool in tools if tool.group is not None and tool.group not in eager}
+    if setting is False or not groups:
         return frozenset()
-    if setting == "auto" and sum(grouped.values()) <= threshold:
+    if setting == "auto" and not weighs_more(
+            (tool.definition(docs_hint=True) for tool in tools if tool.group in groups), threshold):
         return frozenset()
-    return frozenset(grouped)
+    return frozenset(groups)
+
+
+def weighs_more(definitions: Iterable[dict[str, Any]], limit: int) -> bool:
+    """Whether ``definitions`` together weigh more than ``limit`` characters; sized only until they do (a
+    thousand tools' definitions are not all written out to learn that they weigh more than a few)."""
+    weight = 0
+    for definition in definitions:
+        weight += definition_size(definition)
+        if weight > limit:
+            return True
+    return False
 
 
 def catalogue(tools: Iterable[Any], groups: Collection[str]) -> dict[str, list[str]]:

@@ -8,13 +8,14 @@ covers which tools it selects (agent.yaml names them), not the files, which nami
 
 from __future__ import annotations
 
+import os
 import shutil
 from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
 
 from nami_yaml.errors import Problem
-from nami_yaml.paths import TOOL_SUFFIXES
+from nami_yaml.paths import TOOL_SUFFIXES, Resolver
 from nami_yaml.registry.loader import load_tools
 from nami_yaml.registry.overview import executables
 from nami_yaml.registry.tool import Tool
@@ -43,14 +44,16 @@ def library_groups(root: Path = LIBRARY_ROOT) -> dict[str, list[Path]]:
     return groups
 
 
-def library_group_of(source: str, root: Path = LIBRARY_ROOT) -> str | None:
-    """The library group of a tool declared at ``source`` (``file:line:col``), or None outside the library."""
-    path = Path(source.rsplit(":", 2)[0])
+def library_group_of(source: str, root: Path = LIBRARY_ROOT, *, resolve: Resolver | None = None) -> str | None:
+    """The library group of a tool declared at ``source`` (``file:line:col``), or None outside the library.
+    ``resolve``: one for a pass over many tools."""
     try:
-        relative = path.resolve().relative_to(root)
-    except (ValueError, OSError):
+        found = (resolve or Resolver()).text(source.rsplit(":", 2)[0])
+    except (OSError, ValueError):
         return None
-    return relative.parts[0] if len(relative.parts) == 2 else None
+    inside = os.path.join(str(root), "")
+    parts = found[len(inside):].split(os.sep) if found.startswith(inside) else []
+    return parts[0] if len(parts) == 2 and all(parts) else None
 
 
 def selectors(root: Path = LIBRARY_ROOT) -> list[str]:

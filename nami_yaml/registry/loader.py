@@ -13,7 +13,7 @@ from typing import Any
 
 from nami_yaml.errors import Problem, only_errors
 from nami_yaml.paths import path_for_messages, walked
-from nami_yaml.registry.checks import TOOL_CHECKS
+from nami_yaml.registry.checks import MACHINE_CHECKS, TOOL_CHECKS
 from nami_yaml.registry.draft import Host, ToolDraft, known_tool_keys
 from nami_yaml.registry.shared_parts import DEFAULTS_KEY, DEFS_KEY, check_shared, completed
 from nami_yaml.registry.targets import TARGET_PARAMETER, with_target_parameter
@@ -25,9 +25,10 @@ from nami_yaml.runners.pipeline import PipelineRunner
 from nami_yaml.runners.script import ScriptRunner
 from nami_yaml.runtime import TargetSet
 from nami_yaml.sandbox_settings import SandboxNeeds
+from nami_yaml.spec import validated_cache
 from nami_yaml.spec.fastcheck import tool_surely_valid
 from nami_yaml.spec.validate import problems_for, validator
-from nami_yaml.spec.yamlpos import Document, JsonPath, parse_file
+from nami_yaml.spec.yamlpos import Document, JsonPath, Source, read_file
 
 SCHEMA_KEY = "$schema"  # for editors (yaml-language-server reads it); nami ignores it
 
@@ -71,27 +72,83 @@ def check_tools(files: Iterable[Path], *, builtin: Iterable[Path] = (), host: Ho
                 continue
             seen[name] = f"{at.file}:{at.line}:{at.col}"
             tools.append(item.tool)
+    validated_cache.save()
     return tools, problems
 
 
 def _load_file(path: Path, builtin: bool, host: Host | None, targets: TargetSet,
                ) -> tuple[list[_Found], list[Problem]]:
     try:
-        doc, problems = parse_file(path)
+        source = read_file(path)
     except (OSError, ValueError) as exc:
         return [], [Problem(path_for_messages(path), 1, 1, "$", f"cannot read tool file: {exc}")]
+    if not builtin:  # nami's own files are part of its code: read as they are
+        known = validated_cache.lookup(path, source.digest)
+        found = None if known is None else _known_tools(source, known, path, host, targets)
+        if found is not None:
+            return found, []
+    doc, problems = source.parsed()
     if doc is None:
         return [], problems
     found = []
-    for where, entry in _entries(doc, problems):
+    places: list[validated_cache.Place] = []
+    on_targets = False
+    entries = _entries(doc, problems)
+    for where, entry in entries:
         shared_problems: list[Problem] = []  # the tool's own: they keep it from loading
         if where:
             entry = completed(doc, doc.value, where, entry, known_tool_keys(), shared_problems)
         draft = ToolDraft(doc, where, entry, path, problems, host, targets)
         tool = _build_tool(draft, builtin, shared_problems)
+        on_targets = on_targets or draft.target_mode is not None
         if tool is not None:
             found.append(_Found(tool, doc.problem((*where, "name"), "")))
+            places.append((*doc.position(where), *doc.position((*where, "name"))))
+    if not builtin and entries and not problems and not on_targets:
+        # Nothing to say about it, and nothing of it depends on the project's targets: kept as valid.
+        validated_cache.remember(path, source.digest, doc.value, places)
     return found, problems
+
+
+def _known_tools(source: Source, known: validated_cache.Validated, path: Path, host: Host | None,
+                 targets: TargetSet) -> list[_Found] | None:
+    """The tools of a file the cache knows valid, built without parsing or checking it again; only what
+    depends on this machine and the files beside it is checked (``host``: the checks of this machine). None
+    when those find anything, or the entry does not fit the file: then the file is parsed and checked whole."""
+    value = known.value
+    entries = _plain_entries(value)
+    if entries is None or len(entries) != len(known.places):
+        return None
+    doc = Document(source.file, value)
+    for (where, _), (line, col, name_line, name_col) in zip(entries, known.places, strict=True):
+        doc.positions[where] = (line, col)
+        doc.positions[(*where, "name")] = (name_line, name_col)
+    problems: list[Problem] = []
+    found = []
+    for where, entry in entries:
+        if where:
+            entry = completed(doc, value, where, entry, known_tool_keys(), problems)
+        draft = ToolDraft(doc, where, entry, path, problems, host, targets)
+        if host is not None:
+            for check in MACHINE_CHECKS:
+                check(draft)
+        tool = _made(draft, False, 0)
+        if tool is None or problems:
+            return None
+        found.append(_Found(tool, doc.problem((*where, "name"), "")))
+    return found
+
+
+def _plain_entries(value: Any) -> list[tuple[JsonPath, dict[str, Any]]] | None:
+    """The tool mappings of a valid file's value with their paths (as ``_entries`` finds them)."""
+    if not isinstance(value, dict):
+        return None
+    if "tools" not in value:
+        return [((), value)]
+    listed = value["tools"]
+    if not isinstance(listed, list) or not all(isinstance(entry, dict) for entry in listed):
+        return None
+    return [(("tools", index), entry) for index, entry in enumerate(listed)]
 
 
 def _entries(doc: Document, problems: list[Problem]) -> list[tuple[JsonPath, dict[str, Any]]]:
@@ -133,6 +190,13 @@ def _build_tool(draft: ToolDraft, builtin: bool, found: Iterable[Problem] = ()) 
         draft.problems.extend(problems_for(draft.doc, shown, draft.where, validator("tool", "tool")))
     for check in TOOL_CHECKS:
         check(draft)
+    return _made(draft, builtin, before)
+
+
+def _made(draft: ToolDraft, builtin: bool, before: int) -> Tool | None:
+    """The Tool of a checked draft, unless its checks (``draft.problems`` from ``before`` on) or its ``docs:``
+    found an error."""
+    raw = draft.raw
     docs = _docs(draft)
     if any(p.is_error for p in draft.problems[before:]):
         return None
@@ -141,7 +205,7 @@ def _build_tool(draft: ToolDraft, builtin: bool, found: Iterable[Problem] = ()) 
         parameters = with_target_parameter(parameters, draft.targets)
     parameters = _normalized(parameters)
     line, col = draft.doc.position(draft.where)
-    runner = _runner(raw, draft.runners[0], draft.file, draft.targeted)
+    runner = _runner(raw, draft.runners[0], draft.file, draft.doc.file, draft.targeted)
     if builtin and isinstance(runner, EntrypointRunner):
         runner = replace(runner, base_dir=None)  # nami's own package: imported normally, not a tool folder
     return Tool(
@@ -157,7 +221,7 @@ def _docs(draft: ToolDraft) -> DocSource | None:
     node_modules, say), or an argv command."""
     docs = draft.raw.get("docs")
     if isinstance(docs, list):
-        return DocSource(command=tuple(str(part) for part in docs), options=_process_options(draft.raw, draft.file))
+        return DocSource(command=tuple(str(part) for part in docs), options=_process_options(draft.raw, draft.doc.file))
     if not isinstance(docs, str):
         return None
     folder = draft.file.parent.resolve()
@@ -181,17 +245,18 @@ def _normalized(parameters: dict[str, Any]) -> dict[str, Any]:
     return {**parameters, "additionalProperties": False}
 
 
-def _sandbox_needs(raw: dict[str, Any], file: Path) -> SandboxNeeds:
-    return SandboxNeeds.from_mapping(raw.get("sandbox"), origin=path_for_messages(file))
+def _sandbox_needs(raw: dict[str, Any], origin: str) -> SandboxNeeds:
+    """``origin``: the tool file, as messages name it."""
+    return SandboxNeeds.from_mapping(raw.get("sandbox"), origin=origin)
 
 
-def _process_options(raw: dict[str, Any], file: Path) -> ProcessOptions:
+def _process_options(raw: dict[str, Any], origin: str) -> ProcessOptions:
     return ProcessOptions(
         timeout=raw.get("timeout"), cwd=raw.get("cwd"),
         env={k: str(v).lower() if isinstance(v, bool) else str(v) for k, v in (raw.get("env") or {}).items()},
         env_passthrough=tuple(raw.get("env_passthrough", ())), host_env=bool(raw.get("host_env", True)),
         stdin=raw.get("stdin"),
-        max_output=raw.get("max_output"), output=_output_shape(raw.get("output")), sandbox=_sandbox_needs(raw, file),
+        max_output=raw.get("max_output"), output=_output_shape(raw.get("output")), sandbox=_sandbox_needs(raw, origin),
     )
 
 
@@ -203,18 +268,18 @@ def _output_shape(output: dict[str, Any] | None) -> OutputShape | None:
                        lines=output.get("lines"), head=output.get("head"), tail=output.get("tail"))
 
 
-def _runner(raw: dict[str, Any], kind: str, file: Path, targeted: bool) -> Any:
+def _runner(raw: dict[str, Any], kind: str, file: Path, origin: str, targeted: bool) -> Any:
     if kind == "entrypoint":
         return EntrypointRunner(raw["entrypoint"], base_dir=file.parent.resolve(), max_output=raw.get("max_output"),
-                                timeout=raw.get("timeout"), sandbox=_sandbox_needs(raw, file),
+                                timeout=raw.get("timeout"), sandbox=_sandbox_needs(raw, origin),
                                 passthrough=tuple(raw.get("env_passthrough", ())))
     properties = [*(raw.get("parameters") or {}).get("properties", {}), *([TARGET_PARAMETER] if targeted else [])]
     if kind == "script":
-        return ScriptRunner(raw["script"], _process_options(raw, file), frozenset(properties),
+        return ScriptRunner(raw["script"], _process_options(raw, origin), frozenset(properties),
                             frozenset(raw.get("allow_dash", ())))
     if kind == "pipeline":
-        return PipelineRunner(raw["pipeline"], _process_options(raw, file), frozenset(raw.get("allow_dash", ())))
-    return CommandRunner(raw["command"], _process_options(raw, file), frozenset(raw.get("allow_dash", ())))
+        return PipelineRunner(raw["pipeline"], _process_options(raw, origin), frozenset(raw.get("allow_dash", ())))
+    return CommandRunner(raw["command"], _process_options(raw, origin), frozenset(raw.get("allow_dash", ())))
 
 
 __all__ = ["Host", "check_tools", "load_tool_file", "load_tools"]

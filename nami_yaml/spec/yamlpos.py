@@ -6,6 +6,7 @@ Validation errors are reported as ``file:line:col: $.json.path: message``; this 
 
 from __future__ import annotations
 
+import hashlib
 import os
 import stat
 from dataclasses import dataclass, field
@@ -84,14 +85,27 @@ class _TooLarge(Exception):
 
 def read_source(path: Path) -> str:
     """The text of a config or tool file: a regular file of at most MAX_FILE_BYTES, UTF-8."""
-    info = path.stat()
-    if not stat.S_ISREG(info.st_mode):
-        raise ValueError("not a regular file")
-    with path.open("rb") as handle:
-        data = handle.read(MAX_FILE_BYTES + 1)
+    return _read_bytes(path).decode("utf-8")
+
+
+def _read_bytes(path: Path) -> bytes:
+    # O_NONBLOCK: a FIFO opens at once (to be refused below) instead of waiting for a writer.
+    descriptor = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC)
+    try:
+        info = os.fstat(descriptor)
+        if not stat.S_ISREG(info.st_mode):
+            raise ValueError("not a regular file")
+        handle = open(descriptor, "rb", buffering=0, closefd=False)  # noqa: SIM115 (the descriptor is closed below)
+        # The size stat gives and a byte more, not MAX_FILE_BYTES at once: a read of n bytes allocates n
+        # bytes first, and a megabyte for each of a thousand small tool files was a tenth of a second.
+        data = handle.read(min(info.st_size, MAX_FILE_BYTES) + 1)
+        while len(data) <= MAX_FILE_BYTES and (more := handle.read(65536)):  # a file that grows meanwhile
+            data += more
+    finally:
+        os.close(descriptor)
     if len(data) > MAX_FILE_BYTES:
         raise ValueError(f"larger than {MAX_FILE_BYTES:,} bytes")
-    return data.decode("utf-8")
+    return data
 
 
 def _walk(loader: yaml.SafeLoader, node: yaml.Node, path: JsonPath, doc: Document, problems: list[Problem]) -> Any:
@@ -166,30 +180,58 @@ def parse_yaml(text: str, file: str) -> tuple[Document | None, list[Problem]]:
         loader.dispose()
 
 
-def parse_file(path: Path) -> tuple[Document | None, list[Problem]]:
-    """``parse_yaml`` of a file's text (``read_source``: OSError or ValueError when it cannot be read), its
-    problems naming it relative to the current folder; kept while the file is unchanged (its inode, size and
-    times): one command reads a tool file in several places (the code its tools run, for trust and for the
-    protected paths, then the loader) and parses it once. The document is shared: callers read it and never
-    change it; the problems list is each caller's own copy."""
+@dataclass
+class Source:
+    """One file as read once per command: its text, named as messages name it, the SHA-256 of its bytes (what
+    the cache of validated tool files is keyed by), and its parse once asked for."""
+
+    file: str
+    text: str
+    digest: str
+    _parsed: tuple[Document | None, list[Problem]] | None = None
+
+    def parsed(self) -> tuple[Document | None, list[Problem]]:
+        """``parse_yaml`` of the text, parsed at most once. The document is shared: callers read it and never
+        change it; the problems list is each caller's own copy."""
+        if self._parsed is None:
+            self._parsed = parse_yaml(self.text, self.file)
+        doc, problems = self._parsed
+        return doc, list(problems)
+
+
+def read_file(path: Path) -> Source:
+    """A file's text (``read_source``: OSError or ValueError when it cannot be read), kept while the file is
+    unchanged (its inode, size and times): one command reads a tool file in several places (the code its
+    tools run, for trust and for the protected paths, then the loader) and reads and parses it once."""
     info = path.stat()
     key = (str(path), os.getcwd(), info.st_ino, info.st_size, info.st_mtime_ns, info.st_ctime_ns)
     found = _PARSED.get(key)
     if found is None:
-        found = parse_yaml(read_source(path), _for_messages(path))
+        data = _read_bytes(path)
+        found = Source(_for_messages(path), data.decode("utf-8"), hashlib.sha256(data).hexdigest())
         if len(_PARSED) >= _PARSED_KEPT:
             _PARSED.clear()
         _PARSED[key] = found
-    doc, problems = found
-    return doc, list(problems)
+    return found
+
+
+def parse_file(path: Path) -> tuple[Document | None, list[Problem]]:
+    """``parse_yaml`` of a file's text, its problems naming it relative to the current folder; read and parsed
+    once while the file is unchanged (``read_file``)."""
+    return read_file(path).parsed()
 
 
 def _for_messages(path: Path) -> str:
+    """``path`` relative to the current folder (``os.path.relpath``): below it, the rest of the path, which
+    is what relpath gives for a normalised path, without relpath's own work (a thousand tool files)."""
+    text, here = os.fspath(path), os.getcwd()
+    if text.startswith(here) and text[len(here):len(here) + 1] == os.sep and os.path.normpath(text) == text:
+        return text[len(here) + 1:]
     try:
         return os.path.relpath(path)
     except ValueError:
         return str(path)
 
 
-_PARSED: dict[tuple[Any, ...], tuple[Document | None, list[Problem]]] = {}
+_PARSED: dict[tuple[Any, ...], Source] = {}
 _PARSED_KEPT = 4096  # files kept at most (a project of thousands of tool files reads each once per command)
