@@ -52,6 +52,9 @@ def test_the_pending_approval_carries_the_plan_and_the_approval_runs_exactly_it(
     assert payload(entry)["plan"] == entry["plan"]  # what a webhook is sent
     shown = json.loads(approvals(project, "show", str(entry["id"]), "--json").stdout)
     assert shown["plan"] == entry["plan"] and shown["plan_sha256"] == entry["plan_sha256"]
+    read = approvals(project, "show", str(entry["id"])).stdout  # what a person reads before answering
+    assert f"  plan (sha256 {entry['plan_sha256']}):\n  | PLAN: create web (size 3)\n" in read, read
+    assert "  plan: 1 line, sha256 " in approvals(project).stdout
     answered = approvals(project, "approve", str(entry["id"]))
     assert answered.returncode == 0, answered.stderr
     code, _, err = run.finish()
