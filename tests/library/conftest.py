@@ -168,3 +168,13 @@ def real_library(workdir: Path, temp_home: Path) -> LibraryRunner:
     ctx = RuntimeContext(workspace=workdir, host_env=dict(os.environ),
                          spill_dir=temp_home / ".local" / "state" / "nami" / "output")
     return LibraryRunner(ctx)
+
+
+def terraform_config(workdir: Path) -> Path:
+    """infra/: one variable (size, default 2) and its output, and prod.tfvars setting it to 5: terraform
+    plans and applies it without any provider."""
+    infra = workdir / "infra"
+    infra.mkdir()
+    (infra / "main.tf").write_text('variable "size" {\n  default = 2\n}\n\noutput "size" {\n  value = var.size\n}\n')
+    (infra / "prod.tfvars").write_text("size = 5\n")
+    return infra

@@ -9,7 +9,7 @@ import json
 from pathlib import Path
 
 from nami_yaml.registry.executor import PreparedToolCall
-from tests.library.conftest import LibraryRunner, Stubs
+from tests.library.conftest import LibraryRunner, Stubs, terraform_config
 from tests.programs import needs
 
 DIFF = "diff -u -N /tmp/LIVE/v1.ConfigMap.default.web /tmp/MERGED/v1.ConfigMap.default.web\n+  size: \"3\"\n"
@@ -52,10 +52,7 @@ def test_terraform_apply_applies_the_plan_it_showed(library: LibraryRunner, stub
 
 @needs("terraform")
 def test_the_real_terraform_applies_exactly_the_plan_shown(real_library: LibraryRunner, workdir: Path) -> None:
-    infra = workdir / "infra"
-    infra.mkdir()
-    (infra / "main.tf").write_text('variable "size" {\n  default = 2\n}\n\noutput "size" {\n  value = var.size\n}\n')
-    (infra / "prod.tfvars").write_text("size = 5\n")
+    infra = terraform_config(workdir)
     other = prepared(real_library, "terraform_apply", dir="infra")  # a plan of size 2
     assert other.plan_step is not None and other.plan_step.run().ok
     call = prepared(real_library, "terraform_apply", dir="infra", var_files=["prod.tfvars"])
