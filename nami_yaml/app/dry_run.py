@@ -45,8 +45,11 @@ class DryRunCall:
 
     def run(self) -> ToolResult:
         shown = rendered(self.inner)
-        return ToolResult(f"{NOT_EXECUTED}. It would run: {shown}", ok=True,
-                          details={"dry_run": True, "would_run": shown})
+        planned = would_plan(self.inner, asked=self.would_ask is not None)
+        first = f" {planned} first (its output shown in the question), then" if planned else ""
+        return ToolResult(f"{NOT_EXECUTED}. It would{first} run: {shown}", ok=True,
+                          details={"dry_run": True, "would_run": shown,
+                                   **({"would_plan": planned} if planned else {})})
 
 
 class DryRunToolbox:
@@ -100,6 +103,10 @@ class DryRun:
         else:
             entry.update(outcome=getattr(prepared, "outcome", "would run"), command=rendered(prepared),
                          by=decision.source if decision else None)
+        if isinstance(prepared, DryRunCall) and entry["outcome"] in ("would ask", "would run"):
+            planned = would_plan(prepared.inner, asked=prepared.would_ask is not None)
+            if planned:
+                entry["would_plan"] = planned
         if prepared is not None:
             entry["plan"] = _safe_plan(prepared)
         if isinstance(prepared, DryRunCall):
@@ -138,6 +145,16 @@ def rendered(call: PreparedCall) -> str:
     if "argv" in plan:
         return f"{call.describe()} (in {plan['cwd']})"
     return call.describe()
+
+
+def would_plan(call: PreparedCall, *, asked: bool) -> str | None:
+    """"would run plan …" for a call of a tool with ``plan:`` whose plan step would run: where it is asked
+    about, or where its command reads the plan file. Nothing is run to say it."""
+    step = (_safe_plan(call) or {}).get("plan_step")
+    if not isinstance(step, dict) or not (asked or step.get("needed")):
+        return None
+    show = f", then {shlex.join(step['show'])}" if step.get("show") else ""
+    return f"would run plan {shlex.join(step['argv'])}{show}"
 
 
 def _safe_plan(call: PreparedCall) -> dict[str, Any] | None:

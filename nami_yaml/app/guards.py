@@ -40,6 +40,7 @@ from nami_yaml.policy.approval import Approver, NobodyToAsk, build_asker
 from nami_yaml.policy.permissions import by_hand
 from nami_yaml.policy.session import SessionApprovals
 from nami_yaml.result import ToolResult
+from nami_yaml.runners.plan_step import SOURCE as PLAN_SOURCE
 from nami_yaml.session.store import new_session_id
 
 if TYPE_CHECKING:  # imported when guards are built, so `nami tools list` does not load the rule engine
@@ -120,10 +121,13 @@ class Guards:
         # --yes answers for nobody: a rerun without the sandbox is only ever a person's own yes.
         self.approve = asking.approve
         self.person_present = asking.approve is not None and not asking.assume_yes and not dry_run
+        # (A dry run queues nothing: no queue folder is made for it.)
+        approver = None if dry_run else route(project, asking.approve, session=lambda: self.session_id,
+                                              mcp=asking.nobody is not None)
         self.asker: Asker = self.dry_run.ask if self.dry_run else build_asker(
-            route(project, asking.approve, session=lambda: self.session_id, mcp=asking.nobody is not None),
-            assume_yes=asking.assume_yes, approve_risks=asking.approve_risks,
-            session=self.approvals, nobody=asking.nobody, agent=asking.agent)
+            approver, assume_yes=asking.assume_yes, approve_risks=asking.approve_risks,
+            session=self.approvals, nobody=asking.nobody, agent=asking.agent,
+            before_asking=lambda call: plan_first(call, approver))
 
     @property
     def session_id(self) -> str:
@@ -202,7 +206,28 @@ class Guards:
         if self.watch is not None:
             watch, notice = self.watch, self.on_notice
             recorders.append(lambda record: watch.after_call(record, notice))
+        recorders.append(discard_plan)  # last: the audit line above says the plan's hash
         return recorders
+
+
+def plan_first(call: PreparedCall, approver: Approver | None) -> Decision | None:
+    """Before a person is asked about a call of a tool with ``plan:``: run its plan step (runners/plan_step.py),
+    so the question shows the plan and the approval binds it; a plan step that fails refuses the call, its
+    failure and stderr said to the model. Not where the approver can ask nobody now (an MCP client without
+    elicitation): the call is refused unplanned."""
+    step = getattr(call, "plan_step", None)
+    can_ask = getattr(approver, "can_ask", None)
+    if step is None or approver is None or (callable(can_ask) and not can_ask()):
+        return None
+    outcome = step.run()
+    return None if outcome.ok else Decision.deny(outcome.failure, PLAN_SOURCE)
+
+
+def discard_plan(record: CallRecord) -> None:
+    """After a call ended (ran, refused, rerun): its plan folder is removed."""
+    step = getattr(record.prepared, "plan_step", None)
+    if step is not None:
+        step.discard()
 
 
 def by_hand_fallback(policy: Policy) -> Fallback:

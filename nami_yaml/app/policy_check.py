@@ -11,6 +11,7 @@ from pathlib import Path
 from typing import Any
 
 from nami_yaml.agent.hooks import Decision
+from nami_yaml.app.dry_run import would_plan
 from nami_yaml.app.guards import Guards
 from nami_yaml.app.project import Project, open_project
 from nami_yaml.errors import Problem
@@ -62,6 +63,10 @@ class Decider:
         if who:  # nothing is queued here: say whom the question would go to
             decided = Decision.ask((f"{decided.reason}; " if decided.reason else "") + f"would ask {who}",
                                    decided.source)
+        planned = would_plan(prepared, asked=decided.action == "ask") if decided.action != "deny" else None
+        if planned:  # nothing runs here either: say what would run before the question (or the tool)
+            decided = Decision(decided.action, (f"{decided.reason}; " if decided.reason else "") + planned,
+                               decided.source)
         return decided
 
 

@@ -1,5 +1,6 @@
 """What an approval binds: a digest over everything that decides what a call does (the tool, its rendered
-argv or arguments, stdin, the environment it gets, its working folder, its target, its sandbox), kept per
+argv or arguments, stdin, the environment it gets, its working folder, its target, its sandbox, its plan
+file where its tool has a plan step), kept per
 part so a difference can be named ("the environment changed"), never only "something changed".
 
 Secrets are never kept here in the clear: values are hashed, and only the hashes are written to a queue file.
@@ -26,6 +27,7 @@ PARTS: dict[str, str] = {
     "target": "the target",
     "sandbox": "the sandbox",
     "runs": "what runs (entry point, MCP server or script)",
+    "plan": "the plan",
 }
 
 
@@ -66,6 +68,11 @@ def _environment(call: PreparedCall, plan: Mapping[str, Any]) -> dict[str, Any]:
             "removed": sorted(plan.get("env_removed") or [])}
 
 
+def _plan_digest(call: PreparedCall) -> str | None:
+    digest = getattr(call, "plan_digest", None)
+    return digest() if callable(digest) else None
+
+
 def bind(call: PreparedCall) -> Binding:
     """The binding of ``call`` as it would run now (its plan is computed again)."""
     plan = call.plan()
@@ -81,6 +88,9 @@ def bind(call: PreparedCall) -> Binding:
         "target": _hash(getattr(call, "target", None)),
         "sandbox": _hash(plan.get("sandbox")),
         "runs": _hash(runs),
+        # The plan step's plan file as it is now (else the output shown): a plan changed after the approval
+        # is another call (runners/plan_step.py).
+        "plan": _hash(_plan_digest(call)),
     }
     return Binding(parts)
 

@@ -20,6 +20,7 @@ from nami_yaml.agent.toolbox import PreparedCall
 from nami_yaml.approvals.binding import Binding, bind
 from nami_yaml.approvals.clock import WAITS
 from nami_yaml.approvals.notify import Notifier, webhook
+from nami_yaml.approvals.plans import cut, shown_plan
 from nami_yaml.approvals.store import (
     APPROVED,
     DENIED,
@@ -65,10 +66,12 @@ def pending_record(request: ApprovalRequest, approval_id: str, binding: Binding,
     if page_url:
         answer["page"] = page_url
     rule = pending.source
+    planned = shown_plan(call)
     text = (f"{request.agent or 'nami'} asks to run {call.risk} tool {call.name}"
             + (f" on target {target}" if target is not None else "") + f": {visible_line(shown)}."
             + (f" Asked by {rule}" if rule else " It needs a yes")
             + (f": {scrub_text(pending.reason, secrets)}." if pending.reason else ".")
+            + (f" Its plan ({visible_line(scrub_text(planned.command, secrets))}) is in `plan`." if planned else "")
             + (f" Needs {required} different approvers." if required > 1 else "")
             + f" Answer with `{answer['approve']}` or `{answer['deny']}`.")
     return {
@@ -87,7 +90,9 @@ def pending_record(request: ApprovalRequest, approval_id: str, binding: Binding,
         "cwd": plan.get("cwd"),
         "rule": rule,
         "reason": scrub_text(pending.reason, secrets) if pending.reason else None,
-        "plan": None,  # a plan step's shown output, where the tool declares one
+        # a plan step's shown output, where the tool declares one (approvals/plans.py), and what it binds
+        "plan": scrub_text(cut(planned.text, saved=planned.saved), secrets) if planned is not None else None,
+        "plan_sha256": planned.sha256 if planned is not None else None,
         "details": plan,
         "answer": answer,
         "text": text,

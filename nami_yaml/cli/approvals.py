@@ -55,6 +55,15 @@ def _lines(data: dict[str, Any], state: str, *, full: bool) -> list[str]:
     lines.append("  asked by " + visible_line(str(rule)) + (f": {visible_line(data['reason'])}" if data.get("reason")
                                                          else ""))
     lines.append("  approved by " + visible_line(_who(data)))
+    if data.get("plan") is not None:  # the plan step's output: what an approval approves (and binds)
+        plan = visible(str(data["plan"]).rstrip("\n")).split("\n")
+        digest = visible_line(str(data.get("plan_sha256")))
+        if full:
+            lines.append(f"  plan (sha256 {digest}):")
+            lines.extend(f"  | {line}" for line in plan)
+        else:
+            lines.append(f"  plan: {len(plan)} line{'s' if len(plan) != 1 else ''}, sha256 {digest[:12]}… "
+                         f"(nami approvals show {visible_line(str(data.get('id')))})")
     if full:
         details = data.get("details") or {}
         if details.get("env_set"):

@@ -17,6 +17,7 @@ from typing import Any, TextIO
 
 from nami_yaml.agent.hooks import Decision
 from nami_yaml.agent.toolbox import PreparedCall
+from nami_yaml.approvals.plans import MAX_PLAN_LINES, shown_plan
 from nami_yaml.cli.style import Paint, terminal
 from nami_yaml.diffs import FileChange, preview_call
 from nami_yaml.display import plural, visible, visible_line
@@ -91,6 +92,24 @@ def approval_lines(call: PreparedCall, change: FileChange | None, paint: Paint, 
     sandbox = sandbox_line(plan)
     if sandbox is not None:
         lines.append(f"  {visible_line(sandbox)}")
+    lines.extend(plan_lines(call, paint, whole=whole))
+    return lines
+
+
+def plan_lines(call: PreparedCall, paint: Paint, *, whole: bool = False) -> list[str]:
+    """The output of the call's plan step (a tool with ``plan:``), which is what the yes approves."""
+    planned = shown_plan(call)
+    if planned is None:
+        return []
+    lines = [paint.bold("  its plan") + f" ({visible_line(planned.command)}):"]
+    text = visible(planned.text.rstrip("\n")).split("\n") if planned.text.strip() else ["(no output)"]
+    shown = text if whole else text[:MAX_PLAN_LINES]
+    lines.extend(f"  | {line}" for line in shown)
+    if len(text) > len(shown):
+        lines.append(paint.dim(f"  … {plural(len(text) - len(shown), 'more line')} ([v] shows them)"))
+    if planned.saved:
+        lines.append(paint.dim(f"  (the whole plan: {visible_line(planned.saved)})"))
+    lines.append(paint.dim(f"  (the yes binds this plan: sha256 {planned.sha256})"))
     return lines
 
 
@@ -134,6 +153,12 @@ def _diff_line(line: str, paint: Paint) -> str:
 
 PROMPT = "Run it? [y] yes once, [a] yes to these same arguments for this session, [N] no, [r] no with a reason: "
 MORE = " [v] whole diff"
+MORE_PLAN = " [v] whole plan"
+
+
+def _long_plan(call: PreparedCall) -> bool:
+    planned = shown_plan(call)
+    return planned is not None and planned.text.count("\n") > MAX_PLAN_LINES
 
 
 def why_asked(pending: Decision) -> str | None:
@@ -178,7 +203,8 @@ def terminal_approver(stdin: TextIO | None = None, err: TextIO | None = None,
         text = "\n".join(approval_lines(request.call, change, paint, whole=False))
         if request.agent:  # a sub-agent's call: say whose it is before what it is
             text = paint.bold(f"sub-agent {visible(request.agent)} asks:") + "\n" + text
-        more = MORE if change is not None and len(change.diff) > MAX_DIFF_SHOWN else ""
+        more = MORE if change is not None and len(change.diff) > MAX_DIFF_SHOWN else (
+            MORE_PLAN if _long_plan(request.call) else "")
         out.write(f"\n{text}\n{reason_line + chr(10) if reason_line else ''}")
         while True:
             out.write(paint.bold(PROMPT.rstrip(": ") + more + ": "))

@@ -321,6 +321,8 @@ def dry_run_lines(calls: list[dict[str, Any]]) -> list[str]:
         detail = f": {call['detail']}" if call["outcome"] in ("denied", "would ask") and call.get("detail") else ""
         asked = f" (would ask {call['asked']})" if call.get("asked") else ""
         lines.append(f"  {call['outcome']:<9}  {call['tool']}: {what}{by}{detail}{asked}")
+        if call.get("would_plan"):
+            lines.append(f"             {visible(call['would_plan'])}")
         sandbox = sandbox_line(call["plan"]) if isinstance(call.get("plan"), dict) else None
         if sandbox is not None and call["outcome"] != "denied":
             lines.append(f"             {sandbox}")

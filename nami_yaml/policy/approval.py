@@ -74,11 +74,18 @@ NobodyToAsk = Callable[[PreparedCall, Decision], Decision]
 to allow it there)."""
 
 
+BeforeAsking = Callable[[PreparedCall], "Decision | None"]
+"""Called just before a person is asked (a tool's plan step runs there, so the question shows its output):
+a Decision refuses the call instead (the plan step failed), None goes on to ask."""
+
+
 def build_asker(approver: Approver | None, *, assume_yes: bool = False, approve_risks: Collection[str] = (),
                 session: SessionApprovals | None = None, nobody: NobodyToAsk | None = None,
-                agent: str | None = None) -> Asker:
+                agent: str | None = None, before_asking: BeforeAsking | None = None) -> Asker:
     """The ``ask`` hook of every path: calls approved earlier in the session, then ``--approve`` by risk,
-    then ``--yes``, then the approver. With none of them every question is a no that says who asked."""
+    then ``--yes``, then the approver. With none of them every question is a no that says who asked.
+    ``before_asking`` runs only where the approver is asked (or its session answer depends on what it does:
+    a plan approved for the session is the same plan only once planned again)."""
     risks = frozenset(approve_risks)
     asker = as_asker(approver, session, agent) if approver is not None else None
 
@@ -95,6 +102,12 @@ def build_asker(approver: Approver | None, *, assume_yes: bool = False, approve_
             asked = f"{pending.source} asks" if pending.source else "it needs a yes"
             return Decision.deny(f"{NOBODY_TO_ASK} ({asked}{': ' + pending.reason if pending.reason else ''})",
                                  "no approver")
+        if before_asking is not None:
+            refused = before_asking(call)
+            if refused is not None:
+                return refused
+            if session is not None and session.approved(call):  # the same plan as one approved before
+                return Decision.allow("approved earlier in this session", SESSION_SOURCE)
         return asker(call, pending)
 
     return ask

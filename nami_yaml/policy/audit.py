@@ -153,6 +153,9 @@ class AuditLog:
                 line["target"] = target
             line["arguments"] = redact(prepared.arguments)
             line["plan"] = plan_entry(prepared, secrets)
+            planned = result.details.get("plan_sha256") or (line["plan"].get("plan_step") or {}).get("sha256")
+            if planned:  # the plan this call was approved and ran against (runners/plan_step.py)
+                line["plan_sha256"] = planned
         else:
             raw = _bytes(record.call.arguments)
             line["raw_arguments"] = {"bytes": len(raw), "sha256": hashlib.sha256(raw).hexdigest()}
@@ -246,6 +249,11 @@ def plan_entry(call: PreparedCall, secrets: list[str]) -> dict[str, Any]:
     elif "mcp_server" in plan:
         entry.update(mcp_server=plan["mcp_server"], mcp_tool=plan["mcp_tool"], endpoint=plan.get("endpoint"),
                      timeout=plan.get("timeout"))
+    step = plan.get("plan_step")
+    if isinstance(step, dict):  # the tool's plan step: what it ran, and the hash of the plan the call ran against
+        entry["plan_step"] = {key: [_scrub(part, secrets) for part in step[key]] for key in ("argv", "show")
+                              if isinstance(step.get(key), list)}
+        entry["plan_step"]["sha256"] = step.get("sha256")
     if isinstance(plan.get("sandbox"), dict):
         # The call's sandbox as it ran (mode, network, what it could write and read beyond the defaults).
         entry["sandbox"] = plan["sandbox"]

@@ -21,6 +21,7 @@ from nami_yaml.registry.code_args import code_placeholders
 from nami_yaml.registry.defaults import has_default
 from nami_yaml.registry.draft import ToolDraft, schema_types
 from nami_yaml.registry.targets import OPTIONAL, TARGET_PARAMETER
+from nami_yaml.runners.plan_step import PLAN_FILE
 from nami_yaml.runners.template import (
     TARGET_PREFIX,
     ArgvPath,
@@ -57,6 +58,9 @@ def check_placeholders(draft: ToolDraft, where: tuple[str | int, ...], template:
         draft.error(where, str(exc))
         return []
     for name in names:
+        if name == PLAN_FILE and ("plan" in draft.raw or name not in draft.properties):
+            plan_file_problem(draft, where)
+            continue
         if name.startswith(TARGET_PREFIX) or (name == TARGET_PARAMETER and draft.target_mode == OPTIONAL):
             continue  # the target checks report these (registry.target_checks)
         if name not in draft.properties:
@@ -68,6 +72,20 @@ def check_placeholders(draft: ToolDraft, where: tuple[str | int, ...], template:
                         "escaped by doubling)")
             draft.error(where, f"placeholder {{{name}}} names no parameter (declared: {declared}){hint}")
     return names
+
+
+def plan_file_problem(draft: ToolDraft, where: tuple[str | int, ...]) -> None:
+    """``{plan_file}`` is the call's plan file: only in a command tool that declares ``plan:``, in its
+    ``command:`` and ``plan:``, and only where the plan command writes it."""
+    plan = draft.raw.get("plan")
+    if not isinstance(plan, dict) or draft.runner_kind != "command" or not where or where[0] not in ("command", "plan"):
+        draft.error(where, f"{{{PLAN_FILE}}} is the call's plan file: it may appear only in the command: and plan: "
+                           "of a command tool that declares plan:")
+    elif where[:2] != ("plan", "command") and not any(
+            PLAN_FILE in template_refs(text) for _, text, _ in walk_argv(plan.get("command") or [])
+            if isinstance(plan.get("command"), list)):
+        draft.error(where, f"{{{PLAN_FILE}}} is written by the plan step: plan.command must name it too (e.g. "
+                           f"[terraform, plan, -out, \"{{{PLAN_FILE}}}\"])")
 
 
 def check_command_text(draft: ToolDraft) -> None:

@@ -39,6 +39,7 @@ from nami_yaml.registry.target_checks import check_script_target_vars, check_tar
 from nami_yaml.registry.targets import TARGET_PARAMETER
 from nami_yaml.runners.entrypoint import CONTEXT_PARAMETER
 from nami_yaml.runners.filters import select_refs
+from nami_yaml.runners.plan_step import PLAN_FILE
 from nami_yaml.runners.script import ARGS_VARIABLE, parameter_name_problem
 from nami_yaml.spec.validate import did_you_mean
 
@@ -115,6 +116,18 @@ def check_entrypoint_context(draft: ToolDraft) -> None:
                     key=True)
 
 
+def check_plan(draft: ToolDraft) -> None:
+    """``plan:`` runs on command tools (its argvs are checked with the command's); ``plan_file`` is then the
+    call's plan file, not a parameter."""
+    if "plan" not in draft.raw:
+        return
+    if draft.runner_kind not in (None, "command"):
+        draft.error(("plan",), f"plan: is for command: tools; a {draft.runner_kind} tool cannot have one", key=True)
+    if PLAN_FILE in draft.properties:
+        draft.error(draft.parameter_path(PLAN_FILE), f"'{PLAN_FILE}' is the call's plan file in a tool with plan:, "
+                                                     "not a parameter: rename it", key=True)
+
+
 def output_refs(output: Any) -> set[str]:
     """The parameters an ``output:`` uses: in its select and its line filters."""
     if not isinstance(output, dict):
@@ -180,6 +193,7 @@ TOOL_CHECKS: list[ToolCheck] = [
     check_target_placeholders,
     check_script_target_vars,
     check_output,
+    check_plan,
 ]
 
 # The checks that look at this machine (``draft.host``: programs on PATH, the workspace's folders, the

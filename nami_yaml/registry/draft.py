@@ -150,10 +150,18 @@ class ToolDraft:
         if not isinstance(value, list) or key is None:
             return []
         if self.runner_kind == "command":
-            return [((key,), value)]
+            return [((key,), value), *self.plan_argvs]
         if self.runner_kind == "pipeline":
             return [((key, index), stage) for index, stage in enumerate(value) if isinstance(stage, list)]
         return []
+
+    @property
+    def plan_argvs(self) -> list[tuple[JsonPath, list[Any]]]:
+        """The argv templates of ``plan:`` (its command and show), checked as ``command:`` is."""
+        plan = self.raw.get("plan")
+        if not isinstance(plan, dict):
+            return []
+        return [(("plan", key), plan[key]) for key in ("command", "show") if isinstance(plan.get(key), list)]
 
     def text(self, key: str) -> str | None:
         value = self.raw.get(key)

@@ -20,6 +20,7 @@ from nami_yaml.registry.registry import Registry
 from nami_yaml.registry.targets import TARGET_PARAMETER
 from nami_yaml.registry.tool import Invocation, Tool
 from nami_yaml.result import ToolResult
+from nami_yaml.runners.plan_step import PlanStep
 from nami_yaml.runners.sandbox.plan import SandboxPlan
 from nami_yaml.runtime import RuntimeContext, Target, TargetSet
 from nami_yaml.sandbox_settings import SandboxNeeds, expand_paths
@@ -68,6 +69,18 @@ class PreparedToolCall:
 
     def plan(self) -> dict[str, Any]:
         return self.invocation.plan()
+
+    @property
+    def plan_step(self) -> PlanStep | None:
+        """The call's plan step (a tool with ``plan:``): run before it is asked about (app/guards.py)."""
+        step = getattr(self.invocation, "step", None)
+        return step if isinstance(step, PlanStep) else None
+
+    def plan_digest(self) -> str | None:
+        """What an approval of this call binds of its plan: the plan file's SHA-256 as it is now (else that
+        of the output shown); None for a call with no plan step, or one not run yet."""
+        step = self.plan_step
+        return step.digest_now() if step is not None else None
 
     def sandbox_plan(self) -> SandboxPlan | None:
         """The sandbox the call's process runs in; None when it starts none (or nothing plans one)."""

@@ -22,6 +22,7 @@ from nami_yaml.runners.command import CommandRunner
 from nami_yaml.runners.entrypoint import EntrypointRunner
 from nami_yaml.runners.options import DocSource, OutputShape, ProcessOptions
 from nami_yaml.runners.pipeline import PipelineRunner
+from nami_yaml.runners.plan_step import PlanSpec
 from nami_yaml.runners.script import ScriptRunner
 from nami_yaml.runtime import TargetSet
 from nami_yaml.sandbox_settings import SandboxNeeds
@@ -279,7 +280,17 @@ def _runner(raw: dict[str, Any], kind: str, file: Path, origin: str, targeted: b
                             frozenset(raw.get("allow_dash", ())))
     if kind == "pipeline":
         return PipelineRunner(raw["pipeline"], _process_options(raw, origin), frozenset(raw.get("allow_dash", ())))
-    return CommandRunner(raw["command"], _process_options(raw, origin), frozenset(raw.get("allow_dash", ())))
+    return CommandRunner(raw["command"], _process_options(raw, origin), frozenset(raw.get("allow_dash", ())),
+                         plan=_plan_spec(raw.get("plan")))
+
+
+def _plan_spec(plan: dict[str, Any] | None) -> PlanSpec | None:
+    """``plan:`` (checked by the schema and registry/plan_checks.py)."""
+    if not plan:
+        return None
+    show = plan.get("show")
+    return PlanSpec(command=tuple(plan["command"]), show=tuple(show) if show else None, timeout=plan.get("timeout"),
+                    exit_codes=tuple(plan.get("exit_codes") or (0,)))
 
 
 __all__ = ["Host", "check_tools", "load_tool_file", "load_tools"]

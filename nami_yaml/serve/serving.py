@@ -26,7 +26,8 @@ from nami_yaml.app.guards import Asking, Guards
 from nami_yaml.app.options import AgentOptions
 from nami_yaml.app.project import Project, open_project
 from nami_yaml.approvals.binding import bind
-from nami_yaml.display import visible_line
+from nami_yaml.approvals.plans import cut, shown_plan
+from nami_yaml.display import visible, visible_line
 from nami_yaml.model.types import ToolCall
 from nami_yaml.policy.approval import ApprovalRequest
 from nami_yaml.policy.audit import host_secrets, scrub_text, secret_values
@@ -68,6 +69,11 @@ def ask_client(request: ApprovalRequest) -> Decision | bool:
     return answer
 
 
+ask_client.can_ask = lambda: CLIENT_ASKS.get() is not None  # type: ignore[attr-defined]
+"""Whether the client of the call being decided can ask its user: where it cannot, a plan step is not run
+(app/guards.py plan_first) for a question nobody will see."""
+
+
 def question_text(request: ApprovalRequest) -> str:
     """The question as a client shows it: what would run, where, and which rule asks (redacted)."""
     call, pending = request.call, request.pending
@@ -80,6 +86,11 @@ def question_text(request: ApprovalRequest) -> str:
         lines.append(f"  in {visible_line(str(plan['cwd']))}")
     asked = f"asked by {pending.source}" if pending.source else "asked"
     lines.append(f"  ({asked}" + (f": {scrub_text(pending.reason, secrets)}" if pending.reason else "") + ")")
+    planned = shown_plan(call)
+    if planned is not None:  # what the yes approves, and binds (its sha256)
+        lines.append(f"Its plan ({visible_line(scrub_text(planned.command, secrets))}):")
+        lines.append(visible(scrub_text(cut(planned.text, saved=planned.saved), secrets).rstrip("\n")) or "(no output)")
+        lines.append(f"(the yes binds this plan: sha256 {planned.sha256})")
     lines.append("Run it?")
     return "\n".join(lines)
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import sys
 from dataclasses import dataclass
 from pathlib import Path
@@ -19,6 +20,8 @@ from nami_yaml.registry.registry import Registry
 from nami_yaml.result import ToolResult
 from nami_yaml.runtime import RuntimeContext, Target, TargetSet
 from nami_yaml.sandbox_settings import SandboxSettings
+
+PLAN_FILE_PATH = re.compile(r"/[^\s=]*/nami-plan-[0-9a-f]+/plan")
 
 STUB = """#!{python}
 import json, os, sys, urllib.request
@@ -38,6 +41,11 @@ if os.environ.get("STUB_CONNECT"):
         record["reached"] = False
 with open({log!r}, "a", encoding="utf-8") as log:
     log.write(json.dumps(record) + "\\n")
+# As terraform plan -out=FILE does: a plan file (a tool's plan step, runners/plan_step.py, needs one).
+for arg in sys.argv[1:]:
+    if arg.startswith("-out="):
+        with open(arg[len("-out="):], "w", encoding="utf-8") as plan:
+            plan.write("stub plan\\n")
 sys.stdout.write({stdout!r})
 sys.exit({exit_code})
 """
@@ -82,6 +90,10 @@ class Stubs:
         if not self.log.exists():
             return []
         return [Call(**json.loads(line)) for line in self.log.read_text(encoding="utf-8").splitlines()]
+
+    def commands(self) -> list[list[str]]:
+        """Every command started, the call's plan file written ``{plan_file}`` (its path is new each call)."""
+        return [[PLAN_FILE_PATH.sub("{plan_file}", part) for part in call.command] for call in self.calls()]
 
     def only_call(self) -> Call:
         calls = self.calls()
@@ -156,3 +168,13 @@ def real_library(workdir: Path, temp_home: Path) -> LibraryRunner:
     ctx = RuntimeContext(workspace=workdir, host_env=dict(os.environ),
                          spill_dir=temp_home / ".local" / "state" / "nami" / "output")
     return LibraryRunner(ctx)
+
+
+def terraform_config(workdir: Path) -> Path:
+    """infra/: one variable (size, default 2) and its output, and prod.tfvars setting it to 5: terraform
+    plans and applies it without any provider."""
+    infra = workdir / "infra"
+    infra.mkdir()
+    (infra / "main.tf").write_text('variable "size" {\n  default = 2\n}\n\noutput "size" {\n  value = var.size\n}\n')
+    (infra / "prod.tfvars").write_text("size = 5\n")
+    return infra

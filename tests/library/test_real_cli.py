@@ -14,7 +14,7 @@ from typing import Any
 import pytest
 
 from nami_yaml.runtime import RuntimeContext
-from tests.library.conftest import LibraryRunner
+from tests.library.conftest import LibraryRunner, terraform_config
 from tests.library.test_rendered_argv import CASES
 from tests.local_http import QuietHandler, serving
 from tests.programs import need, needs
@@ -161,10 +161,7 @@ def test_jq_filter(real_library: LibraryRunner) -> None:
 
 @needs("terraform")
 def test_terraform_fmt_validate_plan_apply(real_library: LibraryRunner, workdir: Path) -> None:
-    infra = workdir / "infra"
-    infra.mkdir()
-    (infra / "main.tf").write_text('variable "size" {\n  default = 2\n}\n\noutput "size" {\n  value = var.size\n}\n')
-    (infra / "prod.tfvars").write_text("size = 5\n")
+    infra = terraform_config(workdir)
     assert real_library("terraform_fmt", dir="infra").ok
     (infra / "ugly.tf").write_text('output "other" {\nvalue=1\n}\n')
     unformatted = real_library("terraform_fmt", dir="infra")

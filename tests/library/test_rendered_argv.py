@@ -10,7 +10,7 @@ import pytest
 from tests.library.conftest import LibraryRunner, Stubs, all_library_tools
 
 # (tool, arguments, the command the program is started with)
-CASES: list[tuple[str, dict[str, Any], list[str]]] = [
+CASES: list[tuple[str, dict[str, Any], list[Any]]] = [
     # git
     ("git_status", {}, ["git", "status", "--short", "--branch", "--untracked-files=normal", "--"]),
     ("git_status", {"untracked": "no", "paths": ["src", "a b.txt"]},
@@ -131,9 +131,11 @@ CASES: list[tuple[str, dict[str, Any], list[str]]] = [
                         "destroy": True, "refresh": False},
      ["terraform", "-chdir=infra", "plan", "-input=false", "-no-color", "-lock-timeout=60s", "-refresh=false",
       "-target", "aws_instance.web", "-target", "module.db", "-var-file", "prod.tfvars", "-destroy"]),
+    # its plan step first (runners/plan_step.py: nobody was asked, so not shown), then the apply of that plan
     ("terraform_apply", {"dir": "infra", "targets": ["aws_instance.web"]},
-     ["terraform", "-chdir=infra", "apply", "-input=false", "-no-color", "-auto-approve", "-lock-timeout=60s",
-      "-target", "aws_instance.web"]),
+     [["terraform", "-chdir=infra", "plan", "-input=false", "-no-color", "-lock-timeout=60s", "-out={plan_file}",
+       "-target", "aws_instance.web"],
+      ["terraform", "-chdir=infra", "apply", "-input=false", "-no-color", "-lock-timeout=60s", "{plan_file}"]]),
     # helm
     ("helm_list", {}, ["helm", "list", "--output=table"]),
     ("helm_list", {"filter": "^web", "all": True, "output": "json", "all_namespaces": True},
@@ -186,6 +188,9 @@ def test_rendered_command(library: LibraryRunner, stubs: Stubs, workdir, tool: s
         (workdir / arguments.get("path", ".")).mkdir(exist_ok=True)
     result = library(tool, **arguments)
     assert result.ok, result.content
+    if isinstance(expected[0], list):  # a tool with a plan step: the commands it started, in order
+        assert stubs.commands() == expected
+        return
     call = stubs.only_call()
     assert call.command == [WRITE_OUT if part == "WRITE_OUT" else part for part in expected]
     assert call.cwd == str(workdir)

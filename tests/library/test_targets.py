@@ -20,7 +20,7 @@ TARGETED = ["kubectl_apply", "kubectl_describe", "kubectl_diff", "kubectl_events
             "terraform_plan", "terraform_show"]
 
 # (tool, arguments, the command, the variables it must see)
-CASES: list[tuple[str, dict[str, Any], list[str], dict[str, str]]] = [
+CASES: list[tuple[str, dict[str, Any], list[Any], dict[str, str]]] = [
     ("kubectl_get", {"kind": "pods", "target": "prod"}, ["kubectl", "get", "pods", "--context", "prod-eu"],
      {"KUBECONFIG": "/kube/prod.yaml", "NAMI_TARGET": "prod", "NAMI_TARGET_CONTEXT": "prod-eu"}),
     ("kubectl_logs", {"pod": "web-1", "target": "dev", "namespace": "shop"},
@@ -37,9 +37,12 @@ CASES: list[tuple[str, dict[str, Any], list[str], dict[str, str]]] = [
     ("terraform_plan", {"dir": "infra", "target": "dev"},
      ["terraform", "-chdir=infra", "plan", "-input=false", "-no-color", "-lock-timeout=60s", "-refresh=true"],
      {"TF_WORKSPACE": "dev"}),
+    # the variable files shape its plan step's plan; the apply applies that plan file, on the same target
     ("terraform_apply", {"target": "prod", "var_files": ["extra.tfvars"]},
-     ["terraform", "-chdir=.", "apply", "-input=false", "-no-color", "-auto-approve", "-lock-timeout=60s",
-      "-var-file", "prod.tfvars", "-var-file", "extra.tfvars"], {"TF_WORKSPACE": "prod"}),
+     [["terraform", "-chdir=.", "plan", "-input=false", "-no-color", "-lock-timeout=60s", "-out={plan_file}",
+       "-var-file", "prod.tfvars", "-var-file", "extra.tfvars"],
+      ["terraform", "-chdir=.", "apply", "-input=false", "-no-color", "-lock-timeout=60s", "{plan_file}"]],
+     {"TF_WORKSPACE": "prod"}),
 ]
 
 
@@ -49,6 +52,10 @@ def test_a_call_runs_with_its_targets_env_and_vars(library_on_targets: LibraryRu
                                                    env: dict[str, str]) -> None:
     result = library_on_targets(tool, **arguments)
     assert result.ok, result.content
+    if isinstance(expected[0], list):  # a plan step, then the tool: both on the target
+        assert stubs.commands() == expected
+        assert all({name: call.env.get(name) for name in env} == env for call in stubs.calls())
+        return
     call = stubs.only_call()
     assert call.command == expected
     assert {name: call.env.get(name) for name in env} == env

@@ -32,7 +32,9 @@ def project_at(workdir: Path) -> Path:
     return workdir
 
 
-def serve_and_call(project: Path, errlog_path: Path, answer: Any, name: str) -> tuple[types.CallToolResult, list[str]]:
+def serve_and_call(project: Path, errlog_path: Path, answer: Any, name: str, *, tool: str = "make_marker",
+                   arguments: dict[str, Any] | None = None) -> tuple[types.CallToolResult, list[str]]:
+    """One call served (make_marker of ``name``, else ``tool`` with ``arguments``); the questions asked."""
     asked: list[str] = []
 
     async def elicited(context: Any, params: types.ElicitRequestParams) -> types.ElicitResult:
@@ -43,7 +45,7 @@ def serve_and_call(project: Path, errlog_path: Path, answer: Any, name: str) -> 
         with open(errlog_path, "w") as errlog:
             async with stdio_session(["mcp", "serve", "--config", "agent.yaml"], project, errlog,
                                      elicitation_callback=elicited if answer is not None else None) as session:
-                return await session.call_tool("make_marker", {"name": name})
+                return await session.call_tool(tool, arguments if arguments is not None else {"name": name})
 
     return anyio.run(scenario), asked
 

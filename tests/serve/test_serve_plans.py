@@ -1,0 +1,51 @@
+"""``nami mcp serve`` and a tool's plan step (issue 43 item 4): the elicitation question shows the plan and the
+yes runs exactly it; a client that cannot ask its user gets the refusal, and no plan runs for a question nobody
+would see. The official SDK's client; the plan and the tool are real processes (a stub CLI)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from tests.programs import need_mcp
+
+need_mcp()
+
+import mcp_types as types  # noqa: E402
+
+from tests.approvals.plan_tools import add_plan_tools, planner, planner_log  # noqa: E402, F401 (a fixture)
+from tests.helpers import write  # noqa: E402
+from tests.mcp.helpers import text_of  # noqa: E402
+from tests.serve.test_serve_elicitation import serve_and_call  # noqa: E402
+
+pytestmark = pytest.mark.usefixtures("planner")  # the stub CLI first on PATH
+
+
+def serve_and_deploy(project: Path, errlog: Path, answer: Any) -> tuple[types.CallToolResult, list[str]]:
+    return serve_and_call(project, errlog, answer, "", tool="deploy", arguments={"size": 3})
+
+
+def project_at(workdir: Path) -> Path:
+    add_plan_tools(workdir)
+    write(workdir / "agent.yaml", "tools: {builtin: [], files: [tools/]}\n")
+    return workdir
+
+
+def test_the_elicitation_shows_the_plan_and_the_yes_applies_it(workdir: Path, tmp_path: Path) -> None:
+    project = project_at(workdir)
+    yes = types.ElicitResult(action="accept", content={"approve": True})
+    result, asked = serve_and_deploy(project, tmp_path / "err", yes)
+    assert not result.is_error, text_of(result)
+    [question] = asked
+    assert "Its plan (planner plan --size=3 --out=" in question and "\nPLAN: create web (size 3)\n" in question
+    assert "(the yes binds this plan: sha256 " in question and question.endswith("Run it?")
+    assert (project / "applied.txt").read_text() == "create web (size 3)\n"
+
+
+def test_a_client_that_cannot_ask_runs_no_plan(workdir: Path, tmp_path: Path) -> None:
+    project = project_at(workdir)
+    result, asked = serve_and_deploy(project, tmp_path / "err", None)
+    assert asked == [] and result.is_error and "nobody can be asked over MCP" in text_of(result)
+    assert planner_log(project) == [] and not (project / "applied.txt").exists()
