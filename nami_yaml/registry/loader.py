@@ -23,6 +23,7 @@ from nami_yaml.runners.entrypoint import EntrypointRunner
 from nami_yaml.runners.options import DocSource, OutputShape, ProcessOptions
 from nami_yaml.runners.pipeline import PipelineRunner
 from nami_yaml.runners.script import ScriptRunner
+from nami_yaml.runners.template import scalar_text
 from nami_yaml.runtime import TargetSet
 from nami_yaml.sandbox_settings import SandboxNeeds
 from nami_yaml.spec.fastcheck import tool_surely_valid
@@ -213,8 +214,17 @@ def _runner(raw: dict[str, Any], kind: str, file: Path, targeted: bool) -> Any:
         return ScriptRunner(raw["script"], _process_options(raw, file), frozenset(properties),
                             frozenset(raw.get("allow_dash", ())))
     if kind == "pipeline":
-        return PipelineRunner(raw["pipeline"], _process_options(raw, file), frozenset(raw.get("allow_dash", ())))
-    return CommandRunner(raw["command"], _process_options(raw, file), frozenset(raw.get("allow_dash", ())))
+        return PipelineRunner(raw["pipeline"], _process_options(raw, file), frozenset(raw.get("allow_dash", ())),
+                              _maps(raw))
+    return CommandRunner(raw["command"], _process_options(raw, file), frozenset(raw.get("allow_dash", ())), _maps(raw))
+
+
+def _maps(raw: dict[str, Any]) -> dict[str, dict[str, list[str]]] | None:
+    """``map:`` with its values' keys as text (YAML reads ``1:`` as a number), as the renderer looks them up."""
+    maps = raw.get("map")
+    if not maps:
+        return None
+    return {name: {scalar_text(value): list(items) for value, items in table.items()} for name, table in maps.items()}
 
 
 __all__ = ["Host", "check_tools", "load_tool_file", "load_tools"]

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -17,13 +18,14 @@ class CommandRunner:
     argv: list[Any]
     options: ProcessOptions
     allow_dash: frozenset[str] = frozenset()
+    maps: Mapping[str, Mapping[str, Any]] | None = None  # map: (see runners.template.ArgvRenderer)
 
     kind = "command"
 
     def invocation(self, tool: str, args: dict[str, Any], ctx: RuntimeContext) -> ProcessInvocation:
         values = template_values(args, ctx)
         try:
-            argv = ArgvRenderer(self.allow_dash).render(self.argv, values)
+            argv = ArgvRenderer(self.allow_dash, self.maps).render(self.argv, values)
             stdin = None if self.options.stdin is None else render_text(self.options.stdin, values)
         except TemplateError as exc:
             raise ToolError(str(exc)) from None
