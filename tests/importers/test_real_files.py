@@ -14,6 +14,7 @@ import zipfile
 from pathlib import Path
 
 import pytest
+import yaml
 
 from nami_yaml.importers.run import import_sources
 from nami_yaml.registry.loader import load_tools
@@ -60,6 +61,18 @@ def test_real_files_load_and_are_inert(sources: dict[str, list[Path]], kind: str
     assert len(brought) >= least * len(tools) and len(tools) >= 10, report
     loaded, problems = load_tools(sorted(out.glob("*.yaml")))
     assert problems == [] and len(loaded) == len(brought)
+    # Written in the short forms: shared keys once per file, most tools argv (pipelines, output filters), and
+    # no longer than the source files.
+    for outcome in outcomes:
+        written = yaml.safe_load(outcome.out_file.read_text()) if outcome.written else {}
+        if len(written.get("tools", [])) >= 3:
+            assert "defaults" in written, outcome.out_file
+    scripts = [t.name for t in brought if "script" in t.tool]
+    if kind == "holmes":
+        assert len(scripts) <= 0.15 * len(brought), scripts
+        assert any("pipeline" in t.tool for t in brought) and any("output" in t.tool for t in brought)
+        lines = sum(len(o.out_file.read_text().splitlines()) for o in outcomes if o.written)
+        assert lines <= 1.3 * sum(len(Path(o.source).read_text().splitlines()) for o in outcomes)
     # Every program the tools name, stubbed: recording its argv, never running anything.
     stubs = ctx.workspace / "stubs"
     for tool in brought:
