@@ -149,6 +149,10 @@ def _check_negated(draft: ToolDraft, where: tuple[str | int, ...], pieces: list[
     elif depth == 0:
         draft.error(where, f"{{!{name}}} switches an optional group on when '{name}' is off: put it in one, "
                            f"e.g. [-A, \"{{!{name}}}\"]")
+    schema = draft.schema_of(name)
+    if has_default(schema) and schema.get("default") not in (None, False, []):
+        draft.warn(where, f"{{!{name}}} never switches its group on: '{name}' has the default "
+                          f"{short(schema['default'])}, so it is never off")
     return len(pieces) == 1
 
 

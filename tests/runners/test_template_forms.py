@@ -108,6 +108,15 @@ def test_forms_that_would_mean_nothing_are_refused_at_load(tmp_path: Path, tool:
     assert any(message in problem.message and problem.is_error for problem in problems), problems
 
 
+def test_a_negated_parameter_with_a_default_is_a_warning(tmp_path: Path) -> None:
+    path = write(tmp_path / "t.yaml", "name: t\ndescription: A tool.\nrisk: read\nparameters: {type: object, "
+                                      "properties: {ns: {type: string, default: web}}}\n"
+                                      "command: [printf, \"%s\", [-n, \"{ns}\"], [-A, \"{!ns}\"]]\n")
+    _, problems = check_tools([path])
+    assert [(p.severity, p.message) for p in problems] == [
+        ("warning", "{!ns} never switches its group on: 'ns' has the default \"web\", so it is never off")]
+
+
 def test_an_array_written_with_its_option_suggests_both_spellings(tmp_path: Path) -> None:
     path = write(tmp_path / "t.yaml", "name: t\ndescription: A tool.\nrisk: read\nparameters: {type: object, "
                                       "properties: {l: {type: array, items: {type: string}}}}\n"
