@@ -261,6 +261,12 @@ def describe_tool(tool: Tool, defaults: ToolSettings) -> list[str]:
         lines.append(f"targets:    {', '.join(tool.targets.names())} ({where})")
     if "argv" in info:
         lines.append(f"argv:       {json.dumps(info['argv'], ensure_ascii=False)}")
+    for index, stage in enumerate(info.get("pipeline", ())):
+        lines.append(f"{'pipeline:' if index == 0 else '':<10}  {'| ' if index else ''}"
+                     f"{json.dumps(stage, ensure_ascii=False)}")
+    for name, table in info.get("map", {}).items():
+        lines.append(f"map:        {{{name}}}: " + ", ".join(f"{value} -> {json.dumps(items, ensure_ascii=False)}"
+                                                             for value, items in table.items()))
     if "script" in info:
         lines.append("script:")
         lines.extend(f"  | {line}" for line in info["script"].rstrip("\n").splitlines())

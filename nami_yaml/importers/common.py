@@ -6,9 +6,11 @@ without ``force``."""
 from __future__ import annotations
 
 import contextlib
+import json
 import os
 import re
 import tempfile
+from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -93,14 +95,27 @@ def tool_from_template(imported: Imported, pieces: Sequence[Piece], parameters: 
     if result.problem:
         imported.skipped = result.problem
         return
-    if result.command is not None:
-        imported.tool["command"] = result.command
-        imported.notes.append("argv: " + _shown_argv(result.command))
+    if result.command is not None or result.pipeline is not None:
+        _timeout_prefix(imported, result)
+        stages = result.pipeline or [result.command]
+        if result.pipeline is not None:
+            imported.tool["pipeline"] = result.pipeline
+            imported.notes.append("pipeline (no shell): " + " | ".join(_shown_argv(stage) for stage in stages))
+        else:
+            imported.tool["command"] = result.command
+            imported.notes.append("argv: " + _shown_argv(result.command))
+        _output_filters(imported, result, parameters)
+        for redirect in dict.fromkeys(result.dropped):
+            imported.notes.append(f"`{redirect}` left out: nami returns the command's stderr after its output "
+                                  "(not through a pipe's later stages)")
+        if any(stage[0] == "grep" for stage in stages[1:]):
+            imported.notes.append("a grep stage exits 1 when nothing matches, and the pipeline then fails like "
+                                  "`set -o pipefail` (sh reported only the last stage's status)")
         for name in [n for n in result.split_values if SEVERAL_WORDS.search(n)]:
             imported.notes.append(f"parameter '{name}' stood unquoted, so the shell split it into several arguments; "
                                   "nami passes it as one: make it an array (one item per argument) or typed "
                                   "parameters")
-        programs = [(str(result.command[0]), tuple(str(a) for a in result.command[1:] if isinstance(a, str)))]
+        programs = [(str(stage[0]), tuple(str(a) for a in stage[1:] if isinstance(a, str))) for stage in stages]
     else:
         assert result.script is not None
         renamed = _script_names(imported, parameters, required)
@@ -109,9 +124,6 @@ def tool_from_template(imported: Imported, pieces: Sequence[Piece], parameters: 
             script = script.replace(f"${{{old}}}", f"${{{new}}}").replace(f"${{{old}:+", f"${{{new}:+")
         imported.tool["script"] = script if script.endswith("\n") else script + "\n"
         imported.notes.append(f"script: {result.why_script}; every value is read from its environment variable")
-        shorter = _shorter_form(result.why_script, script)
-        if shorter:
-            imported.notes.append(f"shorter later: {shorter}")
         programs = [(p or "", tuple(a or "" for a in args)) for p, args in script_programs(script)]
     _language_notes(imported, pieces)
     risk_and_sandbox(imported, programs)
@@ -121,17 +133,37 @@ def tool_from_template(imported: Imported, pieces: Sequence[Piece], parameters: 
 SEVERAL_WORDS = re.compile(r"arg|flag|option|opts|extra|param|cmd|command", re.IGNORECASE)
 
 
-def _shorter_form(why: str, script: str) -> str:
-    """Where a form nami's tool format is growing (issue 45: pipelines of argv lists, parameterised output
-    filters, a boolean negated in a group) would keep this tool argv."""
-    if "'|'" in why and script.count("\n") <= 1:
-        tail = script.rsplit("|", 1)[-1].split()
-        if tail and tail[0] in ("grep", "head", "tail"):
-            return f"an output filter ({tail[0]}: ...) would replace the pipe into {tail[0]}, keeping a command"
-        return "a pipeline: of argv lists would run this without a shell"
-    if "{% else %}" in why:
-        return "a boolean negated in a group would write the else branch as argv"
-    return ""
+def _timeout_prefix(imported: Imported, result: Converted) -> None:
+    """``timeout 30 kubectl logs ...``: nami's own ``timeout:`` (it stops the whole process group), so that
+    the argv starts with the program that does the work (its risk and sandbox needs are guessed from it)."""
+    argv = result.command if result.command is not None else (result.pipeline or [[]])[0]
+    seconds = re.fullmatch(r"(\d+)s?", str(argv[1])) if len(argv) > 2 and argv[0] == "timeout" else None
+    if not seconds or not isinstance(argv[2], str) or argv[2].startswith("-") or "{" in argv[2]:
+        return
+    del argv[:2]
+    imported.tool["timeout"] = max(1, int(seconds.group(1)))
+    imported.notes.append(f"`timeout {seconds.group(0)}` became timeout: {imported.tool['timeout']} (nami stops the "
+                          "whole process group)")
+
+
+def _output_filters(imported: Imported, result: Converted, parameters: dict[str, Any]) -> None:
+    """The stages nami's own output filters replaced (``| grep X``, ``| head -n N``), said in the report; a
+    parameter counting lines becomes an integer (the filter needs a number)."""
+    if not result.output:
+        return
+    imported.tool["output"] = dict(result.output)
+    for (key, value), stage in zip(result.output.items(), result.filtered, strict=True):
+        imported.notes.append(f"output filter {key}: {value} replaces the stage `| {stage}` (in-process; the whole "
+                              "output is still saved)")
+        name = value[1:-1] if isinstance(value, str) and value.startswith("{") else None
+        if key == "grep" and name:
+            imported.notes.append(f"'{name}' is now a Python regular expression (re), not grep's basic one: "
+                                  "mostly the same; a literal text with + ? | ( ) { } reads differently")
+        if key in ("head", "tail") and name in parameters and parameters[name].get("type") in ("string", "number"):
+            parameters[name]["type"] = "integer"
+            if str(parameters[name].get("default", "")).isdigit():
+                parameters[name]["default"] = int(parameters[name]["default"])
+            imported.notes.append(f"parameter '{name}' typed integer: it counts lines for output.{key}")
 
 
 def _script_names(imported: Imported, parameters: dict[str, Any], required: Sequence[str]) -> dict[str, str]:
@@ -182,6 +214,11 @@ def _language_notes(imported: Imported, pieces: Sequence[Piece]) -> None:
         text_before += "X"
 
 
+# A redirection into a file (not /dev/null, /dev/stdout, /dev/stderr, another descriptor or llm-functions'
+# $LLM_OUTPUT, which nami makes standard output): the script writes.
+FILE_REDIRECT = re.compile(r"(?<![0-9&<>])>>?(?!>)\s*(?!\s|/dev/(?:null|stdout|stderr)\b|&|\"?\$\{?LLM_OUTPUT\b)")
+
+
 def risk_and_sandbox(imported: Imported, programs: Sequence[tuple[str, tuple[str, ...]]]) -> None:
     risk, why = "read", "no program"
     network, processes, reads = False, False, []
@@ -196,6 +233,8 @@ def risk_and_sandbox(imported: Imported, programs: Sequence[tuple[str, tuple[str
             network |= needs.network
             processes |= needs.processes
             reads += [group[0] for group in needs.reads if group[0] not in reads]
+    if risk == "read" and FILE_REDIRECT.search(imported.tool.get("script", "")):
+        risk, why = "write", "the script redirects output into a file (>)"
     imported.tool["risk"] = risk
     imported.notes.append(f"risk {risk}: {why}")
     sandbox: dict[str, Any] = {}
@@ -214,14 +253,14 @@ def string_parameter(description: str = "") -> dict[str, Any]:
 
 def ordered_tool(imported: Imported, description: str, parameters: dict[str, Any], required: Sequence[str]) -> None:
     """Put the keys in the order people read them: name, description, risk, sandbox, parameters, runner."""
-    runner = {k: imported.tool.pop(k) for k in ("command", "script") if k in imported.tool}
+    runner = {k: imported.tool.pop(k) for k in ("command", "pipeline", "script", "output") if k in imported.tool}
     rest = dict(imported.tool)
     schema: dict[str, Any] = {"type": "object", "properties": parameters}
     if required:
         schema["required"] = list(required)
     imported.tool.clear()
     imported.tool.update({"name": imported.name, "description": _one_paragraph(description) or imported.name})
-    imported.tool.update({k: rest.pop(k) for k in ("risk", "sandbox") if k in rest})
+    imported.tool.update({k: rest.pop(k) for k in ("risk", "timeout", "sandbox") if k in rest})
     if parameters:
         imported.tool["parameters"] = schema
     imported.tool.update(rest)
@@ -256,6 +295,106 @@ class Outcome:
     tools: list[Imported]
     general: list[str] = field(default_factory=list)  # notes about the whole file
     written: bool = False
+    shared: bool = True  # several tools written with defaults: and $defs: (False when that would not load)
+
+
+# Keys a file's tools often share, hoisted into ``defaults:``; what a tool without the key then writes so
+# that the default does not reach it (a sandbox or env it did not have): only these can say "none".
+SHARED_KEYS = ("risk", "target", "timeout", "sandbox", "env")
+WITHOUT = {"sandbox": {}, "env": {}}
+
+
+def shared_form(tools: list[dict[str, Any]]) -> dict[str, Any]:
+    """Several tools as nami writes them by hand: the keys most of them share once in ``defaults:`` (a
+    tool's own key wins), parameter schemas two or more tools repeat once in ``$defs:``."""
+    defaults: dict[str, Any] = {}
+    for key in SHARED_KEYS:
+        values = [json.dumps(tool[key], sort_keys=True) if key in tool else None for tool in tools]
+        counts = Counter(value for value in values if value is not None)
+        if not counts:
+            continue
+        value, count = counts.most_common(1)[0]
+        absent = values.count(None)
+        if count >= 2 and count > absent and (not absent or key in WITHOUT):
+            defaults[key] = json.loads(value)
+    defs = _shared_schemas(tools)
+    written = []
+    for tool in tools:
+        tool = dict(tool)
+        for key, value in defaults.items():
+            if key not in tool:  # right after the description, where a reader looks for it
+                head = {k: tool.pop(k) for k in ("name", "description") if k in tool}
+                tool = {**head, key: WITHOUT[key], **tool}
+            elif tool[key] == value:
+                del tool[key]
+        properties = (tool.get("parameters") or {}).get("properties")
+        if properties:
+            refs = {name: {"$ref": f"#/$defs/{defs[name, _key(schema)]}"} for name, schema in properties.items()
+                    if (name, _key(schema)) in defs}
+            if refs:
+                tool["parameters"] = {**tool["parameters"], "properties": {**properties, **refs}}
+        written.append(tool)
+    body: dict[str, Any] = {}
+    if defaults:
+        body["defaults"] = defaults
+    if defs:
+        body["$defs"] = {def_name: schema for def_name, schema in _first_schemas(tools, defs).items()}
+    body["tools"] = written
+    return body
+
+
+def shared_notes(outcome: Outcome) -> list[str]:
+    """What ``shared_form`` declared once, for the report."""
+    kept = [t.tool for t in outcome.tools if not t.skipped]
+    if len(kept) < 2 or not outcome.shared:
+        return []
+    body = shared_form(kept)
+    notes = []
+    if body.get("defaults"):
+        listed = ", ".join(f"{key}: {json.dumps(value)}" for key, value in body["defaults"].items())
+        notes.append(f"defaults: declared once for the {len(kept)} tools ({listed}); a tool's own key wins")
+        for tool in body["tools"]:
+            for key in WITHOUT:
+                if key in body["defaults"] and tool.get(key) == WITHOUT[key]:
+                    notes.append(f"{tool['name']}: {key}: {{}} (it needs none; the defaults' {key} is not for it)")
+    if body.get("$defs"):
+        notes.append(f"$defs: {', '.join(body['$defs'])}: parameter schemas several tools share, written once "
+                     "(each tool names one with $ref)")
+    return notes
+
+
+def _first_schemas(tools: list[dict[str, Any]], defs: dict[tuple[str, str], str]) -> dict[str, Any]:
+    """Each ``$defs`` entry as its first tool wrote it (keys in their order)."""
+    found: dict[str, Any] = {}
+    for tool in tools:
+        for name, schema in ((tool.get("parameters") or {}).get("properties") or {}).items():
+            def_name = defs.get((name, _key(schema))) if isinstance(schema, dict) else None
+            if def_name and def_name not in found:
+                found[def_name] = schema
+    return dict(sorted(found.items(), key=lambda item: list(defs.values()).index(item[0])))
+
+
+def _key(schema: Any) -> str:
+    return json.dumps(schema, sort_keys=True)
+
+
+def _shared_schemas(tools: list[dict[str, Any]]) -> dict[tuple[str, str], str]:
+    """(parameter name, schema) written identically by two or more tools, and more than a bare type ->
+    the ``$defs`` name it gets (the parameter's name; name_2 ... for another schema of the same name)."""
+    uses: Counter[tuple[str, str]] = Counter()
+    for tool in tools:
+        for name, schema in ((tool.get("parameters") or {}).get("properties") or {}).items():
+            if isinstance(schema, dict) and len(schema) > 1:
+                uses[name, _key(schema)] += 1
+    names: dict[tuple[str, str], str] = {}
+    for (name, schema), count in uses.items():
+        if count >= 2:
+            taken = set(names.values())
+            def_name, number = name, 2
+            while def_name in taken:
+                def_name, number = f"{name}_{number}", number + 1
+            names[name, schema] = def_name
+    return names
 
 
 def file_text(outcome: Outcome, command: str) -> str:
@@ -263,8 +402,10 @@ def file_text(outcome: Outcome, command: str) -> str:
     header = (f"# Imported by `nami import {command}` from {outcome.source}.\n"
               "# Review it before use: the import report lists what became argv, what needed a script, and the\n"
               "# guesses (risk, sandbox) to check.\n")
-    kept = [{**tool, "command": _Flow(tool["command"])} if "command" in tool else tool for tool in kept]
+    kept = [{**tool, **{key: _Flow(tool[key]) for key in ("command", "pipeline") if key in tool}} for tool in kept]
     body: Any = kept[0] if len(kept) == 1 else {"tools": kept}
+    if len(kept) > 1 and outcome.shared:
+        body = shared_form(kept)
     return header + yaml.dump(body, Dumper=_BlockScripts, sort_keys=False, allow_unicode=True, width=110,
                               default_flow_style=None)
 
@@ -306,6 +447,23 @@ def verify_loads(outcomes: Sequence[Outcome], command: str) -> None:
                     imported.notes.append(f"nami check: {where}: {problem.severity}: {problem.message}")
                 if errors:
                     imported.skipped = "nami's loader refused it: " + "; ".join(p.message for p in errors)
+            _verify_shared(outcome, command, Path(folder))
+
+
+def _verify_shared(outcome: Outcome, command: str, folder: Path) -> None:
+    """The file as written (defaults:, $defs:) loads as its tools did one by one, or is written plainly."""
+    from nami_yaml.registry.loader import check_tools
+
+    if sum(1 for t in outcome.tools if not t.skipped) < 2:
+        return
+    path = folder / "whole-file.yaml"
+    path.write_text(file_text(outcome, command), encoding="utf-8")
+    _, problems = check_tools([path])
+    errors = [p for p in problems if p.is_error]
+    if errors:
+        outcome.shared = False
+        outcome.general.append("written without defaults:/$defs: (nami's loader refused that form: "
+                               + "; ".join(p.message for p in errors) + ")")
 
 
 def write_outcomes(outcomes: Sequence[Outcome], command: str, *, force: bool) -> None:
@@ -345,7 +503,7 @@ def report_text(outcomes: Sequence[Outcome], command: str) -> str:
     for outcome in outcomes:
         state = "written" if outcome.written else "not written"
         lines += [f"## {outcome.source} -> {outcome.out_file} ({state})", ""]
-        lines += [f"- {note}" for note in outcome.general]
+        lines += [f"- {note}" for note in outcome.general + shared_notes(outcome)]
         for imported in outcome.tools:
             if imported.skipped:
                 lines.append(f"- **{imported.name}: not imported**: {imported.skipped}")

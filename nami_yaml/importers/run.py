@@ -41,9 +41,15 @@ def import_sources(kind: str, sources: Sequence[Path], out_dir: Path, *, force: 
     return outcomes, report_text(outcomes, kind)
 
 
+# nami's built-in tools (read_file, write_file, grep, ...): an imported tool of the same name would not load
+# beside them.
+BUILTIN_NAMES = frozenset(path.stem for path in (Path(__file__).resolve().parent.parent / "builtins").glob("*.yaml"))
+
+
 def _unique_names(outcomes: Sequence[Outcome]) -> None:
-    """Two sources with one tool name would refuse to load together: the second gets a suffix, noted."""
-    seen: set[str] = set()
+    """Two tools with one name would refuse to load together: an imported tool named like a built-in one or
+    an earlier imported one gets a suffix, noted."""
+    seen: set[str] = set(BUILTIN_NAMES)
     for outcome in outcomes:
         for imported in outcome.tools:
             name, number = imported.name, 2
@@ -51,7 +57,8 @@ def _unique_names(outcomes: Sequence[Outcome]) -> None:
                 imported.name = f"{name}_{number}"[-64:]
                 number += 1
             if imported.name != name:
-                imported.notes.append(f"renamed from '{name}', a name another imported tool has")
+                other = "a built-in tool" if name in BUILTIN_NAMES else "another imported tool"
+                imported.notes.append(f"renamed from '{name}', a name {other} has")
                 if imported.tool:
                     imported.tool["name"] = imported.name
             seen.add(imported.name)

@@ -5,7 +5,10 @@ here already parsed into :class:`Text`, :class:`Var` and :class:`Optional` piece
 own placeholders with its own parser), and become either
 
 - a ``command:`` argv, when the text is plainly one command: words separated by blanks, quotes that only
-  group, no pipe, redirection, expansion or second command; or
+  group, no pipe, redirection, expansion or second command (``{% else %}`` becomes a group switched on by
+  ``{!name}``);
+- a ``pipeline:`` of such argvs when only pipes join them, its last stages ``output:`` filters (``grep
+  PATTERN``, ``head``/``tail -n N``) where nami's own filters do the same; or
 - a ``script:`` where every value is read from its environment variable, quoted for the place it stood in
   (``"${x}"`` outside quotes, ``${x}`` inside double quotes, ``'"${x}"'`` closing and reopening single
   quotes): the value is never spliced into shell text.
@@ -17,8 +20,10 @@ splitting words.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field
+from typing import Any
 
 NONE, SINGLE, DOUBLE = "none", "single", "double"
 # Outside quotes these make the text more than one plain command (pipes, lists, redirections, expansions,
@@ -54,27 +59,69 @@ class Converted:
     """``command`` (an argv template) or ``script``; ``why_script`` says what needed the shell."""
 
     command: list | None = None
+    pipeline: list[list] | None = None  # stages; with ``command`` None
+    output: dict[str, Any] = field(default_factory=dict)  # output filters that replaced the last stages
+    filtered: list[str] = field(default_factory=list)  # what each filter replaced, for the report
     script: str | None = None
     why_script: str = ""
     split_values: list[str] = field(default_factory=list)  # values a shell split into words, one argument now
+    dropped: list[str] = field(default_factory=list)  # 2>&1, 2>/dev/null: nami returns stderr on its own
     problem: str = ""  # not convertible at all
 
 
 def convert(pieces: Sequence[Piece], optional: set[str], *, script_only: str = "") -> Converted:
     """The runner for ``pieces``; ``optional`` names the parameters a call may leave out; ``script_only``:
     why it must stay a script whatever it looks like."""
-    pieces = _one_line(pieces)
+    pieces = pieces_before = _one_line(pieces)
+    dropped: list[str] = []
+    if not script_only:
+        pieces, dropped = _without_stderr_redirects(pieces)
     why = script_only or _needs_shell(pieces)
     if not why:
         words = _words(pieces, optional)
-        if isinstance(words, str):
-            why = words
-        else:
-            return Converted(command=words, split_values=_split_values(pieces))
+        why = words if isinstance(words, str) else _program_problem(words)
+        if not why:
+            return Converted(command=words, split_values=_split_values(pieces), dropped=dropped)
+    elif not script_only and "'|'" in why:
+        piped = _pipeline(pieces, optional)
+        if isinstance(piped, Converted):
+            piped.dropped = dropped
+            return piped
+        why = piped or why
+    if dropped:  # a script keeps them as they were
+        return convert(pieces_before, optional, script_only=why)
     script = _script(pieces)
     if script.startswith("!"):
         return Converted(problem=script[1:])
     return Converted(script=script, why_script=why)
+
+
+STDERR_REDIRECTS = ("2>&1", "2>/dev/null")
+
+
+def _without_stderr_redirects(pieces: Sequence[Piece]) -> tuple[list[Piece], list[str]]:
+    """``cmd 2>&1`` and ``cmd 2>/dev/null`` (as words, outside quotes) left out: nami returns a command's
+    stderr after its output either way, so they need no shell."""
+    out: list[Piece] = []
+    dropped: list[str] = []
+    state = NONE
+    for piece in pieces:
+        if not isinstance(piece, Text):
+            out.append(piece)
+            continue
+        text, index = "", 0
+        while index < len(piece.text):
+            found = next((r for r in STDERR_REDIRECTS if piece.text.startswith(r, index)), None)
+            before, after = piece.text[index - 1:index], piece.text[index + len(found or ""):][:1]
+            if found and state == NONE and before in (" ", "\t") and after in ("", " ", "\t", "\n"):
+                dropped.append(found)
+                index += len(found)
+                continue
+            state, _ = _step(state, piece.text[index])
+            text += piece.text[index]
+            index += 1
+        out.append(Text(text))
+    return (_one_line(out), dropped) if dropped else (list(pieces), [])
 
 
 def _one_line(pieces: Sequence[Piece]) -> list[Piece]:
@@ -132,10 +179,8 @@ def _words(pieces: Sequence[Piece], optional: set[str]) -> list | str:
 
     for piece in pieces:
         if isinstance(piece, Optional):
-            if piece.otherwise is not None:
-                return (f"{{% if {piece.name} %}}…{{% else %}} has no argv spelling today (a group negated "
-                        "in another group would give one)")
-            starts_blank = bool(piece.body) and isinstance(piece.body[0], Text) and piece.body[0].text[:1] in " \t"
+            starts_blank = any(bool(part) and isinstance(part[0], Text) and part[0].text[:1] in " \t"
+                               for part in (piece.body, piece.otherwise or ()))
             if starts_blank and state == NONE:
                 end_word(argv)
             if current is not None or state != NONE:
@@ -148,6 +193,12 @@ def _words(pieces: Sequence[Piece], optional: set[str]) -> list | str:
             if not any(f"{{{piece.name}}}" in str(word) for word in group):
                 group.append(f"{{{piece.name}}}")  # a boolean that only switches its group
             argv.append(group)
+            if piece.otherwise:  # {% else %}: a group switched on when the parameter is off
+                other = _words(piece.otherwise, set())
+                if isinstance(other, str):
+                    return other
+                if other:
+                    argv.append([*other, f"{{!{piece.name}}}"])
             continue
         if isinstance(piece, Var):
             current = (current or []) + [f"{{{piece.name}}}"]
@@ -168,6 +219,104 @@ def _words(pieces: Sequence[Piece], optional: set[str]) -> list | str:
         return "a quote is not closed"
     end_word(argv)
     return argv
+
+
+def _pipeline(pieces: Sequence[Piece], optional: set[str]) -> Converted | str:
+    """Commands joined only by pipes: a ``pipeline:`` of argvs, its last stages output filters where nami's
+    own do the same; or why not."""
+    stages: list[list[Piece]] = [[]]
+    state = NONE
+    for piece in pieces:
+        if not isinstance(piece, Text):
+            stages[-1].append(piece)
+            continue
+        text = ""
+        for index, char in enumerate(piece.text):
+            if state == NONE and char == "|":
+                if piece.text[index + 1:index + 2] in ("|", "&") or piece.text[index - 1:index] == "|":
+                    return "the command uses the shell ('||' or '|&' outside quotes)"
+                stages[-1].append(Text(text))
+                stages.append([])
+                text = ""
+                continue
+            state, _ = _step(state, char)
+            text += char
+        stages[-1].append(Text(text))
+    argvs: list[list] = []
+    for stage in stages:
+        stage = _one_line(stage)
+        words = _needs_shell(stage) or _words(stage, optional)
+        if isinstance(words, str):
+            return words
+        why = _program_problem(words)
+        if why:
+            return why
+        argvs.append(words)
+    output: dict[str, Any] = {}
+    filtered: list[str] = []
+    while len(argvs) > 1:
+        found = _as_filter(argvs[-1])
+        if not found or found[0] in output or any(FILTERS.index(found[0]) > FILTERS.index(k) for k in output):
+            break
+        output[found[0]] = found[1]
+        filtered.insert(0, " ".join(str(word) for word in argvs.pop()))
+    output = {key: output[key] for key in FILTERS if key in output}  # the order nami applies them in
+    if len(argvs) == 1:
+        return Converted(command=argvs[0], output=output, filtered=filtered, split_values=_split_values(pieces))
+    return Converted(pipeline=argvs, output=output, filtered=filtered, split_values=_split_values(pieces))
+
+
+# Bash builtins with no program of the same name: run without a shell, there would be nothing to run.
+SHELL_ONLY = frozenset({"history", "alias", "cd", "source", ".", "export", "set", "unset", "ulimit", "umask", "jobs",
+                        "fg", "bg", "type", "hash", "read", "declare", "local", "eval", "exec", "trap", "shopt",
+                        "wait", "let", "builtin", "command", "compgen", "complete", "dirs", "pushd", "popd",
+                        "disown", "enable", "fc", "help", "logout", "mapfile", "readarray", "suspend", "times",
+                        "typeset", "readonly", "caller", "getopts"})
+
+
+def _program_problem(words: list) -> str:
+    """Why an argv could not run as written: no fixed program, or a shell builtin."""
+    if not words or not isinstance(words[0], str) or "{" in words[0]:
+        return "the program itself is chosen by a value or an {% if %}"
+    if words[0] in SHELL_ONLY:
+        return f"{words[0]} is a shell builtin, not a program"
+    return ""
+
+
+FILTERS = ("grep", "lines", "head", "tail")  # nami's output filters, in the order it applies them
+# Characters a grep basic regular expression reads literally but Python's re does not (or the reverse).
+_NOT_THE_SAME_REGEX = re.compile(r"[+?{}|()\\]")
+_COUNT = re.compile(r"-n?(\d+)|--lines=(\d+)")
+
+
+def _as_filter(words: list) -> tuple[str, Any] | None:
+    """``grep PATTERN``, ``head``/``tail`` [``-n N``]: the output filter doing the same, or None."""
+    if any(not isinstance(word, str) for word in words):
+        return None
+    program, rest = words[0], words[1:]
+    if program == "grep":
+        rest = words[2:] if words[1:2] == ["-e"] else rest
+        if len(rest) != 1 or (words[1:2] != ["-e"] and rest[0].startswith("-")):
+            return None  # grep with options of its own stays a stage
+        pattern = rest[0]
+        whole = re.fullmatch(r"\{[A-Za-z_][A-Za-z0-9_-]*\}", pattern)
+        if whole or not _NOT_THE_SAME_REGEX.search(pattern.replace("{{", "").replace("}}", "")):
+            return "grep", pattern
+        return None
+    if program not in ("head", "tail"):
+        return None
+    if not rest:
+        return program, 10
+    if rest[:1] == ["-n"] and len(rest) == 2:
+        count = rest[1]
+        if count.isdigit():
+            return program, int(count)
+        return (program, count) if re.fullmatch(r"\{[A-Za-z_][A-Za-z0-9_-]*\}", count) else None
+    named = re.fullmatch(r"-n?(\{[A-Za-z_][A-Za-z0-9_-]*\})", rest[0]) if len(rest) == 1 else None
+    if named:  # head -{count}
+        return program, named.group(1)
+    found = _COUNT.fullmatch(rest[0]) if len(rest) == 1 else None
+    return (program, int(found.group(1) or found.group(2))) if found else None
 
 
 def _escaped(char: str) -> str:

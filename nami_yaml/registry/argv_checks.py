@@ -30,9 +30,10 @@ from nami_yaml.runners.template import (
     is_element,
     parse,
     refs,
+    repeating_refs,
+    scalar_text,
     walk_argv,
     walk_groups,
-    whole_element_refs,
 )
 from nami_yaml.spec.validate import did_you_mean, short
 from nami_yaml.spec.yamlpos import format_path
@@ -50,13 +51,19 @@ def template_refs(template: str) -> list[str]:
         return []  # reported where the element itself is checked
 
 
-def check_placeholders(draft: ToolDraft, where: tuple[str | int, ...], template: str) -> list[str]:
-    """Report a malformed template or a placeholder naming no parameter; return the names it uses."""
+def check_placeholders(draft: ToolDraft, where: tuple[str | int, ...], template: str, *,
+                       argv: bool = False) -> list[str]:
+    """Report a malformed template or a placeholder naming no parameter; return the names it uses. A
+    negated ``{!name}`` is a switch of an argv group: anywhere else (stdin, output filters) it is refused."""
     try:
         names = refs(template)
+        negated = [p.ref for p in parse(template) if p.negated]
     except TemplateError as exc:
         draft.error(where, str(exc))
         return []
+    for name in negated if not argv else ():
+        draft.error(where, f"{{!{name}}} switches an optional group of an argv on when '{name}' is not given; "
+                           f"here it has no meaning: write {{{name}}}, or {{{{!{name}}}}} for the text itself")
     for name in names:
         if name == PLAN_FILE and ("plan" in draft.raw or name not in draft.properties):
             plan_file_problem(draft, where)
@@ -127,10 +134,12 @@ def _check_argv(draft: ToolDraft, key: tuple[str | int, ...], argv: list[Any]) -
     starts: dict[str, tuple[str | int, ...]] = {}
     for index_path, template, depth in walk_argv(argv):
         where = (*key, *index_path)
-        names = check_placeholders(draft, where, template)
+        names = check_placeholders(draft, where, template, argv=True)
         try:
             pieces = parse(template)
         except TemplateError:
+            continue
+        if _check_negated(draft, where, pieces, depth):
             continue
         whole = len(pieces) == 1 and pieces[0].ref is not None
         repeated = set().union(*(repeating.get(index_path[:n], set()) for n in range(1, len(index_path))))
@@ -142,6 +151,26 @@ def _check_argv(draft: ToolDraft, key: tuple[str | int, ...], argv: list[Any]) -
             _check_use(draft, where, name, whole=whole, depth=depth, repeated=name in repeated, template=template)
     _check_groups(draft, key, argv, repeating)
     _check_dash_values(draft, starts)
+
+
+def _check_negated(draft: ToolDraft, where: tuple[str | int, ...], pieces: list[Any], depth: int) -> bool:
+    """``{!name}`` must be a whole element of a group (it renders nothing, only switches the group); True
+    when the element is one, which needs no other check."""
+    negated = [p.ref for p in pieces if p.negated]
+    if not negated:
+        return False
+    name = negated[0]
+    if len(pieces) > 1:
+        draft.error(where, f"{{!{name}}} renders nothing, it only switches its group on when '{name}' is off: "
+                           f"write it as an element of its own, e.g. [-A, \"{{!{name}}}\"]")
+    elif depth == 0:
+        draft.error(where, f"{{!{name}}} switches an optional group on when '{name}' is off: put it in one, "
+                           f"e.g. [-A, \"{{!{name}}}\"]")
+    schema = draft.schema_of(name)
+    if has_default(schema) and schema.get("default") not in (None, False, []):
+        draft.warn(where, f"{{!{name}}} never switches its group on: '{name}' has the default "
+                          f"{short(schema['default'])}, so it is never off")
+    return len(pieces) == 1
 
 
 def _check_use(draft: ToolDraft, where: tuple[str | int, ...], name: str, *, whole: bool, depth: int,
@@ -169,14 +198,15 @@ def _partial_message(name: str, template: str) -> str:
     flag = prefix[:-1] if prefix.endswith("=") and prefix.startswith("-") else None
     if flag:
         return (f"'{name}' is an array, which cannot be part of an argument; write [{flag}, \"{{{name}}}\"] "
-                f"to repeat {flag} once per item")
+                f"to repeat {flag} once per item (or [\"{template}\"] for {flag}=ITEM per item)")
     return (f"'{name}' is an array, which cannot be part of an argument; make \"{{{name}}}\" a whole element "
             f"(one argument per item), or put it in an optional group to repeat the group per item")
 
 
 def _repeating_groups(draft: ToolDraft, argv: list[Any]) -> dict[ArgvPath, set[str]]:
-    """The array parameters each group repeats over (those filling a whole element directly in it)."""
-    return {path: {n for n in whole_element_refs_safe(group) if "array" in schema_types(draft.schema_of(n))}
+    """The array parameters each group repeats over (those written directly in it, whole or in an element
+    such as ``--label={names}``)."""
+    return {path: {n for n in repeating_refs_safe(group) if "array" in schema_types(draft.schema_of(n))}
             for path, group in walk_groups(argv)}
 
 
@@ -188,16 +218,16 @@ def _check_groups(draft: ToolDraft, key: tuple[str | int, ...], argv: list[Any],
             switched = True  # the malformed element is reported on its own
         if not switched:
             draft.error((*key, *path), "an optional group needs a {parameter} of its own that switches it on")
-        arrays = list(dict.fromkeys(n for n in whole_element_refs_safe(group) if n in repeating[path]))
+        arrays = list(dict.fromkeys(n for n in repeating_refs_safe(group) if n in repeating[path]))
         if len(arrays) > 1:
             listed = " and ".join(f"'{name}'" for name in arrays)
             draft.error((*key, *path), f"an optional group repeats once per item of one array; {listed} are both "
                                       f"arrays: put each in a group of its own")
 
 
-def whole_element_refs_safe(group: list[Any]) -> list[str]:
+def repeating_refs_safe(group: list[Any]) -> list[str]:
     try:
-        return whole_element_refs(group)
+        return repeating_refs(group)
     except TemplateError:
         return []
 
@@ -235,7 +265,8 @@ def _starts_with_dash(value: Any) -> bool:
 
 
 def _check_dash_values(draft: ToolDraft, starts: dict[str, tuple[str | int, ...]]) -> None:
-    allowed = set(draft.strings("allow_dash"))
+    maps = draft.raw.get("map")
+    allowed = set(draft.strings("allow_dash")) | (set(maps) if isinstance(maps, dict) else set())
     for name, where in starts.items():
         if name in allowed:
             continue
@@ -243,6 +274,49 @@ def _check_dash_values(draft: ToolDraft, starts: dict[str, tuple[str | int, ...]
         for path, what, value in _dash_values(draft, name):
             draft.error(path, f"{what} {short(value)} starts with '-', so it is always refused where {{{name}}} "
                               f"starts an argument ({element}); list '{name}' in allow_dash if it may")
+
+
+def check_maps(draft: ToolDraft) -> None:
+    """``map:`` names parameters with an enum, maps every enum value (and nothing else) to elements, and each
+    mapped parameter fills whole argv elements only (its value becomes the mapped elements)."""
+    maps = draft.raw.get("map")
+    if not isinstance(maps, dict):
+        return
+    if draft.runner_kind not in ("command", "pipeline"):
+        draft.error(("map",), f"map: picks the argv elements of a command: or pipeline:; a {draft.runner_kind} tool "
+                              "has none", key=True)
+        return
+    for name, table in maps.items():
+        if name not in draft.properties:
+            hint = did_you_mean(str(name), list(draft.properties))
+            draft.error(("map", name), f"map: names '{name}', which is not a parameter{hint}", key=True)
+            continue
+        enum = draft.schema_of(name).get("enum")
+        if not isinstance(table, dict):
+            continue  # the schema reports it
+        if not isinstance(enum, list):
+            draft.error(("map", name), f"'{name}' has no enum: map: needs the values a call may pass listed "
+                                       f"(enum: [{', '.join(map(str, table))}]), so that each has its elements", key=True)
+            continue
+        values = {scalar_text(value) for value in enum}
+        for value in enum:
+            if scalar_text(value) not in {scalar_text(key) for key in table}:
+                draft.error(("map", name), f"enum value {short(value)} of '{name}' is not mapped: add "
+                                           f"{scalar_text(value)}: [...] (the elements it becomes)", key=True)
+        for key in table:
+            if scalar_text(key) not in values:
+                draft.error(("map", name, key), f"'{key}' is not one of '{name}''s enum values "
+                                                f"({', '.join(sorted(values))}): no call can pass it", key=True)
+    for key, argv in draft.argvs:
+        for index_path, template, _ in walk_argv(argv):
+            try:
+                pieces = parse(template)
+            except TemplateError:
+                continue
+            for piece in pieces:
+                if piece.ref in maps and not piece.negated and len(pieces) > 1:
+                    draft.error((*key, *index_path), f"'{piece.ref}' is mapped (map:), so it fills whole elements "
+                                                     f"only: write \"{{{piece.ref}}}\" as an element of its own")
 
 
 def check_script_dash(draft: ToolDraft) -> None:

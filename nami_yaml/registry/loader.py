@@ -24,6 +24,7 @@ from nami_yaml.runners.options import DocSource, OutputShape, ProcessOptions
 from nami_yaml.runners.pipeline import PipelineRunner
 from nami_yaml.runners.plan_step import PlanSpec
 from nami_yaml.runners.script import ScriptRunner
+from nami_yaml.runners.template import scalar_text
 from nami_yaml.runtime import TargetSet
 from nami_yaml.sandbox_settings import SandboxNeeds
 from nami_yaml.spec import validated_cache
@@ -279,9 +280,10 @@ def _runner(raw: dict[str, Any], kind: str, file: Path, origin: str, targeted: b
         return ScriptRunner(raw["script"], _process_options(raw, origin), frozenset(properties),
                             frozenset(raw.get("allow_dash", ())))
     if kind == "pipeline":
-        return PipelineRunner(raw["pipeline"], _process_options(raw, origin), frozenset(raw.get("allow_dash", ())))
+        return PipelineRunner(raw["pipeline"], _process_options(raw, origin), frozenset(raw.get("allow_dash", ())),
+                              _maps(raw))
     return CommandRunner(raw["command"], _process_options(raw, origin), frozenset(raw.get("allow_dash", ())),
-                         plan=_plan_spec(raw.get("plan")))
+                         _maps(raw), plan=_plan_spec(raw.get("plan")))
 
 
 def _plan_spec(plan: dict[str, Any] | None) -> PlanSpec | None:
@@ -291,6 +293,14 @@ def _plan_spec(plan: dict[str, Any] | None) -> PlanSpec | None:
     show = plan.get("show")
     return PlanSpec(command=tuple(plan["command"]), show=tuple(show) if show else None, timeout=plan.get("timeout"),
                     exit_codes=tuple(plan.get("exit_codes") or (0,)))
+
+
+def _maps(raw: dict[str, Any]) -> dict[str, dict[str, list[str]]] | None:
+    """``map:`` with its values' keys as text (YAML reads ``1:`` as a number), as the renderer looks them up."""
+    maps = raw.get("map")
+    if not maps:
+        return None
+    return {name: {scalar_text(value): list(items) for value, items in table.items()} for name, table in maps.items()}
 
 
 __all__ = ["Host", "check_tools", "load_tool_file", "load_tools"]

@@ -9,6 +9,7 @@ from nami_yaml.runners.command import CommandRunner
 from nami_yaml.runners.entrypoint import EntrypointRunner
 from nami_yaml.runners.mcp import McpRunner
 from nami_yaml.runners.options import ProcessOptions
+from nami_yaml.runners.pipeline import PipelineRunner
 from nami_yaml.runners.script import ScriptRunner
 from nami_yaml.runners.template import is_element
 from nami_yaml.sandbox_settings import SandboxNeeds
@@ -23,9 +24,14 @@ def runner_overview(tool: Tool) -> dict[str, Any]:
     runner = tool.runner
     info: dict[str, Any] = {"runner": runner.kind}
     options: ProcessOptions | None = None
-    if isinstance(runner, CommandRunner):
-        info["argv"] = runner.argv
+    if isinstance(runner, (CommandRunner, PipelineRunner)):
+        if isinstance(runner, PipelineRunner):
+            info["pipeline"] = runner.stages
+        else:
+            info["argv"] = runner.argv
         info["allow_dash"] = sorted(runner.allow_dash)
+        if runner.maps:
+            info["map"] = {name: dict(table) for name, table in runner.maps.items()}
         options = runner.options
     elif isinstance(runner, ScriptRunner):
         info["script"] = runner.script
@@ -53,7 +59,7 @@ def sandbox_needs(tool: Tool) -> SandboxNeeds:
     """What the tool file's ``sandbox:`` asks for beyond the default sandbox (nothing for a built-in or an
     MCP tool: a server's own keys are its entry's)."""
     runner = tool.runner
-    if isinstance(runner, (CommandRunner, ScriptRunner)):
+    if isinstance(runner, (CommandRunner, PipelineRunner, ScriptRunner)):
         return runner.options.sandbox
     if isinstance(runner, EntrypointRunner) and runner.base_dir is not None:
         return runner.sandbox
@@ -63,9 +69,8 @@ def sandbox_needs(tool: Tool) -> SandboxNeeds:
 def programs(tool: Tool) -> list[str]:
     """What the tool starts: its program, ``bash`` for a script, the Python function of an entry point."""
     runner = tool.runner
-    if isinstance(runner, CommandRunner):
-        first = runner.argv[0] if runner.argv else None
-        return [str(first)] if is_element(first) else []
+    if isinstance(runner, (CommandRunner, PipelineRunner)):
+        return [str(argv[0]) for argv in _argvs(runner) if argv and is_element(argv[0])]
     if isinstance(runner, ScriptRunner):
         return ["bash (script)"]
     if isinstance(runner, EntrypointRunner):
@@ -79,9 +84,14 @@ def executables(tool: Tool) -> list[str]:
     """The executables a tool needs: a command's program (as written: a name looked up on PATH, or a path),
     ``bash`` for a script; none for an entry point (it runs in nami) or a program chosen by a placeholder."""
     runner = tool.runner
-    if isinstance(runner, CommandRunner):
-        first = runner.argv[0] if runner.argv else None
-        return [str(first)] if is_element(first) and "{" not in str(first) else []
+    if isinstance(runner, (CommandRunner, PipelineRunner)):
+        firsts = [argv[0] for argv in _argvs(runner) if argv]
+        return list(dict.fromkeys(str(first) for first in firsts if is_element(first) and "{" not in str(first)))
     if isinstance(runner, ScriptRunner):
         return ["bash"]
     return []
+
+
+def _argvs(runner: CommandRunner | PipelineRunner) -> list[list[Any]]:
+    """A command's argv, or each stage of a pipeline."""
+    return list(runner.stages) if isinstance(runner, PipelineRunner) else [runner.argv]

@@ -3,6 +3,7 @@ step rendered alike (runners/plan_step.py)."""
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass, fields, replace
 from typing import Any
 
@@ -33,6 +34,7 @@ class CommandRunner:
     argv: list[Any]
     options: ProcessOptions
     allow_dash: frozenset[str] = frozenset()
+    maps: Mapping[str, Mapping[str, Any]] | None = None  # map: (see runners.template.ArgvRenderer)
     plan: PlanSpec | None = None
 
     kind = "command"
@@ -42,7 +44,7 @@ class CommandRunner:
         folder = plan_folder() if self.plan is not None and uses_plan_file(self.plan.command) else None
         if folder is not None:
             values = {**values, PLAN_FILE: str(folder / PLAN_FILE_NAME)}
-        renderer = ArgvRenderer(self.allow_dash)
+        renderer = ArgvRenderer(self.allow_dash, self.maps)
         try:
             argv = renderer.render(self.argv, values)
             stdin = None if self.options.stdin is None else render_text(self.options.stdin, values)

@@ -10,6 +10,7 @@ from __future__ import annotations
 import json
 import shlex
 import sys
+from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -29,12 +30,13 @@ class PipelineRunner:
     stages: list[list[Any]]
     options: ProcessOptions
     allow_dash: frozenset[str] = frozenset()
+    maps: Mapping[str, Mapping[str, Any]] | None = None  # map: (see runners.template.ArgvRenderer)
 
     kind = "pipeline"
 
     def invocation(self, tool: str, args: dict[str, Any], ctx: RuntimeContext) -> ProcessInvocation:
         values = template_values(args, ctx)
-        renderer = ArgvRenderer(self.allow_dash)
+        renderer = ArgvRenderer(self.allow_dash, self.maps)
         try:
             stages = [renderer.render(stage, values) for stage in self.stages]
             stdin = None if self.options.stdin is None else render_text(self.options.stdin, values)

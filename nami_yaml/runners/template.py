@@ -1,4 +1,5 @@
-"""Argv and stdin templates: ``{param}`` placeholders, ``{{``/``}}`` for literal braces.
+"""Argv and stdin templates: ``{param}`` placeholders, ``{{``/``}}`` for literal braces, and ``{!param}``,
+which fills nothing and switches its optional group on when ``param`` is off (not given, null, false, []).
 
 Rendering never involves a shell. A value fills exactly the argv element it is written in, so quotes,
 ``$(...)``, ``;`` or newlines in a value are just characters of one argument.
@@ -8,14 +9,15 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from functools import lru_cache
 from typing import Any
 
 _NAME = r"[A-Za-z_][A-Za-z0-9_-]*"
 TARGET_PREFIX = "target."  # {target.context}: a var of the call's target (agent.yaml targets:), not a parameter
-_TOKEN = re.compile(r"\{\{|\}\}|\{(" + _NAME + "|" + re.escape(TARGET_PREFIX) + _NAME + r")\}|\{|\}")
+_TOKEN = re.compile(r"\{\{|\}\}|\{(!?" + _NAME + "|" + re.escape(TARGET_PREFIX) + _NAME + r")\}|\{|\}")
+NEGATION = "!"
 
 
 class TemplateError(ValueError):
@@ -26,6 +28,7 @@ class TemplateError(ValueError):
 class Piece:
     text: str
     ref: str | None = None  # a parameter name, or None for literal text
+    negated: bool = False  # {!name}: a switch that is on when the parameter is off; it renders nothing
 
 
 def parse(template: str) -> list[Piece]:
@@ -49,7 +52,8 @@ def _parse(template: str) -> tuple[Piece, ...]:
             if literal:
                 pieces.append(Piece(literal))
                 literal = ""
-            pieces.append(Piece(token, match.group(1)))
+            name = match.group(1)
+            pieces.append(Piece(token, name.removeprefix(NEGATION), negated=name.startswith(NEGATION)))
         else:
             raise TemplateError(
                 f"unmatched '{token}' at offset {match.start()} in {template!r}: "
@@ -92,12 +96,18 @@ def walk_groups(items: list[Any], prefix: ArgvPath = ()) -> Iterator[tuple[ArgvP
 
 
 def group_switches(group: list[Any]) -> list[str]:
-    """The parameters that switch a group: those referenced directly in it, not in nested groups."""
+    """The parameters that switch a group: those referenced directly in it, not in nested groups (a negated
+    ``{!name}`` among them)."""
     names: list[str] = []
     for item in group:
         if is_element(item):
             names.extend(refs(str(item)))
     return names
+
+
+def negated_switches(group: list[Any]) -> list[str]:
+    """The ``{!name}`` elements directly in ``group``: it is on only while each of these is off."""
+    return [p.ref for item in group if is_element(item) for p in parse(str(item)) if p.ref and p.negated]
 
 
 def whole_element_refs(group: list[Any]) -> list[str]:
@@ -106,9 +116,15 @@ def whole_element_refs(group: list[Any]) -> list[str]:
     for item in group:
         if is_element(item):
             pieces = parse(str(item))
-            if len(pieces) == 1 and pieces[0].ref:
+            if len(pieces) == 1 and pieces[0].ref and not pieces[0].negated:
                 names.append(pieces[0].ref)
     return names
+
+
+def repeating_refs(group: list[Any]) -> list[str]:
+    """Parameters written directly in ``group``, whole or inside an element (``--label={names}``): an array
+    among them repeats the group once per item."""
+    return [p.ref for item in group if is_element(item) for p in parse(str(item)) if p.ref and not p.negated]
 
 
 def scalar_text(value: Any) -> str:
@@ -127,10 +143,12 @@ def is_off(value: Any) -> bool:
 
 
 class ArgvRenderer:
-    """Renders a parsed argv template for one call's (validated, defaulted) arguments."""
+    """Renders a parsed argv template for one call's (validated, defaulted) arguments. ``maps``: the tool's
+    ``map:``, a parameter's value -> the literal elements its whole-element placeholder becomes."""
 
-    def __init__(self, allow_dash: frozenset[str] = frozenset()):
+    def __init__(self, allow_dash: frozenset[str] = frozenset(), maps: Mapping[str, Mapping[str, Any]] | None = None):
         self.allow_dash = allow_dash
+        self.maps = maps or {}
 
     def render(self, items: list[Any], args: dict[str, Any]) -> list[str]:
         argv: list[str] = []
@@ -143,9 +161,12 @@ class ArgvRenderer:
 
     def _group(self, group: list[Any], args: dict[str, Any]) -> list[str]:
         """Kept when every switch is on; repeated once per item when an array fills a whole element in it."""
-        if any(is_off(args.get(name)) for name in group_switches(group)):
+        negated = negated_switches(group)
+        if any(is_off(args.get(name)) for name in group_switches(group) if name not in negated):
             return []
-        arrays = list(dict.fromkeys(n for n in whole_element_refs(group) if isinstance(args.get(n), list)))
+        if any(not is_off(args.get(name)) for name in negated):
+            return []
+        arrays = list(dict.fromkeys(n for n in repeating_refs(group) if isinstance(args.get(n), list)))
         if not arrays:
             return self.render(group, args)
         if len(arrays) > 1:
@@ -161,10 +182,14 @@ class ArgvRenderer:
 
     def _element(self, template: str, args: dict[str, Any]) -> list[str]:
         pieces = parse(template)
+        if len(pieces) == 1 and pieces[0].negated:
+            return []  # a switch only: its group was kept because the parameter is off
         if len(pieces) == 1 and pieces[0].ref:
             return self._whole(pieces[0].ref, args.get(pieces[0].ref))
         text = ""
         for piece in pieces:
+            if piece.negated:
+                raise TemplateError(f"{{!{piece.ref}}} only switches a group: it must be a whole element")
             if piece.ref is None:
                 text += piece.text
                 continue
@@ -181,6 +206,11 @@ class ArgvRenderer:
         return [text]
 
     def _whole(self, name: str, value: Any) -> list[str]:
+        if name in self.maps and value is not None:
+            mapped = self.maps[name].get(scalar_text(value))
+            if mapped is None:  # the loader checks every enum value is mapped; the schema refuses others
+                raise TemplateError(f"value {scalar_text(value)[:40]!r} of parameter '{name}' is not one map: gives")
+            return [str(item) for item in mapped]  # the author's literal elements: no dash rule, no template
         if isinstance(value, bool):
             # A boolean filling a whole element is a switch: it only turns its optional group on.
             return []

@@ -424,6 +424,18 @@ def test_tools_show_says_how_a_tool_runs(split_project: Path) -> None:
     assert entry[3:6] == ["runner:     entrypoint", "entrypoint: textwrap:shorten", "max_output: 50,000 bytes (default)"]
 
 
+def test_tools_show_gives_a_pipelines_stages_and_a_map(workdir: Path) -> None:
+    (workdir / "tools.yaml").write_text(
+        "name: stamps\ndescription: d\nrisk: read\nparameters: {type: object, properties: {format: {type: string, "
+        "enum: [iso, unix], default: iso}}}\nmap: {format: {iso: [-u], unix: [\"+%s\"]}}\n"
+        "pipeline: [[date, \"{format}\"], [tr, a-z, A-Z]]\ntimeout: 5\n")
+    result = nami("tools", "show", "stamps", "--tools", "tools.yaml")
+    assert result.exit_code == 0, result.output
+    assert result.stdout.splitlines()[4:8] == [
+        'pipeline:   ["date", "{format}"]', '            | ["tr", "a-z", "A-Z"]',
+        'map:        {format}: iso -> ["-u"], unix -> ["+%s"]', "timeout:    5 s"]
+
+
 def test_tools_library_lists_groups_programs_and_how_to_select(workdir: Path, tmp_path: Path,
                                                                monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("PATH", fake_programs(tmp_path / "bin", "git", "bash"))

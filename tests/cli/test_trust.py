@@ -396,6 +396,17 @@ def test_what_widens_the_sandbox_is_shown_and_a_change_to_it_asks_again(project:
     assert "reads ~/.kube/config, ~/.ssh" in nami("trust", "--summary").output
 
 
+def test_a_pipeline_tools_sandbox_and_programs_are_shown_as_a_commands(project: Path) -> None:
+    """A pipeline: tool (issue 45) widens the sandbox and runs programs like a command: the summary says so."""
+    (project / "tools" / "images.yaml").write_text(
+        "defaults: {risk: read, sandbox: {network: true, reads: [~/.kube/config]}}\ntools:\n"
+        "  - name: images\n    description: d\n    pipeline: [[kubectl, get, pods, -o, json], [jq, -r, .items]]\n")
+    shown = nami("trust", "--yes")
+    assert shown.exit_code == 0, shown.output
+    assert "images (tools/images.yaml:3:5): the network; reads ~/.kube/config" in shown.output
+    assert "images (read, pipeline) from tools/images.yaml:3:5: runs kubectl, jq" in shown.output
+
+
 def test_a_project_that_only_narrows_the_sandbox_shows_nothing_of_it(project: Path) -> None:
     (project / "agent.yaml").write_text("tools:\n  files: [tools/]\nsandbox: {mode: required, hide: [~/.vault]}\n")
     assert "sandbox" not in nami("trust", "--yes").output

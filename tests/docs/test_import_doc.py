@@ -25,5 +25,9 @@ def test_the_holmes_example_imports_to_the_file_shown(workdir: Path) -> None:
     assert written.split("\n", 3)[3] == shown  # the page leaves out the three header comment lines
     assert yaml.safe_load(written) == yaml.safe_load(shown)
     for said in ("argv: kubectl describe {kind} {name} [-n {namespace}]", "risk read: kubectl describe: a read verb",
-                 "parameter 'keyword' is untyped", "transformer 'llm_summarize'", "('|' outside quotes)"):
+                 "parameter 'keyword' is untyped", "transformer 'llm_summarize'",
+                 "output filter grep: {keyword} replaces the stage `| grep {keyword}`",
+                 "pipeline (no shell): kubectl get pods -A -o json | jq -r .items[].spec.containers[].image | sort -u",
+                 "argv: kubectl get services [-n {namespace}] [-A {!namespace}] -o wide",
+                 'defaults: declared once for the 5 tools (risk: "read", sandbox: {"network": true'):
         assert said in result.output

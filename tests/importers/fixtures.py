@@ -36,6 +36,9 @@ toolsets:
       - name: "kubectl_logs_limited"
         description: "A pod's logs, with the toolset's timeout"
         command: "timeout {{ config.timeout | default(30) }} kubectl logs {{ pod_name }} -n {{ namespace }}"
+      - name: "kubectl_pod_names"
+        description: "Names of the pods matching a pattern, at most some lines"
+        command: "kubectl get pods -A -o json | jq -r '.items[].metadata.name' | grep {{ pattern }} | head -n {{ lines | default('20') }}"
       - name: "kubectl_logs_all"
         description: "Every pod's logs"
         command: "{% for pod in pods %}kubectl logs {{ pod }};{% endfor %}"
@@ -63,6 +66,12 @@ tools:
     args:
       - name: pattern
         help: Text to look for
+      - name: path
+        ref: path_arg
+  read_file:
+    cmd: "git show {{ path }} > copy.txt"
+    desc: Save a file as git has it (named like nami's built-in read_file)
+    args:
       - name: path
         ref: path_arg
   ContainerLogs:

@@ -15,6 +15,7 @@ from typing import Any
 import pytest
 import yaml
 
+from nami_yaml.registry.argv_checks import command_refs
 from nami_yaml.registry.loader import load_tools
 from tests.helpers import executor, nami, write
 from tests.importers import fixtures
@@ -53,11 +54,27 @@ def imported(kind: str, source: Path, out: Path) -> str:
 
 
 def import_fixture(ctx, kind: str, file: str, text: str) -> tuple[dict[str, Any], str]:
-    """The fixture written to src/FILE and imported into tools/: its tools by name, and the report."""
+    """The fixture written to src/FILE and imported into tools/: its tools by name as written (``defaults:``
+    given to each, ``$ref`` left as written), and the report."""
     source = write(ctx.workspace / "src" / file, text)
     report = imported(kind, source, ctx.workspace / "tools")
     written = yaml.safe_load((ctx.workspace / "tools" / f"{Path(file).stem}.yaml").read_text())
-    return {tool["name"]: tool for tool in written["tools"]}, report
+    defaults = written.get("defaults", {})
+    return {tool["name"]: {**defaults, **tool} for tool in written["tools"]}, report
+
+
+def written_file(ctx, file: str) -> dict[str, Any]:
+    return yaml.safe_load((ctx.workspace / "tools" / file).read_text())
+
+
+def argv_names(tool: Any) -> set[str]:
+    """The parameters a loaded tool's argv (command or pipeline stages) or script names: a value only an
+    output filter reads never reaches a program."""
+    runner = tool.runner
+    if runner.kind == "script":
+        return set(tool.parameters.get("properties", {}))
+    stages = runner.stages if runner.kind == "pipeline" else [runner.argv]
+    return {name for stage in stages for name in command_refs(stage)}
 
 
 def arguments_for(tool: Any, payload: str) -> dict[str, Any]:
@@ -96,6 +113,10 @@ def assert_inert(ctx, out: Path, log: Path) -> int:
             calls += 1
             assert not (ctx.workspace / "PWNED").exists(), (tool.name, payload, result.content)
             seen = [arg for call in recorded(log) for arg in call[1:]]
+            if not any(arguments.get(name) in (payload, [payload]) for name in argv_names(tool)):
+                # Only an output filter reads it (in nami's process): no program ever receives it.
+                assert result.ok and not any(payload in arg for arg in seen), (tool.name, payload, seen)
+                continue
             if payload.startswith("-"):
                 # Never an option: refused where it would start an argument, else inside one (key=value).
                 assert not any(arg.startswith(payload) for arg in seen), (tool.name, seen)
@@ -111,18 +132,30 @@ def test_holmes_toolsets_import_load_and_are_inert(stubs: Path, ctx) -> None:
     by_name, report = import_fixture(ctx, "holmes", "kubernetes.yaml", fixtures.HOLMES)
     out = ctx.workspace / "tools"
     assert set(by_name) == {"kubectl_describe", "kubectl_find_resource", "kubectl_services", "kubectl_jq_query",
-                            "aws_cloudtrail_event_details", "kubectl_logs_limited"}
-    # A plain command with an optional part is argv with an optional group; a pipe needs a script.
+                            "aws_cloudtrail_event_details", "kubectl_logs_limited", "kubectl_pod_names"}
+    # A plain command with an optional part is argv with an optional group; {% else %} a negated group.
     assert by_name["kubectl_describe"]["command"] == ["kubectl", "describe", "{kind}", "{name}", ["-n", "{namespace}"]]
     assert by_name["kubectl_describe"]["parameters"]["required"] == ["kind", "name"]
-    assert 'grep "${keyword}"' in by_name["kubectl_find_resource"]["script"]
+    assert by_name["kubectl_services"]["command"] == ["kubectl", "get", "services", ["-n", "{namespace}"],
+                                                      ["-A", "{!namespace}"], "-o", "wide"]
+    # A pipe only into grep/head is an output filter; into jq, a pipeline of argvs; only what needs more, a script.
+    assert by_name["kubectl_find_resource"]["command"] == ["kubectl", "get", "-A", "--show-labels", "-o", "wide",
+                                                           "{kind}"]
+    assert by_name["kubectl_find_resource"]["output"] == {"grep": "{keyword}"}
+    pods = by_name["kubectl_pod_names"]
+    assert pods["pipeline"] == [["kubectl", "get", "pods", "-A", "-o", "json"], ["jq", "-r", ".items[].metadata.name"]]
+    assert pods["output"] == {"grep": "{pattern}", "head": "{lines}"}
+    assert pods["parameters"]["properties"]["lines"] == {"type": "integer", "default": 20}
     assert "jq -c -r ''\"${jq_expr}\"''" in by_name["kubectl_jq_query"]["script"]
-    assert by_name["kubectl_logs_limited"]["command"][:2] == ["timeout", "30"]
+    assert by_name["kubectl_logs_limited"]["command"][:2] == ["kubectl", "logs"]
+    assert by_name["kubectl_logs_limited"]["timeout"] == 30
     assert by_name["aws_cloudtrail_event_details"]["command"][4] == "AttributeKey=EventId,AttributeValue={EVENT_ID}"
-    # Risks and sandbox needs guessed from the program and verb.
-    assert by_name["kubectl_describe"]["risk"] == "read"
-    assert by_name["kubectl_describe"]["sandbox"] == {"network": True, "reads": ["~/.kube"]}
+    # Risks and sandbox needs guessed from the program and verb, declared once in defaults: where shared.
+    written = written_file(ctx, "kubernetes.yaml")
+    assert written["defaults"] == {"risk": "read", "sandbox": {"network": True, "reads": ["~/.kube"]}}
+    assert [t["name"] for t in written["tools"] if "risk" in t or "sandbox" in t] == ["aws_cloudtrail_event_details"]
     assert by_name["aws_cloudtrail_event_details"]["sandbox"]["reads"] == ["~/.aws"]
+    assert by_name["aws_cloudtrail_event_details"]["risk"] == "exec"
     # The report: what could not be brought and what to do instead, untyped values, other languages' strings.
     assert "kubectl_logs_all: not imported**: the template uses {% for %}" in report
     assert "transformer 'llm_summarize' (an LLM summarizing the output); instead" in report
@@ -130,8 +163,11 @@ def test_holmes_toolsets_import_load_and_are_inert(stubs: Path, ctx) -> None:
     assert "value of 'jq_expr' lands inside a jq program" in report
     assert "value of 'EVENT_ID' lands inside" not in report  # not another language: an argument's part
     assert "parameter 'jq_expr' renamed" not in report and "'llm_instructions' not brought" in report
-    assert "{% if namespace %}…{% else %} has no argv spelling today" in report
-    assert "shorter later: an output filter (grep: ...) would replace the pipe into grep" in report
+    assert "argv: kubectl get services [-n {namespace}] [-A {!namespace}] -o wide" in report
+    assert "output filter grep: {keyword} replaces the stage `| grep {keyword}`" in report
+    assert "pipeline (no shell): kubectl get pods -A -o json | jq -r .items[].metadata.name" in report
+    assert "`timeout 30` became timeout: 30" in report
+    assert 'defaults: declared once for the 7 tools (risk: "read", sandbox: {"network": true' in report
     assert assert_inert(ctx, out, stubs) >= 20
 
 
@@ -140,7 +176,15 @@ def test_shellmcp_imports_load_and_are_inert(stubs: Path, ctx) -> None:
     by_name, report = import_fixture(ctx, "shellmcp", "repo.yml", fixtures.SHELLMCP)
     out = ctx.workspace / "tools"
     assert by_name["ListFiles"]["command"] == ["git", "ls-files", "{path}"]
-    assert by_name["ListFiles"]["parameters"]["properties"]["path"]["default"] == "."
+    # The shared argument both tools name (ref: path_arg) is written once, in $defs:.
+    written = written_file(ctx, "repo.yaml")
+    assert written["$defs"] == {"path": {"type": "string", "description": "A folder of the repository", "default": "."}}
+    assert by_name["ListFiles"]["parameters"]["properties"]["path"] == {"$ref": "#/$defs/path"}
+    assert by_name["SearchCode"]["parameters"]["properties"]["path"] == {"$ref": "#/$defs/path"}
+    assert written["defaults"] == {"risk": "read"} and "$defs: path: parameter schemas several tools share" in report
+    # A name nami's built-in tools have is renamed; a redirection into a file makes the script a write.
+    assert by_name["read_file_2"]["risk"] == "write" and "renamed from 'read_file', a name a built-in tool has" in report
+    assert "risk write: the script redirects output into a file (>)" in report
     assert by_name["SearchCode"]["command"] == ["grep", "-rn", "{pattern}", "{path}"]
     assert by_name["ContainerLogs"]["command"] == ["docker", "logs", ["--tail", "50", "{tail}"], "{container}"]
     assert by_name["ContainerLogs"]["parameters"]["properties"]["container"]["pattern"] == "^[a-zA-Z0-9_.-]+$"
@@ -154,7 +198,7 @@ def test_mcp_this_imports_load_and_are_inert(stubs: Path, ctx) -> None:
     assert by_name["curl"]["command"] == ["curl", "{arguments}"]
     assert by_name["curl"]["sandbox"] == {"network": True}
     assert by_name["file-history"]["command"] == ["git", "log", "--oneline", "-n", "5", "--", "{path}"]
-    assert by_name["count-files"]["script"] == "git ls-files | wc -l\n"
+    assert by_name["count-files"]["pipeline"] == [["git", "ls-files"], ["wc", "-l"]]
     assert "parameter 'arguments' stood unquoted, so the shell split it" in report
     assert assert_inert(ctx, out, stubs) >= 6
 

@@ -14,12 +14,13 @@ import zipfile
 from pathlib import Path
 
 import pytest
+import yaml
 
 from nami_yaml.importers.run import import_sources
 from nami_yaml.registry.loader import load_tools
 from nami_yaml.runtime import RuntimeContext
 from tests.helpers import executor, write
-from tests.importers.test_formats import arguments_for, recorded
+from tests.importers.test_formats import arguments_for, argv_names, recorded
 from tests.programs import need_import_extra
 
 REQUIRED = "NAMI_REQUIRE_IMPORT_SOURCES"
@@ -60,11 +61,23 @@ def test_real_files_load_and_are_inert(sources: dict[str, list[Path]], kind: str
     assert len(brought) >= least * len(tools) and len(tools) >= 10, report
     loaded, problems = load_tools(sorted(out.glob("*.yaml")))
     assert problems == [] and len(loaded) == len(brought)
+    # Written in the short forms: shared keys once per file, most tools argv (pipelines, output filters), and
+    # no longer than the source files.
+    for outcome in outcomes:
+        written = yaml.safe_load(outcome.out_file.read_text()) if outcome.written else {}
+        if len(written.get("tools", [])) >= 3:
+            assert "defaults" in written, outcome.out_file
+    scripts = [t.name for t in brought if "script" in t.tool]
+    if kind == "holmes":
+        assert len(scripts) <= 0.15 * len(brought), scripts
+        assert any("pipeline" in t.tool for t in brought) and any("output" in t.tool for t in brought)
+        lines = sum(len(o.out_file.read_text().splitlines()) for o in outcomes if o.written)
+        assert lines <= 1.3 * sum(len(Path(o.source).read_text().splitlines()) for o in outcomes)
     # Every program the tools name, stubbed: recording its argv, never running anything.
     stubs = ctx.workspace / "stubs"
     for tool in brought:
-        argv = tool.tool.get("command") or []
-        programs = [argv[0]] if argv else []
+        stages = tool.tool.get("pipeline") or [tool.tool.get("command") or []]
+        programs = [argv[0] for argv in stages if argv]
         programs += [word for line in tool.tool.get("script", "").splitlines() for word in line.split()[:1]]
         for program in {p for p in programs if isinstance(p, str) and p.isidentifier() or "-" in str(p)}:
             write(stubs / program, "#!/bin/sh\n{ printf '%s' \"${0##*/}\"; for a in \"$@\"; do printf '\\037%s' \"$a\"; "
@@ -79,10 +92,12 @@ def test_real_files_load_and_are_inert(sources: dict[str, list[Path]], kind: str
                    if s.get("type") == "string" and "enum" not in s and "pattern" not in s]
         for payload in PAYLOADS if strings else ():
             log.unlink(missing_ok=True)
-            prepared = run.prepare(tool.name, arguments_for(tool, payload))
+            arguments = arguments_for(tool, payload)
+            prepared = run.prepare(tool.name, arguments)
             result = prepared.run() if hasattr(prepared, "run") else prepared
             assert not (ctx.workspace / "PWNED").exists(), (tool.name, payload, result.content)
             seen = [arg for call in recorded(log) for arg in call[1:]]
             assert not any(arg.startswith("--output=/tmp/owned") for arg in seen), (tool.name, seen)
-            if tool.runner.kind == "command" and not payload.startswith("-"):
+            in_argv = any(arguments.get(name) in (payload, [payload]) for name in argv_names(tool))
+            if tool.runner.kind in ("command", "pipeline") and in_argv and not payload.startswith("-"):
                 assert any(payload in arg for arg in seen), (tool.name, payload, seen, result.content)

@@ -36,7 +36,8 @@ def test_an_escape_that_plainly_meant_another_template_is_an_error(workdir: Path
 
 
 @pytest.mark.parametrize("command", ['[awk, "{{print $1}}", f]', '[awk, "{{printf \\"%s\\", $1}}", f]',
-                                     '[jq, "{{name: .metadata.name}}"]', '[jq, -n, "{{}}"]'])
+                                     '[jq, "{{name: .metadata.name}}"]', '[jq, -n, "{{}}"]',
+                                     '[kubectl, get, nodes, -o, "jsonpath={{range .items[*]}}{{.metadata.name}}{{end}}"]'])
 def test_doubled_braces_for_a_literal_brace_stay_valid(workdir: Path, command: str) -> None:
     assert problems(workdir, f"command: {command}\n") == []
 
