@@ -72,6 +72,9 @@ MAX_SCHEMA = 32_000  # characters of the inputSchema as JSON; a larger one leave
 READ_RESOURCE = "read_resource"  # the tool nami adds for a server's resources: SERVER__read_resource
 MAX_LISTED = 200  # resources or prompts of one server kept from its first page
 LOG_LEVEL = "info"  # the least a server's log message must be to be sent (shown with -v)
+# RFC 5424's order, MCP's levels: a server on an older protocol sends every level, and those below LOG_LEVEL
+# are dropped here.
+LOG_LEVELS = ("debug", "info", "notice", "warning", "error", "critical", "alert", "emergency")
 MAX_LOG_MESSAGE = 2_000  # characters of one log message shown
 
 
@@ -205,14 +208,15 @@ class McpServers:
     def _log_callback(self, conn: Connection) -> Callable[[Any], Awaitable[None]]:
         async def logged(params: types.LoggingMessageNotificationParams) -> None:
             sink = self.on_log
-            if sink is None:
+            level = str(params.level)
+            if sink is None or (level in LOG_LEVELS and LOG_LEVELS.index(level) < LOG_LEVELS.index(LOG_LEVEL)):
                 return
             text = self._redacted(params.data)
             if params.logger:
                 text = f"{params.logger}: {text}"
             if len(text) > MAX_LOG_MESSAGE:
                 text = text[:MAX_LOG_MESSAGE] + f"… [{len(text) - MAX_LOG_MESSAGE:,} more characters]"
-            sink(conn.spec.name, str(params.level), visible(text))
+            sink(conn.spec.name, level, visible(text))
 
         return logged
 
