@@ -97,6 +97,7 @@ class Connection:
     finished: threading.Event = field(default_factory=threading.Event)
     stop: anyio.Event | None = None
     oauth: Any = None  # nami_yaml.mcp.oauth.NamiOAuth of an HTTP server: its stored login, if any
+    tasks: Any = None  # an anyio TaskGroup living as long as its session
     resources_changed: bool = False  # the list changed since the read tool's description was written
 
 
@@ -170,6 +171,8 @@ class McpServers:
             async with AsyncExitStack() as stack:
                 try:
                     read, write = await stack.enter_async_context(self._transport(conn))
+                    # Work the server's notifications start (listing its changed resources), ended with it.
+                    conn.tasks = await stack.enter_async_context(anyio.create_task_group())
                     session = await stack.enter_async_context(ClientSession(
                         read, write, client_info=CLIENT_INFO, logging_callback=self._log_callback(conn),
                         message_handler=self._message_handler(conn), log_level=LOG_LEVEL))
@@ -233,9 +236,9 @@ class McpServers:
     def _message_handler(self, conn: Connection) -> Callable[[Any], Awaitable[None]]:
         async def handle(message: Any) -> None:
             if isinstance(message, types.ResourceListChangedNotification | types.ResourceUpdatedNotification) \
-                    and conn.resources is not None and self._portal is not None:
+                    and conn.resources is not None and conn.tasks is not None:
                 # Listed again on a task of its own: this handler runs on the session's reading task.
-                self._portal.start_task_soon(self._relist_resources, conn)
+                conn.tasks.start_soon(self._relist_resources, conn)
 
         return handle
 
@@ -248,7 +251,9 @@ class McpServers:
             with anyio.fail_after(conn.spec.startup_timeout):
                 page = await session.list_resources()
         except Exception as exc:
-            self._notice(f"MCP server {conn.spec.name}: its changed resources could not be listed: {_describe(exc)}")
+            if conn.state == "ready" and not conn.stopping:
+                self._notice(f"MCP server {conn.spec.name}: its changed resources could not be listed: "
+                             f"{_describe(exc)}")
             return
         conn.resources = list(page.resources[:MAX_LISTED])
         conn.more_resources = bool(page.next_cursor) or len(page.resources) > MAX_LISTED

@@ -10,7 +10,8 @@ of those names (``--description TEXT`` for each). ``--schemas FILE`` lists the `
 (tests/registry/bfcl_style.yaml) as tools, each answering with the arguments it got, as JSON. ``--binary`` lists
 tools answering with binary data: picture (an image block), chart (base64 in structuredContent, no text),
 report (a PDF as base64 in the JSON text and in structuredContent), thumbnail (a data: URI in a text block). ``--cyclic-schema`` lists one whose ``$ref`` comes back to itself.
-``--resources`` serves resources (two pages: runbook and config, then a logo) and a prompt ``triage``.
+``--resources`` serves resources (two pages: runbook and config, then a logo) and a prompt ``triage``; a call of
+``add_resource`` (not listed) adds one and sends notifications/resources/list_changed.
 """
 
 from __future__ import annotations
@@ -130,6 +131,10 @@ async def call_tool(ctx: object, params: types.CallToolRequestParams) -> types.C
         return reply(repr(os.environ.get(args["name"])))
     if params.name == "fail":
         return reply("it went wrong", error=True)
+    if params.name == "add_resource":  # its resource list changes, and it says so
+        RESOURCES[0].append(types.Resource(uri="file:///new.md", name="new", mime_type="text/markdown"))
+        await ctx.session.send_resource_list_changed()  # type: ignore[attr-defined]
+        return reply("added")
     if params.name == "progress":  # progress notifications, and log messages (one holding a secret)
         session = ctx.session  # type: ignore[attr-defined]
         await session.send_log_message("info", "starting the copy")
