@@ -15,17 +15,22 @@ Tokens are never logged: the SDK's own auth logger is silenced (see _SDK_LOG).
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import time
 from collections.abc import AsyncGenerator, Awaitable, Callable
+from typing import Any
 
 import httpx2
 from mcp.client.auth import OAuthClientProvider
+from mcp.client.auth.oauth2 import OAuthContext
 from mcp.shared.auth import (
     AuthorizationCodeResult,
     OAuthClientInformationFull,
     OAuthClientMetadata,
+    OAuthMetadata,
     OAuthToken,
+    ProtectedResourceMetadata,
 )
 from pydantic import AnyUrl, ValidationError
 
@@ -65,7 +70,7 @@ class StoredTokens:
         self.record = store.load(url)
         self.fresh = fresh
         self.reuse_client = reuse_client
-        self.issuer: Callable[[], str] = lambda: ""  # the provider's discovered issuer, once it has one
+        self.context: OAuthContext | None = None  # the provider's: what it discovered (issuer, metadata)
         self.registered: OAuthClientInformationFull | None = None  # a client registered by this login
         self.saved = False  # tokens were written (a login succeeded as far as OAuth goes)
 
@@ -79,14 +84,18 @@ class StoredTokens:
 
     async def set_tokens(self, tokens: OAuthToken) -> None:
         old = self.record
-        issuer = self.issuer() or (old.issuer if old is not None else "")
+        issuer = _issuer(self.context) or (old.issuer if old is not None else "")
         if self.registered is not None:
             client = self.registered.model_dump(mode="json", exclude_none=True)
         else:  # the client of the stored record, as long as the same authorization server granted this
             client = old.client_info if old is not None and old.issuer == issuer else None
         expires = time.time() + tokens.expires_in if tokens.expires_in is not None else None
+        server, resource = _dumped(self.context)
+        if old is not None and old.issuer == issuer:  # a refresh discovers nothing: what the login found stays
+            server, resource = server or old.server_metadata, resource or old.resource_metadata
         self.record = AuthRecord(url=self.url, issuer=issuer, tokens=tokens.model_dump(mode="json", exclude_none=True),
-                                 expires_at=expires, client_info=client)
+                                 expires_at=expires, client_info=client, server_metadata=server,
+                                 resource_metadata=resource)
         self.store.save(self.record)
         self.fresh, self.saved = False, True
 
@@ -130,20 +139,28 @@ class NamiOAuth(OAuthClientProvider):
         self.interactive = interactive
         self.login_needed = False
         self.login_told = False  # the person was told (once) to log in
-        storage.issuer = self.issuer
+        storage.context = self.context
 
     def issuer(self) -> str:
         """The authorization server that grants the tokens, once discovered ("" before)."""
-        metadata = self.context.oauth_metadata
-        if metadata is not None and metadata.issuer:
-            return str(metadata.issuer)
-        return self.context.auth_server_url or ""
+        return _issuer(self.context)
 
     async def _initialize(self) -> None:
+        """The stored login as the SDK keeps it, and what the SDK does not store: when the access token
+        expires, and where the authorization server's endpoints are (a refresh goes there)."""
         await super()._initialize()
-        expires = self.storage.expires_at
-        if self.context.current_tokens is not None and expires is not None:
-            self.context.token_expiry_time = expires
+        record, context = self.storage.record, self.context
+        if context.current_tokens is None or record is None:
+            return
+        if self.storage.expires_at is not None:
+            context.token_expiry_time = self.storage.expires_at
+        with contextlib.suppress(ValidationError):
+            if record.server_metadata is not None and context.oauth_metadata is None:
+                context.oauth_metadata = OAuthMetadata.model_validate(record.server_metadata)
+            if record.resource_metadata is not None and context.protected_resource_metadata is None:
+                context.protected_resource_metadata = ProtectedResourceMetadata.model_validate(record.resource_metadata)
+        if record.issuer and context.auth_server_url is None:
+            context.auth_server_url = record.issuer
 
     async def _auth_flow(self, request: httpx2.Request) -> AsyncGenerator[httpx2.Request, httpx2.Response]:
         for attempt in range(2):
@@ -165,6 +182,24 @@ class NamiOAuth(OAuthClientProvider):
                 continue
             self.login_needed = True
             return
+
+
+def _issuer(context: OAuthContext | None) -> str:
+    if context is None:
+        return ""
+    metadata = context.oauth_metadata
+    if metadata is not None and metadata.issuer:
+        return str(metadata.issuer)
+    return context.auth_server_url or ""
+
+
+def _dumped(context: OAuthContext | None) -> tuple[dict[str, Any] | None, dict[str, Any] | None]:
+    """The discovered authorization-server and protected-resource metadata, as JSON to store."""
+    if context is None:
+        return None, None
+    server, resource = context.oauth_metadata, context.protected_resource_metadata
+    return (server.model_dump(mode="json", exclude_none=True) if server is not None else None,
+            resource.model_dump(mode="json", exclude_none=True) if resource is not None else None)
 
 
 def _refused(response: httpx2.Response) -> bool:

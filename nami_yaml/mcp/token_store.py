@@ -48,11 +48,18 @@ class AuthRecord:
     tokens: dict[str, Any] | None = None
     expires_at: float | None = None
     client_info: dict[str, Any] | None = None
+    # The authorization server's metadata and the server's protected-resource metadata found at login: a run
+    # refreshes at that token endpoint (an authorization server elsewhere than the MCP server's origin),
+    # never at a guess on the MCP server, which must not see the refresh token.
+    server_metadata: dict[str, Any] | None = None
+    resource_metadata: dict[str, Any] | None = None
     saved_at: float = field(default_factory=time.time)
 
     def to_json(self) -> dict[str, Any]:
         return {"version": VERSION, "url": self.url, "issuer": self.issuer, "tokens": self.tokens,
-                "expires_at": self.expires_at, "client_info": self.client_info, "saved_at": self.saved_at}
+                "expires_at": self.expires_at, "client_info": self.client_info,
+                "server_metadata": self.server_metadata, "resource_metadata": self.resource_metadata,
+                "saved_at": self.saved_at}
 
 
 class TokenStore:
@@ -118,7 +125,12 @@ def _read(path: Path) -> AuthRecord | None:
         return None
     expires = data.get("expires_at")
     return AuthRecord(url=data["url"], issuer=str(data.get("issuer") or ""),
-                      tokens=data.get("tokens") if isinstance(data.get("tokens"), dict) else None,
+                      tokens=_mapping(data.get("tokens")),
                       expires_at=float(expires) if isinstance(expires, (int, float)) else None,
-                      client_info=data.get("client_info") if isinstance(data.get("client_info"), dict) else None,
+                      client_info=_mapping(data.get("client_info")), server_metadata=_mapping(data.get("server_metadata")),
+                      resource_metadata=_mapping(data.get("resource_metadata")),
                       saved_at=float(data.get("saved_at") or 0))
+
+
+def _mapping(value: Any) -> dict[str, Any] | None:
+    return value if isinstance(value, dict) else None

@@ -19,6 +19,7 @@ from tests.programs import need_mcp
 
 need_mcp()
 
+import anyio  # noqa: E402
 import httpx2  # noqa: E402
 
 from nami_yaml.testing import FakeOpenAIServer, call, text, tool_calls  # noqa: E402
@@ -129,11 +130,15 @@ def test_login_through_the_local_callback_then_a_run_uses_the_server(
     assert result.returncode == 0, result.stderr
     [answer] = tool_answers(fake_openai)
     assert answer.startswith("client "), answer + result.stderr
-    # The token is nowhere but its own file: not in the run's output, sessions, audit log or server logs.
-    for path in temp_home.rglob("*"):
-        if path.is_file() and path != stored:
-            assert access.encode() not in path.read_bytes(), path
-    assert access not in result.stdout + result.stderr + out + err
+    # The tokens are nowhere but their own file: not in the run's output, sessions, audit log, server logs or
+    # anything else written in the home folder or the project.
+    secrets = [access.encode(), record["tokens"]["refresh_token"].encode()]
+    written = [path for folder in (temp_home, workdir) for path in folder.rglob("*") if path.is_file()]
+    assert any("audit" in path.name for path in written) and any(path.suffix == ".jsonl" for path in written)
+    for path in written:
+        if path != stored:
+            assert not any(secret in path.read_bytes() for secret in secrets), path
+    assert not any(secret.decode() in result.stdout + result.stderr + out + err for secret in secrets)
 
 
 def test_login_over_ssh_takes_the_redirect_pasted_back(protected: tuple[str, Path], workdir: Path,
@@ -216,3 +221,25 @@ def test_login_to_a_stdio_server_or_an_unknown_one_is_a_clear_error(workdir: Pat
     unknown = run_nami(None, "mcp", "logout", "nope", cwd=workdir)
     assert stdio.returncode == 2 and "a command nami starts (stdio): it has no login" in stdio.stderr
     assert unknown.returncode == 2 and "no MCP server 'nope' (its mcp_servers: local)" in unknown.stderr
+
+
+def test_a_run_refreshes_at_the_token_endpoint_found_at_login_not_at_the_mcp_servers_origin(
+        protected: tuple[str, Path], workdir: Path, temp_home: Path) -> None:
+    url, _ = protected
+    project(workdir, url)
+    login(workdir)
+    [stored] = token_files(temp_home)
+    record = json.loads(stored.read_text())
+    assert record["server_metadata"]["token_endpoint"] == url.rsplit("/mcp", 1)[0] + "/token"
+    # An authorization server elsewhere (as most are): the refresh token goes there, never to the MCP server.
+    record["server_metadata"]["token_endpoint"] = "https://auth.example.com/oauth/token"
+    record["expires_at"] = 1.0
+    stored.write_text(json.dumps(record))
+
+    from nami_yaml.mcp.oauth import run_auth
+
+    provider = run_auth(url)
+    anyio.run(provider._initialize)
+    refresh = anyio.run(provider._refresh_token)
+    assert not provider.context.is_token_valid() and provider.context.can_refresh_token()
+    assert str(refresh.url) == "https://auth.example.com/oauth/token"
