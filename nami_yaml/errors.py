@@ -31,6 +31,8 @@ The tree (module relative to ``nami_yaml``; what becomes of it)::
     |   |   +-- RayMissing ........ batch.ray_backend       exit 2 (`nami batch --ray` without ray)
     |   |   +-- McpUnavailable .... mcp                     exit 2 (`nami mcp serve` without the extra);
     |   |   |                                               agent.yaml's mcp_servers: a notice, not started
+    |   |   +-- McpLoginError ..... mcp.oauth               exit 2 (`nami mcp login`: no OAuth there, refused,
+    |   |   |                                               no redirect in time; nothing stored)
     |   |   +-- JinjaMissing ...... importers.jinja_template  exit 2 (`nami import holmes|shellmcp` without
     |   |                                                   the import extra)
     |   +-- ModelError ............ model.types             in a run: status "error" (exit 1); a failed

@@ -31,6 +31,24 @@ class SkillText(Protocol):
     def body(self) -> str: ...
 
 
+class CallProgress:
+    """Where one running call says how far it is (an MCP server's progress notifications), from whatever
+    thread: the loop connects it to the call's line on the status line; unconnected, it is dropped."""
+
+    __slots__ = ("_sink",)
+
+    def __init__(self) -> None:
+        self._sink: Callable[[str], None] | None = None
+
+    def connect(self, sink: Callable[[str], None]) -> None:
+        self._sink = sink
+
+    def __call__(self, text: str) -> None:
+        sink = self._sink
+        if sink is not None:
+            sink(text)
+
+
 class LoadedGroups:
     """The on-demand tool groups the model has loaded in this conversation, in the order it loaded them;
     shared by every call of one agent (the load_tools built-in adds, the toolbox reads)."""
@@ -150,6 +168,8 @@ class RuntimeContext:
     # the call is decided (agent.events.ToolDecided); its process gets TRACEPARENT, an MCP request the header.
     # None: not traced, nothing added anywhere.
     trace: dict[str, str] | None = None
+    # How far the call is, for people (set per call by ``for_call``; None in the agent's own context).
+    progress: CallProgress | None = None
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "workspace", Path(self.workspace).resolve())
@@ -162,7 +182,7 @@ class RuntimeContext:
         call = object.__new__(type(self))
         fields = call.__dict__  # frozen: filled in directly, as __init__ would, before anyone holds it
         fields.update(self.__dict__)
-        fields["cancel"], fields["target"] = self.cancel.child(), target
+        fields["cancel"], fields["target"], fields["progress"] = self.cancel.child(), target, CallProgress()
         if self.trace is not None:
             fields["trace"] = {}
         return call

@@ -125,6 +125,28 @@ class NoticeEvent(_Event):
 
 
 @dataclass
+class ToolProgress(_Event):
+    """How far a running call is, as the tool says (an MCP server's progress notification): ``3/10 (30%)
+    copying``. Sent from the thread the tool reports on, while the call runs; for the status line."""
+
+    id: str
+    name: str
+    message: str
+    type: str = field(default="tool_progress", init=False)
+
+
+@dataclass
+class ServerLog(_Event):
+    """A log message an MCP server sent (notifications/message), redacted: shown with -v. Sent from the
+    servers' thread, whenever it comes."""
+
+    server: str
+    level: str
+    message: str
+    type: str = field(default="server_log", init=False)
+
+
+@dataclass
 class ApprovalEvent(_Event):
     """The decision on a call that was not simply allowed: asked and answered, or denied.
     ``source`` says who decided (``user``, ``--yes``, ``permissions.exec``, a rule's position)."""
@@ -239,13 +261,16 @@ class ToolDecided(_Event):
 Event = (
     TextDelta | MessageEvent | ToolCallEvent | ToolResultEvent | UsageEvent | FinalEvent | ErrorEvent
     | ApprovalEvent | DryRunEvent | MessageAppended | HistoryReplaced | UsageCounted | Compacted | SubagentRan
-    | RunStarted | RequestStarted | ModelResponded | ToolDecided
+    | RunStarted | RequestStarted | ModelResponded | ToolDecided | ToolProgress | ServerLog
 )
 
 HISTORY_EVENTS = frozenset({"history_append", "history_replace"})
 SESSION_EVENTS = HISTORY_EVENTS | {"usage_counted", "compacted", "subagent"}  # for session files, not for --json
 TRACE_EVENTS = frozenset({"run_start", "request_start", "response", "tool_decided"})  # for tracers only
-NOT_STREAMED = SESSION_EVENTS | TRACE_EVENTS  # neither part of --json nor of Agent.stream()
+# Sent from other threads while a call runs, for the person at the terminal (the status line, -v): never
+# written where lines from two threads could interleave (--json), nor recorded.
+LIVE_EVENTS = frozenset({"tool_progress", "server_log"})
+NOT_STREAMED = SESSION_EVENTS | TRACE_EVENTS | LIVE_EVENTS  # neither part of --json nor of Agent.stream()
 
 
 class EventBus:

@@ -17,6 +17,7 @@ from nami_yaml.agent.events import (
     Event,
     ToolCallEvent,
     ToolDecided,
+    ToolProgress,
     ToolResultEvent,
 )
 from nami_yaml.agent.history import History
@@ -235,6 +236,7 @@ class ToolPhase:
         with cancel_on_interrupt(self.cancel) as able:
             if not able:
                 return False
+            self._follow_progress(slot)
             slot.started = time.time()
             slot.result = _settled(_work(prepared, self.cancel))
         return True
@@ -245,9 +247,17 @@ class ToolPhase:
         fut: _Pending = Future()
         fut.set_running_or_notify_cancel()
         running[fut] = slot
+        self._follow_progress(slot)
         slot.started = time.time()
         cancel = self.cancel
         _WORKERS.run(lambda: _work(prepared, cancel), fut.set_result, f"nami-tool-{prepared.name}")
+
+    def _follow_progress(self, slot: _Slot) -> None:
+        """What the call says of its progress, while it runs, as events (the status line shows them)."""
+        progress = getattr(slot.prepared, "progress", None)  # optional: a PreparedCall may have none
+        if progress is not None:
+            call_id, name = slot.call.id, slot.call.name
+            progress.connect(lambda message: self.emit(ToolProgress(call_id, name, message)))
 
     def _interrupt(self, slots: list[_Slot], running: dict[_Pending, _Slot]) -> None:
         """Stop everything, wait a bounded time for running tools, and give every call a result."""

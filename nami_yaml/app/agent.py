@@ -19,6 +19,7 @@ from nami_yaml.agent.events import (
     EventBus,
     FinalEvent,
     NoticeEvent,
+    ServerLog,
 )
 from nami_yaml.agent.history import History
 from nami_yaml.agent.hooks import StopRun
@@ -66,6 +67,8 @@ class Agent:
         self.subagents = Subagents(self)  # the named agents it may call, as its agent__NAME tools
         self.project = project = self.subagents.with_tools(project)
         self.bus = EventBus(options.on_event)
+        # Its MCP servers' log messages, as events for -v (the first agent built on the project hears them).
+        project.servers.listen(lambda server, level, message: self.bus(ServerLog(server, level, message)))
         limits = project.settings.limits
         parent = self.lineage.parent
         asking = Asking(options.approve, options.assume_yes, options.approve_risks,

@@ -11,6 +11,7 @@ import hashlib
 import os
 import re
 import threading
+from collections.abc import Callable
 from dataclasses import replace
 from pathlib import Path
 from typing import Any
@@ -47,6 +48,12 @@ class ToolServers:
     def note(self, message: str) -> None:
         with self._lock:
             self._notices.append(message)
+
+    def listen(self, sink: Callable[[str, str, str], None]) -> None:
+        """Hand the servers' log messages (server, level, redacted text) to ``sink``, unless someone already
+        listens (a sub-agent shares its parent's servers and its parent's screen)."""
+        if self.servers is not None and self.servers.on_log is None:
+            self.servers.on_log = sink
 
     def close(self) -> None:
         if self.servers is not None:

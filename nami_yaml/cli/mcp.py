@@ -14,6 +14,8 @@ import click
 from nami_yaml.app.options import AgentOptions
 from nami_yaml.cli.common import config_option, handle_errors
 from nami_yaml.cli.run import parse_risks
+from nami_yaml.config.effective import Effective
+from nami_yaml.config.mcp_servers import McpServerSpec
 from nami_yaml.display import plural
 from nami_yaml.errors import ConfigError
 
@@ -22,7 +24,7 @@ MIN_TOKEN_LENGTH = 16
 
 @click.group("mcp")
 def mcp_group() -> None:
-    """Serve nami's tools over MCP (Model Context Protocol)."""
+    """Serve nami's tools over MCP (Model Context Protocol); log in to the MCP servers agent.yaml uses."""
 
 
 @mcp_group.command("serve")
@@ -123,3 +125,90 @@ def _token(name: str) -> str:
         raise click.BadParameter(f"${name} {what}; put a long random token in it (e.g. `openssl rand -hex 32`)",
                                  param_hint="--token-env")
     return token
+
+
+@mcp_group.command("login")
+@config_option
+@click.argument("server")
+@handle_errors
+def login(config: str | None, server: str) -> None:
+    """Log in to SERVER, an HTTP MCP server of agent.yaml's mcp_servers that asks for OAuth.
+
+    Prints the URL to open in a browser and waits for its redirect to 127.0.0.1, or for that redirect's
+    address pasted here (a login over SSH). The tokens are kept in nami's state folder, readable only by
+    you, for the server's URL; runs use them (and refresh them) from then on.
+    """
+    from nami_yaml.mcp import require_sdk
+
+    require_sdk("nami mcp login")
+    spec, headers = _http_server(config, server)
+    from nami_yaml.mcp.login import login as oauth_login
+
+    def show(url: str, redirect: str) -> None:
+        click.echo(f"To log in to MCP server {server} ({spec.url}), open this URL in a browser:\n\n  {url}\n\n"
+                   f"nami waits for the browser to come back to {redirect}.\n"
+                   "Logged in over SSH, with the browser on another machine? There that page will not load: copy "
+                   "its whole address from the browser's address bar, paste it here and press Enter.")
+
+    assert spec.url is not None
+    result = oauth_login(spec.url, headers, show_url=show, stdin=sys.stdin)
+    issuer = f" by {result.issuer}" if result.issuer else ""
+    click.echo(f"Logged in to MCP server {server}{issuer}: it offers {plural(result.tools, 'tool')}. "
+               f"The tokens are in {result.path} (readable only by you).")
+
+
+@mcp_group.command("logout")
+@config_option
+@click.argument("server")
+@handle_errors
+def logout(config: str | None, server: str) -> None:
+    """Forget the tokens `nami mcp login SERVER` stored for SERVER's URL."""
+    from nami_yaml.mcp.token_store import TokenStore
+
+    spec, _ = _server_spec(config, server)
+    assert spec.url is not None
+    removed = TokenStore().remove(spec.url)
+    if removed:
+        click.echo(f"Logged out of MCP server {server}: its tokens for {spec.url} are deleted. (The server may "
+                   "honour them until they expire.)")
+    else:
+        click.echo(f"nami holds no login for MCP server {server} ({spec.url}).")
+
+
+def _server_spec(config: str | None, name: str) -> tuple[McpServerSpec, Effective]:
+    """The HTTP server ``name`` of the project's (and user config's) mcp_servers, and the settings."""
+    from nami_yaml.config.mcp_servers import server_specs
+    from nami_yaml.config.settings import load_settings
+    from nami_yaml.project_request import ProjectRequest
+
+    effective = load_settings(ProjectRequest(config=config))
+    specs = {spec.name: spec for spec in server_specs(effective)}
+    spec = specs.get(name)
+    if spec is None:
+        known = ", ".join(sorted(specs)) or "none"
+        raise ConfigError(f"agent.yaml has no MCP server {name!r} (its mcp_servers: {known})")
+    if not spec.url:
+        raise ConfigError(f"MCP server {name} is a command nami starts (stdio): it has no login; OAuth is for "
+                          "servers reached by url:")
+    return spec, effective
+
+
+def _http_server(config: str | None, name: str) -> tuple[McpServerSpec, dict[str, str]]:
+    """The server and the headers a login sends it. Headers that take your variables are sent only for a
+    server of your user config or of a trusted project: an untrusted agent.yaml chooses the URL."""
+    from nami_yaml.config.effective import protected_env_names
+    from nami_yaml.config.mcp_servers import McpConfigError, expand
+    from nami_yaml.config.trust import needs_trust, trust_state
+
+    spec, effective = _server_spec(config, name)
+    if any(key.lower() == "authorization" for key in spec.headers):
+        raise ConfigError(f"MCP server {name} gets its token from headers: (Authorization, {spec.where}); nami "
+                          "logs in only to servers without one")
+    if spec.variables() and spec.in_project and needs_trust(effective) and not trust_state(effective).trusted:
+        raise ConfigError(f"MCP server {name}'s headers take your variables, and this project's agent.yaml is "
+                          "not trusted: run `nami trust` first")
+    try:
+        headers = {key: expand(value, os.environ, protected_env_names(effective)) for key, value in spec.headers.items()}
+    except McpConfigError as exc:
+        raise ConfigError(f"MCP server {name} ({spec.where}): {exc}") from None
+    return spec, headers

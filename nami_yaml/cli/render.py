@@ -64,6 +64,8 @@ class HumanRenderer:
         self._last_streamed = False
         self._markdown: Any = None  # a MarkdownStream while a message streams to a terminal
         self._pending: dict[str, str] = {}  # tool calls announced and not answered yet: id -> name
+        self._progress: dict[str, str] = {}  # what running calls last said of their progress: id -> text
+        self._write_lock = threading.RLock()  # progress and server logs come from other threads
         self._after_progress = False  # tool lines were the last thing on screen: text starts after a gap
         self.step = 0
         self.tokens: Callable[[], int] | None = None  # tokens so far, for the status line
@@ -90,9 +92,9 @@ class HumanRenderer:
     def _at_line_start(self) -> bool:
         return not self._mid_line and (self._markdown is None or self._markdown.at_line_start)
 
-    def _wait(self, label: str) -> None:
+    def _wait(self, label: str, *, same_wait: bool = False) -> None:
         if self.status is not None:
-            self.status.show(label)
+            self.status.show(label, same_wait=same_wait)
 
     def _end_text(self) -> None:
         if self._markdown is not None:
@@ -109,7 +111,7 @@ class HumanRenderer:
 
     def _write_err(self, lines: list[str]) -> None:
         """Lines already escaped (and painted) on stderr, after any text still open."""
-        with self._screen():
+        with self._write_lock, self._screen():
             self._end_text()
             self.err.write("".join(line + "\n" for line in lines))
             self.err.flush()
@@ -146,8 +148,14 @@ class HumanRenderer:
             if self.verbosity > QUIET:
                 self._write_err([self._call_line(event)])
             self._wait_for_tools()
+        elif kind == "tool_progress":
+            self._tool_progress(event)
+        elif kind == "server_log":
+            if self.verbosity >= VERBOSE:  # type: ignore[union-attr]
+                self.progress(f"  [MCP server {event.server}, {event.level}] {event.message}", "dim")  # type: ignore[union-attr]
         elif kind == "tool_result":
             self._pending.pop(event.id, None)  # type: ignore[union-attr]
+            self._progress.pop(event.id, None)  # type: ignore[union-attr]
             if self.verbosity > QUIET:
                 self._write_err(self._result_lines(event))
             if self._pending:
@@ -195,11 +203,23 @@ class HumanRenderer:
                 self._mid_line = not text.endswith("\n")
         self._streamed = True
 
-    def _wait_for_tools(self) -> None:
-        names = list(self._pending.values())
-        if names:
-            more = f" +{len(names) - 1}" if len(names) > 1 else ""
-            self._wait(f"running {names[0]}{more}")
+    def _wait_for_tools(self, *, same_wait: bool = False) -> None:
+        pending = list(self._pending.items())
+        if pending:
+            first, name = pending[0]
+            more = f" +{len(pending) - 1}" if len(pending) > 1 else ""
+            said = self._progress.get(first)
+            self._wait(f"running {name}{more}" + (f": {_one_line(said, 60)}" if said else ""), same_wait=same_wait)
+
+    def _tool_progress(self, event: Any) -> None:
+        """A running call said how far it is: on the status line (without one, a line of its own with -v)."""
+        if event.id not in self._pending:
+            return  # answered already: a late notification
+        self._progress[event.id] = event.message
+        if self.status is not None:
+            self._wait_for_tools(same_wait=True)
+        elif self.verbosity >= VERBOSE:
+            self.progress(f"  … {event.name}: {event.message}", "dim")
 
     def progress_totals(self, event: Any) -> None:
         """The run's one line of totals: tokens (``~`` where estimated), steps, and the cost when priced."""

@@ -56,9 +56,10 @@ class StatusLine:
 
     # -- what is going on -----------------------------------------------------------------------------
 
-    def show(self, label: str) -> None:
+    def show(self, label: str, *, same_wait: bool = False) -> None:
+        """``same_wait``: only the label changes (a call said how far it is); the time goes on."""
         with self.lock:
-            if label != self._label or self._streaming:
+            if (label != self._label and not same_wait) or self._streaming:
                 self._since = time.monotonic()
             self._label, self._streaming = label, False
             self._start()

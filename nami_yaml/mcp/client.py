@@ -42,6 +42,7 @@ from nami_yaml.cancel import CancelToken
 from nami_yaml.config.mcp_servers import SEPARATOR, McpConfigError, McpServerSpec, expand
 from nami_yaml.display import visible
 from nami_yaml.env_secrets import EnvScrub, child_environment
+from nami_yaml.mcp.oauth import login_hint, run_auth
 from nami_yaml.mcp.results import result_text
 from nami_yaml.mcp.stdio import keep_stderr, process_streams
 from nami_yaml.registry.defaults import NOT_APPLIED, refused_defaults
@@ -70,6 +71,11 @@ MAX_DESCRIPTION = 4_000  # characters; a longer description is cut
 MAX_SCHEMA = 32_000  # characters of the inputSchema as JSON; a larger one leaves the tool out
 READ_RESOURCE = "read_resource"  # the tool nami adds for a server's resources: SERVER__read_resource
 MAX_LISTED = 200  # resources or prompts of one server kept from its first page
+LOG_LEVEL = "info"  # the least a server's log message must be to be sent (shown with -v)
+# RFC 5424's order, MCP's levels: a server on an older protocol sends every level, and those below LOG_LEVEL
+# are dropped here.
+LOG_LEVELS = ("debug", "info", "notice", "warning", "error", "critical", "alert", "emergency")
+MAX_LOG_MESSAGE = 2_000  # characters of one log message shown
 
 
 @dataclass
@@ -90,6 +96,9 @@ class Connection:
     started: threading.Event = field(default_factory=threading.Event)  # ready or failed
     finished: threading.Event = field(default_factory=threading.Event)
     stop: anyio.Event | None = None
+    oauth: Any = None  # nami_yaml.mcp.oauth.NamiOAuth of an HTTP server: its stored login, if any
+    tasks: Any = None  # an anyio TaskGroup living as long as its session
+    resources_changed: bool = False  # the list changed since the read tool's description was written
 
 
 @dataclass
@@ -122,6 +131,9 @@ class McpServers:
         self._portal: BlockingPortal | None = None
         self._thread: threading.Thread | None = None
         self._closed = False
+        # Told each log message a server sends (notifications/message): server, level, text (redacted).
+        self.on_log: Callable[[str, str, str], None] | None = None
+        self._secrets: list[str] | None = None
 
     # -- starting ---------------------------------------------------------------------------------------
 
@@ -159,7 +171,11 @@ class McpServers:
             async with AsyncExitStack() as stack:
                 try:
                     read, write = await stack.enter_async_context(self._transport(conn))
-                    session = await stack.enter_async_context(ClientSession(read, write, client_info=CLIENT_INFO))
+                    # Work the server's notifications start (listing its changed resources), ended with it.
+                    conn.tasks = await stack.enter_async_context(anyio.create_task_group())
+                    session = await stack.enter_async_context(ClientSession(
+                        read, write, client_info=CLIENT_INFO, logging_callback=self._log_callback(conn),
+                        message_handler=self._message_handler(conn), log_level=LOG_LEVEL))
                     with anyio.fail_after(spec.startup_timeout):
                         started = await session.initialize()
                         conn.listed = await _all_tools(session)
@@ -192,6 +208,57 @@ class McpServers:
         except Exception as exc:  # listing is extra: a notice, and the server's tools stay
             self._notice(f"MCP server {conn.spec.name}: its resources or prompts could not be listed: {_describe(exc)}")
 
+    def _log_callback(self, conn: Connection) -> Callable[[Any], Awaitable[None]]:
+        async def logged(params: types.LoggingMessageNotificationParams) -> None:
+            sink = self.on_log
+            level = str(params.level)
+            if sink is None or (level in LOG_LEVELS and LOG_LEVELS.index(level) < LOG_LEVELS.index(LOG_LEVEL)):
+                return
+            text = self._redacted(params.data)
+            if params.logger:
+                text = f"{params.logger}: {text}"
+            if len(text) > MAX_LOG_MESSAGE:
+                text = text[:MAX_LOG_MESSAGE] + f"… [{len(text) - MAX_LOG_MESSAGE:,} more characters]"
+            sink(conn.spec.name, level, visible(text))
+
+        return logged
+
+    def _redacted(self, data: Any) -> str:
+        """A log message's data as text, redacted as the audit log redacts: values of secret-looking keys,
+        and the values of nami's secret-looking variables wherever they appear."""
+        from nami_yaml.policy.audit import host_secrets, redact, scrub_text
+
+        if self._secrets is None:
+            self._secrets = host_secrets()
+        text = data if isinstance(data, str) else json.dumps(redact(data), ensure_ascii=False, default=str)
+        return scrub_text(text, self._secrets)
+
+    def _message_handler(self, conn: Connection) -> Callable[[Any], Awaitable[None]]:
+        async def handle(message: Any) -> None:
+            if isinstance(message, types.ResourceListChangedNotification | types.ResourceUpdatedNotification) \
+                    and conn.resources is not None and conn.tasks is not None:
+                # Listed again on a task of its own: this handler runs on the session's reading task.
+                conn.tasks.start_soon(self._relist_resources, conn)
+
+        return handle
+
+    async def _relist_resources(self, conn: Connection) -> None:
+        """The server said its resources changed: list them again (what the read tool's next answer says)."""
+        session = conn.session
+        if session is None or conn.state != "ready":
+            return
+        try:
+            with anyio.fail_after(conn.spec.startup_timeout):
+                page = await session.list_resources()
+        except Exception as exc:
+            if conn.state == "ready" and not conn.stopping:
+                self._notice(f"MCP server {conn.spec.name}: its changed resources could not be listed: "
+                             f"{_describe(exc)}")
+            return
+        conn.resources = list(page.resources[:MAX_LISTED])
+        conn.more_resources = bool(page.next_cursor) or len(page.resources) > MAX_LISTED
+        conn.resources_changed = True
+
     def _startup_problem(self, conn: Connection, exc: BaseException) -> str:
         spec = conn.spec
         exc = _innermost(exc)
@@ -199,6 +266,8 @@ class McpServers:
             return f"no answer within {spec.startup_timeout:g} s (startup_timeout)"
         if isinstance(exc, McpConfigError):
             return str(exc)
+        if _needs_login(conn):
+            return f"it asks for an OAuth login: {login_hint(spec.name)}"
         if isinstance(exc, FileNotFoundError) and conn.process is None:
             return f"command not found: {spec.command}"
         if isinstance(exc, PermissionError) and conn.process is None and conn.sandbox is not None \
@@ -229,7 +298,9 @@ class McpServers:
         spec = conn.spec
         if spec.url:
             headers = {key: expand(value, self.host_env, self.protected_env) for key, value in spec.headers.items()}
-            client = create_mcp_http_client(headers=headers)
+            if not any(key.lower() == "authorization" for key in headers):  # a token given in headers: not ours
+                conn.oauth = run_auth(spec.url)
+            client = create_mcp_http_client(headers=headers, auth=conn.oauth)
             client.event_hooks = {"request": [_trace_header]}
             async with client, streamable_http_client(spec.url, http_client=client) as streams:
                 yield streams
@@ -438,7 +509,8 @@ class McpServers:
             except TimeoutError:
                 return McpReply(f"[timed out after {seconds:g} s]", ok=False, timed_out=True)
             except MCPError as exc:
-                return McpReply(f"Error: MCP server {server}: prompt {name}: {exc.message}", ok=False)
+                return self._login_reply(conn) or McpReply(f"Error: MCP server {server}: prompt {name}: {exc.message}",
+                                                           ok=False)
             texts = [visible(message.content.text) for message in getattr(result, "messages", [])
                      if getattr(message.content, "type", None) == "text"]
             return McpReply("\n\n".join(texts))
@@ -460,13 +532,14 @@ class McpServers:
                     lines = [f"{r.uri}\t{r.name}" + (f"\t{r.mime_type}" if r.mime_type else "") for r in page.resources]
                     if page.next_cursor:
                         lines.append(f"(more: call again with cursor {json.dumps(page.next_cursor)})")
+                    conn.resources_changed = False  # the list it reads now is the changed one
                     return McpReply(visible("\n".join(lines)) or "(no resources)")
                 result = await conn.session.read_resource(str(uri))
         except TimeoutError:
             return McpReply(f"[timed out after {timeout:g} s reading from MCP server {conn.spec.name}]", ok=False,
                             timed_out=True)
         except MCPError as exc:
-            return McpReply(f"Error: MCP server {conn.spec.name}: {exc.message}", ok=False)
+            return self._login_reply(conn) or McpReply(f"Error: MCP server {conn.spec.name}: {exc.message}", ok=False)
         parts = []
         for content in getattr(result, "contents", []):
             text = getattr(content, "text", None)
@@ -475,13 +548,25 @@ class McpServers:
             else:  # a blob: what it is, not megabytes of base64
                 parts.append(f"[binary resource {content.uri}: {content.mime_type or 'no type'}, "
                              f"{len(getattr(content, 'blob', '')) * 3 // 4:,} bytes]")
-        return McpReply("\n".join(parts) or "(empty resource)")
+        return McpReply(("\n".join(parts) or "(empty resource)") + self._changed_note(conn))
+
+    def _changed_note(self, conn: Connection) -> str:
+        """Once after the server said its resources changed: what they are now (the tool's description,
+        sent with every request, stays as it was, so prompt caches hold)."""
+        if not conn.resources_changed:
+            return ""
+        conn.resources_changed = False
+        now = ", ".join(visible(r.uri) for r in conn.resources or ()) or "none"
+        more = " and more (call without uri to list them)" if conn.more_resources else ""
+        return f"\n[the server's resources changed since this tool was described; they are now: {now}{more}]"
 
     # -- calls ------------------------------------------------------------------------------------------
 
     def call_tool(self, server: str, tool: str, arguments: dict[str, Any], *, timeout: float,
-                  cancel: CancelToken, trace: Mapping[str, str] | None = None) -> McpReply:
-        return self._on_server(server, lambda conn, args, seconds: self._call(conn, tool, args, seconds, trace),
+                  cancel: CancelToken, trace: Mapping[str, str] | None = None,
+                  progress: Callable[[str], None] | None = None) -> McpReply:
+        return self._on_server(server, lambda conn, args, seconds: self._call(conn, tool, args, seconds, trace,
+                                                                              progress),
                                arguments, timeout, cancel)
 
     def _on_server(self, server: str, work: Callable[[Connection, dict[str, Any], float], Awaitable[McpReply]],
@@ -511,7 +596,7 @@ class McpServers:
             return McpReply(f"Error: MCP server {server}: {_describe(exc)}", ok=False)
 
     async def _call(self, conn: Connection, tool: str, arguments: dict[str, Any], timeout: float,
-                    trace: Mapping[str, str] | None = None) -> McpReply:
+                    trace: Mapping[str, str] | None = None, progress: Callable[[str], None] | None = None) -> McpReply:
         assert conn.session is not None
         name = conn.spec.name
         # A traced call's context goes in the request's _meta (MCP's place for it, any transport); over HTTP
@@ -519,7 +604,8 @@ class McpServers:
         meta: Any = {key: trace[key] for key in TRACE_KEYS if trace.get(key)} if trace else None
         try:
             with anyio.fail_after(timeout):
-                result = await conn.session.call_tool(tool, arguments, meta=meta or None)
+                result = await conn.session.call_tool(tool, arguments, meta=meta or None,
+                                                      progress_callback=_progress_callback(progress))
         except TimeoutError:
             return McpReply(f"[timed out after {timeout:g} s; the call was cancelled on MCP server {name}]",
                             ok=False, timed_out=True)
@@ -527,11 +613,24 @@ class McpServers:
             if conn.state != "ready":
                 return McpReply(f"Error: MCP server {name} {conn.problem or 'stopped'} during this call; its "
                                 "tools are unavailable now.", ok=False, unavailable=True)
-            return McpReply(f"Error: MCP server {name}: {exc.message}", ok=False)
+            return self._login_reply(conn) or McpReply(f"Error: MCP server {name}: {exc.message}", ok=False)
         if not isinstance(result, types.CallToolResult):
             return McpReply(f"Error: MCP server {name} answered with a {type(result).__name__}, not a tool result",
                             ok=False)
         return McpReply(result_text(result), ok=not result.is_error)
+
+    def _login_reply(self, conn: Connection) -> McpReply | None:
+        """A request the server refused (HTTP 401) that the stored login could not answer, even refreshed:
+        the person must log in again. Said once as a notice too (the model may not pass it on)."""
+        if not _needs_login(conn):
+            return None
+        name = conn.spec.name
+        if not conn.oauth.login_told:
+            conn.oauth.login_told = True
+            self._notice(f"MCP server {name} refused nami's login (HTTP 401): {login_hint(name)}, then run again")
+        return McpReply(f"Error: MCP server {name} refused the request: it needs an OAuth login that nami does not "
+                        f"have or that expired. The user must {login_hint(name)}; its tools cannot be used until "
+                        "then.", ok=False)
 
     # -- stopping ---------------------------------------------------------------------------------------
 
@@ -620,6 +719,24 @@ async def _all_tools(session: ClientSession) -> list[types.Tool]:
     if len(tools) > MAX_TOOLS:
         raise McpConfigError(f"it lists more than {MAX_TOOLS:,} tools")
     return tools
+
+
+def _needs_login(conn: Connection) -> bool:
+    return conn.oauth is not None and bool(conn.oauth.login_needed)
+
+
+def _progress_callback(report: Callable[[str], None] | None) -> Any:
+    """The SDK's progress callback for one call, telling ``report`` a line: ``3/10 downloading``."""
+    if report is None:
+        return None
+
+    async def progressed(progress: float, total: float | None, message: str | None) -> None:
+        done = f"{progress:g}/{total:g}" if total else f"{progress:g}"
+        if total and total > 0:
+            done += f" ({min(100.0, 100 * progress / total):.0f}%)"
+        report(visible(f"{done} {message}".strip() if message else done)[:200])
+
+    return progressed
 
 
 def _innermost(exc: BaseException) -> BaseException:

@@ -22,7 +22,7 @@ from nami_yaml.registry.tool import Invocation, Tool
 from nami_yaml.result import ToolResult
 from nami_yaml.runners.plan_step import PlanStep
 from nami_yaml.runners.sandbox.plan import SandboxPlan
-from nami_yaml.runtime import RuntimeContext, Target, TargetSet
+from nami_yaml.runtime import CallProgress, RuntimeContext, Target, TargetSet
 from nami_yaml.sandbox_settings import SandboxNeeds, expand_paths
 from nami_yaml.sensitive_paths import write_reason, write_targets
 from nami_yaml.spec.validate import describe_type, error_message
@@ -58,6 +58,11 @@ class PreparedToolCall:
         """Whether run() returns soon once cancelled (a process it kills), with what it has so far: such a
         call that runs alone runs on the loop's own thread (agent/tool_phase.py)."""
         return bool(getattr(self.invocation, "stops_when_cancelled", False))
+
+    @property
+    def progress(self) -> CallProgress | None:
+        """Where the running call reports how far it is (the loop connects it to the status line)."""
+        return self.ctx.progress
 
     @property
     def trace(self) -> dict[str, str] | None:

@@ -7,7 +7,7 @@ in ``nami_yaml.mcp.client``) and caps what comes back exactly as a Python tool's
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
@@ -32,10 +32,12 @@ class McpReply:
 
 class McpCaller(Protocol):
     def call_tool(self, server: str, tool: str, arguments: dict[str, Any], *, timeout: float,
-                  cancel: CancelToken, trace: Mapping[str, str] | None = None) -> McpReply:
+                  cancel: CancelToken, trace: Mapping[str, str] | None = None,
+                  progress: Callable[[str], None] | None = None) -> McpReply:
         """Call ``tool`` on ``server``; never raises; returns early (the call cancelled on the server) once
         ``cancel`` is set or ``timeout`` seconds have passed. ``trace``: the call's trace context (W3C
-        ``traceparent``), sent with the request when runs are traced."""
+        ``traceparent``), sent with the request when runs are traced. ``progress``: told each progress
+        notification of the call, as a line for people."""
         ...
 
     def read_resource(self, server: str, arguments: dict[str, Any], *, timeout: float,
@@ -84,7 +86,7 @@ class McpInvocation:
             reply = caller.read_resource(server, self.args, timeout=self.timeout, cancel=self.ctx.cancel)
         else:
             reply = caller.call_tool(server, self.runner.tool, self.args, timeout=self.timeout, cancel=self.ctx.cancel,
-                                     trace=self.ctx.trace)
+                                     trace=self.ctx.trace, progress=self.ctx.progress)
         details: dict[str, Any] = {"mcp_server": self.runner.server, **reply.details}
         for flag in ("timed_out", "interrupted", "unavailable"):
             if getattr(reply, flag):

@@ -1,7 +1,8 @@
 """A small MCP server over stdio for the tests: the official SDK's low-level server with a few tools.
 
 echo (read-only), shout, slow (sleeps; its pid file says it started), crash (the process exits at once),
-big (a long output), show_env (one variable of its environment), fail (an error result). ``--pid-file PATH``
+big (a long output), show_env (one variable of its environment), fail (an error result); with ``--progress``
+also progress (three progress notifications and some log messages). ``--pid-file PATH``
 appends its pid; ``--child-pid-file PATH`` starts a ``sleep`` child (in its process group) and records its pid;
 ``--hang`` never answers. Hostile ones: ``--endless-list`` pages its tool list forever, ``--many-tools N`` lists N
 tools, ``--stderr-flood BYTES`` writes that much to stderr before it serves, ``--tool-names A,B`` lists tools
@@ -9,7 +10,8 @@ of those names (``--description TEXT`` for each). ``--schemas FILE`` lists the `
 (tests/registry/bfcl_style.yaml) as tools, each answering with the arguments it got, as JSON. ``--binary`` lists
 tools answering with binary data: picture (an image block), chart (base64 in structuredContent, no text),
 report (a PDF as base64 in the JSON text and in structuredContent), thumbnail (a data: URI in a text block). ``--cyclic-schema`` lists one whose ``$ref`` comes back to itself.
-``--resources`` serves resources (two pages: runbook and config, then a logo) and a prompt ``triage``.
+``--resources`` serves resources (two pages: runbook and config, then a logo) and a prompt ``triage``; a call of
+``add_resource`` (not listed) adds one and sends notifications/resources/list_changed.
 """
 
 from __future__ import annotations
@@ -41,6 +43,8 @@ TOOLS = [
         "type": "object", "properties": {"name": {"type": "string"}}, "required": ["name"]}),
     types.Tool(name="fail", description="An error result.", input_schema={"type": "object"}),
 ]
+PROGRESS_TOOL = types.Tool(name="progress", description="Work in three steps, saying how far it is and logging.",
+                           input_schema={"type": "object", "properties": {"pause": {"type": "number"}}})
 
 
 # Real formats' first bytes, then noise: what a screenshot tool or a chart renderer sends.
@@ -78,6 +82,8 @@ async def list_tools(ctx: object, params: types.PaginatedRequestParams | None) -
         return types.ListToolsResult(tools=[types.Tool(name="wide", input_schema=schema), *TOOLS[:1]])
     if "--binary" in sys.argv:
         return types.ListToolsResult(tools=[*TOOLS, *BINARY_TOOLS])
+    if "--progress" in sys.argv:
+        return types.ListToolsResult(tools=[*TOOLS, PROGRESS_TOOL])
     if "--schemas" in sys.argv:
         return types.ListToolsResult(tools=[types.Tool(name=f["name"], description=f["description"],
                                                        input_schema=f["parameters"]) for f in _functions()])
@@ -125,6 +131,19 @@ async def call_tool(ctx: object, params: types.CallToolRequestParams) -> types.C
         return reply(repr(os.environ.get(args["name"])))
     if params.name == "fail":
         return reply("it went wrong", error=True)
+    if params.name == "add_resource":  # its resource list changes, and it says so
+        RESOURCES[0].append(types.Resource(uri="file:///new.md", name="new", mime_type="text/markdown"))
+        await ctx.session.send_resource_list_changed()  # type: ignore[attr-defined]
+        return reply("added")
+    if params.name == "progress":  # progress notifications, and log messages (one holding a secret)
+        session = ctx.session  # type: ignore[attr-defined]
+        await session.send_log_message("info", "starting the copy")
+        await session.send_log_message("debug", "below the level asked for: never sent")
+        await session.send_log_message("warning", {"step": "auth", "password": "hunter2-very-secret"})
+        for step, what in enumerate(("reading", "copying", "checking"), start=1):
+            await session.report_progress(step, 3, what)
+            await anyio.sleep(float(args.get("pause", 0.05)))
+        return reply("copied")
     return reply(f"unknown tool {params.name}", error=True)
 
 

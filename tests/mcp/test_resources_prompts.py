@@ -7,12 +7,14 @@ import json
 import os
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 from tests.programs import need_mcp
 
 need_mcp()
 
+from nami_yaml.cancel import CancelToken  # noqa: E402
 from nami_yaml.registry.executor import Executor  # noqa: E402
 from nami_yaml.registry.registry import Registry  # noqa: E402
 from nami_yaml.runtime import RuntimeContext  # noqa: E402
@@ -39,6 +41,26 @@ def test_resources_are_read_and_listed_through_one_read_tool(workdir: Path) -> N
     assert "file:///logo.png" in second.content and "cursor" not in second.content
     assert logo.content.startswith("[binary resource file:///logo.png: image/png, 3,000 bytes]")
     assert not missing.ok and "no resource file:///nope" in missing.content
+
+
+def test_a_changed_resource_list_is_listed_again_and_the_next_answer_says_so(workdir: Path) -> None:
+    with servers(workdir, fixture_spec("fx", "--resources")) as running:
+        running.start()
+        tool = {tool.name: tool for tool in running.tools()}["fx__read_resource"]
+        executor = Executor(Registry([tool]), RuntimeContext(workspace=workdir))
+        before = executor.execute("fx__read_resource", {"uri": "config://app"})
+        added = running.call_tool("fx", "add_resource", {}, timeout=30, cancel=CancelToken())
+        deadline = time.monotonic() + 10
+        while "file:///new.md" not in [r.uri for r in running.connections["fx"].resources or ()]:
+            assert time.monotonic() < deadline, "the list was never listed again"
+            time.sleep(0.05)
+        after = executor.execute("fx__read_resource", {"uri": "config://app"})
+        later = executor.execute("fx__read_resource", {"uri": "config://app"})
+    assert added.ok and "file:///new.md" not in tool.description  # the description stays (prompt caches)
+    assert before.content == later.content == '{"replicas": 3}'
+    assert after.content == ('{"replicas": 3}\n[the server\'s resources changed since this tool was described; they are '
+                             "now: file:///runbook.md, config://app, file:///new.md and more (call without uri to "
+                             "list them)]")
 
 
 def test_a_server_without_resources_gets_no_read_tool(workdir: Path) -> None:
