@@ -15,6 +15,7 @@ from nami_yaml.agent.toolbox import PreparedCall
 from nami_yaml.app.project import Project
 from nami_yaml.approvals.queue import QueueApprover, queue_approver
 from nami_yaml.approvals.store import APPROVED, DENIED, WITHDRAWN, QueueFolder
+from nami_yaml.config.sections import ApprovalSettings
 from nami_yaml.config.targets import project_targets
 from nami_yaml.config.trust import needs_trust, trust_state
 from nami_yaml.errors import NamiError
@@ -110,6 +111,12 @@ def queue_of(config: str | None = None, queue: str | None = None, *, create: boo
     trusted agent.yaml or of the user config (an untrusted agent.yaml decides nothing), else nami's own."""
     if queue is not None:
         return QueueFolder.open(queue, create=create)
+    return QueueFolder.open(approval_settings(config).path, create=create)
+
+
+def approval_settings(config: str | None = None) -> ApprovalSettings:
+    """``approvals:`` as ``nami approvals`` reads it: of a trusted agent.yaml and the user config, else of the
+    user config alone (an untrusted agent.yaml decides nothing: not where answers go, nor who approves)."""
     from nami_yaml.config.settings import load_settings
     from nami_yaml.project_request import ProjectRequest
 
@@ -117,7 +124,7 @@ def queue_of(config: str | None = None, queue: str | None = None, *, create: boo
     settings = load_settings(request)
     if needs_trust(settings) and not trust_state(settings).trusted:
         settings = load_settings(request.but(config=None, discover=False))
-    return QueueFolder.open(settings.approvals.path, create=create)
+    return settings.approvals
 
 
 def who_is_asked(project: Project) -> Callable[[PreparedCall], str | None]:

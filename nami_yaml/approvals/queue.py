@@ -5,8 +5,6 @@ in time, that the rules still ask and not deny)."""
 from __future__ import annotations
 
 import contextlib
-import hashlib
-import hmac
 import os
 import socket
 import sys
@@ -19,6 +17,7 @@ from nami_yaml.agent.hooks import Decision
 from nami_yaml.agent.toolbox import PreparedCall
 from nami_yaml.approvals.binding import Binding, bind
 from nami_yaml.approvals.clock import WAITS
+from nami_yaml.approvals.listing import approver_named
 from nami_yaml.approvals.notify import Notifier, webhook
 from nami_yaml.approvals.store import (
     APPROVED,
@@ -130,10 +129,9 @@ def identify(data: Mapping[str, Any], owner: int, approvers: Mapping[str, str]) 
                 f"{user_name(data['uid']) if isinstance(data.get('uid'), int) else 'someone else'}'s")
     token = data.get("token")
     if token is not None:
-        given = hashlib.sha256(str(token).encode()).hexdigest()
-        for name, expected in approvers.items():
-            if expected and hmac.compare_digest(given, expected):
-                return f"approver:{name}", name, f"token, as OS user {user_name(owner)}"
+        name = approver_named(str(token), approvers)
+        if name is not None:
+            return f"approver:{name}", name, f"token, as OS user {user_name(owner)}"
         return "the token given ($NAMI_APPROVER_TOKEN) is not one of approvals.approvers"
     return f"user:{owner}", user_name(owner), "OS user"
 
