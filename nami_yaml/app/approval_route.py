@@ -13,6 +13,7 @@ from dataclasses import replace
 from nami_yaml.agent.hooks import Decision
 from nami_yaml.agent.toolbox import PreparedCall
 from nami_yaml.app.project import Project
+from nami_yaml.approvals.notify import Failed
 from nami_yaml.approvals.queue import QueueApprover, queue_approver
 from nami_yaml.approvals.store import APPROVED, DENIED, WITHDRAWN, QueueFolder
 from nami_yaml.config.sections import ApprovalSettings
@@ -61,15 +62,16 @@ def approvals_needed(project: Project) -> Callable[[PreparedCall], int]:
 
 
 def route(project: Project, approve: Approver | None, *, session: Callable[[], str | None],
-          mcp: bool = False) -> Approver | None:
+          mcp: bool = False, not_notified: Failed | None = None) -> Approver | None:
     """The approver of one agent or path. ``mcp``: ``nami mcp serve``'s clients time out long before a person
-    answers from a queue, so the queue is not used there."""
+    answers from a queue, so the queue is not used there. ``not_notified``: where a failed webhook
+    notification is recorded (the audit log)."""
     settings = project.settings.approvals
     if settings.via != "queue" or mcp:
         return approve
     queue = queue_approver(settings, folder=QueueFolder.open(settings.path), required=approvals_needed(project),
                            recheck=rules_now(project), session=session,
-                           workspace=str(project.context.workspace))
+                           workspace=str(project.context.workspace), not_notified=not_notified)
     interactive = getattr(approve, "interactive", None)
     if approve is None or not callable(interactive):
         return queue  # nobody else to ask (batch, the API without approve=, a run without a terminal)

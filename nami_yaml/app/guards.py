@@ -120,7 +120,8 @@ class Guards:
         self.approve = asking.approve
         self.person_present = asking.approve is not None and not asking.assume_yes and not dry_run
         self.asker: Asker = self.dry_run.ask if self.dry_run else build_asker(
-            route(project, asking.approve, session=lambda: self.session_id, mcp=asking.nobody is not None),
+            route(project, asking.approve, session=lambda: self.session_id, mcp=asking.nobody is not None,
+                  not_notified=self.audit.not_notified if self.audit is not None else None),
             assume_yes=asking.assume_yes, approve_risks=asking.approve_risks,
             session=self.approvals, nobody=asking.nobody, agent=asking.agent)
 

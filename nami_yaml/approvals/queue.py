@@ -349,6 +349,7 @@ class QueueApprover:
 def queue_approver(settings: Any, *, folder: QueueFolder | None = None, **more: Any) -> Approver:
     """A :class:`QueueApprover` from typed ``approvals:`` settings (config.sections.ApprovalSettings)."""
     say = more.pop("say", stderr_line)
+    failed = more.pop("not_notified", None)  # where a failed notification is recorded (the audit log)
     return QueueApprover(folder or QueueFolder.open(settings.path), settings.timeout, settings.expires,
                          dict(settings.approvers), page_url=settings.page_url, say=say,
-                         notify=webhook(settings.notify, os.environ, say), **more)
+                         notify=webhook(settings.notify, os.environ, say, failed=failed), **more)
