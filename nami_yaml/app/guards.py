@@ -99,8 +99,9 @@ class Guards:
         self.policy = project_policy(project)
         self.fallback: Fallback | None = by_hand_fallback(self.policy) if by_hand else None
         self.before_tool = list(before_tool)
-        # "yes for this very call": the same digest (approvals/binding.py), for this agent's life
-        self.approvals = SessionApprovals(digest_of)
+        # "yes for this very call": the same digest (approvals/binding.py), for this agent's life, until it
+        # expires as approvals do (approvals.expires after it was given)
+        self.approvals = SessionApprovals(digest_of, expires=project.settings.approvals.expires)
         # A replay (app/replay.py) is a dry run whose calls get recorded results: the same guards, nothing runs.
         dry_run = dry_run or replay is not None
         self.dry_run = DryRun(who_is_asked(project), replay) if dry_run else None
