@@ -193,9 +193,9 @@ def serve(ctx: click.Context, listen: str, allow_remote: bool, allow_hosts: tupl
         raise click.BadParameter(f"{listen!r}: give HOST:PORT, e.g. 127.0.0.1:8717", param_hint="--listen")
     options = ctx.find_object(dict) or {}
     settings = approval_settings(options.get("config"))
-    if allow_remote and not settings.approvers:
-        raise click.BadParameter("--allow-remote needs named approvers (approvals.approvers with their tokens' "
-                                 "SHA-256 in your user config or a trusted agent.yaml): a page beyond this "
+    if allow_remote and not any(settings.approvers.values()):
+        raise click.BadParameter("--allow-remote needs named approvers with tokens (approvals.approvers: their "
+                                 "tokens' SHA-256 in your user config or a trusted agent.yaml): a page beyond this "
                                  "machine never answers as the OS user who started it", param_hint="--allow-remote")
     if not is_loopback(host.strip("[]")) and not allow_remote:
         raise click.BadParameter(f"{host} is not a loopback address: anyone who can reach it could answer as "
