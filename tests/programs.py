@@ -105,3 +105,24 @@ def need_bwrap() -> None:
     if os.environ.get(BWRAP_VARIABLE) == "1":
         pytest.fail(f"{reason}: {BWRAP_VARIABLE}=1 requires it", pytrace=False)
     pytest.skip(reason)
+
+
+BROWSER_VARIABLE = "NAMI_REQUIRE_BROWSER"
+CHROMIUM, CHROMEDRIVER = "/usr/bin/chromium", "/usr/bin/chromedriver"
+
+
+def need_browser() -> None:
+    """Inside a test in a real headless browser (the approvals page): skip, with the reason, where Debian's
+    chromium, chromium-driver or the selenium package (the test extra) is absent; fail instead where CI sets
+    NAMI_REQUIRE_BROWSER=1 (.ci/run installs them)."""
+    missing = [path for path in (CHROMIUM, CHROMEDRIVER) if not os.access(path, os.X_OK)]
+    try:
+        importlib.import_module("selenium.webdriver")
+    except ImportError:
+        missing.append("the selenium package (pip install -e '.[test]')")
+    if not missing:
+        return
+    reason = f"no headless browser here: {', '.join(missing)} missing (apt-get install chromium chromium-driver)"
+    if os.environ.get(BROWSER_VARIABLE) == "1":
+        pytest.fail(f"{reason}: {BROWSER_VARIABLE}=1 requires it", pytrace=False)
+    pytest.skip(reason)

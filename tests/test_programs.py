@@ -64,19 +64,37 @@ def test_ci_requires_the_mcp_extra(tmp_path: Path) -> None:
     assert "export NAMI_REQUIRE_MCP=1" in run_script and installed and "mcp" in installed.group(1).split(",")
 
 
-def test_ci_requires_the_otel_extra(tmp_path: Path) -> None:
-    """As for mcp: the telemetry tests with OpenTelemetry hidden skip saying why, and fail where CI requires it."""
-    shadow = tmp_path / "shadow" / "opentelemetry"
+def pytest_with_hidden(tmp_path: Path, package: str, variable: str, tests: list[str]) -> dict[str, subprocess.CompletedProcess[str]]:
+    """``tests`` run with ``package`` hidden (a package of that name that fails to import comes first), once
+    without ``variable`` and once with ``variable``=1 (what CI sets): the two runs by that value."""
+    shadow = tmp_path / "shadow" / package
     shadow.mkdir(parents=True)
     (shadow / "__init__.py").write_text("raise ImportError('hidden for this test')\n")
     runs = {}
     for required in ("", "1"):
-        env = {**os.environ, "PYTHONPATH": f"{shadow.parent}{os.pathsep}{ROOT}", "NAMI_REQUIRE_OTEL": required}
+        env = {**os.environ, "PYTHONPATH": f"{shadow.parent}{os.pathsep}{ROOT}", variable: required}
         runs[required] = subprocess.run([sys.executable, "-m", "pytest", "-q", "-rs", "-p", "no:cacheprovider", "-n", "0",
-                                         "tests/telemetry/test_spans.py", "tests/test_paths.py"], cwd=ROOT, env=env, capture_output=True,
-                                        text=True, timeout=300)
+                                         *tests], cwd=ROOT, env=env, capture_output=True, text=True, timeout=300)
+    return runs
+
+
+def test_ci_requires_the_otel_extra(tmp_path: Path) -> None:
+    """As for mcp: the telemetry tests with OpenTelemetry hidden skip saying why, and fail where CI requires it."""
+    runs = pytest_with_hidden(tmp_path, "opentelemetry", "NAMI_REQUIRE_OTEL",
+                              ["tests/telemetry/test_spans.py", "tests/test_paths.py"])
     assert runs[""].returncode == 0 and "the otel extra is not installed" in runs[""].stdout
     assert runs["1"].returncode != 0 and "NAMI_REQUIRE_OTEL=1 requires it" in runs["1"].stdout
     run_script = (ROOT / ".ci" / "run").read_text()
     installed = re.search(r"pip install --quiet -e '\.\[([a-z,]+)\]'", run_script)
     assert "export NAMI_REQUIRE_OTEL=1" in run_script and installed and "otel" in installed.group(1).split(",")
+
+
+def test_ci_requires_the_headless_browser(tmp_path: Path) -> None:
+    """The approvals page's browser tests with selenium hidden skip saying why, and fail where CI requires
+    the browser (.ci/run installs Chromium and its driver and sets NAMI_REQUIRE_BROWSER=1)."""
+    runs = pytest_with_hidden(tmp_path, "selenium", "NAMI_REQUIRE_BROWSER",
+                              ["tests/serve/test_approvals_page.py", "-k", "without_the_page_token"])
+    assert runs[""].returncode == 0 and "no headless browser here" in runs[""].stdout, runs[""].stdout
+    assert runs["1"].returncode != 0 and "NAMI_REQUIRE_BROWSER=1 requires it" in runs["1"].stdout
+    run_script = (ROOT / ".ci" / "run").read_text()
+    assert "export NAMI_REQUIRE_BROWSER=1" in run_script and "apt-get install -y -qq chromium chromium-driver" in run_script

@@ -13,8 +13,10 @@ from dataclasses import replace
 from nami_yaml.agent.hooks import Decision
 from nami_yaml.agent.toolbox import PreparedCall
 from nami_yaml.app.project import Project
+from nami_yaml.approvals.notify import Failed
 from nami_yaml.approvals.queue import QueueApprover, queue_approver
 from nami_yaml.approvals.store import APPROVED, DENIED, WITHDRAWN, QueueFolder
+from nami_yaml.config.sections import ApprovalSettings
 from nami_yaml.config.targets import project_targets
 from nami_yaml.config.trust import needs_trust, trust_state
 from nami_yaml.errors import NamiError
@@ -60,15 +62,16 @@ def approvals_needed(project: Project) -> Callable[[PreparedCall], int]:
 
 
 def route(project: Project, approve: Approver | None, *, session: Callable[[], str | None],
-          mcp: bool = False) -> Approver | None:
+          mcp: bool = False, not_notified: Failed | None = None) -> Approver | None:
     """The approver of one agent or path. ``mcp``: ``nami mcp serve``'s clients time out long before a person
-    answers from a queue, so the queue is not used there."""
+    answers from a queue, so the queue is not used there. ``not_notified``: where a failed webhook
+    notification is recorded (the audit log)."""
     settings = project.settings.approvals
     if settings.via != "queue" or mcp:
         return approve
     queue = queue_approver(settings, folder=QueueFolder.open(settings.path), required=approvals_needed(project),
                            recheck=rules_now(project), session=session,
-                           workspace=str(project.context.workspace))
+                           workspace=str(project.context.workspace), not_notified=not_notified)
     interactive = getattr(approve, "interactive", None)
     if approve is None or not callable(interactive):
         return queue  # nobody else to ask (batch, the API without approve=, a run without a terminal)
@@ -110,6 +113,12 @@ def queue_of(config: str | None = None, queue: str | None = None, *, create: boo
     trusted agent.yaml or of the user config (an untrusted agent.yaml decides nothing), else nami's own."""
     if queue is not None:
         return QueueFolder.open(queue, create=create)
+    return QueueFolder.open(approval_settings(config).path, create=create)
+
+
+def approval_settings(config: str | None = None) -> ApprovalSettings:
+    """``approvals:`` as ``nami approvals`` reads it: of a trusted agent.yaml and the user config, else of the
+    user config alone (an untrusted agent.yaml decides nothing: not where answers go, nor who approves)."""
     from nami_yaml.config.settings import load_settings
     from nami_yaml.project_request import ProjectRequest
 
@@ -117,7 +126,7 @@ def queue_of(config: str | None = None, queue: str | None = None, *, create: boo
     settings = load_settings(request)
     if needs_trust(settings) and not trust_state(settings).trusted:
         settings = load_settings(request.but(config=None, discover=False))
-    return QueueFolder.open(settings.approvals.path, create=create)
+    return settings.approvals
 
 
 def who_is_asked(project: Project) -> Callable[[PreparedCall], str | None]:

@@ -100,8 +100,9 @@ class Guards:
         self.policy = project_policy(project)
         self.fallback: Fallback | None = by_hand_fallback(self.policy) if by_hand else None
         self.before_tool = list(before_tool)
-        # "yes for this very call": the same digest (approvals/binding.py), for this agent's life
-        self.approvals = SessionApprovals(digest_of)
+        # "yes for this very call": the same digest (approvals/binding.py), for this agent's life, until it
+        # expires as approvals do (approvals.expires after it was given)
+        self.approvals = SessionApprovals(digest_of, expires=project.settings.approvals.expires)
         # A replay (app/replay.py) is a dry run whose calls get recorded results: the same guards, nothing runs.
         dry_run = dry_run or replay is not None
         self.dry_run = DryRun(who_is_asked(project), replay) if dry_run else None
@@ -122,8 +123,9 @@ class Guards:
         self.approve = asking.approve
         self.person_present = asking.approve is not None and not asking.assume_yes and not dry_run
         # (A dry run queues nothing: no queue folder is made for it.)
-        approver = None if dry_run else route(project, asking.approve, session=lambda: self.session_id,
-                                              mcp=asking.nobody is not None)
+        approver = None if dry_run else route(
+            project, asking.approve, session=lambda: self.session_id, mcp=asking.nobody is not None,
+            not_notified=self.audit.not_notified if self.audit is not None else None)
         self.asker: Asker = self.dry_run.ask if self.dry_run else build_asker(
             approver, assume_yes=asking.assume_yes, approve_risks=asking.approve_risks,
             session=self.approvals, nobody=asking.nobody, agent=asking.agent,

@@ -191,7 +191,7 @@ def _approval_lines(approvals: dict[str, object]) -> list[str]:
             lines.append(f"  sets approvals.{key} = {json.dumps(approvals[key], ensure_ascii=False)}")
     approvers = approvals.get("approvers")
     if isinstance(approvers, dict) and approvers:
-        lines.append(f"  names approvers who may answer with a token: {', '.join(visible_line(n) for n in approvers)}")
+        lines.append(f"  names approvers who may answer with a token or an SSH key: {', '.join(visible_line(n) for n in approvers)}")
     return lines
 
 

@@ -10,6 +10,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from nami_yaml.approvals.signing import KEY_ENV, sign
 from nami_yaml.approvals.store import (
     PENDING,
     ApprovalRefused,
@@ -52,9 +53,9 @@ def state_of(stored: Stored) -> str:
 
 def give(folder: QueueFolder, approval_id: str, *, approve: bool, reason: str | None = None,
          env: Mapping[str, str] | None = None, wait: float = RECEIPT_WAIT) -> Given:
-    """Answer ``approval_id`` as this process's user (and as the named approver whose token
-    ``$NAMI_APPROVER_TOKEN`` holds). ApprovalRefused for an answer that cannot be given or that the run
-    refused."""
+    """Answer ``approval_id`` as this process's user (and as the named approver whose SSH key
+    ``$NAMI_APPROVER_KEY`` names, signing.py, or whose token ``$NAMI_APPROVER_TOKEN`` holds). ApprovalRefused
+    for an answer that cannot be given or that the run refused."""
     env = os.environ if env is None else env
     stored = find(folder, approval_id)
     state = state_of(stored)
@@ -64,7 +65,8 @@ def give(folder: QueueFolder, approval_id: str, *, approve: bool, reason: str | 
         raise ApprovalRefused(f"approval {approval_id} is answered already ({state})")
     uid = os.getuid()
     token = env.get("NAMI_APPROVER_TOKEN") or None
-    if token is None and any(a.get("how") == "OS user" and a.get("who") == user_name(uid)
+    key = env.get(KEY_ENV) or None  # a private key's path: the answer is signed, nothing secret written
+    if token is None and key is None and any(a.get("how") == "OS user" and a.get("who") == user_name(uid)
                              for a in stored.data.get("approvals") or []):
         raise ApprovalRefused(f"{user_name(uid)} has approved {approval_id} already; a second answer by the same "
                               "person does not count")
@@ -74,11 +76,14 @@ def give(folder: QueueFolder, approval_id: str, *, approve: bool, reason: str | 
                             "answer": "approve" if approve else "deny", "reason": reason, "uid": uid,
                             "user": user_name(uid), "label": env.get("NAMI_APPROVER") or None,
                             "created": iso_time(time.time())}
-    if token is not None:
+    if key is not None:
+        data["signature"] = sign(key, data)
+    elif token is not None:
         data["token"] = token
     name = f"{approval_id}.answer.{nonce}.json"
     # Readable by the run only: the run's own user (0600), or, in a team folder, the run's user through the
-    # folder's group (0640). A token is in it until the run has taken it, then the file is deleted.
+    # folder's group (0640). A token is in it until the run has taken it, then the file is deleted (a
+    # signature instead is nothing secret: signing.py).
     run_uid = (stored.data.get("run") or {}).get("uid")
     folder.create(name, data, 0o600 if run_uid == uid else 0o640)
     try:

@@ -2,7 +2,7 @@
 on-call tool), signed so the receiver knows it came from nami: ``X-Nami-Timestamp`` (Unix seconds) and
 ``X-Nami-Signature: sha256=HEX``, the HMAC-SHA256 of ``timestamp + "." + body`` keyed with the secret in
 ``$secret_env``. Sent on a thread of its own, retried with back-off: a notification never holds up the run;
-one that fails is said (on stderr)."""
+one that fails is said (on stderr) and recorded (the audit log's ``notify failed`` line)."""
 
 from __future__ import annotations
 
@@ -24,6 +24,8 @@ TIMEOUT = 10.0
 MAX_PLAN_CHARS = 4000  # a plan's shown output, cut for a chat message
 
 Notifier = Callable[[Mapping[str, Any]], "threading.Thread | None"]
+Failed = Callable[[Mapping[str, Any], str], None]
+"""Told of a notification that failed: the pending approval and why (e.g. the audit log's ``not_notified``)."""
 
 
 def payload(record: Mapping[str, Any]) -> dict[str, Any]:
@@ -41,8 +43,9 @@ def signature(secret: str, timestamp: str, body: bytes) -> str:
 
 
 def webhook(notify: Mapping[str, Any], env: Mapping[str, str], say: Callable[[str], None],
-            pause: float = FIRST_PAUSE) -> Notifier | None:
-    """The notifier ``notify`` describes (None when it names no webhook)."""
+            pause: float = FIRST_PAUSE, failed: Failed | None = None) -> Notifier | None:
+    """The notifier ``notify`` describes (None when it names no webhook). A notification that fails is said
+    with ``say`` and handed to ``failed``."""
     url = notify.get("webhook")
     if not url:
         return None
@@ -51,8 +54,10 @@ def webhook(notify: Mapping[str, Any], env: Mapping[str, str], say: Callable[[st
 
     def deliver(record: Mapping[str, Any]) -> None:
         if secret_env and not secret:
-            say(f"nami: approval {record.get('id')}: not notified: ${secret_env} (approvals.notify.secret_env) "
-                "is not set")
+            problem = f"${secret_env} (approvals.notify.secret_env) is not set"
+            say(f"nami: approval {record.get('id')}: not notified: {problem}")
+            if failed is not None:
+                failed(record, f"not sent: {problem}")
             return
         body = json.dumps(payload(record), ensure_ascii=False, default=str).encode()
         problem = ""
@@ -80,6 +85,8 @@ def webhook(notify: Mapping[str, Any], env: Mapping[str, str], say: Callable[[st
                 wait *= 2
         say(f"nami: approval {record.get('id')}: the webhook of approvals.notify failed ({problem}); answer it "
             "with `nami approvals`")
+        if failed is not None:
+            failed(record, problem)
 
     def send(record: Mapping[str, Any]) -> threading.Thread:
         thread = threading.Thread(target=deliver, args=(dict(record),), name="nami-approval-notify", daemon=True)

@@ -5,8 +5,6 @@ in time, that the rules still ask and not deny)."""
 from __future__ import annotations
 
 import contextlib
-import hashlib
-import hmac
 import os
 import socket
 import sys
@@ -19,8 +17,10 @@ from nami_yaml.agent.hooks import Decision
 from nami_yaml.agent.toolbox import PreparedCall
 from nami_yaml.approvals.binding import Binding, bind
 from nami_yaml.approvals.clock import WAITS
+from nami_yaml.approvals.listing import approver_named
 from nami_yaml.approvals.notify import Notifier, webhook
 from nami_yaml.approvals.plans import cut, shown_plan
+from nami_yaml.approvals.signing import signer
 from nami_yaml.approvals.store import (
     APPROVED,
     DENIED,
@@ -127,18 +127,24 @@ class Answer:
                 **({"label": self.label} if self.label else {})}
 
 
-def identify(data: Mapping[str, Any], owner: int, approvers: Mapping[str, str]) -> tuple[str, str, str] | str:
+def identify(data: Mapping[str, Any], owner: int, approvers: Mapping[str, str],
+             keys: Mapping[str, str] | None = None) -> tuple[str, str, str] | str:
     """(key, who, how) of an answer owned by ``owner``; or why it cannot count. The owner is the kernel's
-    word (fstat); a token is a named approver's only when its hash is listed."""
+    word (fstat); a signature is a named approver's only when made by their listed SSH key over what the
+    answer says (its uid included); a token only when its hash is listed."""
     if data.get("uid") != owner:
         return (f"the answer file belongs to {user_name(owner)} but claims to be "
                 f"{user_name(data['uid']) if isinstance(data.get('uid'), int) else 'someone else'}'s")
+    if data.get("signature") is not None:
+        signed_by = signer(data, keys or {})
+        if signed_by is not None:
+            return f"approver:{signed_by}", signed_by, f"ssh key, as OS user {user_name(owner)}"
+        return "the answer's signature ($NAMI_APPROVER_KEY) is not one by a key of approvals.approvers"
     token = data.get("token")
     if token is not None:
-        given = hashlib.sha256(str(token).encode()).hexdigest()
-        for name, expected in approvers.items():
-            if expected and hmac.compare_digest(given, expected):
-                return f"approver:{name}", name, f"token, as OS user {user_name(owner)}"
+        name = approver_named(str(token), approvers)
+        if name is not None:
+            return f"approver:{name}", name, f"token, as OS user {user_name(owner)}"
         return "the token given ($NAMI_APPROVER_TOKEN) is not one of approvals.approvers"
     return f"user:{owner}", user_name(owner), "OS user"
 
@@ -155,6 +161,7 @@ class Waiting:
     approvers: Mapping[str, str]
     answers: list[Answer] = field(default_factory=list)
     seen: set[str] = field(default_factory=set)
+    keys: Mapping[str, str] = field(default_factory=dict)  # approvers' SSH public keys (signing.py)
 
     @property
     def id(self) -> str:
@@ -193,7 +200,7 @@ class Waiting:
 
     def _take_one(self, name: str, data: Mapping[str, Any], owner: int) -> Decision | None:
         nonce = name[len(self.id) + len(".answer."):-len(".json")]
-        who = identify(data, owner, self.approvers)
+        who = identify(data, owner, self.approvers, self.keys)
         if isinstance(who, str):
             self._receipt(nonce, False, who)
             return None
@@ -210,8 +217,8 @@ class Waiting:
         if approve and self.approvers and not key.startswith("approver:"):
             # Where approvals.approvers names who approves, an approval needs one of their tokens: anyone who
             # may write in the queue folder could otherwise approve as themselves. A deny counts from anyone.
-            self._receipt(nonce, False, "approvals.approvers names who may approve here: give your token in "
-                                        "$NAMI_APPROVER_TOKEN")
+            self._receipt(nonce, False, "approvals.approvers names who may approve here: sign with your key "
+                                        "($NAMI_APPROVER_KEY) or give your token ($NAMI_APPROVER_TOKEN)")
             return None
         reason = " ".join(str(data.get("reason") or "").split()) or None
         label = str(data["label"]) if data.get("label") else None
@@ -272,6 +279,7 @@ class QueueApprover:
     workspace: str | None = None
     page_url: str | None = None
     notify: Notifier | None = None  # approvals.notify's webhook (notify.py)
+    approver_keys: Mapping[str, str] = field(default_factory=dict)  # name -> SSH public key (signing.py)
 
     def __call__(self, request: ApprovalRequest) -> Decision:
         waiting = self.open(request)
@@ -285,7 +293,8 @@ class QueueApprover:
             record = pending_record(request, new_id(), binding, required=required, timeout=self.timeout,
                                     expires=self.expires, session=self.session(), workspace=self.workspace,
                                     page_url=self.page_url)
-            waiting = Waiting(self.folder, record, binding, required, self.expires, self.approvers)
+            waiting = Waiting(self.folder, record, binding, required, self.expires, self.approvers,
+                              keys=self.approver_keys)
             try:
                 waiting.publish()
             except FileExistsError:
@@ -356,6 +365,8 @@ class QueueApprover:
 def queue_approver(settings: Any, *, folder: QueueFolder | None = None, **more: Any) -> Approver:
     """A :class:`QueueApprover` from typed ``approvals:`` settings (config.sections.ApprovalSettings)."""
     say = more.pop("say", stderr_line)
+    failed = more.pop("not_notified", None)  # where a failed notification is recorded (the audit log)
     return QueueApprover(folder or QueueFolder.open(settings.path), settings.timeout, settings.expires,
                          dict(settings.approvers), page_url=settings.page_url, say=say,
-                         notify=webhook(settings.notify, os.environ, say), **more)
+                         approver_keys=dict(settings.approver_keys),
+                         notify=webhook(settings.notify, os.environ, say, failed=failed), **more)

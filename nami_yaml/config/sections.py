@@ -7,7 +7,7 @@ its default here too. Reading a setting by dotted name (``Effective.get("limits.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from nami_yaml.config.sandbox import sandbox_settings
@@ -190,7 +190,8 @@ def duration_seconds(value: Any) -> float:
 @dataclass(frozen=True)
 class ApprovalSettings:
     """``approvals:``. ``path`` as written (None: the queue folder in nami's state folder); ``timeout`` and
-    ``expires`` in seconds; ``approvers``: name -> the SHA-256 of their token."""
+    ``expires`` in seconds; ``approvers``: name -> the SHA-256 of their token ("" when they have none);
+    ``approver_keys``: name -> the SSH public key their answers are signed with, for those who declare one."""
 
     via: str
     path: str | None
@@ -199,16 +200,19 @@ class ApprovalSettings:
     approvers: Mapping[str, str]
     notify: Mapping[str, Any]
     page_url: str | None
+    approver_keys: Mapping[str, str] = field(default_factory=dict)
 
     @classmethod
     def from_mapping(cls, value: Any) -> ApprovalSettings:
         data = _over(APPROVALS, value)
-        approvers = {str(name): str((spec or {}).get("token_sha256", "")).lower()
-                     for name, spec in (data.get("approvers") or {}).items()}
+        declared = data.get("approvers") or {}
+        approvers = {str(name): str((spec or {}).get("token_sha256", "")).lower() for name, spec in declared.items()}
+        keys = {str(name): " ".join(str(spec["ssh_public_key"]).split())
+                for name, spec in declared.items() if (spec or {}).get("ssh_public_key")}
         return cls(via=str(data["via"]), path=_optional(str, data.get("path")),
                    timeout=duration_seconds(data["timeout"]), expires=duration_seconds(data["expires"]),
                    approvers=approvers, notify=dict(data.get("notify") or {}),
-                   page_url=_optional(str, data.get("page_url")))
+                   page_url=_optional(str, data.get("page_url")), approver_keys=keys)
 
 
 @dataclass(frozen=True)

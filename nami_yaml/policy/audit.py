@@ -1,4 +1,5 @@
-"""The audit log: one JSON line for every tool call, run or refused, from every nami process.
+"""The audit log: one JSON line for every tool call, run or refused, from every nami process (and one
+for each approval whose webhook notification failed, ``status: "notify failed"``).
 
 Each line is written whole, with one ``write`` on a file opened with O_APPEND, under an exclusive
 ``flock`` (O_APPEND alone is not enough on NFS, where team logs often live), so lines from concurrent
@@ -27,7 +28,7 @@ import socket
 import stat
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -45,6 +46,7 @@ MIN_FREE_BYTES = 1 << 20  # below this the log is treated as full before anythin
 # Shorter secret values are replaced only where they are a whole value: a variable such as Ray's
 # RAY_AUTH_MODE=token has a secret-looking name, and replacing "token" inside every text would garble the log.
 MIN_SECRET_LENGTH = 8
+NOTIFY_FAILED = "notify failed"  # the status of a line that says an approval's webhook notification failed
 
 
 class AuditError(NamiError):
@@ -107,10 +109,25 @@ class AuditLog:
     def after_tool(self, record: CallRecord) -> None:
         if record.result.details.get("dry_run"):
             return  # nothing ran
+        # The record's hash goes out with the call's result event (telemetry, --json): a copy kept
+        # elsewhere anchors the chain up to it (docs/security.md).
+        if (digest := self._record(lambda: self.entry(record))) is not None:
+            record.result.details["audit_record"] = digest
+
+    def not_notified(self, pending: Mapping[str, Any], problem: str) -> None:
+        """A line of its own for a pending approval (approvals/queue.py, already redacted) whose webhook
+        notification failed (``approvals.notify``): ``status: "notify failed"``, the approval's id and why.
+        The call's own line follows when it is decided. Called from the notifier's thread."""
+        self._record(lambda: {
+            **self._common(), "call_id": None, "tool": pending.get("tool"), "status": NOTIFY_FAILED,
+            "risk": pending.get("risk"), **({"target": pending["target"]} if pending.get("target") is not None else {}),
+            "arguments": pending.get("arguments"), "plan": pending.get("details"), "approval": pending.get("id"),
+            "decision": None, "decided_by": None,
+            "reason": f"approval {pending.get('id')}: the webhook of approvals.notify failed ({problem})"})
+
+    def _record(self, make: Callable[[], dict[str, Any]]) -> str | None:
         try:
-            # The record's hash goes out with the call's result event (telemetry, --json): a copy kept
-            # elsewhere anchors the chain up to it (docs/security.md).
-            record.result.details["audit_record"] = self.write(self.entry(record))
+            return self.write(make())
         except Exception as exc:  # not only a full disk: a call that ran without its line stops the tools
             with self._lock:
                 first = self.failure is None
@@ -118,6 +135,7 @@ class AuditLog:
             if first and self.on_error is not None:
                 self.on_error(f"the audit log {self.path} cannot be written ({self.failure}); "
                               "no further tool will run")
+            return None
 
     # -- lines ----------------------------------------------------------------------------------------
 
@@ -130,18 +148,7 @@ class AuditLog:
                 secrets = sorted({*named, *secrets}, key=len, reverse=True)
         content = _bytes(result.content)
         line: dict[str, Any] = {
-            "time": iso_time(time.time()),
-            "session": self.context.session,
-            "via": self.context.via,
-            "user": self._user,
-            "host": self._host,
-            "pid": os.getpid(),
-            "workspace": self.context.workspace,
-            "config": self.context.config,
-            "config_trust": self.context.config_trust,
-            **({"client": self.context.client} if self.context.client else {}),
-            **({"agent": self.context.agent} if self.context.agent else {}),
-            **({"parent_session": self.context.parent_session} if self.context.parent_session else {}),
+            **self._common(),
             "call_id": record.call.id,
             "tool": record.call.name,
             "status": status(record),
@@ -177,6 +184,23 @@ class AuditLog:
         line["output_bytes"] = len(content)
         line["output_sha256"] = hashlib.sha256(content).hexdigest()
         return line
+
+    def _common(self) -> dict[str, Any]:
+        """What every line says of when, who, where."""
+        return {
+            "time": iso_time(time.time()),
+            "session": self.context.session,
+            "via": self.context.via,
+            "user": self._user,
+            "host": self._host,
+            "pid": os.getpid(),
+            "workspace": self.context.workspace,
+            "config": self.context.config,
+            "config_trust": self.context.config_trust,
+            **({"client": self.context.client} if self.context.client else {}),
+            **({"agent": self.context.agent} if self.context.agent else {}),
+            **({"parent_session": self.context.parent_session} if self.context.parent_session else {}),
+        }
 
     def host_secrets(self) -> list[str]:
         """:func:`host_secrets`, read once per log (a run's): scanning every variable of the environment

@@ -145,7 +145,7 @@ def format_record(record: dict[str, Any]) -> str:
         parts += [flag.replace("_", " ") for flag in ("timed_out", "interrupted") if record.get(flag)]
     if record.get("decided_by"):
         parts.append(f"by {record['decided_by']}")
-    if record.get("status") == "denied" and record.get("reason"):
+    if record.get("status") in ("denied", "notify failed") and record.get("reason"):
         parts.append(f"({record['reason']})")
     return "  ".join(parts)
 

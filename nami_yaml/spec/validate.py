@@ -22,6 +22,9 @@ PATTERN_MEANINGS = {
     "^[A-Za-z0-9][A-Za-z0-9_.@-]{0,63}$": "a name of 1 to 64 letters, digits, _ . @ or -, starting with a letter or digit",
     "^[0-9]+(\\.[0-9]+)?(s|m|h)$": "a duration such as 90s, 15m or 2h (or a number of seconds)",
     "^[0-9a-f]{64}$": "64 lower-case hex digits (a SHA-256)",
+    "^(ssh-ed25519|ssh-rsa|ecdsa-sha2-nistp(256|384|521)|sk-ssh-ed25519@openssh\\.com|sk-ecdsa-sha2-nistp256@openssh"
+    "\\.com) [A-Za-z0-9+/]+={0,3}( [^\\n]*)?$": "an SSH public key's line, as in ~/.ssh/id_ed25519.pub "
+    "(ssh-ed25519 AAAA… comment)",
     "^[a-zA-Z0-9_-]{1,64}$": "1 to 64 letters, digits, _ or -",
     "^[A-Za-z0-9_-]{1,40}$": "1 to 40 letters, digits, _ or - (an MCP server's name)",
     "^[A-Za-z_][A-Za-z0-9_]*(\\.[A-Za-z_][A-Za-z0-9_]*)*:[A-Za-z_][A-Za-z0-9_]*$":

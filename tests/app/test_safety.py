@@ -10,7 +10,7 @@ import pytest
 
 from nami_yaml import Agent, ApprovalRequest, Decision
 from nami_yaml.policy.approval import SESSION_SOURCE
-from nami_yaml.testing import ScriptedModel, call, text, tool_calls
+from nami_yaml.testing import FakeOpenAIServer, ScriptedModel, call, text, tool_calls
 
 
 @pytest.fixture
@@ -102,3 +102,21 @@ def test_a_bad_rule_stops_a_run_before_anything_runs(workdir: Path) -> None:
                              "http://127.0.0.1:9/v1", "hi"], cwd=workdir, capture_output=True, text=True)
     assert result.returncode == 2
     assert "agent.yaml:3:11: $.rules[0].tool: no tool is named 'nope'" in result.stderr
+
+
+def test_yes_for_the_session_expires(project: Path, fake_openai: FakeOpenAIServer) -> None:
+    """An approval kept for a retry counts approvals.expires after it was given: here 1 s, and the first
+    call itself takes longer (sleep 2), so the same call made again is asked again."""
+    (project / "agent.yaml").write_text("tools: {builtin: [bash]}\napprovals: {expires: 1s}\n")
+    asked: list[str] = []
+
+    def approve(request: ApprovalRequest) -> Decision:
+        asked.append(request.arguments["command"])
+        return request.approve_for_session()
+
+    slow = call("bash", {"command": "sleep 2 && touch slow"})
+    fake_openai.add(tool_calls(slow), tool_calls(slow), text("done"))
+    events: list = []
+    Agent.from_config(base_url=fake_openai.base_url, trust=True, approve=approve).run("x", on_event=events.append)
+    assert asked == ["sleep 2 && touch slow", "sleep 2 && touch slow"]  # expired: asked again
+    assert [e.source for e in events if e.type == "approval"] == [SESSION_SOURCE, SESSION_SOURCE]

@@ -43,6 +43,17 @@ def test_yes_for_the_session_is_for_the_same_whole_call(ctx: RuntimeContext) -> 
     assert not session.approved(prepared(ctx, KUBECONFIG="/home/ann/.kube/prod"))
 
 
+def test_yes_for_the_session_expires_after_approvals_expires(ctx: RuntimeContext) -> None:
+    now = [100.0]
+    session = SessionApprovals(digest_of, expires=15 * 60, clock=lambda: now[0])
+    session.remember(prepared(ctx, KUBECONFIG="/home/ann/.kube/staging"))
+    now[0] += 15 * 60
+    assert session.approved(prepared(ctx, KUBECONFIG="/home/ann/.kube/staging"))
+    now[0] += 1
+    assert not session.approved(prepared(ctx, KUBECONFIG="/home/ann/.kube/staging"))
+    assert len(session) == 0  # dropped: only a new yes keeps it again
+
+
 def test_secrets_are_hashed_not_kept(ctx: RuntimeContext) -> None:
     binding = bind(prepared(ctx, KUBECONFIG="hunter2-secret"))
     assert "hunter2-secret" not in str(binding.to_json())

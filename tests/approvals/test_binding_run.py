@@ -59,7 +59,7 @@ def test_where_approvers_are_named_only_their_tokens_approve(project: Path, fake
     wrong = approvals(project, "approve", approval_id, env={"NAMI_APPROVER_TOKEN": "guessed"})
     assert wrong.returncode == 2 and "is not one of approvals.approvers" in wrong.stderr
     unnamed = approvals(project, "approve", approval_id)  # an OS user alone, where approvers are named
-    assert unnamed.returncode == 2 and "give your token in $NAMI_APPROVER_TOKEN" in unnamed.stderr
+    assert unnamed.returncode == 2 and "give your token ($NAMI_APPROVER_TOKEN)" in unnamed.stderr
     assert approvals(project, "deny", approval_id, "--reason", "stop", env=as_("bob")).returncode == 0
     assert run.finish()[0] == 0 and not (project / "marker.txt").exists()
 

@@ -46,5 +46,5 @@ def test_the_trust_summary_lists_where_approvals_go_and_who_answers(workdir: Pat
     assert shown.returncode == 0, shown.stderr
     out = shown.stdout + shown.stderr
     assert 'sets approvals.path = "/tmp/elsewhere"' in out and 'sets approvals.via = "queue"' in out
-    assert "names approvers who may answer with a token: eve" in out
+    assert "names approvers who may answer with a token or an SSH key: eve" in out
     assert "prod: (no env) (needs 2 approvers)" in out

@@ -1,0 +1,74 @@
+"""``nami approvals --url URL``: the queue answered through an approvals page (``nami approvals serve``,
+usually a team's, behind its proxy) rather than in a folder of this machine. Each request carries
+``Authorization: Bearer`` with the named approver's token (``$NAMI_APPROVER_TOKEN``), or, for a page of this
+machine, the page token of the URL it printed. Nothing here prints."""
+
+from __future__ import annotations
+
+import json
+import urllib.error
+import urllib.parse
+import urllib.request
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from nami_yaml.approvals.store import ApprovalRefused
+from nami_yaml.errors import ConfigError, NamiError
+
+TIMEOUT = 60.0  # an answer waits for the run's receipt (up to 30 s) before the page replies
+
+
+@dataclass(frozen=True)
+class PageClient:
+    base: str  # scheme://host[:port][/prefix], without a trailing slash
+    token: str
+
+    @classmethod
+    def of(cls, url: str, env: Mapping[str, str]) -> PageClient:
+        parts = urllib.parse.urlsplit(url)
+        if parts.scheme not in ("http", "https") or not parts.netloc:
+            raise ConfigError(f"--url {url!r}: give the page's address, e.g. https://approvals.example.com/")
+        token = env.get("NAMI_APPROVER_TOKEN") or urllib.parse.parse_qs(parts.query).get("token", [""])[0]
+        if not token:
+            raise ConfigError("--url needs your approver token in $NAMI_APPROVER_TOKEN (or, for a page of this "
+                              "machine, the URL with its ?token= as `nami approvals serve` printed it)")
+        return cls(f"{parts.scheme}://{parts.netloc}{parts.path.rstrip('/')}", token)
+
+    def entries(self, *, show_all: bool = False) -> list[dict[str, Any]]:
+        found = self._request("GET", "/api/approvals" + ("?all=1" if show_all else ""))
+        return list(found.get("approvals") or [])
+
+    def entry(self, approval_id: str) -> dict[str, Any]:
+        return self._request("GET", f"/api/approvals/{urllib.parse.quote(approval_id, safe='')}")
+
+    def answer(self, approval_id: str, *, approve: bool, reason: str | None) -> str:
+        verb = "approve" if approve else "deny"
+        done = self._request("POST", f"/api/approvals/{urllib.parse.quote(approval_id, safe='')}/{verb}",
+                             {"reason": reason})
+        return str(done.get("message") or "taken")
+
+    def _request(self, method: str, path: str, body: Mapping[str, Any] | None = None) -> dict[str, Any]:
+        data = json.dumps(body).encode() if body is not None else None
+        headers = {"Authorization": f"Bearer {self.token}", "Accept": "application/json",
+                   **({"Content-Type": "application/json"} if data is not None else {})}
+        request = urllib.request.Request(self.base + path, data=data, headers=headers, method=method)
+        try:
+            with urllib.request.urlopen(request, timeout=TIMEOUT) as response:  # noqa: S310 (the URL given)
+                return _json(response.read())
+        except urllib.error.HTTPError as exc:
+            said = _json(exc.read()).get("error") or exc.reason
+            if exc.code in (401, 403, 404, 409):
+                raise ApprovalRefused(f"the approvals page refused it (HTTP {exc.code}): {said}") from None
+            raise NamiError(f"the approvals page at {self.base} failed (HTTP {exc.code}): {said}") from None
+        except (OSError, ValueError) as exc:
+            raise NamiError(f"the approvals page at {self.base} cannot be reached: "
+                            f"{getattr(exc, 'reason', None) or exc}") from None
+
+
+def _json(raw: bytes) -> dict[str, Any]:
+    try:
+        value = json.loads(raw or b"{}")
+    except ValueError:
+        return {}
+    return value if isinstance(value, dict) else {}
