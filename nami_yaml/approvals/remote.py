@@ -19,6 +19,17 @@ from nami_yaml.errors import ConfigError, NamiError
 TIMEOUT = 60.0  # an answer waits for the run's receipt (up to 30 s) before the page replies
 
 
+class _NoRedirect(urllib.request.HTTPRedirectHandler):
+    """Redirects are not followed: urllib would send the approver's token (Authorization) on to wherever the
+    redirect points, another host or plain http included. The 3xx is said instead, with where it points."""
+
+    def redirect_request(self, *args: Any, **kwargs: Any) -> None:
+        return None
+
+
+_OPENER = urllib.request.build_opener(_NoRedirect)
+
+
 @dataclass(frozen=True)
 class PageClient:
     base: str  # scheme://host[:port][/prefix], without a trailing slash
@@ -54,9 +65,13 @@ class PageClient:
                    **({"Content-Type": "application/json"} if data is not None else {})}
         request = urllib.request.Request(self.base + path, data=data, headers=headers, method=method)
         try:
-            with urllib.request.urlopen(request, timeout=TIMEOUT) as response:  # noqa: S310 (the URL given)
+            with _OPENER.open(request, timeout=TIMEOUT) as response:  # the URL given, never a redirect's
                 return _json(response.read())
         except urllib.error.HTTPError as exc:
+            if 300 <= exc.code < 400:
+                raise NamiError(f"the approvals page at {self.base} redirected (HTTP {exc.code}) to "
+                                f"{exc.headers.get('Location')!r}: your token is not sent on; give that address "
+                                "with --url if it is the page") from None
             said = _json(exc.read()).get("error") or exc.reason
             if exc.code in (401, 403, 404, 409):
                 raise ApprovalRefused(f"the approvals page refused it (HTTP {exc.code}): {said}") from None

@@ -1,0 +1,42 @@
+"""``nami approvals --url``'s client (approvals/remote.py) against real HTTP servers: the approver's token
+goes to the address given and nowhere else."""
+
+from __future__ import annotations
+
+import pytest
+
+from nami_yaml.approvals.remote import PageClient
+from nami_yaml.errors import NamiError
+from tests.local_http import QuietHandler, serving
+
+TOKEN = "alice-secret-token-0123456789"
+
+
+class Elsewhere(QuietHandler):
+    """Another server: records the Authorization header of whatever reaches it."""
+
+    seen: list[str | None] = []
+
+    def do_GET(self) -> None:  # noqa: N802
+        Elsewhere.seen.append(self.headers.get("Authorization"))
+        self.reply(200, b'{"approvals": []}', {"Content-Type": "application/json"})
+
+
+class Redirecting(QuietHandler):
+    """A page (or a proxy) that sends the client on to another address."""
+
+    to = ""
+
+    def do_GET(self) -> None:  # noqa: N802
+        self.reply(302, b"", {"Location": Redirecting.to + self.path})
+
+
+def test_a_redirect_is_not_followed_with_the_approvers_token() -> None:
+    Elsewhere.seen = []
+    with serving(Elsewhere) as elsewhere, serving(Redirecting) as page:
+        Redirecting.to = elsewhere
+        client = PageClient.of(page, {"NAMI_APPROVER_TOKEN": TOKEN})
+        with pytest.raises(NamiError, match="redirected .*--url") as raised:
+            client.entries()
+    assert elsewhere in str(raised.value)  # where it was sent, so the person can give that address
+    assert Elsewhere.seen == []  # the token never reached the other server
