@@ -89,7 +89,9 @@ def question_text(request: ApprovalRequest) -> str:
     planned = shown_plan(call)
     if planned is not None:  # what the yes approves, and binds (its sha256)
         lines.append(f"Its plan ({visible_line(scrub_text(planned.command, secrets))}):")
-        lines.append(visible(scrub_text(cut(planned.text, saved=planned.saved), secrets).rstrip("\n")) or "(no output)")
+        text = visible(scrub_text(cut(planned.text, saved=planned.saved), secrets).rstrip("\n"))
+        # each line marked as the plan's, as on the terminal: a line of it cannot pass for one of the question
+        lines.extend(f"  | {line}" for line in (text.split("\n") if text else ["(no output)"]))
         lines.append(f"(the yes binds this plan: sha256 {planned.sha256})")
     lines.append("Run it?")
     return "\n".join(lines)
