@@ -49,6 +49,7 @@ from nami_yaml.errors import NamiError
 from nami_yaml.serve.hosts import served_names
 
 MAX_BODY = 64 * 1024
+IDLE_TIMEOUT = 10.0  # seconds a connection may wait between bytes of its request (slowloris: each holds a thread)
 LABEL = "approvals page"
 ASSETS = {"/page.js": ("page.js", "text/javascript; charset=utf-8"),
           "/page.css": ("page.css", "text/css; charset=utf-8")}
@@ -113,6 +114,7 @@ def allowed_names(host: str, port: int, allowed: Sequence[str]) -> tuple[set[str
 
 class Handler(http.server.BaseHTTPRequestHandler):
     server_version = "nami-approvals"
+    timeout = IDLE_TIMEOUT  # socket reads and writes of one request; not the wait for the run's receipt
     page: PageServer  # set on the subclass made for one server
 
     # -- plumbing ----------------------------------------------------------------------------------------

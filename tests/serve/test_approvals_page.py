@@ -263,3 +263,21 @@ def test_remote_answers_need_a_named_approvers_token(project: Path, fake_openai:
     assert "approved by alice (token, as OS user " in the_call(approval_id)["reason"]
     again = approvals(project, "approve", approval_id, "--url", page.base, env=as_alice)
     assert again.returncode == 2 and "answered already (approved)" in again.stderr
+
+
+def test_the_page_closes_a_connection_that_never_finishes_its_request(tmp_path: Path) -> None:
+    """A client that opens connections and never ends a request (slowloris) would hold one thread and one
+    descriptor each, for ever: the page, reachable by anyone with --allow-remote, would stop answering."""
+    import socket
+
+    from nami_yaml.approvals.store import QueueFolder
+    from nami_yaml.serve.approvals_page import IDLE_TIMEOUT, serve_page
+
+    urls: queues.Queue[str] = queues.Queue()
+    threading.Thread(target=serve_page, args=(QueueFolder.open(str(tmp_path / "queue")), "127.0.0.1", 0),
+                     kwargs={"approvers": {}, "remote": False, "on_ready": urls.put}, daemon=True).start()
+    port = int(urls.get(timeout=60).split(":")[2].split("/")[0])
+    with socket.create_connection(("127.0.0.1", port)) as client:
+        client.sendall(b"GET / HTTP/1.1\r\nHost: 127.0.0.1")  # and nothing more
+        client.settimeout(IDLE_TIMEOUT + 60)
+        assert client.recv(1024) == b""  # the page closed it (without the limit: socket.timeout)
