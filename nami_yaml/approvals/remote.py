@@ -5,6 +5,7 @@ machine, the page token of the URL it printed. Nothing here prints."""
 
 from __future__ import annotations
 
+import ipaddress
 import json
 import urllib.error
 import urllib.parse
@@ -40,6 +41,10 @@ class PageClient:
         parts = urllib.parse.urlsplit(url)
         if parts.scheme not in ("http", "https") or not parts.netloc:
             raise ConfigError(f"--url {url!r}: give the page's address, e.g. https://approvals.example.com/")
+        if parts.scheme == "http" and not _loopback(parts.hostname or ""):
+            # the approver's token is a bearer secret: in plain http anyone on the way reads it, and answers
+            raise ConfigError(f"--url {url!r}: another machine's page is answered over https only (your token "
+                              "would cross the network in clear); the page is served behind a TLS proxy")
         token = env.get("NAMI_APPROVER_TOKEN") or urllib.parse.parse_qs(parts.query).get("token", [""])[0]
         if not token:
             raise ConfigError("--url needs your approver token in $NAMI_APPROVER_TOKEN (or, for a page of this "
@@ -79,6 +84,15 @@ class PageClient:
         except (OSError, ValueError) as exc:
             raise NamiError(f"the approvals page at {self.base} cannot be reached: "
                             f"{getattr(exc, 'reason', None) or exc}") from None
+
+
+def _loopback(host: str) -> bool:
+    if host == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(host).is_loopback
+    except ValueError:
+        return False
 
 
 def _json(raw: bytes) -> dict[str, Any]:

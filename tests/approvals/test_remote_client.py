@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 
 from nami_yaml.approvals.remote import PageClient
-from nami_yaml.errors import NamiError
+from nami_yaml.errors import ConfigError, NamiError
 from tests.local_http import QuietHandler, serving
 
 TOKEN = "alice-secret-token-0123456789"
@@ -40,3 +40,15 @@ def test_a_redirect_is_not_followed_with_the_approvers_token() -> None:
             client.entries()
     assert elsewhere in str(raised.value)  # where it was sent, so the person can give that address
     assert Elsewhere.seen == []  # the token never reached the other server
+
+
+@pytest.mark.parametrize("url", ["http://approvals.example.com/", "http://10.0.0.5:8717/", "http://[2001:db8::1]/"])
+def test_another_machines_page_is_answered_over_https_only(url: str) -> None:
+    with pytest.raises(ConfigError, match="https only"):
+        PageClient.of(url, {"NAMI_APPROVER_TOKEN": TOKEN})
+
+
+@pytest.mark.parametrize("url", ["http://127.0.0.1:8717/", "http://localhost:8717/", "http://[::1]:8717/",
+                                 "https://approvals.example.com/"])
+def test_this_machines_page_and_https_pages_are_answered(url: str) -> None:
+    assert PageClient.of(url, {"NAMI_APPROVER_TOKEN": TOKEN}).token == TOKEN
