@@ -6,16 +6,16 @@ An answer given here is written to the queue exactly as ``nami approvals approve
 as that approver; the run checks it as it checks any answer. What this server adds is who may make it
 write one:
 
-- **The page token.** A random token made at each start is in the URL the server prints (as Jupyter's):
-  opening that URL sets a cookie (HttpOnly, SameSite=Strict, named for the port) and redirects to drop
-  the token from the address bar. Without the cookie (or the token as a bearer token) nothing is shown.
+- **The page token.** A random token made at each start is in the URL the server prints (as Jupyter's).
+  The page's script keeps it in the tab's ``sessionStorage`` (of this origin: this port alone), drops it
+  from the address bar, and sends it as ``Authorization: Bearer`` with every request. No cookie: a browser
+  sends a cookie of 127.0.0.1 to every port of it, so any other server there (another user's, or one a
+  tool started) would get the page's session with it; and another site cannot make a browser send an
+  ``Authorization`` header (that needs a CORS preflight, which this server never grants). Without the
+  token (or an approver's) nothing is shown and nothing answered.
 - **Host and Origin.** Every request must name, in ``Host``, an address the server is bound to, on its port
   (or a name given with ``--allow-host``, the team's proxy): a page whose DNS name was rebound to 127.0.0.1
   is refused. A POST from a browser must carry an ``Origin`` of those names.
-- **The page's own CSRF token.** Every answer is a POST of JSON carrying ``X-Nami-CSRF``, a token the page
-  got with its HTML: another site (another port of localhost is the same *site* to a browser, so
-  SameSite alone does not stop it) cannot read it, so cannot answer for you. Without it: 403, nothing
-  written.
 - **Remote** (``--allow-remote``): each answer also needs a named approver's token (``approvals.approvers``),
   typed by the person or given as ``Authorization: Bearer`` by ``nami approvals --url``; it is checked
   here against the listed hashes (403 when it is none of them) and again by the run.
@@ -33,7 +33,6 @@ import json
 import os
 import secrets
 import socket
-import threading
 import urllib.parse
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -74,29 +73,13 @@ class PageServer:
     hosts: set[str]  # what Host may say: "name:port" for the served names, or an --allow-host name
     origins: set[str]
     page_token: str = field(default_factory=lambda: secrets.token_urlsafe(32))
-    sessions: dict[str, str] = field(default_factory=dict)  # cookie value -> that browser's CSRF token
-    cookie: str = "nami_approvals"
-    lock: threading.Lock = field(default_factory=threading.Lock)
-
-    def new_session(self) -> str:
-        session = secrets.token_urlsafe(32)
-        with self.lock:
-            self.sessions[session] = secrets.token_urlsafe(32)
-        return session
-
-    def csrf_of(self, session: str | None) -> str | None:
-        if not session:
-            return None
-        with self.lock:
-            return self.sessions.get(session)
 
 
 @dataclass(frozen=True)
 class Caller:
-    """Who a request comes from: a browser signed in by the page token (its session), or a program with a
-    bearer token (the page token, or a named approver's)."""
+    """Who a request comes from: the page (a browser's or a program's) with the page token as a bearer token,
+    or a program with a named approver's."""
 
-    session: str | None = None
     approver_token: str | None = None
 
 
@@ -157,22 +140,10 @@ class Handler(http.server.BaseHTTPRequestHandler):
                 return Caller()
             if approver_named(token, self.page.approvers) is not None:
                 return Caller(approver_token=token)
-        else:
-            session = self.cookies().get(self.page.cookie)
-            if self.page.csrf_of(session) is not None:
-                return Caller(session=session)
         self.send(HTTPStatus.UNAUTHORIZED, b"Open the URL `nami approvals serve` printed (it holds the page's "
                   b"token), or give a token as `Authorization: Bearer`.\n", "text/plain; charset=utf-8",
                   {"WWW-Authenticate": "Bearer"})
         return None
-
-    def cookies(self) -> dict[str, str]:
-        found: dict[str, str] = {}
-        for part in (self.headers.get("Cookie") or "").split(";"):
-            name, sep, value = part.strip().partition("=")
-            if sep:
-                found.setdefault(name, value)
-        return found
 
     # -- GET -----------------------------------------------------------------------------------------------
 
@@ -212,23 +183,13 @@ class Handler(http.server.BaseHTTPRequestHandler):
                 "queue": str(self.page.folder.path)}
 
     def index(self, token: str) -> None:
-        if token:
-            if not hmac.compare_digest(token.encode(), self.page.page_token.encode()):
-                self.send(HTTPStatus.FORBIDDEN, b"This is not the page's token (it changes at each start of "
-                          b"`nami approvals serve`).\n", "text/plain; charset=utf-8")
-                return
-            # The token becomes a cookie of this browser, and leaves the address bar (and its history).
-            attributes = "HttpOnly; SameSite=Strict; Path=/" + ("; Secure" if self.page.remote else "")
-            self.send(HTTPStatus.SEE_OTHER, b"", "text/plain",
-                      {"Location": "/", "Set-Cookie": f"{self.page.cookie}={self.page.new_session()}; {attributes}"})
+        """The page itself: nothing in it is secret (its script takes the token from the address bar, once,
+        into the tab's sessionStorage); a wrong token is said at once."""
+        if token and not hmac.compare_digest(token.encode(), self.page.page_token.encode()):
+            self.send(HTTPStatus.FORBIDDEN, b"This is not the page's token (it changes at each start of "
+                      b"`nami approvals serve`).\n", "text/plain; charset=utf-8")
             return
-        csrf = self.page.csrf_of(self.cookies().get(self.page.cookie))
-        if csrf is None:
-            self.send(HTTPStatus.UNAUTHORIZED, b"Open the URL `nami approvals serve` printed: it holds the page's "
-                      b"token.\n", "text/plain; charset=utf-8")
-            return
-        html = asset("index.html").decode().replace("{{csrf}}", csrf)
-        html = html.replace("{{mode}}", "remote" if self.page.remote else "local")
+        html = asset("index.html").decode().replace("{{mode}}", "remote" if self.page.remote else "local")
         self.send(HTTPStatus.OK, html.encode(), "text/html; charset=utf-8")
 
     # -- POST ----------------------------------------------------------------------------------------------
@@ -239,7 +200,7 @@ class Handler(http.server.BaseHTTPRequestHandler):
         caller = self.caller()
         if caller is None:
             return
-        if caller.session is not None and not self.browser_post_ok(caller.session):
+        if not self.origin_ok():
             return
         path = urllib.parse.urlsplit(self.path).path
         approval_id, _, verb = path.removeprefix("/api/approvals/").partition("/")
@@ -274,19 +235,13 @@ class Handler(http.server.BaseHTTPRequestHandler):
             return
         self.send_json(HTTPStatus.OK, {"id": approval_id, "message": given.message})
 
-    def browser_post_ok(self, session: str) -> bool:
-        """A browser's POST: from the page's own origin, with the page's CSRF token, as JSON."""
-        origin = (self.headers.get("Origin") or "").lower()
-        if origin not in self.page.origins:
-            self.refuse(HTTPStatus.FORBIDDEN, "an answer must come from this page (Origin): nothing was answered")
-            return False
-        expected = self.page.csrf_of(session) or ""
-        given = self.headers.get("X-Nami-CSRF") or ""
-        if not given or not hmac.compare_digest(given.encode(), expected.encode()):
-            self.refuse(HTTPStatus.FORBIDDEN, "an answer must carry this page's token (X-Nami-CSRF): nothing was "
-                                              "answered")
-            return False
-        return True
+    def origin_ok(self) -> bool:
+        """A browser's POST (it says its Origin) comes from the page's own origin; a program says none."""
+        origin = self.headers.get("Origin")
+        if origin is None or origin.lower() in self.page.origins:
+            return True
+        self.refuse(HTTPStatus.FORBIDDEN, "an answer must come from this page (Origin): nothing was answered")
+        return False
 
     def json_body(self) -> dict[str, Any] | None:
         if (self.headers.get("Content-Type") or "").split(";")[0].strip().lower() != "application/json":
@@ -334,7 +289,7 @@ def serve_page(folder: QueueFolder, host: str, port: int, *, approvers: Mapping[
     httpd = Server((bare, port), Handler)
     bound = httpd.server_address[1]
     hosts, origins = allowed_names(bare, bound, allowed_hosts)
-    page = PageServer(folder, approvers, remote, hosts, origins, cookie=f"nami_approvals_{bound}")
+    page = PageServer(folder, approvers, remote, hosts, origins)
     httpd.RequestHandlerClass = type("PageHandler", (Handler,), {"page": page})
     shown_host = f"[{bare}]" if family == socket.AF_INET6 else bare
     try:

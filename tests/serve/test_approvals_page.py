@@ -139,7 +139,7 @@ def test_the_page_approves_a_waiting_run_in_a_browser(project: Path, fake_openai
     with screenshot_on_failure(browser, tmp_path / "approvals-page.png"):
         browser.get(page.url)
         assert browser.current_url == page.base + "/"  # the token left the address bar
-        assert browser.execute_script("return document.cookie") == ""  # HttpOnly: no script reads it
+        assert browser.get_cookies() == []  # the token is the tab's (sessionStorage), never a cookie
         card = wait_until(browser, lambda d: d.find_elements(By.ID, f"approval-{approval_id}"))[0]
         text = card.text
         assert card.find_element(By.CSS_SELECTOR, '[data-field="argv"]').text == '["touch","marker.txt"]'
@@ -160,12 +160,15 @@ def test_the_page_approves_a_waiting_run_in_a_browser(project: Path, fake_openai
 
 
 class Attacker(QuietHandler):
-    """Another site on this machine (another port of 127.0.0.1: the same *site* to a browser, so its cookie
-    would go along): a page whose form posts an approval to the approvals page as soon as it loads."""
+    """Another site on this machine (another port of 127.0.0.1: the same *site* to a browser, which sends it
+    every cookie of 127.0.0.1): a page whose form posts an approval to the approvals page as soon as it
+    loads; it keeps the cookies the browser sent it."""
 
     target = ""
+    cookies: list[str] = []
 
     def do_GET(self) -> None:  # noqa: N802
+        Attacker.cookies.append(self.headers.get("Cookie") or "")
         form = (f'<form id="f" method="post" action="{self.target}" enctype="text/plain">'
                 '<input name=\'{"reason": "x", "pad":"\' value=\'"}\'></form>'
                 '<script>document.getElementById("f").submit()</script>')
@@ -180,21 +183,22 @@ def test_an_answer_without_the_page_token_is_refused_and_writes_nothing(
     answer_url = f"{page.base}/api/approvals/{approval_id}/approve"
     before = queue_files(project)
     with screenshot_on_failure(browser, tmp_path / "approvals-page.png"):
-        browser.get(page.url)  # signed in: the cookie is set
+        browser.get(page.url)  # signed in: the page token is in the tab
         wait_until(browser, lambda d: d.find_elements("id", f"approval-{approval_id}"))
-        # The page's own origin and cookie, JSON, but not the page's CSRF token: refused.
+        # The page's own origin, with whatever the browser sends by itself, JSON, but not the page token: refused.
         status, said = browser.execute_async_script(
             "const done = arguments[arguments.length - 1];"
-            "fetch(arguments[0], {method: 'POST', credentials: 'same-origin',"
+            "fetch(arguments[0], {method: 'POST', credentials: 'include',"
             " headers: {'Content-Type': 'application/json'}, body: JSON.stringify({reason: 'forged'})})"
             ".then(async r => done([r.status, await r.text()]))", answer_url)
-        assert status == 403 and "must carry this page's token" in said
-        # Another site's form, which the browser sends with the cookie (same site, another port): refused.
-        Attacker.target = answer_url
+        assert status == 401 and "Open the URL" in said
+        # Another site's form (same site, another port), which the browser sends with every cookie it has for
+        # 127.0.0.1: there is none of the page's to steal, and the form's post is refused.
+        Attacker.target, Attacker.cookies = answer_url, []
         with serving(Attacker) as attacker:
             browser.get(attacker + "/")
-            wait_until(browser, lambda d: "nothing was answered" in d.page_source)
-            assert "must come from this page" in browser.page_source
+            wait_until(browser, lambda d: "Open the URL" in d.page_source)
+        assert Attacker.cookies and not any(Attacker.cookies)
     assert queue_files(project) == before  # no answer file was ever written
     entry = entry_of(project, approval_id)
     assert entry["state"] == "pending" and entry["approvals"] == []

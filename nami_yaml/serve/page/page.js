@@ -1,8 +1,19 @@
 // The approvals page of `nami approvals serve`: lists the pending approvals (polled every 2 s) and posts
-// answers with this page's CSRF token. Every value from the queue is set as text, never as HTML.
+// answers, each request with the page token as a bearer token. Every value from the queue is set as text,
+// never as HTML.
 "use strict";
 
-const csrf = document.querySelector('meta[name="nami-csrf"]').content;
+// The token of the URL nami printed: kept in this tab's sessionStorage (this origin's, so this port's alone,
+// unlike a cookie, which a browser sends to every port of the host) and dropped from the address bar.
+const pageToken = (() => {
+  const given = new URLSearchParams(location.search).get("token");
+  if (given) {
+    sessionStorage.setItem("nami-page-token", given);
+    history.replaceState(null, "", "/");
+  }
+  return sessionStorage.getItem("nami-page-token") || "";
+})();
+const authorization = {"Authorization": `Bearer ${pageToken}`};
 const remote = document.querySelector('meta[name="nami-mode"]').content === "remote";
 const cards = new Map();  // approval id -> its card, kept while it is pending (a reason being typed stays)
 
@@ -105,8 +116,8 @@ async function answer(id, verb, reason, message, buttons) {
   message.textContent = "Sending… (the run takes the answer)";
   try {
     const response = await fetch(`/api/approvals/${encodeURIComponent(id)}/${verb}`, {
-      method: "POST", credentials: "same-origin",
-      headers: {"Content-Type": "application/json", "X-Nami-CSRF": csrf},
+      method: "POST", credentials: "omit",
+      headers: {"Content-Type": "application/json", ...authorization},
       body: JSON.stringify({reason: reason || null, ...(token ? {approver_token: token} : {})}),
     });
     const body = await response.json().catch(() => ({}));
@@ -126,7 +137,7 @@ async function refresh() {
   const status = document.getElementById("status");
   let body;
   try {
-    const response = await fetch("/api/approvals", {credentials: "same-origin", cache: "no-store"});
+    const response = await fetch("/api/approvals", {credentials: "omit", cache: "no-store", headers: authorization});
     if (!response.ok) throw new Error(`HTTP ${response.status}: reload the URL nami approvals serve printed`);
     body = await response.json();
   } catch (error) {
