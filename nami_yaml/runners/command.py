@@ -57,14 +57,14 @@ class CommandRunner:
         invocation = build_invocation(tool, argv, self.options, ctx, stdin=stdin, values=values)
         if self.plan is None or plan_argv is None:
             return invocation
-        step = self._step(tool, plan_argv, show_argv, folder, ctx)
+        step = self._step(tool, plan_argv, show_argv, folder, ctx, argv)
         planned = PlannedInvocation(**{f.name: getattr(invocation, f.name) for f in fields(invocation)}, step=step)
         if folder is not None:
             planned.sandbox = reading(planned.sandbox, folder)
         return planned
 
     def _step(self, tool: str, plan_argv: list[str], show_argv: list[str] | None, folder: Any,
-              ctx: RuntimeContext) -> PlanStep:
+              ctx: RuntimeContext, argv: list[str]) -> PlanStep:
         """The call's plan step: its processes run as the tool's would (its env, target, sandbox), with no
         stdin, no output shaping, and the plan's own timeout."""
         assert self.plan is not None
@@ -75,4 +75,5 @@ class CommandRunner:
             plan.allow_writes([folder])  # the plan step alone writes in the call's plan folder
             if show is not None:
                 show.sandbox = reading(show.sandbox, folder)
-        return PlanStep(self.plan, plan, show, folder, needed=uses_plan_file(self.argv) and folder is not None)
+        return PlanStep(self.plan, plan, show, folder, needed=uses_plan_file(self.argv) and folder is not None,
+                        tool_argv=tuple(argv))

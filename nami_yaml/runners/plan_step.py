@@ -58,9 +58,11 @@ class PlanOutcome:
 
     ok: bool
     shown: str = ""  # the show step's stdout (else the plan step's), cut as a tool's output is
-    sha256: str | None = None  # of the plan file, else of the whole shown output
+    sha256: str | None = None  # of the plan file, else of the whole shown output (bound with ``inputs``)
     failure: str | None = None  # said to the model when the step failed (the tool is not run)
     saved: str | None = None  # where the whole output is, when ``shown`` is cut
+    # A plan without a file: the hash of the files its argv and the tool's name; the approval binds both.
+    inputs: str | None = None
 
     def to_json(self) -> dict[str, Any]:
         return {"ok": self.ok, "sha256": self.sha256, "failure": self.failure, "saved": self.saved}
@@ -78,6 +80,37 @@ def hash_file(path: Path) -> str | None:
             return None
         for chunk in iter(lambda: file.read(1 << 20), b""):
             digest.update(chunk)
+    return digest.hexdigest()
+
+
+MAX_INPUT_FILES = 2000  # files of the folders a diff plan's argv names, hashed (more: the plan fails)
+
+
+class TooManyInputs(Exception):
+    pass
+
+
+def inputs_digest(argv: list[str], cwd: Path) -> str:
+    """The SHA-256 of every file an argv names (an element, or an ``--opt=VALUE``'s value, that is an
+    existing file or folder, relative to ``cwd``; a folder's files recursively): for a plan without a file
+    (``kubectl diff -f manifests/``) what its output showed the differences of, so a manifest edited after
+    the question changes what the approval binds. Raises TooManyInputs past MAX_INPUT_FILES."""
+    digest = hashlib.sha256()
+    count = 0
+    for arg in argv[1:]:
+        value = arg.split("=", 1)[1] if arg.startswith("-") and "=" in arg else arg
+        if not value or value.startswith("-"):
+            continue
+        path = Path(value) if os.path.isabs(value) else cwd / value
+        try:
+            files = [path] if path.is_file() else sorted(p for p in path.rglob("*") if p.is_file()) if path.is_dir() else []
+        except OSError:
+            files = []
+        for file in files:
+            count += 1
+            if count > MAX_INPUT_FILES:
+                raise TooManyInputs(f"its command names more than {MAX_INPUT_FILES:,} files")
+            digest.update(f"{file}\0{hash_file(file) or '-'}\n".encode("utf-8", "surrogateescape"))
     return digest.hexdigest()
 
 
@@ -100,6 +133,7 @@ class PlanStep:
     show: ProcessInvocation | None
     folder: Path | None  # None: the plan writes no file
     needed: bool  # the tool's command reads {plan_file}: the step runs before it even when nobody was asked
+    tool_argv: tuple[str, ...] = ()  # the tool's own argv: the files it names are bound with a plan without a file
     outcome: PlanOutcome | None = None
     _lock: threading.Lock = field(default_factory=threading.Lock, repr=False, compare=False)
 
@@ -132,7 +166,13 @@ class PlanStep:
             return None
         if self.file is not None:
             return hash_file(self.file)
-        return self.outcome.sha256
+        return _bound(self.outcome.sha256, self._inputs())
+
+    def _inputs(self) -> str | None:
+        try:
+            return inputs_digest([*self.plan.argv, *self.tool_argv[1:]], Path(self.plan.cwd))
+        except TooManyInputs:
+            return None
 
     def run(self, *, show: bool = True) -> PlanOutcome:
         """Run the plan step (once: a second call returns the same outcome). ``show``: also its show step."""
@@ -148,6 +188,13 @@ class PlanStep:
             except OSError as exc:
                 return PlanOutcome(False, failure=f"the plan step was not run: its folder {self.folder} cannot be "
                                                   f"made ({exc.strerror or exc})")
+        inputs = None
+        if self.file is None:
+            try:  # taken before the plan reads them: a change while it runs is a change
+                inputs = inputs_digest([*self.plan.argv, *self.tool_argv[1:]], Path(self.plan.cwd))
+            except TooManyInputs as exc:
+                return PlanOutcome(False, failure=f"the plan step ({shlex.join(self.plan.argv)}) was not run: {exc}, "
+                                                  "too many to bind an approval to")
         planned = self.plan.run()
         problem = self._failure(planned, self.plan, "plan step")
         if problem:
@@ -169,7 +216,7 @@ class PlanStep:
             return PlanOutcome(True, shown="", sha256=sha256)
         text, saved, whole = _stdout(shown_by)
         if sha256 is None:
-            sha256 = hashlib.sha256(whole).hexdigest()
+            return PlanOutcome(True, shown=text, sha256=hashlib.sha256(whole).hexdigest(), saved=saved, inputs=inputs)
         return PlanOutcome(True, shown=text, sha256=sha256, saved=saved)
 
     def _failure(self, result: ToolResult, invocation: ProcessInvocation, what: str,
@@ -213,6 +260,9 @@ class PlanStep:
                 return (f"the plan changed: the plan file {self.file} is not the one planned (sha256 "
                         f"{(outcome.sha256 or '')[:12]}…; it {state}), so the tool was not run; call it again to plan "
                         "and ask anew")
+        elif outcome.inputs is not None and self._inputs() != outcome.inputs:
+            return ("the plan changed: a file its command names (or the tool's) changed since the plan was shown, "
+                    "so the tool was not run; call it again to plan and ask anew")
         return None
 
     def discard(self) -> None:
@@ -221,6 +271,13 @@ class PlanStep:
             if self.folder is not None:
                 shutil.rmtree(self.folder, ignore_errors=True)
             self.outcome = None
+
+
+def _bound(output: str | None, inputs: str | None) -> str | None:
+    """What an approval of a plan without a file binds: its whole output and the files it named."""
+    if output is None or inputs is None:
+        return output
+    return hashlib.sha256(f"{output}\0{inputs}".encode("ascii")).hexdigest()
 
 
 def _stdout(result: ToolResult) -> tuple[str, str | None, bytes]:

@@ -101,3 +101,32 @@ def test_policy_test_says_it_would_run_the_plan_and_runs_nothing(project: Path) 
     assert tested.returncode == 0, tested.stdout + tested.stderr
     assert "would run plan planner plan --size=1" in tested.stdout, tested.stdout
     assert planner_log(project) == [] and not (project / "queue").exists()
+
+
+APPLY_FILE = """\
+name: apply_file
+description: Apply a manifest file.
+risk: write
+parameters: {type: object, properties: {path: {type: string}}, required: [path]}
+plan: {command: [cat, "{path}"]}
+command: [cp, "{path}", applied.txt]
+"""
+
+
+def test_a_diff_plan_binds_the_files_it_showed(project: Path, fake_openai: FakeOpenAIServer, runs: list[Run]) -> None:
+    # A plan without a file (kubectl diff -f m.yaml) shows what the manifests would change: a manifest edited
+    # while the question waits is not what the person approved (red team: "replicas: 3" shown, "0" applied).
+    (project / "tools" / "apply_file.yaml").write_text(APPLY_FILE)
+    (project / "m.yaml").write_text("replicas: 3\n")
+    trust(project)
+    fake_openai.add(tool_calls(call("apply_file", {"path": "m.yaml"})), text("done"))
+    run = Run(project, fake_openai, "apply it")
+    runs.append(run)
+    [approval_id] = wait_for_pending(project / "queue", run)
+    assert json.loads((project / "queue" / f"{approval_id}.json").read_text())["plan"] == "replicas: 3\n"
+    (project / "m.yaml").write_text("replicas: 0  # and delete prod\n")
+    approvals(project, "approve", approval_id)
+    run.finish()
+    assert not (project / "applied.txt").exists()
+    result = next(m["content"] for m in fake_openai.requests[-1]["messages"] if m["role"] == "tool")
+    assert "plan changed" in result
