@@ -53,18 +53,19 @@ def _lines(data: dict[str, Any], state: str, *, full: bool) -> list[str]:
         if details.get("env_set"):
             lines.append("  env: " + visible_line(" ".join(f"{k}={v}" for k, v in details["env_set"].items())))
         if details.get("stdin"):
-            lines.append(f"  stdin: {details['stdin'].get('bytes')} bytes, sha256 {details['stdin'].get('sha256')}")
+            stdin = details["stdin"]
+            lines.append(visible_line(f"  stdin: {stdin.get('bytes')} bytes, sha256 {stdin.get('sha256')}"))
         if details.get("sandbox"):
             lines.append("  sandbox: " + visible_line(json.dumps(details["sandbox"], ensure_ascii=False)))
         run = data.get("run") or {}
         lines.append(visible_line(f"  run: {run.get('user')}@{run.get('host')} pid {run.get('pid')}, "
                                   f"session {run.get('session')}, workspace {run.get('workspace')}"))
-        lines.append(f"  digest: {(data.get('binding') or {}).get('digest')}")
+        lines.append(visible_line(f"  digest: {(data.get('binding') or {}).get('digest')}"))
         if data.get("outcome"):
             lines.append("  outcome: " + visible(str(data["outcome"])))
     if state == "pending":
         answer = data.get("answer") or {}
-        lines.append(f"  answer: {answer.get('approve')}  |  {answer.get('deny')}")
+        lines.append(visible_line(f"  answer: {answer.get('approve')}  |  {answer.get('deny')}"))
     return lines
 
 
