@@ -86,15 +86,11 @@ def hash_file(path: Path) -> str | None:
 MAX_INPUT_FILES = 2000  # files of the folders a diff plan's argv names, hashed (more: the plan fails)
 
 
-class TooManyInputs(Exception):
-    pass
-
-
-def inputs_digest(argv: list[str], cwd: Path) -> str:
+def inputs_digest(argv: list[str], cwd: Path) -> str | None:
     """The SHA-256 of every file an argv names (an element, or an ``--opt=VALUE``'s value, that is an
     existing file or folder, relative to ``cwd``; a folder's files recursively): for a plan without a file
     (``kubectl diff -f manifests/``) what its output showed the differences of, so a manifest edited after
-    the question changes what the approval binds. Raises TooManyInputs past MAX_INPUT_FILES."""
+    the question changes what the approval binds. None past MAX_INPUT_FILES (too many to bind)."""
     digest = hashlib.sha256()
     count = 0
     for arg in argv[1:]:
@@ -109,7 +105,7 @@ def inputs_digest(argv: list[str], cwd: Path) -> str:
         for file in files:
             count += 1
             if count > MAX_INPUT_FILES:
-                raise TooManyInputs(f"its command names more than {MAX_INPUT_FILES:,} files")
+                return None
             digest.update(f"{file}\0{hash_file(file) or '-'}\n".encode("utf-8", "surrogateescape"))
     return digest.hexdigest()
 
@@ -169,10 +165,7 @@ class PlanStep:
         return _bound(self.outcome.sha256, self._inputs())
 
     def _inputs(self) -> str | None:
-        try:
-            return inputs_digest([*self.plan.argv, *self.tool_argv[1:]], Path(self.plan.cwd))
-        except TooManyInputs:
-            return None
+        return inputs_digest([*self.plan.argv, *self.tool_argv[1:]], Path(self.plan.cwd))
 
     def run(self, *, show: bool = True) -> PlanOutcome:
         """Run the plan step (once: a second call returns the same outcome). ``show``: also its show step."""
@@ -190,11 +183,11 @@ class PlanStep:
                                                   f"made ({exc.strerror or exc})")
         inputs = None
         if self.file is None:
-            try:  # taken before the plan reads them: a change while it runs is a change
-                inputs = inputs_digest([*self.plan.argv, *self.tool_argv[1:]], Path(self.plan.cwd))
-            except TooManyInputs as exc:
-                return PlanOutcome(False, failure=f"the plan step ({shlex.join(self.plan.argv)}) was not run: {exc}, "
-                                                  "too many to bind an approval to")
+            inputs = self._inputs()  # taken before the plan reads them: a change while it runs is a change
+            if inputs is None:
+                return PlanOutcome(False, failure=f"the plan step ({shlex.join(self.plan.argv)}) was not run: its "
+                                                  f"command names more than {MAX_INPUT_FILES:,} files, too many to "
+                                                  "bind an approval to")
         planned = self.plan.run()
         problem = self._failure(planned, self.plan, "plan step")
         if problem:
