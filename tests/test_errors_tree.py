@@ -13,7 +13,7 @@ from types import ModuleType
 import nami_yaml
 from nami_yaml import errors
 
-OPTIONAL = {"mcp", "mcp_types", "uvicorn", "ray"}  # the extras' packages: a module needing an absent one is skipped
+OPTIONAL = {"mcp", "mcp_types", "uvicorn", "ray", "opentelemetry", "jinja2"}  # the extras' packages: a module needing an absent one is skipped
 NOT_IMPORTED = {"nami_yaml.runners.vetted_python"}  # run as a script in a server's interpreter, never imported
 
 
