@@ -442,8 +442,12 @@ def _root_cause(exc: BaseException) -> str:
 
 def import_sdk() -> None:
     """Import the openai SDK (and its HTTP client class) now rather than at the first request: for a process
-    that others are forked from (batch workers' warm server), which then never import it again."""
-    _http_client_class()
+    that others are forked from (batch workers' warm server), which then never import it again. One client
+    is made and closed: its HTTP library imports its transport (and what that finds installed, such as trio)
+    only when a client is made, which was two thirds of each forked task's CPU (bench/batch.py)."""
+    made = _http_client()
+    if made is not None:
+        made.close()
 
 
 @functools.cache

@@ -57,3 +57,16 @@ def test_fresh_workers_are_started_by_the_batch(batch_project: BatchProject) -> 
     first, second = run_two(batch_project, "--fresh-workers")
     assert first["ppid"] == second["ppid"] == os.getpid()
     assert first["seen"] is False and second["seen"] is False
+
+
+def test_the_warm_server_leaves_nothing_for_a_tasks_model_client_to_import() -> None:
+    """A task's first request makes the SDK's HTTP client, whose library imports its transport only then:
+    unless the server did so before forking, every task paid for that import again (most of its CPU)."""
+    import subprocess
+    import sys
+
+    probe = ("import sys\nimport nami_yaml.batch.warm\nfrom nami_yaml.model.client import _http_client\n"
+             "before = set(sys.modules)\n_http_client().close()\nprint(sorted(set(sys.modules) - before))\n")
+    done = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, check=True,
+                          env={**os.environ, "PYTHONDONTWRITEBYTECODE": "1"})
+    assert done.stdout.strip() == "[]", done.stdout
