@@ -53,6 +53,9 @@ class ToolDraft:
     problems: list[Problem] = field(default_factory=list)
     host: Host | None = None
     targets: TargetSet = field(default_factory=TargetSet)  # the project's, for tools that run on one
+    # nami's own file (a built-in): part of its code, validated against the schemas by the test suite, not at
+    # every start (compiling the two schemas' fast checks costs some 75 ms of every command's start).
+    of_nami: bool = False
 
     def error(self, sub: JsonPath, message: str, *, key: bool = False) -> None:
         self.problems.append(self.doc.problem((*self.where, *sub), message, key=key, severity=ERROR))

@@ -100,7 +100,7 @@ def _load_file(path: Path, builtin: bool, host: Host | None, targets: TargetSet,
         shared_problems: list[Problem] = []  # the tool's own: they keep it from loading
         if where:
             entry = completed(doc, doc.value, where, entry, known_tool_keys(), shared_problems)
-        draft = ToolDraft(doc, where, entry, path, problems, host, targets)
+        draft = ToolDraft(doc, where, entry, path, problems, host, targets, of_nami=builtin)
         tool = _build_tool(draft, builtin, shared_problems)
         on_targets = on_targets or draft.target_mode is not None
         if tool is not None:
@@ -188,7 +188,7 @@ def _build_tool(draft: ToolDraft, builtin: bool, found: Iterable[Problem] = ()) 
     draft.problems.extend(found)
     # A command written as one string gets its own message (showing the list it should be) from the checks.
     shown = {k: v for k, v in raw.items() if not (k == "command" and isinstance(v, str))}
-    if not tool_surely_valid(shown):
+    if not draft.of_nami and not tool_surely_valid(shown):
         draft.problems.extend(problems_for(draft.doc, shown, draft.where, validator("tool", "tool")))
     for check in TOOL_CHECKS:
         check(draft)

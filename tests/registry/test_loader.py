@@ -319,3 +319,22 @@ def test_host_checks_find_programs_and_folders(workdir: Path) -> None:
     assert findings(workdir, f"name: t\ndescription: d\ncommand: [{workdir / 'not-executable'}]\n", host) == [
         "$.command[0]: warning: program "
         f"{workdir / 'not-executable'} is not an executable file here (not-executable)"]
+
+
+def test_builtins_pass_every_schema_check_the_loader_skips_for_them() -> None:
+    """nami's own tool files are part of its code: loading them skips the two schema checks (compiling them
+    is most of a start's tool loading), so this suite makes those checks, as for any file of a user's."""
+    import subprocess
+    import sys
+
+    from nami_yaml.app.toolset import builtin_catalog
+
+    for name, path in builtin_catalog().items():
+        tools, problems = check_tools([path])  # not marked built-in: every check, warnings included
+        assert problems == [] and [t.name for t in tools] == [name], (path, problems)
+    probe = ("from nami_yaml.app.toolset import builtin_catalog\nfrom nami_yaml.registry.loader import load_tools\n"
+             "from nami_yaml.spec import fastcheck\npaths = list(builtin_catalog().values())\n"
+             "tools, problems = load_tools(paths, builtin=paths)\nassert not problems and len(tools) == len(paths)\n"
+             "print(fastcheck._compiled_tool.cache_info().currsize, fastcheck._compiled_meta.cache_info().currsize)\n")
+    done = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, check=True)
+    assert done.stdout.split() == ["0", "0"]  # nothing compiled for nami's own files
