@@ -11,7 +11,8 @@ of those names (``--description TEXT`` for each). ``--schemas FILE`` lists the `
 tools answering with binary data: picture (an image block), chart (base64 in structuredContent, no text),
 report (a PDF as base64 in the JSON text and in structuredContent), thumbnail (a data: URI in a text block). ``--cyclic-schema`` lists one whose ``$ref`` comes back to itself.
 ``--resources`` serves resources (two pages: runbook and config, then a logo) and a prompt ``triage``; a call of
-``add_resource`` (not listed) adds one and says so as a server of its protocol does: on 2026-07-28 it publishes
+``drop_listen`` (not listed) fails its listen streams, ``end_listen`` ends them gracefully; ``add_resource``
+(not listed) adds one and says so as a server of its protocol does: on 2026-07-28 it publishes
 the change on its subscription bus, which reaches only the clients that opened ``subscriptions/listen`` (as the
 SDK's MCPServer does); with ``--legacy`` (the 2025 handshake only, no ``server/discover``) it sends
 notifications/resources/list_changed to its session. ``--no-listen`` serves no ``subscriptions/listen``
@@ -147,6 +148,13 @@ async def call_tool(ctx: object, params: types.CallToolRequestParams) -> types.C
         else:
             await BUS.publish(ResourcesListChanged())
         return reply("added")
+    if params.name == "drop_listen":  # its listen streams fail (an error, not the graceful end)
+        for scope in DROPPED:
+            scope.cancel()
+        return reply("dropped")
+    if params.name == "end_listen":  # its listen streams end gracefully, as a server that stops does
+        LISTENING.close()
+        return reply("ended")
     if params.name == "progress":  # progress notifications, and log messages (one holding a secret)
         session = ctx.session  # type: ignore[attr-defined]
         await session.send_log_message("info", "starting the copy")
@@ -215,6 +223,7 @@ async def get_prompt(ctx: object, params: types.GetPromptRequestParams) -> types
 
 BUS = InMemorySubscriptionBus()
 LISTENING = ListenHandler(BUS)
+DROPPED: list[anyio.CancelScope] = []  # the listen streams drop_listen fails
 
 
 async def listen(ctx: object, params: types.SubscriptionsListenRequestParams) -> types.SubscriptionsListenResult:
@@ -223,7 +232,10 @@ async def listen(ctx: object, params: types.SubscriptionsListenRequestParams) ->
         raise MCPError(types.INVALID_REQUEST, "subscriptions are switched off on this server")
     print(f"listen stream opened: {params.notifications.model_dump(exclude_none=True)}", file=sys.stderr, flush=True)
     try:
-        return await LISTENING(ctx, params)  # type: ignore[arg-type]
+        with anyio.CancelScope() as dropped:
+            DROPPED.append(dropped)
+            return await LISTENING(ctx, params)  # type: ignore[arg-type]
+        raise MCPError(types.INTERNAL_ERROR, "the stream broke")  # drop_listen was called
     finally:
         print("listen stream closed", file=sys.stderr, flush=True)
 

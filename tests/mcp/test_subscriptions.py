@@ -1,7 +1,8 @@
 """The protocol nami agrees on with a server, and a server's resource list changes on the 2026-07-28 protocol,
 which come only on the ``subscriptions/listen`` stream nami opens (tests/mcp/fixture_server.py publishes them on
 the SDK's subscription bus, as the SDK's MCPServer does): over stdio and streamable HTTP; a server of 2025
-(the handshake only) still gets its notifications handled; a server that refuses the stream is a -v notice;
+(the handshake only) still gets its notifications handled; a stream lost is opened again; a server that
+refuses or ends the stream is a -v notice;
 nothing is left running after."""
 
 from __future__ import annotations
@@ -16,6 +17,8 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
+import pytest
+
 from tests.programs import need_mcp
 
 need_mcp()
@@ -24,6 +27,7 @@ from mcp_types.version import HANDSHAKE_PROTOCOL_VERSIONS, LATEST_MODERN_VERSION
 
 from nami_yaml.cancel import CancelToken  # noqa: E402
 from nami_yaml.config.mcp_servers import McpServerSpec  # noqa: E402
+from nami_yaml.mcp import subscriptions  # noqa: E402
 from nami_yaml.mcp.client import McpServers  # noqa: E402
 from nami_yaml.testing import FakeOpenAIServer, call, text, tool_calls  # noqa: E402
 from tests.helpers import run_nami  # noqa: E402
@@ -169,3 +173,37 @@ def test_a_refused_stream_is_told_with_v_only(fake_openai: FakeOpenAIServer, wor
     assert "[MCP server fx, notice] (nami) it refused subscriptions/listen (subscriptions are switched off on " \
            "this server)" in verbose.stderr
     assert "subscriptions/listen" not in quiet.stderr and "Traceback" not in verbose.stderr + quiet.stderr
+
+
+def opened_streams(workdir: Path, name: str = "fx") -> int:
+    return (workdir.parent / "logs" / f"{name}.log").read_text().count("listen stream opened")
+
+
+def test_a_lost_stream_is_opened_again_and_changes_are_seen_after(workdir: Path,
+                                                                  monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(subscriptions, "QUICK_LOSS", 0.0)  # lost however soon: opened again
+    with servers(workdir, fixture_spec("fx", "--resources")) as running:
+        running.start()
+        logs = listened(running)
+        assert running.call_tool("fx", "drop_listen", {}, timeout=30, cancel=CancelToken()).ok
+        deadline = time.monotonic() + 15
+        while opened_streams(workdir) < 2:
+            assert time.monotonic() < deadline, "the stream was not opened again"
+            time.sleep(0.05)
+        add_resource_and_wait(running, "fx")  # told on the new stream
+    assert logs == [] and running.take_notices() == []
+
+
+def test_a_stream_the_server_ends_is_a_verbose_notice(workdir: Path) -> None:
+    with servers(workdir, fixture_spec("fx", "--resources")) as running:
+        running.start()
+        logs = listened(running)
+        assert running.call_tool("fx", "end_listen", {}, timeout=30, cancel=CancelToken()).ok
+        deadline = time.monotonic() + 15
+        while not logs:
+            assert time.monotonic() < deadline, "nothing was told"
+            time.sleep(0.05)
+        assert running.call_tool("fx", "echo", {"text": "on"}, timeout=30, cancel=CancelToken()).ok
+    assert logs == [("fx", "notice", "(nami) it ended the subscriptions/listen stream; changes to its resources are "
+                                     "not seen from now on (the read tool lists them fresh without uri)")]
+    assert opened_streams(workdir) == 1 and running.take_notices() == []
