@@ -2,8 +2,7 @@
 which come only on the ``subscriptions/listen`` stream nami opens (tests/mcp/fixture_server.py publishes them on
 the SDK's subscription bus, as the SDK's MCPServer does): over stdio and streamable HTTP; a server of 2025
 (the handshake only) still gets its notifications handled; a stream lost is opened again; a server that
-refuses or ends the stream is a -v notice;
-nothing is left running after."""
+refuses or ends the stream is a -v notice; nothing is left running after."""
 
 from __future__ import annotations
 
