@@ -259,6 +259,7 @@ def serve_http(server: Server) -> None:
 
     sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
     sock.bind(("127.0.0.1", 0))
+    sock.listen(128)  # before the URL is told: a client may connect before uvicorn has started
     app = server.streamable_http_app(transport_security=TransportSecuritySettings(
         enable_dns_rebinding_protection=False))
     print(f"http://127.0.0.1:{sock.getsockname()[1]}/mcp", flush=True)
