@@ -45,6 +45,7 @@ from nami_yaml.env_secrets import EnvScrub, child_environment
 from nami_yaml.mcp.oauth import login_hint, run_auth
 from nami_yaml.mcp.results import result_text
 from nami_yaml.mcp.stdio import keep_stderr, process_streams
+from nami_yaml.mcp.subscriptions import ChangeListener, listen_needed, negotiate
 from nami_yaml.registry.defaults import NOT_APPLIED, refused_defaults
 from nami_yaml.registry.ref_cycles import ref_problems
 from nami_yaml.registry.tool import Tool
@@ -76,6 +77,7 @@ LOG_LEVEL = "info"  # the least a server's log message must be to be sent (shown
 # are dropped here.
 LOG_LEVELS = ("debug", "info", "notice", "warning", "error", "critical", "alert", "emergency")
 MAX_LOG_MESSAGE = 2_000  # characters of one log message shown
+MAX_UNHEARD = 100  # -v notices kept until someone listens (those of the servers' start)
 
 
 @dataclass
@@ -99,6 +101,8 @@ class Connection:
     oauth: Any = None  # nami_yaml.mcp.oauth.NamiOAuth of an HTTP server: its stored login, if any
     tasks: Any = None  # an anyio TaskGroup living as long as its session
     resources_changed: bool = False  # the list changed since the read tool's description was written
+    protocol: str | None = None  # the protocol version agreed on
+    listener: ChangeListener | None = None  # its subscriptions/listen stream (2026-07-28), if one is open
 
 
 @dataclass
@@ -132,7 +136,8 @@ class McpServers:
         self._thread: threading.Thread | None = None
         self._closed = False
         # Told each log message a server sends (notifications/message): server, level, text (redacted).
-        self.on_log: Callable[[str, str, str], None] | None = None
+        self._on_log: Callable[[str, str, str], None] | None = None
+        self._unheard: list[tuple[str, str, str]] = []  # nami's -v notices told before anyone listened
         self._secrets: list[str] | None = None
 
     # -- starting ---------------------------------------------------------------------------------------
@@ -164,7 +169,8 @@ class McpServers:
         anyio.run(main)
 
     async def _serve(self, conn: Connection) -> None:
-        """One server's life: start, initialize, list its tools, then wait until told to stop."""
+        """One server's life: start, agree on a protocol, list its tools (and listen for changes), then wait until
+        told to stop."""
         conn.stop = anyio.Event()
         spec = conn.spec
         try:
@@ -176,17 +182,26 @@ class McpServers:
                     session = await stack.enter_async_context(ClientSession(
                         read, write, client_info=CLIENT_INFO, logging_callback=self._log_callback(conn),
                         message_handler=self._message_handler(conn), log_level=LOG_LEVEL))
+                    # However the connection ends, its listen stream ends first (before the session closes).
+                    stack.callback(lambda: conn.listener and conn.listener.cancel())
                     with anyio.fail_after(spec.startup_timeout):
-                        started = await session.initialize()
+                        await negotiate(session)
+                        conn.protocol = session.protocol_version
+                        capabilities = session.server_capabilities
                         conn.listed = await _all_tools(session)
-                        await self._list_extras(conn, session, started.capabilities)
+                        await self._listen(conn, session, capabilities)  # before listing what it follows
+                        await self._list_extras(conn, session, capabilities)
                 except Exception as exc:  # whatever the server or the network did: a notice, never a crash
                     self._fail(conn, self._startup_problem(conn, exc))
                     return  # the stack stops what was started, while nami goes on
                 conn.session = session
                 conn.state = "ready"
+                if conn.listener is not None:
+                    conn.listener.listed.set()
                 conn.started.set()
                 await conn.stop.wait()
+                if conn.listener is not None:  # closed while the server is there to be told
+                    await conn.listener.close(CANCEL_GRACE)
         except Exception as exc:
             self._fail(conn, self._startup_problem(conn, exc))
         finally:
@@ -194,6 +209,23 @@ class McpServers:
                 conn.state = "died" if not conn.stopping else "stopped"
             conn.started.set()
             conn.finished.set()
+
+    async def _listen(self, conn: Connection, session: ClientSession, capabilities: Any) -> None:
+        """On 2026-07-28, open the server's subscriptions/listen stream for resource list changes (on older
+        protocols the server sends them unasked: :meth:`_message_handler`). A server that does not offer it
+        or refuses it: a -v notice, and the read tool's list stays as it was listed at start."""
+        resources = getattr(capabilities, "resources", None)
+        if not listen_needed(session) or resources is None:
+            return
+        if not resources.list_changed:
+            self._verbose(conn, "it announces no resource list changes (its capabilities: resources.listChanged "
+                                "is off); the read tool's list is the one of its start")
+            return
+        conn.listener = ChangeListener(session, timeout=conn.spec.startup_timeout,
+                                       changed=lambda: self._relist_resources(conn),
+                                       tell=lambda text: self._verbose(conn, text),
+                                       running=lambda: conn.state in ("starting", "ready") and not conn.stopping)
+        await conn.tasks.start(conn.listener.run)
 
     async def _list_extras(self, conn: Connection, session: ClientSession, capabilities: Any) -> None:
         """A server's resources (the first page: what the read tool's description lists) and prompts (what
@@ -207,6 +239,31 @@ class McpServers:
                 conn.prompts = list((await session.list_prompts()).prompts[:MAX_LISTED])
         except Exception as exc:  # listing is extra: a notice, and the server's tools stay
             self._notice(f"MCP server {conn.spec.name}: its resources or prompts could not be listed: {_describe(exc)}")
+
+    @property
+    def on_log(self) -> Callable[[str, str, str], None] | None:
+        return self._on_log
+
+    @on_log.setter
+    def on_log(self, sink: Callable[[str, str, str], None] | None) -> None:
+        """Whoever listens from now on is told first what nami told before (the servers' start)."""
+        with self._lock:
+            self._on_log = sink
+            unheard, self._unheard = (self._unheard, []) if sink is not None else ([], self._unheard)
+        for message in unheard:
+            sink(*message)  # type: ignore[misc]
+
+    def _verbose(self, conn: Connection, text: str) -> None:
+        """A notice of nami's about a server that is shown with -v (with the server's own log messages): how
+        it works, not what fails."""
+        message = (conn.spec.name, "notice", visible(f"(nami) {text}"))
+        with self._lock:
+            sink = self._on_log
+            if sink is None:
+                if len(self._unheard) < MAX_UNHEARD:
+                    self._unheard.append(message)
+                return
+        sink(*message)
 
     def _log_callback(self, conn: Connection) -> Callable[[Any], Awaitable[None]]:
         async def logged(params: types.LoggingMessageNotificationParams) -> None:
@@ -235,6 +292,10 @@ class McpServers:
 
     def _message_handler(self, conn: Connection) -> Callable[[Any], Awaitable[None]]:
         async def handle(message: Any) -> None:
+            # On 2026-07-28 these come on the listen stream, whose listener lists again (the SDK hands them
+            # here too): the handler is for older protocols.
+            if conn.listener is not None:
+                return
             if isinstance(message, types.ResourceListChangedNotification | types.ResourceUpdatedNotification) \
                     and conn.resources is not None and conn.tasks is not None:
                 # Listed again on a task of its own: this handler runs on the session's reading task.

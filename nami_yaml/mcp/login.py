@@ -28,6 +28,7 @@ from mcp.shared.auth import AuthorizationCodeResult
 
 from nami_yaml.mcp.client import CLIENT_INFO, _all_tools, _describe, _innermost
 from nami_yaml.mcp.oauth import McpLoginError, NamiOAuth, StoredTokens
+from nami_yaml.mcp.subscriptions import negotiate
 from nami_yaml.mcp.token_store import AuthRecord, TokenStore
 
 CALLBACK_PATH = "/callback"
@@ -175,5 +176,5 @@ async def _connect(url: str, headers: dict[str, str], provider: NamiOAuth) -> in
     async with create_mcp_http_client(headers=headers, auth=provider) as client, \
             streamable_http_client(url, http_client=client) as (read, write), \
             ClientSession(read, write, client_info=CLIENT_INFO) as session:
-        await session.initialize()
+        await negotiate(session)  # as a run does: a server of 2026-07-28 may take no initialize
         return len(await _all_tools(session))

@@ -11,7 +11,14 @@ of those names (``--description TEXT`` for each). ``--schemas FILE`` lists the `
 tools answering with binary data: picture (an image block), chart (base64 in structuredContent, no text),
 report (a PDF as base64 in the JSON text and in structuredContent), thumbnail (a data: URI in a text block). ``--cyclic-schema`` lists one whose ``$ref`` comes back to itself.
 ``--resources`` serves resources (two pages: runbook and config, then a logo) and a prompt ``triage``; a call of
-``add_resource`` (not listed) adds one and sends notifications/resources/list_changed.
+``drop_listen`` (not listed) fails its listen streams, ``end_listen`` ends them gracefully; ``add_resource``
+(not listed) adds one and says so as a server of its protocol does: on 2026-07-28 it publishes
+the change on its subscription bus, which reaches only the clients that opened ``subscriptions/listen`` (as the
+SDK's MCPServer does); with ``--legacy`` (the 2025 handshake only, no ``server/discover``) it sends
+notifications/resources/list_changed to its session. ``--no-listen`` serves no ``subscriptions/listen``
+(its capabilities say so), ``--refuse-listen`` refuses every one. Its stderr says when a listen stream opens
+and closes. ``--http`` serves streamable HTTP on 127.0.0.1 (a free port) instead of stdio, its URL the first
+line of its stdout.
 """
 
 from __future__ import annotations
@@ -27,7 +34,10 @@ import anyio
 import mcp_types as types
 import yaml
 from mcp.server.lowlevel import Server
+from mcp.server.runner import serve_loop
 from mcp.server.stdio import stdio_server
+from mcp.server.subscriptions import InMemorySubscriptionBus, ListenHandler, ResourcesListChanged
+from mcp.shared.exceptions import MCPError
 
 TEXT = {"type": "object", "properties": {"text": {"type": "string"}}, "required": ["text"]}
 TOOLS = [
@@ -133,8 +143,18 @@ async def call_tool(ctx: object, params: types.CallToolRequestParams) -> types.C
         return reply("it went wrong", error=True)
     if params.name == "add_resource":  # its resource list changes, and it says so
         RESOURCES[0].append(types.Resource(uri="file:///new.md", name="new", mime_type="text/markdown"))
-        await ctx.session.send_resource_list_changed()  # type: ignore[attr-defined]
+        if "--legacy" in sys.argv:
+            await ctx.session.send_resource_list_changed()  # type: ignore[attr-defined]
+        else:
+            await BUS.publish(ResourcesListChanged())
         return reply("added")
+    if params.name == "drop_listen":  # its listen streams fail (an error, not the graceful end)
+        for scope in DROPPED:
+            scope.cancel()
+        return reply("dropped")
+    if params.name == "end_listen":  # its listen streams end gracefully, as a server that stops does
+        LISTENING.close()
+        return reply("ended")
     if params.name == "progress":  # progress notifications, and log messages (one holding a secret)
         session = ctx.session  # type: ignore[attr-defined]
         await session.send_log_message("info", "starting the copy")
@@ -183,8 +203,8 @@ async def read_resource(ctx: object, params: types.ReadResourceRequestParams) ->
     if uri == "file:///logo.png":
         return types.ReadResourceResult(contents=[types.BlobResourceContents(
             uri=uri, mime_type="image/png", blob=base64.b64encode(PNG[:3000]).decode())])
-    if uri not in CONTENTS:
-        raise ValueError(f"no resource {uri}")
+    if uri not in CONTENTS:  # an MCPError: on 2026-07-28 another exception's text is not sent ("Internal error")
+        raise MCPError(types.INVALID_PARAMS, f"no resource {uri}")
     return types.ReadResourceResult(contents=[types.TextResourceContents(uri=uri, text=CONTENTS[uri])])
 
 
@@ -195,10 +215,55 @@ async def list_prompts(ctx: object, params: types.PaginatedRequestParams | None)
 
 async def get_prompt(ctx: object, params: types.GetPromptRequestParams) -> types.GetPromptResult:
     if params.name != "triage":
-        raise ValueError(f"no prompt {params.name}")
+        raise MCPError(types.INVALID_PARAMS, f"no prompt {params.name}")
     service = (params.arguments or {}).get("service", "?")
     return types.GetPromptResult(messages=[types.PromptMessage(role="user", content=types.TextContent(
         text=f"Triage the alert for {service}: read the runbook first."))])
+
+
+BUS = InMemorySubscriptionBus()
+LISTENING = ListenHandler(BUS)
+DROPPED: list[anyio.CancelScope] = []  # the listen streams drop_listen fails
+
+
+async def listen(ctx: object, params: types.SubscriptionsListenRequestParams) -> types.SubscriptionsListenResult:
+    """The SDK's own subscriptions/listen handler, saying on stderr when a stream opens and ends."""
+    if "--refuse-listen" in sys.argv:
+        raise MCPError(types.INVALID_REQUEST, "subscriptions are switched off on this server")
+    print(f"listen stream opened: {params.notifications.model_dump(exclude_none=True)}", file=sys.stderr, flush=True)
+    try:
+        with anyio.CancelScope() as dropped:
+            DROPPED.append(dropped)
+            return await LISTENING(ctx, params)  # type: ignore[arg-type]
+        raise MCPError(types.INTERNAL_ERROR, "the stream broke")  # drop_listen was called
+    finally:
+        print("listen stream closed", file=sys.stderr, flush=True)
+
+
+def fixture() -> Server:
+    extras: dict[str, object] = {}
+    if "--resources" in sys.argv:
+        extras = {"on_list_resources": list_resources, "on_read_resource": read_resource,
+                  "on_list_prompts": list_prompts, "on_get_prompt": get_prompt}
+        if "--no-listen" not in sys.argv:
+            extras["on_subscriptions_listen"] = listen
+    return Server("fixture", version="1.0", on_list_tools=list_tools, on_call_tool=call_tool,
+                  **extras)  # type: ignore[arg-type]
+
+
+def serve_http(server: Server) -> None:
+    import socket
+
+    import uvicorn
+    from mcp.server.transport_security import TransportSecuritySettings
+
+    sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+    sock.bind(("127.0.0.1", 0))
+    sock.listen(128)  # before the URL is told: a client may connect before uvicorn has started
+    app = server.streamable_http_app(transport_security=TransportSecuritySettings(
+        enable_dns_rebinding_protection=False))
+    print(f"http://127.0.0.1:{sock.getsockname()[1]}/mcp", flush=True)
+    uvicorn.Server(uvicorn.Config(app, log_level="warning")).run(sockets=[sock])
 
 
 async def main() -> None:
@@ -219,12 +284,18 @@ async def main() -> None:
         while left > 0:
             left -= os.write(2, b"noise " * min(10_000, left // 6 + 1))
         print("flood over", file=sys.stderr, flush=True)
-    extras = ({"on_list_resources": list_resources, "on_read_resource": read_resource,
-               "on_list_prompts": list_prompts, "on_get_prompt": get_prompt} if "--resources" in sys.argv else {})
-    server = Server("fixture", version="1.0", on_list_tools=list_tools, on_call_tool=call_tool, **extras)
+    server = fixture()
     async with stdio_server() as (read, write):
-        await server.run(read, write, server.create_initialization_options())
+        if "--legacy" in sys.argv:  # a server of 2025: the initialize handshake, nothing else
+            async with server.lifespan(server) as state:
+                await serve_loop(server, read, write, lifespan_state=state,
+                                 init_options=server.create_initialization_options())
+        else:
+            await server.run(read, write, server.create_initialization_options())
 
 
 if __name__ == "__main__":
-    anyio.run(main)
+    if "--http" in sys.argv:
+        serve_http(fixture())
+    else:
+        anyio.run(main)
