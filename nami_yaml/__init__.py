@@ -48,3 +48,18 @@ def _forget_current_folder_under_dash_m() -> None:
 
 
 _forget_current_folder_under_dash_m()
+
+# After the line above: git_index imports modules (dataclasses, re) a cloned folder could shadow.
+from nami_yaml import git_index as _git_index  # noqa: E402
+
+
+def _run_git(command: _git_index.GitCommand) -> str | None:
+    """git_index's runner: the runners' one subprocess path (imported when git first runs: ``nami --help``
+    imports none of it). Given here, where every import of nami_yaml passes first, because the leaf's
+    users include config/, which may not import runners/: so every git command of nami runs this way."""
+    from nami_yaml.runners.git_run import run_git
+
+    return run_git(command)
+
+
+_git_index.run_git_with(_run_git)

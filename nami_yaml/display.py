@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import json
 import re
+import shlex
+from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
 # C0 controls except tab and newline, DEL, and C1 controls: escape sequences could rewrite what the user
@@ -39,6 +41,24 @@ def visible(text: str) -> str:
 def visible_line(text: str) -> str:
     r"""Like ``visible``, and newlines and tabs escaped too: for a field that must stay on one line."""
     return (_ASCII_CONTROL_OR_BREAK if text.isascii() else _CONTROL_OR_BREAK).sub(_escape, text)
+
+
+def pipeline_line(stages: Iterable[Sequence[Any]]) -> str:
+    """A ``pipeline:`` tool's rendered stages as one command line, each stage's argv quoted as a shell reads
+    it: ``printf 'a b' | grep a | sort``. Not escaped here: printed, it goes through ``visible_line`` as every
+    command line does."""
+    return " | ".join(shlex.join(str(word) for word in stage) for stage in stages)
+
+
+def command_line(plan: Mapping[str, Any]) -> str:
+    """What a process call's plan (or its audit record's) runs, as one command line: its argv, or for a
+    pipeline, whose argv is nami's launcher, each stage's (:func:`pipeline_line`). The one text of a
+    process call wherever it is shown: the approval question, a dry run, ``nami tools call --dry-run``,
+    ``nami log``."""
+    stages = plan.get("pipeline")
+    if isinstance(stages, list) and stages and all(isinstance(stage, list) for stage in stages):
+        return pipeline_line(stages)
+    return shlex.join(str(word) for word in plan.get("argv") or ())
 
 
 def _escape(match: re.Match[str]) -> str:

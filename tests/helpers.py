@@ -22,6 +22,20 @@ from nami_yaml.testing import FakeOpenAIServer
 
 NAMI = [sys.executable, "-m", "nami_yaml"]  # the CLI as a separate process, from this interpreter
 
+# A ``pipeline:`` tool (argv stages piped without a shell), and a value of its with a terminal escape: how
+# its call is shown (a dry run, the audit log, the approval question), each stage's argv, escaped.
+PIPELINE_TOOL = """\
+name: pick
+description: The fruits whose name holds a word, sorted.
+risk: read
+parameters: {type: object, properties: {word: {type: string}}, required: [word]}
+pipeline: [[printf, "apple\\npear\\nplum\\n"], [grep, "{word}"], [sort]]
+"""
+PIPELINE_WORD = "p\x1b[2J"
+PIPELINE_STAGES = [["printf", "apple\npear\nplum\n"], ["grep", PIPELINE_WORD], ["sort"]]
+PIPELINE_LINE = "printf 'apple\npear\nplum\n' | grep 'p\x1b[2J' | sort"  # as a shell reads it
+PIPELINE_SHOWN = "printf 'apple\\npear\\nplum\\n' | grep 'p\\x1b[2J' | sort"  # as printed, escaped
+
 
 def write(path: Path, text: str) -> Path:
     """``text`` into ``path``, its folders created; returns the path."""

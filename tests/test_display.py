@@ -6,7 +6,7 @@ import json
 import sys
 import unicodedata
 
-from nami_yaml.display import plural, safe_json, visible, visible_line
+from nami_yaml.display import command_line, plural, safe_json, visible, visible_line
 
 # Characters that render as nothing although they are letters or symbols.
 BLANK_LOOKING = "\u115f\u1160\u3164\uffa0\u2800\u034f\u17b4\u17b5\U000e0100\ufe00"
@@ -61,3 +61,11 @@ def test_ascii_text_is_escaped_as_any_other_text() -> None:
     as_json = safe_json({"text": ascii_text})
     assert safe_json({"text": ascii_text + "é"}) == as_json[:-2] + 'é"}'
     assert json.loads(as_json) == {"text": ascii_text} and as_json.isprintable()
+
+
+def test_a_process_call_is_shown_by_its_argv_or_by_each_stage() -> None:
+    assert command_line({"argv": ["ls", "a b"]}) == "ls 'a b'"
+    launcher = {"argv": ["python3", "-c", "launch", '[["printf", "x y"], ["grep", "x"]]']}
+    assert command_line({**launcher, "pipeline": [["printf", "x y"], ["grep", "x"]]}) == "printf 'x y' | grep x"
+    # A log line someone else wrote: stages of another shape are not stages.
+    assert command_line({"argv": ["launch"], "pipeline": "printf x"}) == "launch"

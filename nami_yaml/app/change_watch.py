@@ -36,7 +36,7 @@ from typing import TYPE_CHECKING
 
 from nami_yaml.agent.hooks import CallRecord
 from nami_yaml.agent.toolbox import PreparedCall
-from nami_yaml.git_index import git_ls_files
+from nami_yaml.git_index import pointed, repository_entry, submodule_paths
 from nami_yaml.paths import SKIPPED_FOLDERS, Resolver
 
 if TYPE_CHECKING:
@@ -73,27 +73,6 @@ def _same(before: os.stat_result, now: os.stat_result) -> bool:
 # -- git ------------------------------------------------------------------------------------------------
 
 
-def repository_of(workspace: Path) -> Path | None:
-    """The ``.git`` git finds from the workspace: in it, or in the nearest folder above it."""
-    for folder in (workspace, *workspace.parents):
-        if os.path.lexists(folder / ".git"):
-            return folder / ".git"
-    return None
-
-
-def _pointed(gitfile: Path) -> Path | None:
-    """Where a ``.git`` file (``gitdir: PATH``) or ``commondir`` points, if it can be read."""
-    try:
-        text = gitfile.read_text(encoding="utf-8", errors="replace")[:4096].strip()
-    except OSError:
-        return None
-    text = text.removeprefix("gitdir:").strip()
-    if not text:
-        return None
-    target = Path(text)
-    return (target if target.is_absolute() else gitfile.parent / target).resolve()
-
-
 def control_files(git_entries: Iterable[Path]) -> set[Path]:
     """Every file git reads as instructions, of the repositories behind ``git_entries`` (each a ``.git``
     folder, or a ``.git`` file: then it and what it points to): config, hooks, worktrees', submodules'."""
@@ -103,7 +82,7 @@ def control_files(git_entries: Iterable[Path]) -> set[Path]:
     for entry in git_entries:
         if os.path.islink(entry) or not entry.is_dir():
             found.add(entry)  # a .git file or link: where git goes; a .git folder changes with every commit
-            target = _pointed(entry) if not os.path.islink(entry) else entry.resolve()
+            target = pointed(entry) if not os.path.islink(entry) else entry.resolve()
             if target is not None:
                 queue.append(target)
         else:
@@ -121,7 +100,7 @@ def control_files(git_entries: Iterable[Path]) -> set[Path]:
             with contextlib.suppress(OSError):
                 found.update(hook for hook in hooks_path.iterdir() if not hook.name.endswith(".sample"))
         common = gitdir / "commondir"
-        if common.is_file() and (target := _pointed(common)) is not None:
+        if common.is_file() and (target := pointed(common)) is not None:
             queue.append(target)
         for nested in ("worktrees", "modules"):
             with contextlib.suppress(OSError):
@@ -129,20 +108,6 @@ def control_files(git_entries: Iterable[Path]) -> set[Path]:
         # A submodule's folder may itself hold its submodules (modules/a/modules/b), and its name any
         # folder name: a folder of modules/ that is not itself a repository is a path to one.
     return found
-
-
-def submodule_paths(git: Path) -> list[str]:
-    """The paths of the submodules (gitlinks) a repository's index names, read by git itself with nothing of
-    the repository's configuration that runs a program (no fsmonitor, hooks, pager); [] where git cannot."""
-    listed = git_ls_files("--stage", "-z", work_tree=git.parent, git_dir=git) if git.is_dir() else None
-    if listed is None:
-        return []
-    paths = []
-    for record in listed.split(b"\0"):
-        head, _, path = record.partition(b"\t")
-        if head.startswith(b"160000 ") and path:
-            paths.append(os.fsdecode(path))
-    return paths
 
 
 _HOOKS_PATH = re.compile(r"^\s*hookspath\s*=\s*(.+?)\s*$", re.I | re.M)
@@ -328,7 +293,7 @@ class ChangeWatch:
 
     def _git_files(self) -> set[Path]:
         entries = self._folders.git_entries()
-        outer = repository_of(self.project.workspace)
+        outer = repository_entry(self.project.workspace)
         if outer is not None:
             entries.add(outer)
             # A submodule the index names may sit where the folder walk does not go (node_modules): its

@@ -12,6 +12,7 @@ from typing import Any
 from nami_yaml.agent.events import DryRunEvent, Event, FinalEvent, ToolCallEvent
 from nami_yaml.agent.hooks import CallRecord, Decision
 from nami_yaml.agent.toolbox import PreparedCall, Toolbox
+from nami_yaml.display import command_line
 from nami_yaml.result import ToolResult
 
 NOT_EXECUTED = "dry run: not executed"
@@ -135,13 +136,14 @@ class DryRun:
 
 
 def rendered(call: PreparedCall) -> str:
-    """The command line (argv and folder) for a process, else the call as ``describe()`` shows it."""
+    """The command line (argv, or a pipeline's stages, and folder) for a process, else the call as
+    ``describe()`` shows it."""
     try:
         plan = call.plan()
     except Exception:
         return call.describe()
-    if "argv" in plan and call.kind == "command":
-        return f"{shlex.join(plan['argv'])} (in {plan['cwd']})"
+    if "argv" in plan and call.kind in ("command", "pipeline"):
+        return f"{command_line(plan)} (in {plan['cwd']})"
     if "argv" in plan:
         return f"{call.describe()} (in {plan['cwd']})"
     return call.describe()

@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import contextlib
 import json
-import shlex
 import sys
 import threading
 from collections.abc import Callable, Iterator
@@ -20,7 +19,7 @@ from nami_yaml.agent.toolbox import PreparedCall
 from nami_yaml.approvals.plans import MAX_PLAN_LINES, shown_plan
 from nami_yaml.cli.style import Paint, terminal
 from nami_yaml.diffs import FileChange, preview_call
-from nami_yaml.display import plural, visible, visible_line
+from nami_yaml.display import command_line, plural, visible, visible_line
 from nami_yaml.policy.approval import ESCALATE_SOURCE, ApprovalRequest, Approver
 from nami_yaml.runners.sandbox.describe import sandbox_line
 
@@ -76,12 +75,11 @@ def approval_lines(call: PreparedCall, change: FileChange | None, paint: Paint, 
             lines.append("  arguments:")
             lines.extend(arguments_view(call.arguments, shorten=not change.exact))
     elif "argv" in plan:
-        argv = plan["argv"]
         if call.kind == "script":
             lines.append("  the tool's bash script, with arguments:")
             lines.extend(arguments_view(call.arguments, shorten=False))
         else:
-            lines.append(f"  {visible_line(shlex.join(argv))}")  # a newline in a value cannot fake a line
+            lines.append(f"  {visible_line(command_line(plan))}")  # a newline in a value cannot fake a line
         lines.append(f"  in {visible(plan['cwd'])}")
         if plan.get("stdin") is not None:
             lines.append("  with stdin:")

@@ -14,7 +14,7 @@ import click
 from nami_yaml.agent.events import NOT_STREAMED, ErrorEvent, Event, FinalEvent, usage_dict
 from nami_yaml.cli.status import StatusLine
 from nami_yaml.cli.style import Terminal
-from nami_yaml.display import plural, safe_json, visible
+from nami_yaml.display import plural, safe_json, visible, visible_line
 from nami_yaml.errors import NamiError
 from nami_yaml.model.types import Usage
 from nami_yaml.runners.sandbox.describe import sandbox_line
@@ -336,7 +336,9 @@ def dry_run_lines(calls: list[dict[str, Any]]) -> list[str]:
     count = f"{len(calls)} call{'s' if len(calls) != 1 else ''}"
     lines = [f"dry run: {count}, none executed:"]
     for call in calls:
-        what = call.get("command") or _one_line(call.get("detail") or "", 100)
+        # A command line on one line, as the approval question shows it: a newline in a value is \n, not a
+        # line that reads like another call of the list.
+        what = visible_line(call["command"]) if call.get("command") else _one_line(call.get("detail") or "", 100)
         by = f"  [{call['by']}]" if call.get("by") else ""
         detail = f": {call['detail']}" if call["outcome"] in ("denied", "would ask") and call.get("detail") else ""
         asked = f" (would ask {call['asked']})" if call.get("asked") else ""

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import json
 import os
-import shlex
 import sys
 from typing import Any
 
@@ -25,7 +24,7 @@ from nami_yaml.cli.common import (
     tools_option,
 )
 from nami_yaml.cli.completion import complete_library_groups, complete_tool_names
-from nami_yaml.display import safe_json, visible, visible_line
+from nami_yaml.display import command_line, safe_json, visible, visible_line
 from nami_yaml.env_secrets import NON_INTERACTIVE_ENV
 from nami_yaml.errors import SpecError
 from nami_yaml.project_request import ProjectRequest
@@ -336,7 +335,8 @@ def format_plan(prepared: PreparedToolCall, *, verbose: bool = False) -> str:
     plan = prepared.plan()
     lines = [f"tool:    {prepared.name} (risk: {prepared.risk})"]
     if "argv" in plan:
-        lines.append(f"argv:    {visible_line(shlex.join(plan['argv']))}")
+        label = "pipeline:" if prepared.kind == "pipeline" else "argv:   "  # (a pipeline's argv is nami's launcher)
+        lines.append(f"{label} {visible_line(command_line(plan))}")
         lines.append(f"cwd:     {visible_line(plan['cwd'])}")
         lines.append(f"timeout: {plan['timeout']:g} s")
         if plan["stdin"] is None:

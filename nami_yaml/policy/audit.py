@@ -246,8 +246,8 @@ def status(record: CallRecord) -> str:
 
 
 def plan_entry(call: PreparedCall, secrets: list[str]) -> dict[str, Any]:
-    """What ran: argv, cwd, timeout, environment changes (secret names redacted), a digest of stdin and
-    of a script's text; or the Python entry point."""
+    """What ran: argv (and a pipeline's stages), cwd, timeout, environment changes (secret names redacted), a
+    digest of stdin and of a script's text; or the Python entry point."""
     try:
         plan = call.plan()
     except Exception as exc:  # the record must still be written
@@ -257,6 +257,8 @@ def plan_entry(call: PreparedCall, secrets: list[str]) -> dict[str, Any]:
         script = plan.get("script")
         entry["argv"] = ["[script]" if script is not None and part == script else _scrub(part, secrets)
                          for part in plan["argv"]]
+        if isinstance(plan.get("pipeline"), list):  # its argv is nami's launcher: the stages are what ran
+            entry["pipeline"] = [[_scrub(part, secrets) for part in stage] for stage in plan["pipeline"]]
         entry["cwd"] = plan["cwd"]
         entry["timeout"] = plan.get("timeout")
         # The tool's own variables; the fixed non-interactive ones (PAGER=cat, …) are the same in every line.

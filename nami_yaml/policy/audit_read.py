@@ -6,7 +6,6 @@ from __future__ import annotations
 import fnmatch
 import json
 import re
-import shlex
 from collections.abc import Iterator
 from dataclasses import dataclass
 from datetime import datetime, timedelta, timezone
@@ -15,7 +14,7 @@ from typing import Any
 
 from nami_yaml.config.effective import Effective
 from nami_yaml.config.trust import needs_trust, trust_state
-from nami_yaml.display import plural, summarize_arguments
+from nami_yaml.display import command_line, plural, summarize_arguments
 from nami_yaml.policy.audit import configured_path
 
 _RELATIVE = re.compile(r"^(\d+)\s*([smhdw])$")
@@ -116,10 +115,12 @@ def parse_when(text: str, now: datetime | None = None) -> datetime:
 
 
 def describe(record: dict[str, Any], width: int = 160) -> str:
-    """What ran: the argv for a command, else the tool and its arguments."""
+    """What ran: the argv for a command, each stage's for a pipeline, else the tool and its arguments."""
     plan = record.get("plan") or {}
-    if plan.get("kind") == "command" and isinstance(plan.get("argv"), list):
-        text = shlex.join(str(part) for part in plan["argv"])
+    kind = plan.get("kind")
+    # (a pipeline's record written before its stages were: its argv is nami's launcher, its arguments say more)
+    if isinstance(plan.get("argv"), list) and (kind == "command" or kind == "pipeline" and "pipeline" in plan):
+        text = command_line(plan)
     elif isinstance(record.get("arguments"), dict):
         text = f"{record.get('tool')} {summarize_arguments(record['arguments'], limit=width)}".rstrip()
     else:

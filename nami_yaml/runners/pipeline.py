@@ -8,13 +8,13 @@ sandbox and process group, so a timeout or Ctrl-C stops them all, and fails like
 from __future__ import annotations
 
 import json
-import shlex
 import sys
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from nami_yaml.display import pipeline_line
 from nami_yaml.errors import ToolError
 from nami_yaml.runners.base import ProcessInvocation, build_invocation, template_values
 from nami_yaml.runners.options import ProcessOptions
@@ -49,6 +49,6 @@ class PipelineRunner:
             raise ToolError("no Python interpreter is known to run the pipeline in")
         argv = [sys.executable, "-I", "-B", "-c", _BOOT, _PACKAGE_PARENT, json.dumps(stages)]
         return build_invocation(tool, argv, self.options, ctx, stdin=stdin,
-                                label=" | ".join(shlex.join(stage) for stage in stages),
+                                label=pipeline_line(stages),
                                 kind="pipeline", visible=[Path(_PACKAGE_PARENT)], stages=stages,
                                 values=values)

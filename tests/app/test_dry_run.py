@@ -15,6 +15,7 @@ from nami_yaml import Agent
 from nami_yaml.app.dry_run import NOT_EXECUTED
 from nami_yaml.policy.audit import default_audit_path
 from nami_yaml.testing import FakeOpenAIServer, ScriptedModel, call, text, tool_calls
+from tests.helpers import PIPELINE_LINE, PIPELINE_SHOWN, PIPELINE_TOOL, PIPELINE_WORD, write
 
 MARKER = """\
 name: make_marker
@@ -146,3 +147,20 @@ def test_nami_chat_dry_run(project: Path, fake_openai: FakeOpenAIServer) -> None
     assert "Made it." in result.stdout
     assert "dry run: 1 call, none executed:" in result.stderr
     assert not (project / "chat-marker").exists()
+
+
+def test_a_pipeline_call_shows_each_stage(workdir: Path, fake_openai: FakeOpenAIServer) -> None:
+    """Each stage's argv, as its approval question shows them; on the terminal, escaped on one line."""
+    write(workdir / "tools" / "pick.yaml", PIPELINE_TOOL)
+    write(workdir / "agent.yaml", "model: {provider: custom, name: fake-model}\ntools: {builtin: [], files: [tools/]}\n")
+    subprocess.run(["nami", "trust", "--yes"], cwd=workdir, check=True, capture_output=True)
+    fake_openai.add(tool_calls(call("pick", {"word": PIPELINE_WORD})), text("Picked."))
+    result = run_nami(fake_openai, "run", "--dry-run", "--json", "pick", cwd=workdir)
+    events = [json.loads(line) for line in result.stdout.splitlines()]
+    would = f"{PIPELINE_LINE} (in {workdir})"
+    assert [e["content"] for e in events if e["type"] == "tool_result"] == [f"{NOT_EXECUTED}. It would run: {would}"]
+    assert [c["command"] for c in events[-2]["calls"]] == [would]
+    fake_openai.add(tool_calls(call("pick", {"word": PIPELINE_WORD})), text("Picked."))
+    shown = run_nami(fake_openai, "run", "--dry-run", "pick", cwd=workdir).stderr
+    assert f"  would run  pick: {PIPELINE_SHOWN} (in {workdir})" in shown.splitlines()
+    assert "\x1b" not in shown

@@ -19,8 +19,8 @@ from nami_yaml.registry.executor import Executor, PreparedToolCall
 from nami_yaml.registry.loader import load_tools
 from nami_yaml.registry.registry import Registry
 from nami_yaml.runtime import RuntimeContext
+from tests.helpers import PIPELINE_SHOWN, PIPELINE_TOOL, PIPELINE_WORD, tool_executor, write
 from tests.helpers import executor as executor_of
-from tests.helpers import write
 
 APPLY = """\
 name: kubectl_apply
@@ -283,3 +283,8 @@ def test_two_agents_asking_at_once_get_one_question_at_a_time(executor: Executor
     shown = screen.getvalue()
     # beta's question comes only after alpha's was answered: each key answers the question on screen
     assert shown.index("sub-agent alpha asks") < shown.index("yes\n") < shown.index("sub-agent beta asks")
+
+
+def test_a_pipeline_is_asked_about_by_its_stages(ctx: RuntimeContext) -> None:
+    text = approval_text(prepared(tool_executor(ctx, PIPELINE_TOOL), "pick", {"word": PIPELINE_WORD}))
+    assert text.splitlines()[1:3] == [f"  {PIPELINE_SHOWN}", f"  in {ctx.workspace}"]

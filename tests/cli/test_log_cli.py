@@ -11,8 +11,8 @@ from click.testing import CliRunner
 from nami_yaml import Agent, Decision
 from nami_yaml.cli.main import cli
 from nami_yaml.policy.audit import default_audit_path
-from nami_yaml.testing import ScriptedModel, call, text, tool_calls
-from tests.helpers import nami
+from nami_yaml.testing import FakeOpenAIServer, ScriptedModel, call, text, tool_calls
+from tests.helpers import PIPELINE_SHOWN, PIPELINE_STAGES, PIPELINE_TOOL, PIPELINE_WORD, nami, write
 
 
 @pytest.fixture
@@ -188,3 +188,20 @@ def test_it_shows_this_workspace_unless_asked_for_another_or_all(log: list[str],
     monkeypatch.chdir(workdir / ".")
     assert tools() == ["bash", "bash", "read_file", "write_file"]
     assert CliRunner().invoke(cli, ["log", "--all", "-w", "x"]).exit_code == 2
+
+
+def test_a_pipeline_call_shows_each_stage_escaped(workdir: Path, fake_openai: FakeOpenAIServer) -> None:
+    """Its argv is nami's launcher: the record keeps the stages as they ran, and the line shows them."""
+    write(workdir / "tools" / "pick.yaml", PIPELINE_TOOL)
+    write(workdir / "agent.yaml", "tools: {builtin: [], files: [tools/]}\n")
+    fake_openai.add(tool_calls(call("pick", {"word": PIPELINE_WORD})), text("ok"))
+    Agent.from_config(base_url=fake_openai.base_url, model="m", trust=True).run("pick")
+    [record] = [json.loads(line) for line in default_audit_path().read_text().splitlines()]
+    assert record["plan"]["kind"] == "pipeline" and record["plan"]["pipeline"] == PIPELINE_STAGES
+    lines = nami("log").stdout.splitlines()
+    assert f"  pick  {PIPELINE_SHOWN}  → exit " in lines[1]
+    assert "\x1b" not in "".join(lines)
+    # A record written before the stages were: its arguments, not nami's launcher.
+    del record["plan"]["pipeline"]
+    default_audit_path().write_text(json.dumps(record) + "\n")
+    assert "  pick  pick word=\"p\\u001b[2J\"  → exit " in nami("log").stdout

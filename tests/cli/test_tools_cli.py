@@ -15,7 +15,15 @@ from click.testing import CliRunner
 from nami_yaml.cli.main import cli
 from nami_yaml.env_secrets import NON_INTERACTIVE_ENV
 from nami_yaml.registry.loader import load_tools
-from tests.helpers import fake_programs, nami, without_sandbox_notice
+from tests.helpers import (
+    PIPELINE_SHOWN,
+    PIPELINE_TOOL,
+    PIPELINE_WORD,
+    fake_programs,
+    nami,
+    without_sandbox_notice,
+    write,
+)
 
 OPS = """\
 tools:
@@ -457,3 +465,11 @@ def test_tools_library_json_and_unknown_group(workdir: Path) -> None:
     assert plan["select"] == "terraform/plan" and plan["risk"] == "read" and Path(plan["file"]).is_file()
     unknown = nami("tools", "library", "kubctl")
     assert unknown.exit_code == 2 and "unknown library group 'kubctl'" in unknown.output
+
+
+def test_dry_run_of_a_pipeline_shows_each_stage(workdir: Path) -> None:
+    write(workdir / "tools" / "pick.yaml", PIPELINE_TOOL)
+    write(workdir / "agent.yaml", "tools: {builtin: [], files: [tools/]}\n")
+    assert nami("trust", "--yes").exit_code == 0
+    lines = nami("tools", "call", "pick", "--args-json", json.dumps({"word": PIPELINE_WORD}), "--dry-run").stdout
+    assert lines.splitlines()[1] == f"pipeline: {PIPELINE_SHOWN}"  # not nami's launcher
