@@ -152,15 +152,32 @@ command: [sh, -c, 'echo started; exec sleep "$1"', sh, "{seconds}"]
 """
 
 
+SLEEPER_PYTHON = """\
+import subprocess
+
+
+def sleeper(seconds: str) -> str:
+    subprocess.run(["sleep", seconds])
+    return "slept"
+"""
+
+
 def script_a_sleep(server: FakeOpenAIServer, tool: str, seconds: str, workdir: Path) -> list[str]:
-    """Script a model that runs `sleep SECONDS` (then would answer): through the bash built-in, which runs
-    on a worker thread, or the ``sleeper`` command tool, which running alone runs on the loop's own thread.
+    """Script a model that runs `sleep SECONDS` (then would answer): through the bash built-in, the
+    ``sleeper`` command tool, or ``python``: a tool file's Python entry point that runs it (in its child
+    process where the sandbox is on); each of them, running alone, runs on the loop's own thread.
     Returns the `nami run` options that load the tool."""
     from nami_yaml.testing import call, text, tool_calls
 
     if tool == "bash":
         server.add(tool_calls(call("bash", {"command": f"echo started; sleep {seconds}"})), text("never"))
         return []
+    if tool == "python":
+        (workdir / "sleeper_py.py").write_text(SLEEPER_PYTHON)
+        (workdir / "sleeper.yaml").write_text(SLEEPER_TOOL.replace(SLEEPER_TOOL.splitlines()[-1],
+                                                                   "entrypoint: sleeper_py:sleeper"))
+        server.add(tool_calls(call("sleeper", {"seconds": seconds})), text("never"))
+        return ["--tools", "sleeper.yaml"]
     (workdir / "sleeper.yaml").write_text(SLEEPER_TOOL)
     server.add(tool_calls(call("sleeper", {"seconds": seconds})), text("never"))
     return ["--tools", "sleeper.yaml"]

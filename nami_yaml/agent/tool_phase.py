@@ -8,6 +8,7 @@ import threading
 import time
 from collections.abc import Callable
 from concurrent.futures import FIRST_COMPLETED, Future, wait
+from concurrent.futures import TimeoutError as FutureTimeout  # TimeoutError itself from Python 3.11
 from dataclasses import dataclass, replace
 from typing import Any, TypeVar
 
@@ -182,8 +183,7 @@ class ToolPhase:
                         self._start(slot, running)
                     i += 1
                 if running:
-                    done, _ = wait(list(running), timeout=_POLL, return_when=FIRST_COMPLETED)
-                    for fut in done:
+                    for fut in _first_done(running):
                         slot = running.pop(fut)
                         slot.result = _collect(fut)
                         self._finish(slot, running)
@@ -363,6 +363,23 @@ def _work(prepared: PreparedCall, cancel: CancelToken) -> tuple[ToolResult, bool
         result = ToolResult.error(f"{prepared.name} failed unexpectedly: {type(exc).__name__}: {exc}")
     # A result that arrives after cancel was set is most likely the runner reporting the kill.
     return result, cancel.is_set()
+
+
+def _first_done(running: dict[_Pending, _Slot]) -> list[_Pending]:
+    """The running calls that finished, after waiting up to _POLL seconds for the first. One call (what a
+    Python tool inside nami is, most often) is waited for on its own future: concurrent.futures.wait()
+    builds a waiter and locks every future twice, and the longer the loop's thread runs Python after
+    handing the call over, the likelier the worker, woken, finds the interpreter lock still held and must
+    be woken once more (bench/: a step with a tool inside nami)."""
+    if len(running) == 1:
+        [fut] = running
+        try:
+            fut.result(timeout=_POLL)  # never raises but on time-out: _work makes a result of any failure
+        except FutureTimeout:
+            return []
+        return [fut]
+    done, _ = wait(list(running), timeout=_POLL, return_when=FIRST_COMPLETED)
+    return list(done)
 
 
 def _collect(fut: _Pending) -> ToolResult:

@@ -4,11 +4,13 @@ entry point (runners/entry_child.py)."""
 
 from __future__ import annotations
 
+import contextlib
 import importlib
 import inspect
 import json
 import sys
 import threading
+import weakref
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
@@ -67,7 +69,21 @@ def as_result(value: Any) -> ToolResult:
 
 
 def accepts_context(function: Any) -> bool:
+    """Whether ``function`` takes ``ctx``: read from its signature once per function (inspect.signature,
+    some 20 µs, was two fifths of calling a small tool inside nami, at every call: bench/inprocess.py).
+    A callable that cannot be held weakly (a built-in function) is asked each time."""
     try:
-        return CONTEXT_PARAMETER in inspect.signature(function).parameters
+        return _TAKES_CONTEXT[function]
+    except (KeyError, TypeError):
+        pass
+    try:
+        takes = CONTEXT_PARAMETER in inspect.signature(function).parameters
     except (TypeError, ValueError):
-        return False
+        takes = False
+    with contextlib.suppress(TypeError):
+        _TAKES_CONTEXT[function] = takes
+    return takes
+
+
+# A function's signature does not change while it is alive; a module imported again gives new functions.
+_TAKES_CONTEXT: weakref.WeakKeyDictionary[Any, bool] = weakref.WeakKeyDictionary()

@@ -23,11 +23,15 @@ from nami_yaml.runners.entry_child import run_in_child
 from nami_yaml.runners.import_guard import CodeCheck
 from nami_yaml.runners.output import truncate_text
 from nami_yaml.runners.sandbox.describe import describe as describe_sandbox
-from nami_yaml.runners.sandbox.plan import OFF, SandboxPlan, builtin_plan, plan_for
+from nami_yaml.runners.sandbox.plan import BASH_BUILTIN, OFF, SandboxPlan, builtin_plan, plan_for
 from nami_yaml.runtime import RuntimeContext
 from nami_yaml.sandbox_settings import SandboxNeeds
 
 __all__ = ["CONTEXT_PARAMETER", "EntrypointInvocation", "EntrypointRunner"]
+
+# Built-ins whose function does bounded work (no waiting but on its process, no loop over what the model
+# chose) and then runs one process through the process runner, which kills it once the call is cancelled.
+WAITS_ON_ITS_PROCESS = frozenset({BASH_BUILTIN})
 
 
 @dataclass(frozen=True)
@@ -70,6 +74,17 @@ class EntrypointInvocation:
         if shown is not None:
             plan["sandbox"] = describe_sandbox(shown, shown.home)
         return plan
+
+    @property
+    def stops_when_cancelled(self) -> bool:
+        """Whether run() returns soon once cancelled, so that it may run on the loop's own thread
+        (agent/tool_phase.py): where it only waits on a process, which it kills once cancelled (a tool
+        file's entry point in its child, the sandbox on; the bash built-in). Any other function called
+        inside nami may ignore the cancel switch, or block in C code no Ctrl-C reaches: it runs on a worker
+        thread, which the loop can abandon after Ctrl-C."""
+        if self.runner.base_dir is None:
+            return self.runner.target in WAITS_ON_ITS_PROCESS
+        return self.sandbox is not None
 
     def sandbox_plan(self) -> SandboxPlan | None:
         """The sandbox the call's code runs in: the child's, or that of the process a built-in starts

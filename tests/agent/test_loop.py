@@ -395,6 +395,26 @@ def test_a_tool_ignoring_cancel_is_abandoned_after_the_grace_period(harness: Any
     assert [r["content"] for r in harness.of_type("tool_result")].count(ABANDONED) == 1
 
 
+def test_a_lone_tool_ignoring_cancel_is_abandoned_after_ctrl_c(harness: Any, server: FakeOpenAIServer,
+                                                               python_sigint: None) -> None:
+    """A call alone in its turn that may not stop (a Python function inside nami) runs on a worker, and the
+    loop's thread waits for it on its own: a Ctrl-C there still returns control once the grace is over."""
+    server.add(tool_calls(call("stubborn", {})))
+    messages = _history()
+    _ctrl_c_when(lambda: "stubborn:started" in harness.toolbox.ran)
+    try:
+        outcome = harness.loop(interrupt_grace=0.5).run(messages)
+        assert "stubborn:ended" not in harness.toolbox.ran  # the run came back while the tool was stuck
+    finally:
+        harness.toolbox.release.set()
+
+    assert harness.toolbox.threads == ["nami-tool-stubborn"]
+    assert outcome.status == "interrupted"
+    [result] = _tool_messages(messages)
+    assert result["content"] == ABANDONED
+    assert [r["content"] for r in harness.of_type("tool_result")] == [ABANDONED]
+
+
 def test_an_approval_that_fails_is_a_denial(harness: Any, server: FakeOpenAIServer) -> None:
     def broken(call: Any, pending: Any) -> bool:
         raise EOFError("stdin is closed")

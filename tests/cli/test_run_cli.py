@@ -200,11 +200,15 @@ def test_request_prefix_is_stable_over_twenty_steps(fake_openai: FakeOpenAIServe
 
 
 
-# The bash built-in runs on a worker thread; a command tool running alone runs on the loop's own thread,
-# where Ctrl-C cancels it instead of raising: both are stopped, their process killed, their output kept.
-@pytest.mark.parametrize("tool", ["bash", "command"])
+# The bash built-in, a command tool and a tool file's Python entry point (in its sandboxed child) running
+# alone run on the loop's own thread, where Ctrl-C cancels them instead of raising: each is stopped, its
+# process killed, its output kept.
+@pytest.mark.parametrize("tool", ["bash", "command", "python"])
 def test_ctrl_c_kills_the_running_tool_and_exits_130(fake_openai: FakeOpenAIServer, workdir: Path, tool: str) -> None:
-    marker = f"60.{os.getpid() % 1000:03d}{5 if tool == 'bash' else 7}"  # its sleep is found by its argument
+    if tool == "python":
+        need_bwrap()  # unsandboxed, the function runs inside nami, and is abandoned rather than stopped
+    digit = {"bash": 5, "command": 7, "python": 3}[tool]
+    marker = f"60.{os.getpid() % 1000:03d}{digit}"  # its sleep is found by its argument
     extra = script_a_sleep(fake_openai, tool, marker, workdir)
     env = dict(os.environ, NAMI_BASE_URL=fake_openai.base_url)
     process = subprocess.Popen([*NAMI, "run", "--yes", "--json", *extra, "sleep"], cwd=workdir, env=env,

@@ -6,6 +6,7 @@ import json
 import sys
 import uuid
 from collections.abc import Iterator
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -17,6 +18,7 @@ from nami_yaml.runners.entrypoint import EntrypointRunner
 from nami_yaml.runtime import RuntimeContext
 
 MODULE = '''\
+from dataclasses import replace
 from pathlib import Path
 
 from nami_yaml.errors import ToolError
@@ -222,3 +224,49 @@ def test_a_stale_pyc_beside_the_source_is_never_run(tmp_path: Path, ctx: Runtime
     assert runner.invocation("t", {}, ctx).run().content == "reviewed"
     assert sorted(p.name for p in (folder / "__pycache__").iterdir()) == [
         f"stalemod.{sys.implementation.cache_tag}.pyc"]  # only the one planted, nothing written
+
+
+def test_only_calls_that_wait_on_their_process_may_run_on_the_loop_thread(setup: tuple[Executor, Path],
+                                                                           ctx: RuntimeContext) -> None:
+    """``stops_when_cancelled`` (the loop runs such a call alone on its own thread, where Ctrl-C cancels it):
+    a tool file's entry point in its sandboxed child, and the bash built-in, only wait on a process the
+    runner kills once cancelled. A function called inside nami (the sandbox off, or another built-in) may
+    ignore the cancel switch: it stays on a worker thread the loop can abandon."""
+    from nami_yaml.app.toolset import builtin_catalog
+
+    executor, _ = setup
+    in_child = executor.prepare("greet", {"name": "nami"})
+    assert isinstance(in_child, PreparedToolCall) and in_child.sandbox_plan() is not None
+    assert in_child.stops_when_cancelled
+    off = replace(ctx, sandbox=replace(ctx.sandbox, mode="off"))
+    inside = Executor(executor.registry, off).prepare("greet", {"name": "nami"})
+    assert isinstance(inside, PreparedToolCall) and not inside.stops_when_cancelled
+
+    catalog = builtin_catalog()
+    files = [catalog["bash"], catalog["read_file"]]
+    loaded, problems = load_tools(files, builtin=files)
+    assert problems == []
+    for context in (ctx, off):
+        builtins = Executor(Registry(loaded), context)
+        bash = builtins.prepare("bash", {"command": "true"})
+        read = builtins.prepare("read_file", {"path": "x"})
+        assert isinstance(bash, PreparedToolCall) and bash.stops_when_cancelled
+        assert isinstance(read, PreparedToolCall) and not read.stops_when_cancelled
+
+
+def test_a_functions_signature_is_read_once(setup: tuple[Executor, Path], ctx: RuntimeContext,
+                                            monkeypatch: pytest.MonkeyPatch) -> None:
+    """Inside nami (the sandbox off), whether a function takes ``ctx`` is read from its signature at its
+    first call only (reading it was two fifths of calling a small tool); the context still reaches it at
+    every call."""
+    import inspect
+
+    from nami_yaml.runners import entry_call
+
+    executor = Executor(setup[0].registry, replace(ctx, sandbox=replace(ctx.sandbox, mode="off")))
+    read: list[object] = []
+    signature = inspect.signature
+    monkeypatch.setattr(entry_call.inspect, "signature", lambda f: read.append(f) or signature(f))
+    results = [executor.execute("where", {"sub": f"d{n}"}) for n in range(3)]
+    assert [r.content for r in results] == [str(executor.ctx.workspace / f"d{n}") for n in range(3)]
+    assert len(read) == 1
