@@ -154,3 +154,22 @@ def _next_pending(queue: Path, run: Run, answered: str) -> str:
             return found[0]
         time.sleep(0.05)
     raise AssertionError("no second pending approval appeared")
+
+
+def test_on_a_terminal_the_plan_step_is_asked_about_first(project: Path, fake_openai: FakeOpenAIServer) -> None:
+    """A person at a real terminal (a pty) sees the plan step's command and is asked; only after the yes it runs,
+    and the question about the tool shows its plan."""
+    from tests.cli.terminal import Terminal
+
+    trust(project)
+    fake_openai.add(tool_calls(call("deploy", {"size": 3})), text("done"))
+    terminal = Terminal(fake_openai, ["run", "deploy it"], cwd=project)
+    first = terminal.expect(r"Run it\?")
+    assert "planner plan --size=3 --out=" in first and "asked by plan step without a sandbox" in first, first
+    assert planner_log(project) == []
+    terminal.send("y")
+    second = terminal.expect(r"Run it\?")
+    assert "| PLAN: create web (size 3)" in second[len(first):], second
+    terminal.send("y")
+    assert terminal.finish() == 0, terminal.raw
+    assert (project / "applied.txt").read_text() == "create web (size 3)\n"
