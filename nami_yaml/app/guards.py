@@ -34,9 +34,10 @@ from nami_yaml.app.escalate import offer
 from nami_yaml.app.hooks import RunHooks
 from nami_yaml.app.project import Project
 from nami_yaml.approvals.binding import digest_of
+from nami_yaml.approvals.plans import plan_step_question
 from nami_yaml.config.hooks import HookSpec, hook_specs
 from nami_yaml.config.trust import needs_trust
-from nami_yaml.policy.approval import Approver, NobodyToAsk, build_asker
+from nami_yaml.policy.approval import ApprovalRequest, Approver, NobodyToAsk, build_asker, nobody_asked
 from nami_yaml.policy.permissions import by_hand
 from nami_yaml.policy.session import SessionApprovals
 from nami_yaml.result import ToolResult
@@ -128,8 +129,8 @@ class Guards:
             not_notified=self.audit.not_notified if self.audit is not None else None)
         self.asker: Asker = self.dry_run.ask if self.dry_run else build_asker(
             approver, assume_yes=asking.assume_yes, approve_risks=asking.approve_risks,
-            session=self.approvals, nobody=asking.nobody, agent=asking.agent,
-            before_asking=lambda call: plan_first(call, approver))
+            session=self.approvals, nobody=unplanned(asking.nobody), agent=asking.agent,
+            before_asking=lambda call: plan_first(call, approver, session=self.approvals, agent=asking.agent))
 
     @property
     def session_id(self) -> str:
@@ -212,17 +213,62 @@ class Guards:
         return recorders
 
 
-def plan_first(call: PreparedCall, approver: Approver | None) -> Decision | None:
+def plan_first(call: PreparedCall, approver: Approver | None, *, session: SessionApprovals | None = None,
+               agent: str | None = None) -> Decision | None:
     """Before a person is asked about a call of a tool with ``plan:``: run its plan step (runners/plan_step.py),
     so the question shows the plan and the approval binds it; a plan step that fails refuses the call, its
     failure and stderr said to the model. Not where the approver can ask nobody now (an MCP client without
-    elicitation): the call is refused unplanned."""
+    elicitation): the call is refused unplanned. A plan step that would run without a sandbox runs only once
+    a person approved running it (:func:`approve_plan_step`)."""
     step = getattr(call, "plan_step", None)
     can_ask = getattr(approver, "can_ask", None)
     if step is None or approver is None or (callable(can_ask) and not can_ask()):
         return None
+    why = step.unsandboxed() if step.outcome is None else None
+    if why is not None:
+        refused = approve_plan_step(call, why, approver, session, agent)
+        if refused is not None:
+            return refused
     outcome = step.run()
     return None if outcome.ok else Decision.deny(outcome.failure, PLAN_SOURCE)
+
+
+def approve_plan_step(call: PreparedCall, why: str, approver: Approver, session: SessionApprovals | None,
+                      agent: str | None) -> Decision | None:
+    """Ask, through the one approver (terminal, queue and its page and webhook, MCP elicitation), whether a
+    plan step that would run without a sandbox (``why``) may run: a question of its own, showing and binding
+    the plan step's command, before the plan and the question about the tool itself. None: approved (who
+    approved is kept for the audit line); else the refusal, nothing of the call having run. A deny is
+    absolute; where nobody can answer (no terminal, no queue) the approver's refusal says so."""
+    question, pending = plan_step_question(call, why)
+    reply = approver(ApprovalRequest(question, pending, session, agent))
+    if reply is True or (isinstance(reply, Decision) and reply.action == "allow"):
+        said = reply if isinstance(reply, Decision) else Decision.allow(source="user")
+        call.plan_step.approved = ", ".join(part for part in (said.source, said.reason) if part)  # type: ignore[attr-defined]
+        return None
+    refusal = (f"the plan step of {call.name} ({call.plan_step.command_line()}) would run without a sandbox "  # type: ignore[attr-defined]
+               f"({why}) and was not approved: neither it nor the tool ran")
+    if isinstance(reply, Decision):  # a no with a reason, or an approver's refusal (no terminal, a timeout)
+        return Decision.deny(reply.reason or refusal, reply.source or "user")
+    return Decision.deny(refusal, "user")
+
+
+def unplanned(nobody: NobodyToAsk | None) -> NobodyToAsk:
+    """The refusal where nobody can be asked; for a call whose plan step would run without a sandbox, it
+    also says that the plan step did not run, and how it could (bubblewrap, or someone to answer)."""
+
+    def refuse(call: PreparedCall, pending: Decision) -> Decision:
+        decided = (nobody or nobody_asked)(call, pending)
+        step = getattr(call, "plan_step", None)
+        why = step.unsandboxed() if step is not None and step.outcome is None else None
+        if why is None or decided.action != "deny":
+            return decided
+        return Decision.deny(f"{decided.reason or 'nobody could be asked'}; its plan step ({step.command_line()}) "
+                             f"did not run either: here it would run without a sandbox ({why}), so it runs only once "
+                             "a person approved it. Install bubblewrap (plan steps then run sandboxed), or let "
+                             "someone answer (a terminal, or approvals.via: queue)", decided.source)
+
+    return refuse
 
 
 def discard_plan(record: CallRecord) -> None:

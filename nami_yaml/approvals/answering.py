@@ -10,6 +10,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from nami_yaml.approvals.sealed_token import seal
 from nami_yaml.approvals.signing import KEY_ENV, sign
 from nami_yaml.approvals.store import (
     PENDING,
@@ -79,11 +80,17 @@ def give(folder: QueueFolder, approval_id: str, *, approve: bool, reason: str | 
     if key is not None:
         data["signature"] = sign(key, data)
     elif token is not None:
-        data["token"] = token
+        # Sealed for the run that asked, over what the answer says: the file's readers (the folder's group)
+        # get nothing they could present again (sealed_token.py).
+        data["sealed_token"] = seal(token, stored.data.get("answer_key"), data)
+        if data["sealed_token"] is None:
+            raise ApprovalRefused(f"approval {approval_id} was asked by an older nami, which takes a token only in "
+                                  "the clear, where anyone who can read the queue folder could take it: answer "
+                                  "with your key ($NAMI_APPROVER_KEY), or once nami is updated where it runs")
     name = f"{approval_id}.answer.{nonce}.json"
     # Readable by the run only: the run's own user (0600), or, in a team folder, the run's user through the
-    # folder's group (0640). A token is in it until the run has taken it, then the file is deleted (a
-    # signature instead is nothing secret: signing.py).
+    # folder's group (0640). Nothing in it is secret: a token is sealed for the run alone, a signature
+    # proves only this answer (signing.py). It is deleted once the run took it.
     run_uid = (stored.data.get("run") or {}).get("uid")
     folder.create(name, data, 0o600 if run_uid == uid else 0o640)
     try:

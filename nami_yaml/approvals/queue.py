@@ -20,6 +20,7 @@ from nami_yaml.approvals.clock import WAITS
 from nami_yaml.approvals.listing import approver_named
 from nami_yaml.approvals.notify import Notifier, webhook
 from nami_yaml.approvals.plans import cut, shown_plan
+from nami_yaml.approvals.sealed_token import RunKey
 from nami_yaml.approvals.signing import signer
 from nami_yaml.approvals.store import (
     APPROVED,
@@ -53,7 +54,7 @@ def answer_line(approval_id: str) -> dict[str, str]:
 
 def pending_record(request: ApprovalRequest, approval_id: str, binding: Binding, *, required: int,
                    timeout: float, expires: float, session: str | None = None, workspace: str | None = None,
-                   page_url: str | None = None) -> dict[str, Any]:
+                   page_url: str | None = None, answer_key: RunKey | None = None) -> dict[str, Any]:
     """The pending approval as written to the queue (and, later, POSTed to a webhook): what the person sees,
     redacted as the audit log is, and the digest of what they approve."""
     call, pending = request.call, request.pending
@@ -97,6 +98,8 @@ def pending_record(request: ApprovalRequest, approval_id: str, binding: Binding,
         "answer": answer,
         "text": text,
         "binding": binding.to_json(),
+        # what an approver's token is sealed for (sealed_token.py): it opens for this run alone
+        **({"answer_key": answer_key.to_json()} if answer_key is not None else {}),
         "required": required,
         "expires_seconds": expires,
         "timeout_at": iso_time(now + timeout),
@@ -127,11 +130,17 @@ class Answer:
                 **({"label": self.label} if self.label else {})}
 
 
+OLD_TOKEN = ("the answer carries its token in the clear (written by an older nami): refused, since anyone who "
+             "can read the queue folder could take the token and use it again; answer with this version of nami "
+             "(it seals the token for the run that asked), or sign with your key ($NAMI_APPROVER_KEY)")
+
+
 def identify(data: Mapping[str, Any], owner: int, approvers: Mapping[str, str],
-             keys: Mapping[str, str] | None = None) -> tuple[str, str, str] | str:
+             keys: Mapping[str, str] | None = None, answer_key: RunKey | None = None) -> tuple[str, str, str] | str:
     """(key, who, how) of an answer owned by ``owner``; or why it cannot count. The owner is the kernel's
     word (fstat); a signature is a named approver's only when made by their listed SSH key over what the
-    answer says (its uid included); a token only when its hash is listed."""
+    answer says (its uid included); a token only when it was sealed for this run's ``answer_key`` over what
+    the answer says (sealed_token.py) and its hash is listed. A token in the clear is refused."""
     if data.get("uid") != owner:
         return (f"the answer file belongs to {user_name(owner)} but claims to be "
                 f"{user_name(data['uid']) if isinstance(data.get('uid'), int) else 'someone else'}'s")
@@ -140,9 +149,14 @@ def identify(data: Mapping[str, Any], owner: int, approvers: Mapping[str, str],
         if signed_by is not None:
             return f"approver:{signed_by}", signed_by, f"ssh key, as OS user {user_name(owner)}"
         return "the answer's signature ($NAMI_APPROVER_KEY) is not one by a key of approvals.approvers"
-    token = data.get("token")
-    if token is not None:
-        name = approver_named(str(token), approvers)
+    if data.get("token") is not None:
+        return OLD_TOKEN
+    if data.get("sealed_token") is not None:
+        token = answer_key.open(data["sealed_token"], data) if answer_key is not None else None
+        if token is None:
+            return ("the answer's token was not sealed for this run over what the answer says (copied from "
+                    "another answer, or altered): it does not count")
+        name = approver_named(token, approvers)
         if name is not None:
             return f"approver:{name}", name, f"token, as OS user {user_name(owner)}"
         return "the token given ($NAMI_APPROVER_TOKEN) is not one of approvals.approvers"
@@ -162,6 +176,7 @@ class Waiting:
     answers: list[Answer] = field(default_factory=list)
     seen: set[str] = field(default_factory=set)
     keys: Mapping[str, str] = field(default_factory=dict)  # approvers' SSH public keys (signing.py)
+    answer_key: RunKey | None = None  # what tokens are sealed for (sealed_token.py); its secret stays here
 
     @property
     def id(self) -> str:
@@ -200,7 +215,7 @@ class Waiting:
 
     def _take_one(self, name: str, data: Mapping[str, Any], owner: int) -> Decision | None:
         nonce = name[len(self.id) + len(".answer."):-len(".json")]
-        who = identify(data, owner, self.approvers, self.keys)
+        who = identify(data, owner, self.approvers, self.keys, self.answer_key)
         if isinstance(who, str):
             self._receipt(nonce, False, who)
             return None
@@ -289,12 +304,13 @@ class QueueApprover:
         binding = bind(request.call)
         required = max(1, self.required(request.call))
         self.folder.prune(time.time())
+        answer_key = RunKey.new()
         while True:
             record = pending_record(request, new_id(), binding, required=required, timeout=self.timeout,
                                     expires=self.expires, session=self.session(), workspace=self.workspace,
-                                    page_url=self.page_url)
+                                    page_url=self.page_url, answer_key=answer_key)
             waiting = Waiting(self.folder, record, binding, required, self.expires, self.approvers,
-                              keys=self.approver_keys)
+                              keys=self.approver_keys, answer_key=answer_key)
             try:
                 waiting.publish()
             except FileExistsError:

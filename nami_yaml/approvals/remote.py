@@ -1,7 +1,9 @@
 """``nami approvals --url URL``: the queue answered through an approvals page (``nami approvals serve``,
 usually a team's, behind its proxy) rather than in a folder of this machine. Each request carries
 ``Authorization: Bearer`` with the named approver's token (``$NAMI_APPROVER_TOKEN``), or, for a page of this
-machine, the page token of the URL it printed. Nothing here prints."""
+machine, the page token of the URL it printed, given in ``$NAMI_PAGE_TOKEN`` or a file (``--token-file``).
+Never on the command line: every user of the machine reads command lines (ps, /proc), so a ``--url`` holding
+``?token=`` is refused. Nothing here prints."""
 
 from __future__ import annotations
 
@@ -18,6 +20,23 @@ from nami_yaml.approvals.store import ApprovalRefused
 from nami_yaml.errors import ConfigError, NamiError
 
 TIMEOUT = 60.0  # an answer waits for the run's receipt (up to 30 s) before the page replies
+PAGE_TOKEN_ENV = "NAMI_PAGE_TOKEN"
+TOKEN_HINT = (f"${PAGE_TOKEN_ENV} or in a file given with --token-file FILE, never on the command line "
+              "(`read -rs NAMI_PAGE_TOKEN; export NAMI_PAGE_TOKEN` asks for it without echo)")
+MAX_TOKEN_FILE = 4096
+
+
+def read_token(path: str) -> str:
+    """The token in the file at ``path`` (its first line); ConfigError when it cannot be read."""
+    try:
+        with open(path, "rb") as file:
+            raw = file.read(MAX_TOKEN_FILE + 1)
+    except OSError as exc:
+        raise ConfigError(f"--token-file {path}: {exc.strerror or exc}") from None
+    token = raw.decode("utf-8", "replace").strip().split("\n", 1)[0].strip() if len(raw) <= MAX_TOKEN_FILE else ""
+    if not token:
+        raise ConfigError(f"--token-file {path}: no token in it (its first line is the token)")
+    return token
 
 
 class _NoRedirect(urllib.request.HTTPRedirectHandler):
@@ -37,18 +56,23 @@ class PageClient:
     token: str
 
     @classmethod
-    def of(cls, url: str, env: Mapping[str, str]) -> PageClient:
+    def of(cls, url: str, env: Mapping[str, str], token_file: str | None = None) -> PageClient:
         parts = urllib.parse.urlsplit(url)
+        if urllib.parse.parse_qs(parts.query).get("token"):
+            where = f"{parts.scheme}://{parts.netloc}{parts.path}"
+            raise ConfigError(f"--url holds the page's token (?token=…): a command line is read by every user of "
+                              f"this machine (ps, /proc). Give --url {where} and the token in {TOKEN_HINT}")
         if parts.scheme not in ("http", "https") or not parts.netloc:
             raise ConfigError(f"--url {url!r}: give the page's address, e.g. https://approvals.example.com/")
         if parts.scheme == "http" and not _loopback(parts.hostname or ""):
             # the approver's token is a bearer secret: in plain http anyone on the way reads it, and answers
             raise ConfigError(f"--url {url!r}: another machine's page is answered over https only (your token "
                               "would cross the network in clear); the page is served behind a TLS proxy")
-        token = env.get("NAMI_APPROVER_TOKEN") or urllib.parse.parse_qs(parts.query).get("token", [""])[0]
+        token = env.get("NAMI_APPROVER_TOKEN") or env.get(PAGE_TOKEN_ENV) or (
+            read_token(token_file) if token_file else "")
         if not token:
-            raise ConfigError("--url needs your approver token in $NAMI_APPROVER_TOKEN (or, for a page of this "
-                              "machine, the URL with its ?token= as `nami approvals serve` printed it)")
+            raise ConfigError("--url needs your approver token in $NAMI_APPROVER_TOKEN, or, for a page of this "
+                              f"machine, the page's token (the URL's ?token=…) in {TOKEN_HINT}")
         return cls(f"{parts.scheme}://{parts.netloc}{parts.path.rstrip('/')}", token)
 
     def entries(self, *, show_all: bool = False) -> list[dict[str, Any]]:

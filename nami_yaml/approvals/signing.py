@@ -1,6 +1,6 @@
 """Answers signed with an approver's SSH key (``approvals.approvers: {alice: {ssh_public_key: …}}``): nothing
-secret travels in the answer file, unlike a token, which anyone who can read the file (the queue folder's
-group, until the run takes it) could present as theirs.
+secret travels in the answer file, and nothing is needed but the approver's key (a token, instead, must be
+sealed for the run that asked: sealed_token.py).
 
 ``nami approvals approve|deny`` with ``$NAMI_APPROVER_KEY`` (a private key's path) signs what the answer
 says with ``ssh-keygen -Y sign -n nami-approval``; the run checks it with ``ssh-keygen -Y verify`` against

@@ -10,8 +10,9 @@ Why files can be trusted here:
 - Who answered is the owner of the answer file, as the kernel says (fstat), never what the file claims: an
   answer claiming another user than its owner is refused. A signature (``NAMI_APPROVER_KEY``, signing.py)
   is checked by the run against the approvers' SSH public keys, a token (``NAMI_APPROVER_TOKEN``) against
-  the hashes in ``approvals.approvers``; the answer file lives only until the run took it (the CLI deletes
-  it once it has the run's receipt).
+  the hashes in ``approvals.approvers``, once it opened: a token is sealed for the run that asked
+  (sealed_token.py), never in the clear in a file the folder's group reads. The answer file lives only until
+  the run took it (the CLI deletes it once it has the run's receipt).
 - The pending file carries the digest of the call (binding.py); an answer names the digest it approves,
   and the run counts it only when that is the digest of the call it holds, computed again.
 """

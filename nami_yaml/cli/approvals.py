@@ -21,7 +21,11 @@ queue_option = click.option("--queue", metavar="FOLDER", type=click.Path(file_ok
 json_option = click.option("--json", "as_json", is_flag=True, help="JSON, redacted as the audit log is.")
 url_option = click.option("--url", metavar="URL",
                           help="Answer through an approvals page (`nami approvals serve`), as the approver whose "
-                               "token $NAMI_APPROVER_TOKEN holds.")
+                               "token $NAMI_APPROVER_TOKEN holds (a page of this machine: its token in "
+                               "$NAMI_PAGE_TOKEN or --token-file).")
+token_file_option = click.option("--token-file", metavar="FILE",
+                                 help="With --url: a file whose first line is the page's token (never the URL's "
+                                      "?token=: command lines are seen by every user).")
 
 
 def _lines(data: dict[str, Any], state: str, *, full: bool) -> list[str]:
@@ -73,21 +77,22 @@ def _lines(data: dict[str, Any], state: str, *, full: bool) -> list[str]:
 @config_option
 @queue_option
 @url_option
+@token_file_option
 @json_option
 @click.option("--all", "show_all", is_flag=True, help="Also those answered, withdrawn or timed out.")
 @click.pass_context
 @handle_errors
-def approvals_group(ctx: click.Context, config: str | None, queue: str | None, url: str | None, as_json: bool,
-                    show_all: bool) -> None:
+def approvals_group(ctx: click.Context, config: str | None, queue: str | None, url: str | None,
+                    token_file: str | None, as_json: bool, show_all: bool) -> None:
     """List the approvals waiting in the queue: id, age, agent, tool, target, the exact argv or arguments,
     the rule that asks, who has approved so far. Answer with `nami approvals approve|deny ID`, or from a
     web page: `nami approvals serve`."""
     ctx.ensure_object(dict)
-    ctx.obj.update(config=config, queue=queue, url=url)
+    ctx.obj.update(config=config, queue=queue, url=url, token_file=token_file)
     if ctx.invoked_subcommand is not None:
         return
     if url:
-        shown = _page(url).entries(show_all=show_all)
+        shown = _page(ctx, url).entries(show_all=show_all)
     else:
         from nami_yaml.approvals.listing import entries
 
@@ -107,10 +112,10 @@ def _as_stored(item: dict[str, Any]) -> dict[str, Any]:
     return {**item, "details": item.get("plan_details")}
 
 
-def _page(url: str) -> Any:
+def _page(ctx: click.Context, url: str, token_file: str | None = None) -> Any:
     from nami_yaml.approvals.remote import PageClient
 
-    return PageClient.of(url, os.environ)
+    return PageClient.of(url, os.environ, token_file or (ctx.find_object(dict) or {}).get("token_file"))
 
 
 def _url(ctx: click.Context, url: str | None) -> str | None:
@@ -127,14 +132,15 @@ def _folder(ctx: click.Context) -> Any:
 @approvals_group.command("show")
 @click.argument("approval_id", metavar="ID")
 @url_option
+@token_file_option
 @json_option
 @click.pass_context
 @handle_errors
-def show(ctx: click.Context, approval_id: str, url: str | None, as_json: bool) -> None:
+def show(ctx: click.Context, approval_id: str, url: str | None, token_file: str | None, as_json: bool) -> None:
     """Everything about one approval: what would run, where, with which environment and sandbox, who asks,
     who answered, the digest it binds."""
     if url := _url(ctx, url):
-        item = _page(url).entry(approval_id)
+        item = _page(ctx, url, token_file).entry(approval_id)
     else:
         from nami_yaml.approvals.answering import find
         from nami_yaml.approvals.listing import shown
@@ -146,9 +152,10 @@ def show(ctx: click.Context, approval_id: str, url: str | None, as_json: bool) -
     click.echo("\n".join(_lines(_as_stored(item), item["state"], full=True)))
 
 
-def _answer(ctx: click.Context, approval_id: str, url: str | None, *, approve: bool, reason: str | None) -> None:
+def _answer(ctx: click.Context, approval_id: str, url: str | None, token_file: str | None, *, approve: bool,
+            reason: str | None) -> None:
     if url := _url(ctx, url):
-        message = _page(url).answer(approval_id, approve=approve, reason=reason)
+        message = _page(ctx, url, token_file).answer(approval_id, approve=approve, reason=reason)
     else:
         from nami_yaml.approvals.answering import give
 
@@ -160,23 +167,26 @@ def _answer(ctx: click.Context, approval_id: str, url: str | None, *, approve: b
 @click.argument("approval_id", metavar="ID")
 @click.option("--reason", metavar="TEXT", help="Why (recorded in the audit log).")
 @url_option
+@token_file_option
 @click.pass_context
 @handle_errors
-def approve(ctx: click.Context, approval_id: str, reason: str | None, url: str | None) -> None:
+def approve(ctx: click.Context, approval_id: str, reason: str | None, url: str | None,
+            token_file: str | None) -> None:
     """Approve a pending call, as the OS user running this (and the approver of $NAMI_APPROVER_TOKEN).
     Exit 2: unknown id, answered already, withdrawn, or answered by you already."""
-    _answer(ctx, approval_id, url, approve=True, reason=reason)
+    _answer(ctx, approval_id, url, token_file, approve=True, reason=reason)
 
 
 @approvals_group.command("deny")
 @click.argument("approval_id", metavar="ID")
 @click.option("--reason", metavar="TEXT", required=True, help="Why not: the model is told.")
 @url_option
+@token_file_option
 @click.pass_context
 @handle_errors
-def deny(ctx: click.Context, approval_id: str, reason: str, url: str | None) -> None:
+def deny(ctx: click.Context, approval_id: str, reason: str, url: str | None, token_file: str | None) -> None:
     """Refuse a pending call; the reason goes to the model. Any deny wins over any approval."""
-    _answer(ctx, approval_id, url, approve=False, reason=reason)
+    _answer(ctx, approval_id, url, token_file, approve=False, reason=reason)
 
 
 @approvals_group.command("serve")
@@ -216,7 +226,9 @@ def serve(ctx: click.Context, listen: str, allow_remote: bool, allow_hosts: tupl
 
     def ready(url: str) -> None:
         who = "named approvers' tokens" if allow_remote else f"OS user {_user()}"
-        click.echo(f"nami: the approvals of {folder.path}, answered as {who}, at:\n  {url}", err=True)
+        click.echo(f"nami: the approvals of {folder.path}, answered as {who}, at:\n  {url}\n"
+                   "  (`nami approvals --url` takes this token in $NAMI_PAGE_TOKEN or --token-file FILE, never in "
+                   "the URL: command lines are seen by every user)", err=True)
 
     serve_page(folder, host, int(port_text), approvers=settings.approvers, remote=allow_remote,
                allowed_hosts=allow_hosts, on_ready=ready)

@@ -74,6 +74,13 @@ NobodyToAsk = Callable[[PreparedCall, Decision], Decision]
 to allow it there)."""
 
 
+def nobody_asked(call: PreparedCall, pending: Decision) -> Decision:
+    """The refusal where nobody can be asked, saying who asked and why."""
+    asked = f"{pending.source} asks" if pending.source else "it needs a yes"
+    return Decision.deny(f"{NOBODY_TO_ASK} ({asked}{': ' + pending.reason if pending.reason else ''})",
+                         "no approver")
+
+
 BeforeAsking = Callable[[PreparedCall], "Decision | None"]
 """Called just before a person is asked (a tool's plan step runs there, so the question shows its output):
 a Decision refuses the call instead (the plan step failed), None goes on to ask."""
@@ -97,11 +104,7 @@ def build_asker(approver: Approver | None, *, assume_yes: bool = False, approve_
         if assume_yes:
             return Decision.allow(source="--yes")
         if asker is None:
-            if nobody is not None:
-                return nobody(call, pending)
-            asked = f"{pending.source} asks" if pending.source else "it needs a yes"
-            return Decision.deny(f"{NOBODY_TO_ASK} ({asked}{': ' + pending.reason if pending.reason else ''})",
-                                 "no approver")
+            return (nobody or nobody_asked)(call, pending)
         if before_asking is not None:
             refused = before_asking(call)
             if refused is not None:

@@ -280,6 +280,8 @@ def plan_entry(call: PreparedCall, secrets: list[str]) -> dict[str, Any]:
         entry["plan_step"] = {key: [_scrub(part, secrets) for part in step[key]] for key in ("argv", "show")
                               if isinstance(step.get(key), list)}
         entry["plan_step"]["sha256"] = step.get("sha256")
+        if step.get("approved"):  # who approved running it without a sandbox (app/guards.py)
+            entry["plan_step"]["approved"] = _scrub(str(step["approved"]), secrets)
     if isinstance(plan.get("sandbox"), dict):
         # The call's sandbox as it ran (mode, network, what it could write and read beyond the defaults).
         entry["sandbox"] = plan["sandbox"]

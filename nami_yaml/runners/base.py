@@ -114,6 +114,7 @@ class ProcessInvocation:
     stops_when_cancelled = True  # run() only waits on its process, which it kills once cancelled
     output: OutputShape | None = None  # how its stdout is shaped for the model (runners/shape.py)
     stages: list[list[str]] | None = None  # a pipeline's rendered stages (its argv is nami's launcher)
+    pass_fds: tuple[int, ...] = ()  # descriptors it inherits (a sealed plan file, runners/plan_step.py)
 
     def describe(self) -> str:
         text = self.label or shlex.join(self.argv)
@@ -153,7 +154,7 @@ class ProcessInvocation:
         request = ProcessRequest(
             argv=self.argv, cwd=self.cwd, env=traced_env(self.env, self.ctx.trace), stdin=self.stdin,
             timeout=self.timeout, max_output=self.max_output, spill_dir=self.ctx.spill_dir, cancel=self.ctx.cancel,
-            max_saved=self.ctx.settings.max_saved_output, sandbox=self.sandbox,
+            max_saved=self.ctx.settings.max_saved_output, sandbox=self.sandbox, pass_fds=self.pass_fds,
         )
         made = make_destinations(self.sandbox)
         try:

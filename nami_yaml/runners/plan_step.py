@@ -10,14 +10,25 @@ the tool. What the person sees is the show step's output (else the plan step's);
 the SHA-256 of the plan file (else of that output, whole). The tool then runs only against the file with that
 hash: a file changed after the approval refuses the call ("the plan changed").
 
+The plan file itself is never what runs (Linux): once the plan step ended, nami copies it into a sealed
+in-memory file (memfd_create, sealed against writing, growing and shrinking) and hashes the sealed bytes; the
+show step and the tool get ``{plan_file}`` as ``/dev/fd/N`` of that copy (the descriptor inherited, through
+bwrap too). Whoever writes, swaps or renames the file on disk after that (an unsandboxed process of the same
+user) changes nothing the person saw or the tool reads; a file on disk that no longer has the planned hash
+still refuses the call, as a sign that someone writes where they should not. (Without memfd, not Linux: the
+file is hashed again just before the tool starts, which a same-user writer could race.)
+
 When the step runs (app/guards.py): where the call is asked about, before the question, so the question shows
-it. A call that is not asked about (a rule allows it, ``--yes``) does not run a plan that only shows
-(``kubectl diff``); a plan whose file the tool's command reads runs just before the tool, unshown.
+it; where it would run without a sandbox (sandbox.mode off, no bubblewrap), only after a person approved
+running it (a question of its own, :meth:`PlanStep.unsandboxed`). A call that is not asked about (a rule
+allows it, ``--yes``) does not run a plan that only shows (``kubectl diff``); a plan whose file the tool's
+command reads runs just before the tool, unshown.
 """
 
 from __future__ import annotations
 
 import contextlib
+import fcntl
 import hashlib
 import os
 import secrets
@@ -38,6 +49,9 @@ PLAN_FILE = "plan_file"  # the placeholder of the call's plan file: {plan_file}
 PLAN_FILE_NAME = "plan"
 SOURCE = "plan step"  # who refuses a call whose plan step failed (its decision's source)
 MAX_STDERR_SHOWN = 4000  # characters of a failed plan step's stderr told to the model
+# A plan file's copy is sealed: nothing (nami included) can write, grow or shrink it, nor unseal it.
+SEALING = hasattr(os, "memfd_create") and hasattr(fcntl, "F_ADD_SEALS")
+_SEALS = sum(getattr(fcntl, name, 0) for name in ("F_SEAL_WRITE", "F_SEAL_GROW", "F_SEAL_SHRINK", "F_SEAL_SEAL"))
 
 
 @dataclass(frozen=True)
@@ -80,6 +94,42 @@ def hash_file(path: Path) -> str | None:
             return None
         for chunk in iter(lambda: file.read(1 << 20), b""):
             digest.update(chunk)
+    return digest.hexdigest()
+
+
+def sealed_copy(path: Path) -> tuple[int, str] | str:
+    """A sealed in-memory copy of the regular file at ``path`` (never through a link): its descriptor and the
+    SHA-256 of the sealed bytes; or why there is none. What is hashed is what is read later through the
+    descriptor, whatever is written at ``path`` meanwhile."""
+    try:
+        source = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC)
+    except OSError as exc:
+        return f"it cannot be opened: {exc.strerror or exc}"
+    try:
+        if not stat.S_ISREG(os.fstat(source).st_mode):
+            return "it is not a regular file"
+        copy = os.memfd_create("nami-plan", os.MFD_CLOEXEC | os.MFD_ALLOW_SEALING)
+        try:
+            while chunk := os.read(source, 1 << 20):
+                view = memoryview(chunk)
+                while view:
+                    view = view[os.write(copy, view):]
+            fcntl.fcntl(copy, fcntl.F_ADD_SEALS, _SEALS)
+            return copy, _sha256_of_fd(copy)
+        except OSError:
+            os.close(copy)
+            raise
+    except OSError as exc:
+        return f"it cannot be copied and sealed: {exc.strerror or exc}"
+    finally:
+        os.close(source)
+
+
+def _sha256_of_fd(fd: int) -> str:
+    digest, offset = hashlib.sha256(), 0
+    while chunk := os.pread(fd, 1 << 20, offset):
+        digest.update(chunk)
+        offset += len(chunk)
     return digest.hexdigest()
 
 
@@ -131,6 +181,10 @@ class PlanStep:
     needed: bool  # the tool's command reads {plan_file}: the step runs before it even when nobody was asked
     tool_argv: tuple[str, ...] = ()  # the tool's own argv: the files it names are bound with a plan without a file
     outcome: PlanOutcome | None = None
+    # Who approved running the plan step without a sandbox (app/guards.py), for the audit line.
+    approved: str | None = None
+    # The sealed copy of the plan file (sealed_copy) the show step and the tool read; None before planning.
+    sealed: int | None = field(default=None, repr=False, compare=False)
     _lock: threading.Lock = field(default_factory=threading.Lock, repr=False, compare=False)
 
     @property
@@ -148,7 +202,31 @@ class PlanStep:
         if self.outcome is not None:
             entry["sha256"] = self.outcome.sha256
             entry["ok"] = self.outcome.ok
+            entry["sealed"] = self.sealed is not None
+        if self.approved is not None:
+            entry["approved"] = self.approved
         return entry
+
+    def unsandboxed(self) -> str | None:
+        """Why the plan step (or its show step) would run without a sandbox (sandbox.mode off, no bubblewrap
+        here): it would run what the call's folder configures (terraform's providers and ``data "external"``
+        programs) with the user's rights, so it must not run before a person approved it. None where both run
+        sandboxed (or are refused to start: a required sandbox that is missing)."""
+        for invocation in (self.plan, self.show):
+            sandbox = invocation.sandbox if invocation is not None else None
+            if sandbox is not None and not sandbox.active and sandbox.refusal is None:
+                return sandbox.reason or "no sandbox"
+        return None
+
+    def reading_sealed(self, invocation: ProcessInvocation) -> ProcessInvocation:
+        """``invocation`` reading the sealed copy of the plan file: where its argv names the file, it names
+        ``/dev/fd/N`` of the copy instead, and inherits that descriptor. As it is before planning (or without
+        memfd)."""
+        if self.sealed is None or self.file is None:
+            return invocation
+        path, copy = str(self.file), f"/dev/fd/{self.sealed}"
+        return replace(invocation, argv=[part.replace(path, copy) for part in invocation.argv],
+                       pass_fds=(*invocation.pass_fds, self.sealed))
 
     def command_line(self) -> str:
         """The plan step as one line: ``terraform plan -out F, then terraform show F``."""
@@ -194,14 +272,14 @@ class PlanStep:
             return PlanOutcome(False, failure=problem)
         sha256: str | None = None
         if self.file is not None:
-            sha256 = hash_file(self.file)
+            sha256, why = self._seal()
             if sha256 is None:
                 return PlanOutcome(False, failure=f"the plan step ({shlex.join(self.plan.argv)}) wrote no plan file "
-                                                  f"at {self.file}; nothing was run")
-            os.chmod(self.file, 0o400)  # what the tool runs against: nothing needs to write it now
+                                                  f"at {self.file} ({why}); nothing was run")
+            os.chmod(self.file, 0o400)  # nothing needs to write it now (what runs is the sealed copy)
         shown_by = planned
         if self.show is not None and show:
-            shown_by = self.show.run()
+            shown_by = self.reading_sealed(self.show).run()
             problem = self._failure(shown_by, self.show, "plan's show step", codes=(0,))
             if problem:
                 return PlanOutcome(False, failure=problem)
@@ -211,6 +289,19 @@ class PlanStep:
         if sha256 is None:
             return PlanOutcome(True, shown=text, sha256=hashlib.sha256(whole).hexdigest(), saved=saved, inputs=inputs)
         return PlanOutcome(True, shown=text, sha256=sha256, saved=saved)
+
+    def _seal(self) -> tuple[str | None, str]:
+        """The plan file's hash, taken of its sealed copy (kept in ``sealed``) where memfd exists, else of the
+        file itself; (None, why) when there is none."""
+        assert self.file is not None
+        if not SEALING:
+            sha256 = hash_file(self.file)
+            return sha256, "" if sha256 else "it is not a regular file there"
+        made = sealed_copy(self.file)
+        if isinstance(made, str):
+            return None, made
+        self.sealed, sha256 = made
+        return sha256, ""
 
     def _failure(self, result: ToolResult, invocation: ProcessInvocation, what: str,
                  codes: tuple[int, ...] | None = None) -> str | None:
@@ -263,7 +354,12 @@ class PlanStep:
         with self._lock:
             if self.folder is not None:
                 shutil.rmtree(self.folder, ignore_errors=True)
+            if self.sealed is not None:
+                with contextlib.suppress(OSError):
+                    os.close(self.sealed)
+                self.sealed = None
             self.outcome = None
+            self.approved = None
 
 
 def _bound(output: str | None, inputs: str | None) -> str | None:
@@ -310,7 +406,8 @@ class PlannedInvocation(ProcessInvocation):
             return ToolResult.error(refused, plan_step=step.describe(), not_run="plan")
         sha256 = step.outcome.sha256 if step.outcome is not None else None
         try:
-            result = super().run()
+            # The tool reads the sealed copy that was hashed (and shown), never the file by its path.
+            result = ProcessInvocation.run(step.reading_sealed(self))
         finally:
             if ran_here:  # planned for this run alone: nobody saw it, nothing else uses it
                 step.discard()

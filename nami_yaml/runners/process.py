@@ -52,6 +52,9 @@ class ProcessRequest:
     spill_dir: Path | None = None  # where the full output is kept when truncated
     max_saved: int = MAX_SAVED_OUTPUT  # bytes of saved output for this call; past it saving stops, the tool goes on
     cancel: threading.Event | None = None  # set by Ctrl-C handling: kill the group, result.interrupted
+    # Descriptors the child inherits (as the same numbers, through bwrap too): a sealed plan file's
+    # (runners/plan_step.py), which the tool reads as /dev/fd/N. Every other descriptor is closed.
+    pass_fds: tuple[int, ...] = ()
     # The sandbox it runs in (runners/sandbox.plan_for); None runs it as it is. No default: each caller says.
     sandbox: SandboxPlan | None = field(kw_only=True)
 
@@ -194,7 +197,7 @@ def _popen(command: list[str], request: ProcessRequest, keep: tuple[int, ...],
         # Ctrl-C does not reach it, and its pid names a process group we can kill as a whole.
         start_new_session=True,
         close_fds=True,
-        pass_fds=keep,
+        pass_fds=(*keep, *request.pass_fds),
     )
 
 

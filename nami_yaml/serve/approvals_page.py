@@ -19,6 +19,9 @@ write one:
 - **Remote** (``--allow-remote``): each answer also needs a named approver's token (``approvals.approvers``),
   typed by the person or given as ``Authorization: Bearer`` by ``nami approvals --url``; it is checked
   here against the listed hashes (403 when it is none of them) and again by the run.
+- **Back-off** (:class:`Backoff`): wrong tokens are counted per client address and over all clients; past a
+  few, every token is refused unseen (429, ``Retry-After``) for a time that doubles with each further wrong
+  one. An approver's token chosen by a person can then not be guessed at the speed of the network.
 
 Everything shown is the queue entry as ``nami approvals --json`` shows it (approvals/listing.py): written
 redacted by the run, as the audit log is.
@@ -33,6 +36,8 @@ import json
 import os
 import secrets
 import socket
+import threading
+import time
 import urllib.parse
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -64,6 +69,55 @@ HEADERS = {
 
 
 @dataclass
+class _Wrong:
+    count: int = 0
+    last: float = 0.0
+
+
+@dataclass
+class Backoff:
+    """Wrong tokens per client address, and over all clients (a team's proxy is one address for all; and an
+    attacker may have many). Past ``free`` wrong tokens from a client (``free_all`` from all), tokens from
+    it (from anyone) are refused unseen for ``first`` seconds, doubled at each further wrong one, up to
+    ``longest``; a count is forgotten ``forget`` seconds after its last wrong token. The cost, said in
+    docs/security.md: whoever makes enough wrong guesses keeps everyone out for a while (never for good)."""
+
+    free: int = 5
+    free_all: int = 50
+    first: float = 30.0  # a person who mistyped five times waits half a minute
+    longest: float = 900.0
+    forget: float = 3600.0
+    most_clients: int = 10_000  # clients remembered; the oldest are forgotten first (the global count stays)
+    _clients: dict[str, _Wrong] = field(default_factory=dict)
+    _all: _Wrong = field(default_factory=_Wrong)
+    _lock: threading.Lock = field(default_factory=threading.Lock)
+
+    def wait(self, client: str, now: float) -> float:
+        """Seconds before ``client`` may present a token again (0: now)."""
+        with self._lock:
+            mine = self._clients.get(client)
+            return max(self._locked(mine, self.free, now) if mine is not None else 0.0,
+                       self._locked(self._all, self.free_all, now))
+
+    def wrong(self, client: str, now: float) -> None:
+        """``client`` presented a wrong token."""
+        with self._lock:
+            if len(self._clients) >= self.most_clients and client not in self._clients:
+                oldest = min(self._clients, key=lambda name: self._clients[name].last)
+                del self._clients[oldest]
+            for count in (self._clients.setdefault(client, _Wrong()), self._all):
+                if now - count.last > self.forget:
+                    count.count = 0
+                count.count += 1
+                count.last = now
+
+    def _locked(self, wrong: _Wrong, free: int, now: float) -> float:
+        if wrong.count < free or now - wrong.last > self.forget:
+            return 0.0
+        return max(0.0, wrong.last + min(self.longest, self.first * 2 ** (wrong.count - free)) - now)
+
+
+@dataclass
 class PageServer:
     """What the handlers share: the queue, who may answer, the page token and the signed-in browsers."""
 
@@ -73,6 +127,7 @@ class PageServer:
     hosts: set[str]  # what Host may say: "name:port" for the served names, or an --allow-host name
     origins: set[str]
     page_token: str = field(default_factory=lambda: secrets.token_urlsafe(32))
+    backoff: Backoff = field(default_factory=Backoff)
 
 
 @dataclass(frozen=True)
@@ -131,15 +186,32 @@ class Handler(http.server.BaseHTTPRequestHandler):
         self.refuse(HTTPStatus.MISDIRECTED_REQUEST, "this page is not served under that name (Host)")
         return False
 
+    def may_try(self) -> bool:
+        """Whether this client may present a token now; else 429 was sent (Backoff)."""
+        wait = self.page.backoff.wait(self.client_address[0], time.monotonic())
+        if wait <= 0:
+            return True
+        seconds = max(1, int(wait + 0.999))
+        self.send(HTTPStatus.TOO_MANY_REQUESTS, (safe_json({
+            "error": f"too many wrong tokens: no token is looked at for {seconds}s"}) + "\n").encode(),
+            "application/json; charset=utf-8", {"Retry-After": str(seconds)})
+        return False
+
+    def wrong_token(self) -> None:
+        self.page.backoff.wrong(self.client_address[0], time.monotonic())
+
     def caller(self) -> Caller | None:
-        """Who asks, or None (then 401 was sent)."""
+        """Who asks, or None (then 401, or 429 after too many wrong tokens, was sent)."""
         authorization = self.headers.get("Authorization") or ""
         if authorization.startswith("Bearer "):
+            if not self.may_try():
+                return None
             token = authorization[len("Bearer "):].strip()
             if hmac.compare_digest(token.encode(), self.page.page_token.encode()):
                 return Caller()
             if approver_named(token, self.page.approvers) is not None:
                 return Caller(approver_token=token)
+            self.wrong_token()
         self.send(HTTPStatus.UNAUTHORIZED, b"Open the URL `nami approvals serve` printed (it holds the page's "
                   b"token), or give a token as `Authorization: Bearer`.\n", "text/plain; charset=utf-8",
                   {"WWW-Authenticate": "Bearer"})
@@ -185,7 +257,10 @@ class Handler(http.server.BaseHTTPRequestHandler):
     def index(self, token: str) -> None:
         """The page itself: nothing in it is secret (its script takes the token from the address bar, once,
         into the tab's sessionStorage); a wrong token is said at once."""
+        if token and not self.may_try():
+            return
         if token and not hmac.compare_digest(token.encode(), self.page.page_token.encode()):
+            self.wrong_token()
             self.send(HTTPStatus.FORBIDDEN, b"This is not the page's token (it changes at each start of "
                       b"`nami approvals serve`).\n", "text/plain; charset=utf-8")
             return
@@ -218,6 +293,7 @@ class Handler(http.server.BaseHTTPRequestHandler):
         token = body.get("approver_token") if isinstance(body.get("approver_token"), str) else None
         token = (token or "").strip() or caller.approver_token
         if token is not None and approver_named(token, self.page.approvers) is None:
+            self.wrong_token()
             self.refuse(HTTPStatus.FORBIDDEN, "that token is not one of approvals.approvers: nothing was answered")
             return
         if self.page.remote and token is None:

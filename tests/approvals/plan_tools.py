@@ -36,6 +36,27 @@ elif command == "apply":
     open("applied.txt", "w").write(open(sys.argv[2]).read())
 elif command == "set":
     open("applied.txt", "w").write("replicas %s\\n" % sys.argv[2])
+elif command == "plan-zip":  # a zip, as terraform's plan file is: read by seeking to its end
+    import zipfile
+    with zipfile.ZipFile(sys.argv[2], "w") as plan:
+        plan.writestr("tfplan", "create web (size %s)\\n" % sys.argv[3])
+        plan.writestr("state", "x" * 100000)
+elif command == "show-zip":
+    import zipfile
+    with zipfile.ZipFile(sys.argv[2]) as plan:
+        print("PLAN: " + plan.read("tfplan").decode().strip() + " (" + " ".join(plan.namelist()) + ")")
+elif command == "apply-zip":
+    import zipfile
+    with zipfile.ZipFile(sys.argv[2]) as plan:
+        open("applied.txt", "w").write(plan.read("tfplan").decode())
+elif command == "apply-late":  # says it started, waits for "go", then reads the plan: a writer races it
+    import os, time
+    open("started", "w").close()
+    for _ in range(1200):
+        if os.path.exists("go"):
+            break
+        time.sleep(0.05)
+    open("applied.txt", "w").write(open(sys.argv[2]).read())
 """
 
 DEPLOY = """\

@@ -66,8 +66,9 @@ def test_the_question_shows_the_plan_and_the_yes_runs_exactly_that_plan_file(
     commands = [argv[0] for argv in planner_log(project)]
     assert commands == ["plan", "show", "apply"]
     [plan_argv, show_argv, apply_argv] = planner_log(project)
-    assert plan_argv[2] == "--out=" + apply_argv[1] and show_argv[1] == apply_argv[1]
-    assert not Path(apply_argv[1]).parent.exists()  # the call's plan folder is gone once it ended
+    # The show step and the tool read the sealed copy of the plan file (/dev/fd/N), never its path.
+    assert show_argv[1].startswith("/dev/fd/") and apply_argv[1].startswith("/dev/fd/")
+    assert not Path(plan_argv[2].removeprefix("--out=")).parent.exists()  # the call's plan folder is gone
     [line] = [entry for entry in audit_lines() if entry["tool"] == "deploy"]
     assert line["plan_sha256"] == seen["sha256"] and line["status"] == "ran", line
     assert "Error" not in told

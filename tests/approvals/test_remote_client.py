@@ -3,6 +3,8 @@ goes to the address given and nowhere else."""
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 
 from nami_yaml.approvals.remote import PageClient
@@ -52,3 +54,33 @@ def test_another_machines_page_is_answered_over_https_only(url: str) -> None:
                                  "https://approvals.example.com/"])
 def test_this_machines_page_and_https_pages_are_answered(url: str) -> None:
     assert PageClient.of(url, {"NAMI_APPROVER_TOKEN": TOKEN}).token == TOKEN
+
+
+PAGE_TOKEN = "page-token-from-the-printed-url-0123"
+
+
+def test_a_token_in_the_url_is_refused_and_the_hint_puts_none_on_a_command_line() -> None:
+    """A command line is read by every user of the machine (ps): the page's token never goes there, and the
+    hints say where it goes instead."""
+    with pytest.raises(ConfigError) as raised:
+        PageClient.of(f"http://127.0.0.1:8717/?token={PAGE_TOKEN}", {})
+    said = str(raised.value)
+    assert PAGE_TOKEN not in said and "--url http://127.0.0.1:8717/ and the token in $NAMI_PAGE_TOKEN" in said
+    with pytest.raises(ConfigError) as raised:
+        PageClient.of("http://127.0.0.1:8717/", {})
+    said = str(raised.value)
+    assert "$NAMI_PAGE_TOKEN or in a file given with --token-file FILE, never on the command line" in said
+    assert "URL with its ?token=" not in said
+
+
+def test_the_page_token_comes_from_the_environment_or_a_file(tmp_path: Path) -> None:
+    assert PageClient.of("http://127.0.0.1:8717/", {"NAMI_PAGE_TOKEN": PAGE_TOKEN}).token == PAGE_TOKEN
+    file = tmp_path / "token"
+    file.write_text(PAGE_TOKEN + "\n")
+    file.chmod(0o600)
+    assert PageClient.of("http://127.0.0.1:8717/", {}, str(file)).token == PAGE_TOKEN
+    with pytest.raises(ConfigError, match="--token-file .*missing"):
+        PageClient.of("http://127.0.0.1:8717/", {}, str(tmp_path / "missing"))
+    (tmp_path / "empty").write_text("\n")
+    with pytest.raises(ConfigError, match="no token in it"):
+        PageClient.of("http://127.0.0.1:8717/", {}, str(tmp_path / "empty"))

@@ -22,6 +22,7 @@ from nami_yaml.runtime import RuntimeContext, Target, TargetSet
 from nami_yaml.sandbox_settings import SandboxSettings
 
 PLAN_FILE_PATH = re.compile(r"/[^\s=]*/nami-plan-[0-9a-f]+/plan")
+SEALED_PLAN = re.compile(r"^/dev/fd/[0-9]+$")  # the sealed copy of the plan file the show step and the tool read
 
 STUB = """#!{python}
 import json, os, sys, urllib.request
@@ -92,8 +93,10 @@ class Stubs:
         return [Call(**json.loads(line)) for line in self.log.read_text(encoding="utf-8").splitlines()]
 
     def commands(self) -> list[list[str]]:
-        """Every command started, the call's plan file written ``{plan_file}`` (its path is new each call)."""
-        return [[PLAN_FILE_PATH.sub("{plan_file}", part) for part in call.command] for call in self.calls()]
+        """Every command started, the call's plan file written ``{plan_file}`` (its path is new each call), its
+        sealed copy ``{sealed plan_file}`` (runners/plan_step.py)."""
+        return [[SEALED_PLAN.sub("{sealed plan_file}", PLAN_FILE_PATH.sub("{plan_file}", part)) for part in call.command]
+                for call in self.calls()]
 
     def only_call(self) -> Call:
         calls = self.calls()

@@ -47,8 +47,8 @@ def test_terraform_apply_applies_the_plan_it_showed(library: LibraryRunner, stub
     assert stubs.commands() == [
         ["terraform", "-chdir=infra", "plan", "-input=false", "-no-color", "-lock-timeout=60s", "-out={plan_file}",
          "-var-file", "prod.tfvars"],
-        ["terraform", "-chdir=infra", "show", "-no-color", "{plan_file}"],
-        ["terraform", "-chdir=infra", "apply", "-input=false", "-no-color", "-lock-timeout=60s", "{plan_file}"]]
+        ["terraform", "-chdir=infra", "show", "-no-color", "{sealed plan_file}"],
+        ["terraform", "-chdir=infra", "apply", "-input=false", "-no-color", "-lock-timeout=60s", "{sealed plan_file}"]]
 
 
 @needs("terraform")

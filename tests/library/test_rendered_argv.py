@@ -135,7 +135,7 @@ CASES: list[tuple[str, dict[str, Any], list[Any]]] = [
     ("terraform_apply", {"dir": "infra", "targets": ["aws_instance.web"]},
      [["terraform", "-chdir=infra", "plan", "-input=false", "-no-color", "-lock-timeout=60s", "-out={plan_file}",
        "-target", "aws_instance.web"],
-      ["terraform", "-chdir=infra", "apply", "-input=false", "-no-color", "-lock-timeout=60s", "{plan_file}"]]),
+      ["terraform", "-chdir=infra", "apply", "-input=false", "-no-color", "-lock-timeout=60s", "{sealed plan_file}"]]),
     # helm
     ("helm_list", {}, ["helm", "list", "--output=table"]),
     ("helm_list", {"filter": "^web", "all": True, "output": "json", "all_namespaces": True},

@@ -41,7 +41,7 @@ CASES: list[tuple[str, dict[str, Any], list[Any], dict[str, str]]] = [
     ("terraform_apply", {"target": "prod", "var_files": ["extra.tfvars"]},
      [["terraform", "-chdir=.", "plan", "-input=false", "-no-color", "-lock-timeout=60s", "-out={plan_file}",
        "-var-file", "prod.tfvars", "-var-file", "extra.tfvars"],
-      ["terraform", "-chdir=.", "apply", "-input=false", "-no-color", "-lock-timeout=60s", "{plan_file}"]],
+      ["terraform", "-chdir=.", "apply", "-input=false", "-no-color", "-lock-timeout=60s", "{sealed plan_file}"]],
      {"TF_WORKSPACE": "prod"}),
 ]
 

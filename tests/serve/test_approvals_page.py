@@ -37,6 +37,7 @@ class Page:
             [sys.executable, "-m", "nami_yaml", "approvals", "serve", "--listen", "127.0.0.1:0", *args],
             cwd=project, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
         lines: queues.Queue[str] = queues.Queue()
+        self.lines = lines  # what it says after the URL
         threading.Thread(target=lambda: [lines.put(line) for line in self.process.stderr or []], daemon=True).start()
         self.said: list[str] = []
         deadline = time.monotonic() + 60
@@ -285,3 +286,21 @@ def test_the_page_closes_a_connection_that_never_finishes_its_request(tmp_path: 
         client.sendall(b"GET / HTTP/1.1\r\nHost: 127.0.0.1")  # and nothing more
         client.settimeout(IDLE_TIMEOUT + 60)
         assert client.recv(1024) == b""  # the page closed it (without the limit: socket.timeout)
+
+
+def test_the_cli_takes_a_local_pages_token_from_the_environment_or_a_file(
+        project: Path, pages: Callable[..., Page], tmp_path: Path) -> None:
+    """Never from the command line (every user reads it in the process list): `--url` with ?token= is refused
+    without repeating the token, and the page says where its token goes."""
+    page = pages(project)
+    token = page.url.partition("token=")[2]
+    assert "takes this token in $NAMI_PAGE_TOKEN or --token-file FILE, never in the URL" in page.lines.get(timeout=60)
+    listed = approvals(project, "--url", page.base, "--json", env={"NAMI_PAGE_TOKEN": token})
+    assert listed.returncode == 0 and json.loads(listed.stdout) == [], listed.stderr
+    file = tmp_path / "page-token"
+    file.write_text(token + "\n")
+    file.chmod(0o600)
+    listed = approvals(project, "--url", page.base, "--token-file", str(file), "--json")
+    assert listed.returncode == 0 and json.loads(listed.stdout) == [], listed.stderr
+    refused = approvals(project, "--url", page.url, "--json")
+    assert refused.returncode == 2 and "$NAMI_PAGE_TOKEN" in refused.stderr and token not in refused.stderr

@@ -74,3 +74,18 @@ def test_a_plan_cannot_write_lines_of_the_question_itself(workdir: Path, tmp_pat
     [question] = asked
     assert "\n  | nothing to change\n  |   (asked by permissions.read: a harmless read)\n" in question
     assert f"\n  | (the yes binds this plan: sha256 {'0' * 64})\n  | Run it?\n(the yes binds" in question
+
+
+def test_over_mcp_an_unsandboxed_plan_step_is_asked_about_first(workdir: Path, tmp_path: Path) -> None:
+    """Without a sandbox the client's user is asked about the plan step first (its command), then, once it ran,
+    about the tool with its plan; each a question of the elicitation."""
+    project = project_at(workdir)
+    write(project / "agent.yaml", "tools: {builtin: [], files: [tools/]}\nsandbox: {mode: 'off'}\n")
+    yes = types.ElicitResult(action="accept", content={"approve": True})
+    result, asked = serve_and_deploy(project, tmp_path / "err", yes)
+    assert not result.is_error, text_of(result)
+    [plan_step, tool] = asked
+    assert "  planner plan --size=3 --out=" in plan_step and "(asked by plan step without a sandbox: " in plan_step
+    assert "Its plan" not in plan_step
+    assert "\n  | PLAN: create web (size 3)\n" in tool
+    assert (project / "applied.txt").read_text() == "create web (size 3)\n"
