@@ -4,6 +4,7 @@ user's tool files."""
 from __future__ import annotations
 
 import os
+import re
 from dataclasses import replace
 from pathlib import Path
 
@@ -180,7 +181,12 @@ def folder_group(tool: Tool, project: Path, resolve: Resolver | None = None) -> 
     top = resolve.folder_text(os.fspath(project))
     inside = os.path.join(top, "")
     relative = "" if folder == top else folder[len(inside):] if folder.startswith(inside) else os.path.basename(folder)
-    return f"{relative}/" if relative else "./"
+    # Written into load_tools' own description: a folder's name (the repository's choice) says nothing else
+    # there, as a group: key cannot (its schema pattern).
+    return f"{_GROUP_UNSAID.sub('_', relative)}/" if relative else "./"
+
+
+_GROUP_UNSAID = re.compile(r"[^a-zA-Z0-9_./-]")
 
 
 def _with_readers(tools: list[Tool], has_skills: bool, has_groups: bool = False) -> list[Tool]:

@@ -7,18 +7,31 @@ runaway Python tool takes nothing else with it), in a session of its own (a Ctrl
 the batch, which decides), its stdout for reports only and its stderr kept for a crash's message, the job's
 environment and folder, its whole process tree killed from here past the wall time, and nothing shared
 between tasks: the server only imports modules (no project is opened, no task runs there) and every task
-is a fresh fork of it. Where there is no fork server (not Linux), workers start as new interpreters.
+is a fresh fork of it. Where there is no fork server (not Linux, or a Python before 3.11: see below),
+workers start as new interpreters.
+
+The server (and multiprocessing's resource tracker) is started as ``python -c ...`` in the batch's folder,
+often a cloned repository; ``-c`` puts that folder first on ``sys.path``, so its ``multiprocessing/``,
+``openai.py`` or ``nami_yaml/`` would be imported in place of the real ones, with the batch's environment
+and no sandbox. They start with PYTHONSAFEPATH (Python 3.11+), which leaves the folder out. Their socket is
+in a private folder under /tmp, which every sandbox has its own of: a tool could otherwise reach the server
+(say with TMPDIR=/var/tmp, which sandboxes show) and have any code forked from it, outside its sandbox.
 """
 
 from __future__ import annotations
 
 import contextlib
 import multiprocessing
+import multiprocessing.process
+import multiprocessing.util
 import os
+import shutil
 import signal
 import subprocess
 import sys
+import tempfile
 import threading
+from collections.abc import Iterator, Mapping
 from multiprocessing.connection import Connection
 from pathlib import Path
 from typing import Any
@@ -27,22 +40,54 @@ from typing import Any
 # project (its tools, its trust) is opened by each task, in its own fork.
 PRELOAD = ("nami_yaml.batch.warm",)
 _READ_AFTER_EXIT = 5.0  # seconds to wait for the pipes' end once the worker has exited
-_started = threading.Lock()
+SAFE_PATH = "PYTHONSAFEPATH"  # Python 3.11+: `python -c` puts no current folder on sys.path
+SOCKET_BASE = Path("/tmp")  # the sandbox's /tmp is its own (runners/sandbox/plan.py PRIVATE_TMP)
+# Held while a worker starts (the server may be started or started again then, with SAFE_PATH set in this
+# process's environment) and while a worker's environment is read (which must not get that SAFE_PATH).
+_starting = threading.Lock()
 _context: Any = None
 
 
 def available() -> bool:
-    return sys.platform.startswith("linux") and "forkserver" in multiprocessing.get_all_start_methods()
+    return (sys.platform.startswith("linux") and sys.version_info >= (3, 11)
+            and "forkserver" in multiprocessing.get_all_start_methods())
+
+
+def environment(extra: Mapping[str, str]) -> dict[str, str]:
+    """The batch's environment of now with ``extra``: a worker's (read while no server is starting)."""
+    with _starting:
+        return {**os.environ, **extra}
 
 
 def _server_context() -> Any:
+    """The fork server's context (under ``_starting``), its socket's folder chosen on first use."""
     global _context
-    with _started:
-        if _context is None:
-            context = multiprocessing.get_context("forkserver")
-            context.set_forkserver_preload(list(PRELOAD))
-            _context = context
-        return _context
+    if _context is None:
+        config = multiprocessing.process.current_process()._config  # what multiprocessing.util.get_temp_dir reads
+        if config.get("tempdir") is None:
+            with contextlib.suppress(OSError):
+                folder = tempfile.mkdtemp(prefix="nami-forkserver-", dir=SOCKET_BASE)  # 0700
+                config["tempdir"] = folder
+                multiprocessing.util.Finalize(None, shutil.rmtree, args=(folder, True), exitpriority=-100)
+        context = multiprocessing.get_context("forkserver")
+        context.set_forkserver_preload(list(PRELOAD))
+        _context = context
+    return _context
+
+
+@contextlib.contextmanager
+def _without_current_folder() -> Iterator[None]:
+    """While held (under ``_starting``), a Python started from here does not import from the current
+    folder: the server, when this start is the one that starts it (again)."""
+    before = os.environ.get(SAFE_PATH)
+    os.environ[SAFE_PATH] = "1"
+    try:
+        yield
+    finally:
+        if before is None:
+            del os.environ[SAFE_PATH]
+        else:
+            os.environ[SAFE_PATH] = before
 
 
 class ForkedWorker:
@@ -50,13 +95,15 @@ class ForkedWorker:
     batch's wait needs (``communicate``, ``send_signal``, ``kill``, ``pid``, ``returncode``)."""
 
     def __init__(self, job_json: str, env: dict[str, str], cwd: Path):
-        """``env``: the worker's whole environment."""
-        context = _server_context()
-        report_read, report_write = context.Pipe(duplex=False)
-        err_read, err_write = context.Pipe(duplex=False)
-        self._process = context.Process(target=_child, args=(job_json, env, str(cwd), report_write, err_write),
-                                        name="nami-batch-worker")
-        self._process.start()
+        """``env``: the worker's whole environment (:func:`environment`)."""
+        with _starting:
+            context = _server_context()
+            report_read, report_write = context.Pipe(duplex=False)
+            err_read, err_write = context.Pipe(duplex=False)
+            self._process = context.Process(target=_child, args=(job_json, env, str(cwd), report_write, err_write),
+                                            name="nami-batch-worker")
+            with _without_current_folder():
+                self._process.start()
         report_write.close()  # the worker holds the writing ends now: their end of file is the worker's
         err_write.close()
         self.pid: int = self._process.pid  # type: ignore[assignment]

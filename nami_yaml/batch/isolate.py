@@ -27,7 +27,12 @@ from nami_yaml.batch.job import Job
 from nami_yaml.batch.proctree import kill_tree
 from nami_yaml.batch.results import new_result
 
-WORKER = ("-m", "nami_yaml.batch.worker")
+# `python -m nami_yaml.batch.worker`, but with the current folder (the project's, maybe a cloned repository's)
+# off sys.path before anything is imported: -m and -c put it first, so a nami_yaml/ or openai.py there would
+# be imported in place of the real one, outside any sandbox. (Not -I, which would drop the PYTHONPATH the
+# batch was given; not -P, which Python 3.10 lacks; a PYTHONSAFEPATH of the batch already leaves it out.)
+WORKER = ("-c", "import sys\nif sys.path[:1] == ['']: del sys.path[0]\nimport runpy\n"
+                "runpy.run_module('nami_yaml.batch.worker', run_name='__main__', alter_sys=True)")
 KILL_GRACE = 15.0  # beyond the wall time (the worker's own timeout needs a few seconds to report)
 STOP_GRACE = 10.0  # after SIGTERM (the batch is stopping), before the tree is killed
 STDERR_TAIL = 2_000
@@ -50,7 +55,7 @@ def run_isolated(job_data: dict[str, Any], stop: threading.Event | None = None, 
     handle, name = tempfile.mkstemp(prefix="nami-approval-wait-", suffix=".json")
     os.close(handle)
     wait_file = Path(name)
-    env = {**os.environ, **job.env, WAIT_FILE_ENV: str(wait_file)}
+    env = forked.environment({**job.env, WAIT_FILE_ENV: str(wait_file)})
     proc: Any
     if warm and forked.available():
         proc = forked.ForkedWorker(json.dumps(job.to_json()), env, root or Path.cwd())

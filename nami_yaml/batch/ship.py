@@ -1,6 +1,11 @@
 """The project folder as data, for machines that do not share this one's files: packed once here (what
 git ignores, and virtualenvs and caches, left out), unpacked once per machine into a folder named by
-its digest, which the jobs' relative paths are then resolved against."""
+its digest, which the jobs' relative paths are then resolved against.
+
+The folders are in a folder of the user's own (0700) in the machine's temporary folder, never in /tmp
+itself: another user of a node could otherwise make the folder a digest names first (its name is in plain
+sight while a project unpacks) and have the jobs run their agent.yaml and tools. A folder found where one
+is reused is used only if it is still the user's own and nobody else may write it."""
 
 from __future__ import annotations
 
@@ -9,6 +14,7 @@ import hashlib
 import io
 import os
 import shutil
+import stat
 import tarfile
 import tempfile
 import time
@@ -65,29 +71,64 @@ def pack(root: Path) -> tuple[bytes, str]:
 
 
 def unpack(data: bytes, digest: str, base: Path | None = None) -> Path:
-    """The project folder on this machine: unpacked once per digest (other tasks reuse it)."""
-    base = base or Path(tempfile.gettempdir())
+    """The project folder on this machine: unpacked once per digest (other tasks reuse it), in ``base``
+    (default: the user's own folder in the temporary folder, :func:`private_base`)."""
+    base = base or private_base()
     target = base / f"{PREFIX}{digest[:20]}"
-    if target.is_dir():
+    if _ours(target):
         with contextlib.suppress(OSError):
             os.utime(target)  # in use: not one of the old ones
         return target
     _remove_old(base)
     staging = Path(tempfile.mkdtemp(prefix=f".{target.name}-", dir=base))
+    kept = False
     try:
         with tarfile.open(fileobj=io.BytesIO(data), mode="r:gz") as archive:
             if hasattr(tarfile, "data_filter"):
                 archive.extractall(staging, filter="data")
             else:  # Python < 3.10.12: no filters; the archive is our own
                 archive.extractall(staging)  # noqa: S202
+        if os.path.lexists(target) and not _ours(target):
+            kept = True  # something else has the name (in a base not ours alone): this copy keeps its own
+            return staging
         os.rename(staging, target)
     except OSError:
-        if not target.is_dir():  # not another task of this batch having unpacked it first
+        if not _ours(target):  # not another task of this batch having unpacked it first
             raise
     finally:
-        with contextlib.suppress(OSError):
-            shutil.rmtree(staging)
+        if not kept:
+            with contextlib.suppress(OSError):
+                shutil.rmtree(staging)
     return target
+
+
+def _ours(folder: Path) -> bool:
+    """A real folder (not a link) of this user that no one else may write."""
+    try:
+        info = os.lstat(folder)
+    except OSError:
+        return False
+    return stat.S_ISDIR(info.st_mode) and info.st_uid == os.getuid() and not info.st_mode & 0o022
+
+
+_PRIVATE: dict[str, Path] = {}
+
+
+def private_base() -> Path:
+    """The user's own folder (0700) for unpacked projects in the temporary folder, made if missing; where
+    that name is taken by anything else, a new private folder for this process."""
+    shared = tempfile.gettempdir()
+    if shared not in _PRIVATE:
+        folder = Path(shared) / f"nami-batch-projects-{os.getuid()}"
+        with contextlib.suppress(OSError):
+            folder.mkdir(mode=0o700)
+        try:
+            info = os.lstat(folder)
+            usable = stat.S_ISDIR(info.st_mode) and info.st_uid == os.getuid() and not info.st_mode & 0o077
+        except OSError:
+            usable = False
+        _PRIVATE[shared] = folder if usable else Path(tempfile.mkdtemp(prefix="nami-batch-projects-"))
+    return _PRIVATE[shared]
 
 
 def _remove_old(base: Path) -> None:

@@ -4,9 +4,12 @@ A task file may come with a repository, like an agent.yaml: its ``setup:`` comma
 run with ``bash -c`` or as argv, and its ``env:`` reaches the agent's tools and those commands
 (``BASH_ENV``, ``GIT_CONFIG_*``, ``LD_PRELOAD`` make a read-only tool run code). A task file that has any of
 them is trusted as an agent.yaml is: a summary of what it runs, asked once, asked again after a change.
-The fingerprint covers the bytes the tasks were read from and the folders copied for tasks that run
-commands (``setup: [bash prep.sh]`` runs the copy's ``prep.sh``). A task file of prompts and checks
-that run nothing needs no trust. The trust is recorded in the trust store beside agent.yaml's.
+So is one whose ``workspace:`` copies or clones a folder outside the task file's own (``~/.ssh``,
+``/etc``, a link in the repository that points there): the agent reads its workspace and the model sees
+what it reads, so a task file must not choose which of your folders that is. The fingerprint covers the
+bytes the tasks were read from and the folders copied for those tasks (``setup: [bash prep.sh]`` runs the
+copy's ``prep.sh``). A task file of prompts and checks that run nothing, in folders of its own, needs no
+trust. The trust is recorded in the trust store beside agent.yaml's.
 """
 
 from __future__ import annotations
@@ -30,21 +33,48 @@ MAX_SUMMARY_LINES = 400  # of commands; past that the file itself is the thing t
 class UntrustedTaskFile(UntrustedProject):
     def __init__(self, request: TrustRequest):
         super().__init__(request, f"{request.config} runs commands on this machine and {request.status} (setup:, "
-                                  "command: checks, env:). Read it, then run `nami batch run` on a terminal to be "
-                                  "asked, or give --yes (for CI).")
+                                  "command: checks, env:, or a workspace: from outside its folder). Read it, then "
+                                  "run `nami batch run` on a terminal to be asked, or give --yes (for CI).")
 
 
 def runs_commands(task: Task) -> bool:
     return bool(task.raw.get("setup") or task.raw.get("env") or any("command" in c for c in task.checks))
 
 
+def reads_outside(task: Task) -> bool:
+    """Whether the task's workspace starts as a copy (or a clone) of a folder of this machine outside the
+    task file's folder, links followed."""
+    local = _local_source(task)
+    if local is None:
+        return False
+    target = Path(local).expanduser()
+    target = (target if target.is_absolute() else task.base / target).resolve()
+    return not target.is_relative_to(task.base.resolve())
+
+
+def needs_trust(task: Task) -> bool:
+    return runs_commands(task) or reads_outside(task)
+
+
+def _local_source(task: Task) -> str | None:
+    spec = task.raw.get("workspace")
+    if isinstance(spec, str):
+        return spec
+    if not isinstance(spec, Mapping):
+        return None
+    if spec.get("path"):
+        return str(spec["path"])
+    repository = spec.get("git")
+    return str(repository) if repository and not is_remote(str(repository)) else None
+
+
 def copied_folders(task_file: TaskFile) -> list[Path]:
-    """The local folders copied for the tasks that run commands (a clone's content is git's, not walked)."""
+    """The local folders copied for the tasks that need trust (a clone's content is git's, not walked)."""
     folders: set[Path] = set()
     for task in task_file.tasks:
         spec = task.raw.get("workspace")
         path = spec if isinstance(spec, str) else spec.get("path") if isinstance(spec, Mapping) else None
-        if runs_commands(task) and path:
+        if needs_trust(task) and path:
             target = Path(path).expanduser()
             folders.add((target if target.is_absolute() else task.base / target).resolve())
     return sorted(folders)
@@ -52,7 +82,7 @@ def copied_folders(task_file: TaskFile) -> list[Path]:
 
 def task_trust_state(task_file: TaskFile) -> TrustState | None:
     """Its trust state, or None when it runs no command (nothing to trust)."""
-    if not any(runs_commands(task) for task in task_file.tasks):
+    if not any(needs_trust(task) for task in task_file.tasks):
         return None
     path = task_file.path.resolve()
     files = [file for folder in copied_folders(task_file) for file in walk(folder)]
@@ -84,8 +114,9 @@ def task_summary(task_file: TaskFile, state: TrustState | None = None) -> list[s
         tasks = ", ".join(ids[:5]) + (f" … {len(ids)} tasks" if len(ids) > 5 else "")
         lines.append(f"    {kind:<6} {what}   ({tasks})")
     for folder in copied_folders(task_file):
-        lines.append(f"  copies {folder} for them to run in (its files are covered by this trust)")
-    remote = sorted({str(t.raw["workspace"]["git"]) for t in task_file.tasks if runs_commands(t)
+        lines.append(f"  copies {folder} for them to run in, and the agent to read (its files are covered by this "
+                     "trust)")
+    remote = sorted({str(t.raw["workspace"]["git"]) for t in task_file.tasks if needs_trust(t)
                      and isinstance(t.raw.get("workspace"), Mapping) and "git" in t.raw["workspace"]})
     for repository in remote:
         where = "from the network" if is_remote(repository) else "a local repository"

@@ -35,6 +35,8 @@ PATTERN_MEANINGS = {
     "^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$": "1 to 128 letters, digits, ., _ or -, starting with a letter or digit",
     "^[A-Za-z0-9][A-Za-z0-9_.-]{0,39}$": "1 to 40 letters, digits, ., _ or -, starting with a letter or digit",
     "^[a-z][a-z0-9_]{0,39}$": "1 to 40 lower-case letters, digits or _, starting with a letter",
+    "^[a-zA-Z0-9_][a-zA-Z0-9_./-]{0,63}$": "a group name of 1 to 64 letters, digits, _ . / or -, not starting "
+                                           "with . / or -",
 }
 
 _TYPE_NAMES = {

@@ -234,7 +234,7 @@ def _inputs(ctx: RuntimeContext, needs: SandboxNeeds, kind: str, visible: tuple[
     target = None if ctx.target is None else tuple(ctx.target.env.items())
     return (ctx.sandbox, needs, kind, visible, read_only, masked, found, ctx.workspace, ctx.spill_dir,
             _env_key(ctx.host_env, ctx.host_env), None if env is None else _env_key(env, ctx.host_env), target,
-            tuple(protected.files), tuple(protected.folders), tuple(sys.path))
+            tuple(protected.files), tuple(protected.folders), tuple(sys.path), sys.prefix)
 
 
 def _env_key(env: Mapping[str, str], host: Mapping[str, str]) -> Hashable:
@@ -310,6 +310,8 @@ def _build(ctx: RuntimeContext, settings: SandboxSettings, needs: SandboxNeeds, 
                     *(_home_shown(path, home) if empty else ())),
                    spill if os.path.isdir(_seen(spill)) else None, tuple(empty), tuple(hidden), (workspace, *writable))
     kept = [p for p in _protected_inside(ctx.protected_paths, workspace, areas) if not _inside_any(p, hidden)]
+    kept += [p for p in _own_python(sys.prefix, sys.base_prefix, tuple(sys.path)) if not _inside_any(p, hidden)
+             and any(_inside(p, area) and p != area for area in areas)]
     pinned = [p for p in _pinned(kept, workspace, areas) if not _inside_any(p, hidden)]
     return replace(base, mode=READ_ONLY if read_only else WORKSPACE_WRITE, network=needs.network,
                    writable=tuple(_unique(writable)), hidden=tuple(hidden), reads=tuple(_unique(reads)),
@@ -499,6 +501,20 @@ def _code_folders(path: str, import_path: tuple[str, ...]) -> tuple[Path, ...]:
     folders = [Path(p) for p in path.split(os.pathsep) if os.path.isabs(p)]
     return tuple(_existing([*folders, Path(sys.prefix), Path(sys.base_prefix),
                             *(Path(p) for p in import_path if os.path.isabs(p))]))
+
+
+@functools.lru_cache(maxsize=16)
+def _own_python(prefix: str, base_prefix: str, import_path: tuple[str, ...]) -> tuple[Path, ...]:
+    """nami's own interpreter (its prefix: a virtual environment in the workspace, as a clone's .venv) and
+    the site-packages folders it imports from: a `.pth` file or a module written there runs at every later
+    start of that Python, nami's own outside any sandbox included. Read-only where they are in a writable
+    area."""
+    folders = [Path(prefix), Path(base_prefix),
+               *(Path(p) for p in import_path if os.path.isabs(p) and os.path.basename(p) in _SITE_FOLDERS)]
+    return tuple(_existing(folders))
+
+
+_SITE_FOLDERS = ("site-packages", "dist-packages")
 
 
 def _existing(paths: Iterable[Path]) -> list[Path]:
