@@ -4,6 +4,7 @@ nami's own outside any sandbox included. Real bwrap."""
 
 from __future__ import annotations
 
+import pathlib
 import sys
 
 import pytest
@@ -36,3 +37,13 @@ def test_a_virtual_environment_nami_does_not_run_from_stays_writable(ctx: Runtim
     site.mkdir(parents=True)
     bash("echo 'import os' > other-venv/lib/site-packages/zz.pth", ctx=ctx)
     assert (site / "zz.pth").exists()  # the project's own: what the workspace is for (docs/security.md)
+
+
+def test_nami_s_own_package_is_among_the_code_folders_a_sandbox_shows() -> None:
+    """An editable install (a checkout, as CI's clone under /tmp) is on no import path, only named by a finder
+    in site-packages: a sandboxed child running nami's Python found no nami_yaml under the private /tmp."""
+    import nami_yaml
+    from nami_yaml.runners.sandbox.plan import _code_folders
+
+    package = pathlib.Path(nami_yaml.__file__).resolve().parent
+    assert package in _code_folders("/usr/bin", ())
