@@ -38,7 +38,6 @@ from collections.abc import Hashable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path, PurePath
 
-import nami_yaml
 from nami_yaml.runners.sandbox.masks import masked_files, running_shell
 from nami_yaml.runners.sandbox.plan_cache import PlanCache, look, look_into
 from nami_yaml.runners.sandbox.probe import Availability, availability
@@ -502,7 +501,7 @@ def _code_folders(path: str, import_path: tuple[str, ...]) -> tuple[Path, ...]:
     folders = [Path(p) for p in path.split(os.pathsep) if os.path.isabs(p)]
     # nami's own package too: an editable install's (a checkout's) is on no import path, only named by a
     # finder in site-packages, and a child running nami's Python under a private /tmp found no nami_yaml.
-    package = Path(os.path.dirname(os.path.abspath(nami_yaml.__file__)))
+    package = Path(__file__).resolve().parents[2]  # nami_yaml/ (this file: nami_yaml/runners/sandbox/plan.py)
     return tuple(_existing([*folders, Path(sys.prefix), Path(sys.base_prefix),
                             *(Path(p) for p in import_path if os.path.isabs(p)), package]))
 
