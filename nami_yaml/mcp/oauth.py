@@ -19,7 +19,7 @@ import contextlib
 import logging
 import time
 from collections.abc import AsyncGenerator, Awaitable, Callable
-from typing import Any
+from typing import Any, TypeVar
 
 import httpx2
 from mcp.client.auth import OAuthClientProvider
@@ -32,7 +32,7 @@ from mcp.shared.auth import (
     OAuthToken,
     ProtectedResourceMetadata,
 )
-from pydantic import AnyUrl, ValidationError
+from pydantic import AnyUrl, BaseModel, ValidationError
 
 from nami_yaml.errors import ConfigError
 from nami_yaml.mcp.token_store import AuthRecord, TokenStore, canonical_url
@@ -77,10 +77,7 @@ class StoredTokens:
     async def get_tokens(self) -> OAuthToken | None:
         if self.fresh or self.record is None or self.record.tokens is None:
             return None
-        try:
-            return OAuthToken.model_validate(self.record.tokens)
-        except ValidationError:
-            return None
+        return _valid(OAuthToken, self.record.tokens)
 
     async def set_tokens(self, tokens: OAuthToken) -> None:
         old = self.record
@@ -104,10 +101,7 @@ class StoredTokens:
             return self.registered
         if self.record is None or self.record.client_info is None or not self.reuse_client:
             return None
-        try:
-            return OAuthClientInformationFull.model_validate(self.record.client_info)
-        except ValidationError:
-            return None
+        return _valid(OAuthClientInformationFull, self.record.client_info)
 
     async def set_client_info(self, client_info: OAuthClientInformationFull) -> None:
         self.registered = client_info  # stored with the tokens when they come: a registration alone is no login
@@ -211,3 +205,15 @@ def _refused(response: httpx2.Response) -> bool:
 def run_auth(url: str, store: TokenStore | None = None) -> NamiOAuth:
     """The provider an HTTP server's connection uses during a run: the stored login, if any."""
     return NamiOAuth(url, StoredTokens(store or TokenStore(), url))
+
+
+Model = TypeVar("Model", bound=BaseModel)
+
+
+def _valid(model: type[Model], stored: Any) -> Model | None:
+    """What a token file stored, read back as ``model``; None where it no longer has that shape (a file of
+    another version): the login is then asked for again, never a traceback."""
+    try:
+        return model.model_validate(stored)
+    except ValidationError:
+        return None
