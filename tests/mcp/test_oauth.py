@@ -243,3 +243,19 @@ def test_a_run_refreshes_at_the_token_endpoint_found_at_login_not_at_the_mcp_ser
     refresh = anyio.run(provider._refresh_token)
     assert not provider.context.is_token_valid() and provider.context.can_refresh_token()
     assert str(refresh.url) == "https://auth.example.com/oauth/token"
+
+
+def test_a_stored_login_of_another_shape_is_asked_for_again_not_a_traceback(tmp_path: Path) -> None:
+    """A token file written by another version (its tokens or client no longer the SDK's shape) reads as no
+    login: the person is asked to log in again."""
+    from nami_yaml.mcp.oauth import StoredTokens
+    from nami_yaml.mcp.token_store import AuthRecord, TokenStore
+
+    url = "https://mcp.example.com/mcp"
+    store = TokenStore(tmp_path / "auth")
+    store.save(AuthRecord(url=url, issuer="https://auth.example.com", tokens={"access_token": ["not", "text"]},
+                          client_info={"redirect_uris": "not a list"}))
+    stored = StoredTokens(store, url)
+    assert stored.record is not None and stored.record.tokens is not None  # read back as it was written
+    assert anyio.run(stored.get_tokens) is None
+    assert anyio.run(stored.get_client_info) is None
